@@ -1,0 +1,146 @@
+package fare
+
+import (
+	"math"
+
+	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/spf"
+)
+
+// Unconstrained is how an infinite capacity appears in output: the largest
+// finite float32, the same value the architecture uses as the default Path
+// Bandwidth ("no constraint"). JSON cannot encode +Inf.
+const Unconstrained = math.MaxFloat32
+
+var inf = math.Inf(1)
+
+// Anomalies counts bandwidth values that were not usable as received, and
+// routes that fell back to equal weights. Link counters cover every link on
+// the shortest-path DAG once (links elsewhere do not influence weights);
+// path counters cover every selected prefix advertisement once.
+type Anomalies struct {
+	LinkMissing  int `json:"link_missing"`  // no Maximum Link Bandwidth sub-TLV
+	LinkNaN      int `json:"link_nan"`      // NaN → 0 (unusable)
+	LinkInf      int `json:"link_inf"`      // +Inf → largest finite float32
+	LinkNegative int `json:"link_negative"` // < 0 or -Inf → 0 (unusable)
+	LinkZero     int `json:"link_zero"`     // 0 as received (unusable)
+	PathNaN      int `json:"path_nan"`      // Path Bandwidth NaN → 0
+	PathInf      int `json:"path_inf"`      // +Inf → largest finite float32
+	PathNegative int `json:"path_negative"` // < 0 or -Inf → 0
+	PathZero     int `json:"path_zero"`     // 0 as received
+	// RoutesMissingBW fell back to ECMP because a hop had no bandwidth.
+	RoutesMissingBW int `json:"routes_missing_bandwidth"`
+	// RoutesZeroCapacity fell back to ECMP because every first hop had
+	// zero capacity.
+	RoutesZeroCapacity int `json:"routes_zero_capacity"`
+}
+
+// Total is the number of anomalous values and fallbacks.
+func (a Anomalies) Total() int {
+	return a.LinkMissing + a.LinkNaN + a.LinkInf + a.LinkNegative + a.LinkZero +
+		a.PathNaN + a.PathInf + a.PathNegative + a.PathZero + a.RoutesMissingBW + a.RoutesZeroCapacity
+}
+
+// linkValue maps a wire bandwidth to the value used in the math. known is
+// false when the sub-TLV was absent (the value is then +Inf, "unconstrained",
+// and the route falls back to ECMP).
+func linkValue(f float32, has bool) (v float64, known bool) {
+	if !has {
+		return inf, false
+	}
+	x := float64(f)
+	switch {
+	case math.IsNaN(x) || x < 0:
+		return 0, true
+	case math.IsInf(x, 1):
+		return math.MaxFloat32, true
+	}
+	return x, true
+}
+
+func (a *Anomalies) countLink(f float32, has bool) {
+	if !has {
+		a.LinkMissing++
+		return
+	}
+	x := float64(f)
+	switch {
+	case math.IsNaN(x):
+		a.LinkNaN++
+	case math.IsInf(x, 1):
+		a.LinkInf++
+	case x < 0:
+		a.LinkNegative++
+	case x == 0:
+		a.LinkZero++
+	}
+}
+
+// pathValue maps a wire Path Bandwidth to a cap: absent = +Inf (no cap),
+// NaN and negative = 0, +Inf = largest finite float32.
+func pathValue(f float32, has bool) float64 {
+	if !has {
+		return inf
+	}
+	x := float64(f)
+	switch {
+	case math.IsNaN(x) || x < 0:
+		return 0
+	case math.IsInf(x, 1):
+		return math.MaxFloat32
+	}
+	return x
+}
+
+func (a *Anomalies) countPath(f float32, has bool) {
+	if !has {
+		return
+	}
+	x := float64(f)
+	switch {
+	case math.IsNaN(x):
+		a.PathNaN++
+	case math.IsInf(x, 1):
+		a.PathInf++
+	case x < 0:
+		a.PathNegative++
+	case x == 0:
+		a.PathZero++
+	}
+}
+
+// out clamps a value for output (JSON has no +Inf).
+func out(x float64) float64 {
+	if x > Unconstrained {
+		return Unconstrained
+	}
+	return x
+}
+
+// edgeBandwidths returns, per DAG edge, bw(parent, child): the sum of the
+// shortest-path parallel links' bandwidths, +Inf for an edge leaving a
+// pseudonode (those links carry no bandwidth: the constraint is the LAN link
+// into the pseudonode). unknown[e] is set when a link lacks the sub-TLV.
+func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) {
+	g := r.Graph
+	for e, p := range r.EdgeParent {
+		if g.Nodes[p].Pseudo {
+			bw[e], unknown[e] = inf, false
+			continue
+		}
+		sum, unk := 0.0, false
+		for _, li := range r.EdgeLinks[r.EdgeLinkStart[e]:r.EdgeLinkStart[e+1]] {
+			l := &g.Links[li]
+			an.countLink(l.MaxBW, l.HasBW)
+			v, known := linkValue(l.MaxBW, l.HasBW)
+			sum += v
+			unk = unk || !known
+		}
+		bw[e], unknown[e] = sum, unk
+	}
+}
+
+func linkBW(g *lsdb.Graph, li int32) (float64, bool) {
+	l := &g.Links[li]
+	return linkValue(l.MaxBW, l.HasBW)
+}

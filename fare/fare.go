@@ -1,0 +1,307 @@
+package fare
+
+import (
+	"math"
+	"net/netip"
+
+	"github.com/fared/fared/spf"
+)
+
+// Options tune Compute.
+type Options struct {
+	// ECMPOnly ignores all bandwidths: every next hop gets weight 1.
+	ECMPOnly bool `json:"ecmp_only"`
+}
+
+// Modes of a route (Route.Mode).
+const (
+	ModeWeighted     = "weighted"               // FARE weights
+	ModeECMP         = "ecmp"                   // Options.ECMPOnly
+	ModeMissingBW    = "ecmp-missing-bandwidth" // a hop lacked bandwidth: equal weights over usable next hops
+	ModeZeroCapacity = "ecmp-zero-capacity"     // every first hop had capacity 0: equal weights over all
+)
+
+// NextHop is one kernel next hop: one of Self's links toward one first-hop
+// neighbour. Bandwidths are bytes/s; Unconstrained (max float32) stands for
+// "no constraint".
+type NextHop struct {
+	Neighbor   int32  `json:"neighbor"`    // node index of the first-hop router
+	NeighborID string `json:"neighbor_id"` // its protocol id
+	Link       int32  `json:"link"`        // index into Graph.Links of Self's link
+	// LinkBW is this link's bandwidth; NeighborBW is bw(self, N), the sum over
+	// Self's links that reach N.
+	LinkBW     float64 `json:"link_bandwidth"`
+	NeighborBW float64 `json:"neighbor_bandwidth"`
+	// DownCap is Σ over the route's advertisers D reached via N of cap(N→D).
+	DownCap float64 `json:"downstream_capacity"`
+	// PathBW is Σ over those advertisers of their Path Bandwidth.
+	PathBW float64 `json:"path_bandwidth"`
+	// Weight is this link's part of w(N) (split in proportion to LinkBW);
+	// Share is Weight over the route's total, in [0,1].
+	Weight float64 `json:"weight"`
+	Share  float64 `json:"share"`
+}
+
+// Route is the weighted next-hop set of one prefix.
+type Route struct {
+	Prefix        netip.Prefix `json:"prefix"`
+	Metric        uint64       `json:"metric"`
+	Advertisers   []int32      `json:"advertisers"`
+	AdvertiserIDs []string     `json:"advertiser_ids"`
+	Mode          string       `json:"mode"`
+	NextHops      []NextHop    `json:"next_hops"`
+	// Unused lists next hops on the shortest paths that got weight 0
+	// (zero bandwidth or capacity).
+	Unused []NextHop `json:"unused,omitempty"`
+	// PathBW is the sum of the advertisers' Path Bandwidth; HasPathBW is
+	// true when every advertiser sent one.
+	PathBW    float64 `json:"path_bandwidth"`
+	HasPathBW bool    `json:"has_path_bandwidth"`
+	Down      bool    `json:"down,omitempty"`
+	External  bool    `json:"external,omitempty"`
+}
+
+// Weights returns the weights of the next hops (for Quantize).
+func (rt *Route) Weights() []float64 {
+	w := make([]float64, len(rt.NextHops))
+	for i := range rt.NextHops {
+		w[i] = rt.NextHops[i].Weight
+	}
+	return w
+}
+
+// Table is the full result of one FARE computation.
+type Table struct {
+	Routes    []Route   `json:"routes"`
+	Anomalies Anomalies `json:"anomalies"`
+}
+
+// Compute returns the weighted routes for routes (from spf.Routes(r)).
+func Compute(r *spf.Result, routes []spf.Route, opt Options) []Route {
+	return ComputeTable(r, routes, opt).Routes
+}
+
+// ComputeTable is Compute with the anomaly counters.
+func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
+	var t Table
+	if r == nil || r.Self < 0 || len(routes) == 0 {
+		t.Routes = []Route{}
+		return t
+	}
+	g := r.Graph
+	an := &t.Anomalies
+	ne := len(r.EdgeParent)
+	edgeBW := make([]float64, ne)
+	edgeUnk := make([]bool, ne)
+	edgeBandwidths(r, an, edgeBW, edgeUnk)
+	cc := newCapCalc(r, edgeBW, edgeUnk)
+
+	// Per neighbour: bw(self, N).
+	nn := len(r.Neighbors)
+	nbPos := make([]int32, len(g.Nodes))
+	for i := range nbPos {
+		nbPos[i] = -1
+	}
+	selfBW := make([]float64, nn)
+	selfUnk := make([]bool, nn)
+	for i, nb := range r.Neighbors {
+		nbPos[nb] = int32(i)
+		for _, li := range r.NeighborLinks[r.NeighborLinkStart[i]:r.NeighborLinkStart[i+1]] {
+			v, known := linkBW(g, li)
+			selfBW[i] += v
+			selfUnk[i] = selfUnk[i] || !known
+		}
+	}
+
+	// Output storage, allocated once.
+	nh, na := 0, 0
+	for i := range routes {
+		na += len(routes[i].Sources)
+		for _, nb := range routes[i].FirstHops {
+			if p := nbPos[nb]; p >= 0 {
+				nh += int(r.NeighborLinkStart[p+1] - r.NeighborLinkStart[p])
+			}
+		}
+	}
+	t.Routes = make([]Route, 0, len(routes))
+	hops := make([]NextHop, nh)
+	advs := make([]int32, na)
+	ids := make([]string, na)
+
+	// Per-route scratch, indexed by neighbour position.
+	capPB := make([]float64, nn)
+	down := make([]float64, nn)
+	pbs := make([]float64, nn)
+	unk := make([]bool, nn)
+
+	for ri := range routes {
+		sr := &routes[ri]
+		rt := Route{Prefix: sr.Prefix, Metric: sr.Metric, Down: sr.Down, External: sr.External, HasPathBW: true}
+		ns := len(sr.Sources)
+		rt.Advertisers, advs = advs[:ns:ns], advs[ns:]
+		rt.AdvertiserIDs, ids = ids[:ns:ns], ids[ns:]
+		for _, nb := range sr.FirstHops {
+			if p := nbPos[nb]; p >= 0 {
+				capPB[p], down[p], pbs[p], unk[p] = 0, 0, 0, false
+			}
+		}
+		for si, s := range sr.Sources {
+			rt.Advertisers[si] = s.Node
+			rt.AdvertiserIDs[si] = g.Nodes[s.Node].ID
+			px := &g.Prefixes[s.Prefix]
+			an.countPath(px.PathBW, px.HasPathBW)
+			pb := pathValue(px.PathBW, px.HasPathBW)
+			rt.HasPathBW = rt.HasPathBW && px.HasPathBW
+			rt.PathBW += pb
+			if opt.ECMPOnly {
+				continue
+			}
+			cv, cu := cc.caps(s.Node)
+			for j, nb := range r.FirstHops(s.Node) {
+				p := nbPos[nb]
+				if p < 0 {
+					continue
+				}
+				capPB[p] += min(cv[j], pb)
+				down[p] += cv[j]
+				pbs[p] += pb
+				unk[p] = unk[p] || cu[j]
+			}
+		}
+		rt.PathBW = out(rt.PathBW)
+		if !rt.HasPathBW {
+			rt.PathBW = Unconstrained
+		}
+
+		// Mode.
+		mode := ModeWeighted
+		if opt.ECMPOnly {
+			mode = ModeECMP
+		} else {
+			anyPos := false
+			for _, nb := range sr.FirstHops {
+				p := nbPos[nb]
+				if p < 0 {
+					continue
+				}
+				if unk[p] || selfUnk[p] {
+					mode = ModeMissingBW
+				}
+				if min(selfBW[p], capPB[p]) > 0 {
+					anyPos = true
+				}
+			}
+			if !anyPos {
+				mode = ModeZeroCapacity
+			}
+		}
+		switch mode {
+		case ModeMissingBW:
+			an.RoutesMissingBW++
+		case ModeZeroCapacity:
+			an.RoutesZeroCapacity++
+		}
+		rt.Mode = mode
+
+		// Next hops.
+		cnt := 0
+		for _, nb := range sr.FirstHops {
+			if p := nbPos[nb]; p >= 0 {
+				cnt += int(r.NeighborLinkStart[p+1] - r.NeighborLinkStart[p])
+			}
+		}
+		buf := hops[:cnt:cnt]
+		hops = hops[cnt:]
+		k := 0
+		total := 0.0
+		for _, nb := range sr.FirstHops {
+			p := nbPos[nb]
+			if p < 0 {
+				continue
+			}
+			w := min(selfBW[p], capPB[p])
+			for _, li := range r.NeighborLinks[r.NeighborLinkStart[p]:r.NeighborLinkStart[p+1]] {
+				lb, _ := linkBW(g, li)
+				h := NextHop{
+					Neighbor: nb, NeighborID: g.Nodes[nb].ID, Link: li,
+					LinkBW: out(lb), NeighborBW: out(selfBW[p]),
+					DownCap: out(down[p]), PathBW: out(pbs[p]),
+				}
+				if opt.ECMPOnly {
+					h.DownCap, h.PathBW = 0, 0
+				}
+				switch mode {
+				case ModeWeighted:
+					if w > 0 && lb > 0 {
+						h.Weight = w * (lb / selfBW[p])
+					}
+				case ModeMissingBW:
+					if w > 0 && lb > 0 {
+						h.Weight = 1
+					}
+				default:
+					h.Weight = 1
+				}
+				total += h.Weight
+				buf[k] = h
+				k++
+			}
+		}
+		// Zero weights to the end, keeping order within each part.
+		used := buf[:0:0]
+		var unused []NextHop
+		nz := 0
+		for i := range buf {
+			if buf[i].Weight > 0 {
+				nz++
+			}
+		}
+		if nz == len(buf) {
+			used = buf
+		} else {
+			unused = make([]NextHop, 0, len(buf)-nz)
+			j := 0
+			for i := range buf {
+				if buf[i].Weight > 0 {
+					buf[j] = buf[i]
+					j++
+				} else {
+					unused = append(unused, buf[i])
+				}
+			}
+			used = buf[:j:j]
+		}
+		for i := range used {
+			used[i].Share = used[i].Weight / total
+			used[i].Weight = out(used[i].Weight)
+		}
+		rt.NextHops, rt.Unused = used, unused
+		t.Routes = append(t.Routes, rt)
+	}
+	return t
+}
+
+// Readvertise returns the Path Bandwidth that Self (an L1/L2 router or ABR)
+// puts on prefix P advertised by d with Path Bandwidth pb when it leaks P to
+// the other level or area: min(PB, cap(Self→d)), where cap(Self→d) is
+// Σ_N min(bw(Self,N), cap(N→d)) over Self's first hops (a LAN counts Self's
+// link to the pseudonode once). Absent PB is no cap; an unreachable d gives
+// 0; d == Self gives PB (the largest finite float32 when absent). Links
+// without bandwidth count as unconstrained here: re-advertisement never
+// invents a constraint it cannot see. The result is finite and ≥ 0.
+func Readvertise(pb float32, hasPB bool, r *spf.Result, d int32) float32 {
+	p := pathValue(pb, hasPB)
+	if r == nil || r.Self < 0 || d < 0 || int(d) >= len(r.Dist) {
+		return 0
+	}
+	bw := make([]float64, len(r.EdgeParent))
+	unk := make([]bool, len(r.EdgeParent))
+	var an Anomalies
+	edgeBandwidths(r, &an, bw, unk)
+	c := capToward(r, bw, d)
+	v := min(p, c)
+	if v > math.MaxFloat32 {
+		v = math.MaxFloat32
+	}
+	return float32(v)
+}

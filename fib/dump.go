@@ -1,0 +1,293 @@
+package fib
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"time"
+
+	"github.com/vishvananda/netlink/nl"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// KernelNexthop is one nexthop object as the kernel reports it.
+type KernelNexthop struct {
+	ID        uint32         `json:"id"`
+	Protocol  uint8          `json:"protocol"`
+	Family    string         `json:"family,omitempty"` // inet, inet6; empty for groups and blackholes
+	Gateway   netip.Addr     `json:"gateway,omitzero"`
+	IfIndex   int            `json:"ifindex,omitempty"`
+	Blackhole bool           `json:"blackhole,omitempty"`
+	Flags     uint32         `json:"flags,omitempty"` // RTNH_F_*
+	Group     []GroupMember  `json:"group,omitempty"` // weights decoded with weight_high
+	GroupType string         `json:"group_type,omitempty"`
+	Resilient *ResilientInfo `json:"resilient,omitempty"`
+}
+
+// ResilientInfo is the NHA_RES_GROUP nest read back from the kernel.
+type ResilientInfo struct {
+	Buckets         uint16        `json:"buckets"`
+	IdleTimer       time.Duration `json:"idle_timer"`
+	UnbalancedTimer time.Duration `json:"unbalanced_timer"`
+	UnbalancedTime  time.Duration `json:"unbalanced_time"` // how long it has been unbalanced
+}
+
+// KernelRoute is one unicast route as the kernel reports it.
+type KernelRoute struct {
+	Prefix   netip.Prefix `json:"prefix"`
+	Table    int          `json:"table"`
+	Protocol uint8        `json:"protocol"`
+	Metric   uint32       `json:"metric"`
+	NhID     uint32       `json:"nh_id,omitempty"` // RTA_NH_ID; 0 for routes without a nexthop object
+	// Paths are the legacy next hops (RTA_GATEWAY/RTA_OIF or RTA_MULTIPATH)
+	// for routes without a nexthop object; weight is rtnh_hops+1.
+	Paths []KernelPath `json:"paths,omitempty"`
+}
+
+// KernelPath is one legacy next hop of a route.
+type KernelPath struct {
+	Gateway netip.Addr `json:"gateway,omitzero"`
+	IfIndex int        `json:"ifindex"`
+	Weight  uint32     `json:"weight"`
+}
+
+func clockToDuration(v uint64) time.Duration { return time.Duration(v) * (time.Second / userHZ) }
+
+func parseNexthop(p []byte) (KernelNexthop, error) {
+	var k KernelNexthop
+	if len(p) < unix.SizeofNhmsg {
+		return k, fmt.Errorf("short nhmsg")
+	}
+	fam := p[0]
+	k.Protocol = p[2]
+	k.Flags = ne.Uint32(p[4:])
+	attrs, err := nl.ParseRouteAttr(p[unix.SizeofNhmsg:])
+	if err != nil {
+		return k, err
+	}
+	for _, a := range attrs {
+		switch a.Attr.Type &^ unix.NLA_F_NESTED {
+		case unix.NHA_ID:
+			k.ID = ne.Uint32(a.Value)
+		case unix.NHA_OIF:
+			k.IfIndex = int(ne.Uint32(a.Value))
+		case unix.NHA_GATEWAY:
+			if ip, ok := netip.AddrFromSlice(a.Value); ok {
+				k.Gateway = ip.Unmap()
+			}
+		case unix.NHA_BLACKHOLE:
+			k.Blackhole = true
+		case unix.NHA_GROUP:
+			if k.Group, err = decodeGroup(a.Value); err != nil {
+				return k, err
+			}
+			if k.GroupType == "" {
+				k.GroupType = "mpath"
+			}
+		case unix.NHA_GROUP_TYPE:
+			if ne.Uint16(a.Value) == nhGroupTypeRes {
+				k.GroupType = "resilient"
+			} else {
+				k.GroupType = "mpath"
+			}
+		case nhaResGroup:
+			r := &ResilientInfo{}
+			sub, err := nl.ParseRouteAttr(a.Value)
+			if err != nil {
+				return k, err
+			}
+			for _, s := range sub {
+				switch s.Attr.Type {
+				case nhaResBuckets:
+					r.Buckets = ne.Uint16(s.Value)
+				case nhaResIdle:
+					r.IdleTimer = clockToDuration(uint64(ne.Uint32(s.Value)))
+				case nhaResUnbal:
+					r.UnbalancedTimer = clockToDuration(uint64(ne.Uint32(s.Value)))
+				case nhaResUnbalTime:
+					r.UnbalancedTime = clockToDuration(ne.Uint64(s.Value))
+				}
+			}
+			k.Resilient = r
+		}
+	}
+	if k.Group == nil && !k.Blackhole {
+		switch fam {
+		case unix.AF_INET:
+			k.Family = "inet"
+		case unix.AF_INET6:
+			k.Family = "inet6"
+		}
+	}
+	return k, nil
+}
+
+func famOf(k KernelNexthop) uint8 {
+	if k.Family == "inet6" {
+		return unix.AF_INET6
+	}
+	return unix.AF_INET
+}
+
+func (c *conn) dumpNexthops() ([]KernelNexthop, error) {
+	var out []KernelNexthop
+	err := c.dump(func(m *msgBuf, seq uint32) {
+		m.begin(unix.RTM_GETNEXTHOP, unix.NLM_F_REQUEST|unix.NLM_F_DUMP, seq)
+		m.raw(nhmsg(unix.AF_UNSPEC, 0))
+		m.end()
+	}, func(typ uint16, p []byte) error {
+		if typ != unix.RTM_NEWNEXTHOP {
+			return nil
+		}
+		k, err := parseNexthop(p)
+		if err != nil {
+			return fmt.Errorf("fib: parse nexthop: %w", err)
+		}
+		out = append(out, k)
+		return nil
+	})
+	return out, err
+}
+
+func parseRoute(p []byte) (KernelRoute, bool, error) {
+	var r KernelRoute
+	if len(p) < unix.SizeofRtMsg {
+		return r, false, fmt.Errorf("short rtmsg")
+	}
+	fam, dstLen := p[0], int(p[1])
+	r.Table = int(p[4])
+	r.Protocol = p[5]
+	if p[7] != unix.RTN_UNICAST {
+		return r, false, nil // local, broadcast, multicast, ...: never ours
+	}
+	if ne.Uint32(p[8:])&unix.RTM_F_CLONED != 0 {
+		return r, false, nil // IPv6 route cache entries
+	}
+	attrs, err := nl.ParseRouteAttr(p[unix.SizeofRtMsg:])
+	if err != nil {
+		return r, false, err
+	}
+	var dst netip.Addr
+	var single KernelPath
+	for _, a := range attrs {
+		switch a.Attr.Type {
+		case unix.RTA_DST:
+			dst, _ = netip.AddrFromSlice(a.Value)
+		case unix.RTA_TABLE:
+			r.Table = int(ne.Uint32(a.Value))
+		case unix.RTA_PRIORITY:
+			r.Metric = ne.Uint32(a.Value)
+		case rtaNHID:
+			r.NhID = ne.Uint32(a.Value)
+		case unix.RTA_GATEWAY:
+			single.Gateway, _ = netip.AddrFromSlice(a.Value)
+		case unix.RTA_OIF:
+			single.IfIndex = int(ne.Uint32(a.Value))
+		case unix.RTA_MULTIPATH:
+			r.Paths = parseMultipath(a.Value)
+		}
+	}
+	if !dst.IsValid() {
+		if fam == unix.AF_INET {
+			dst = netip.IPv4Unspecified()
+		} else {
+			dst = netip.IPv6Unspecified()
+		}
+	}
+	r.Prefix = netip.PrefixFrom(dst, dstLen)
+	if r.NhID == 0 && r.Paths == nil && (single.IfIndex != 0 || single.Gateway.IsValid()) {
+		single.Weight = 1
+		r.Paths = []KernelPath{single}
+	}
+	return r, true, nil
+}
+
+// parseMultipath decodes RTA_MULTIPATH: struct rtnexthop {u16 len; u8
+// flags; u8 hops; s32 ifindex} followed by its attributes.
+func parseMultipath(b []byte) []KernelPath {
+	var out []KernelPath
+	for len(b) >= unix.SizeofRtNexthop {
+		l := int(ne.Uint16(b))
+		if l < unix.SizeofRtNexthop || l > len(b) {
+			break
+		}
+		p := KernelPath{IfIndex: int(int32(ne.Uint32(b[4:]))), Weight: uint32(b[3]) + 1}
+		if attrs, err := nl.ParseRouteAttr(b[unix.SizeofRtNexthop:l]); err == nil {
+			for _, a := range attrs {
+				if a.Attr.Type == unix.RTA_GATEWAY {
+					p.Gateway, _ = netip.AddrFromSlice(a.Value)
+				}
+			}
+		}
+		out = append(out, p)
+		b = b[align4(l):]
+	}
+	return out
+}
+
+// dumpRoutes dumps IPv4 and IPv6 unicast routes, keeping those accepted
+// by keep.
+func (c *conn) dumpRoutes(keep func(*KernelRoute) bool) ([]KernelRoute, error) {
+	var out []KernelRoute
+	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		err := c.dump(func(m *msgBuf, seq uint32) {
+			m.begin(unix.RTM_GETROUTE, unix.NLM_F_REQUEST|unix.NLM_F_DUMP, seq)
+			m.raw(rtmsg(fam, 0, 0, 0, 0, 0))
+			m.end()
+		}, func(typ uint16, p []byte) error {
+			if typ != unix.RTM_NEWROUTE {
+				return nil
+			}
+			r, ok, err := parseRoute(p)
+			if err != nil {
+				return fmt.Errorf("fib: parse route: %w", err)
+			}
+			if ok && keep(&r) {
+				out = append(out, r)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Dump reads routes and nexthop objects back from the kernel of ns
+// (0 = current namespace), for `farectl fib` and for tests. protocol
+// filters routes and nexthops by protocol (0 = all); routes are unicast
+// routes of every table, nexthops every object (groups with members,
+// weights including weight_high, and resilient parameters).
+func Dump(ns netns.NsHandle, protocol uint8) ([]KernelRoute, []KernelNexthop, error) {
+	c, err := dial(ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.close()
+	routes, err := c.dumpRoutes(func(r *KernelRoute) bool { return protocol == 0 || r.Protocol == protocol })
+	if err != nil {
+		return nil, nil, err
+	}
+	nhs, err := c.dumpNexthops()
+	if err != nil && !isNoNexthops(err) {
+		return nil, nil, err
+	}
+	keep := nhs[:0]
+	for _, n := range nhs {
+		if protocol == 0 || n.Protocol == protocol {
+			keep = append(keep, n)
+		}
+	}
+	sort.Slice(keep, func(i, j int) bool { return keep[i].ID < keep[j].ID })
+	sort.Slice(routes, func(i, j int) bool { return lessPrefix(routes[i].Prefix, routes[j].Prefix) })
+	return routes, keep, nil
+}
+
+func lessPrefix(a, b netip.Prefix) bool {
+	if c := a.Addr().Compare(b.Addr()); c != 0 {
+		return c < 0
+	}
+	return a.Bits() < b.Bits()
+}

@@ -1,0 +1,998 @@
+package fib
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// NextHop is one weighted next hop of a route.
+type NextHop struct {
+	Gateway netip.Addr // invalid (zero) = directly connected over IfIndex
+	IfIndex int        // required
+	Weight  uint32     // 1..; only ratios matter
+}
+
+// Route is the desired state of one prefix. One next hop is written as a
+// plain nexthop object, several as a group.
+type Route struct {
+	Prefix   netip.Prefix
+	NextHops []NextHop
+}
+
+// Config of a FIB. Zero values take the defaults shown.
+type Config struct {
+	Protocol  uint8      // route and nexthop protocol; default RTPROT_ISIS (187)
+	Metric    uint32     // route priority; default 20
+	Table     int        // default main (254)
+	Resilient *Resilient // nil = hash-threshold (mpath) groups
+	// KeepOnShutdown leaves routes and nexthops in the kernel on Close,
+	// so a restarting daemon forwards without a gap (see Adopt).
+	KeepOnShutdown bool
+	// IDBase..IDBase+IDCount-1 are the nexthop ids this FIB allocates.
+	// Objects in that range with our Protocol are ours on restart.
+	// Defaults 0x0FA0_0000 and 1<<20.
+	IDBase  uint32
+	IDCount uint32
+	// NetNS is the namespace to program (tests); 0 = current.
+	NetNS netns.NsHandle
+
+	// forceMultipath selects the RTA_MULTIPATH fallback on any kernel
+	// (tests of the code path old kernels take).
+	forceMultipath bool
+}
+
+// Stats counts what one Sync changed. Messages is the number of netlink
+// requests sent (the cost of the Sync).
+type Stats struct {
+	RoutesAdded, RoutesReplaced, RoutesDeleted int
+	GroupsAdded, GroupsReplaced, GroupsDeleted int
+	NexthopsAdded, NexthopsDeleted             int
+	// RoutesUnresolved counts prefixes left with no usable next hop (none
+	// given, or all on links reported down): they are not in the kernel.
+	RoutesUnresolved int
+	Messages         int
+}
+
+// nhKey identifies a single nexthop object. fam is the nexthop's own
+// family (that of the gateway, or of the route for device nexthops).
+type nhKey struct {
+	fam     uint8
+	gw      netip.Addr
+	ifindex int
+}
+
+func (k nhKey) String() string {
+	if k.gw.IsValid() {
+		return fmt.Sprintf("via %s dev #%d", k.gw, k.ifindex)
+	}
+	return fmt.Sprintf("dev #%d (%s)", k.ifindex, famName(k.fam))
+}
+
+func famName(f uint8) string {
+	if f == unix.AF_INET6 {
+		return "inet6"
+	}
+	return "inet"
+}
+
+func cmpKey(a, b nhKey) int {
+	if c := cmp.Compare(a.fam, b.fam); c != 0 {
+		return c
+	}
+	if c := a.gw.Compare(b.gw); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ifindex, b.ifindex)
+}
+
+type nhObj struct {
+	id      uint32
+	key     nhKey
+	indexed bool // the one object for key in nhByKey (adoption may find duplicates)
+}
+
+type group struct {
+	id      uint32
+	members []GroupMember // sorted by id
+	key     string
+	indexed bool // usable for new routes: in grpByKey, type/buckets match Config
+	refs    int  // routes referencing it
+}
+
+type routeEnt struct {
+	nh  uint32 // nexthop or group id; 0 = adopted route that is not ours to keep as is
+	sig string // RTA_MULTIPATH fallback: the installed paths
+}
+
+// FIB owns a set of routes and nexthop objects in one kernel namespace.
+// Its methods are safe for concurrent use.
+type FIB struct {
+	cfg  Config
+	caps Capabilities
+
+	mu       sync.Mutex
+	c        *conn
+	h        *netlink.Handle // RTA_MULTIPATH fallback only
+	adopted  bool
+	nhs      map[uint32]*nhObj
+	nhByKey  map[nhKey]*nhObj
+	groups   map[uint32]*group
+	grpByKey map[string]*group
+	routes   map[netip.Prefix]*routeEnt
+	stale    []routeHdr          // our routes with another metric (old config)
+	ids      map[uint32]struct{} // allocated or reserved ids in our range
+	cursor   uint32
+	down     map[int]bool
+}
+
+const (
+	defaultIDBase  = 0x0FA0_0000
+	defaultIDCount = 1 << 20
+	defaultBuckets = 128
+)
+
+// Open connects to the kernel, probes it and returns an empty FIB. Call
+// Adopt before the first Sync to take over what a previous run left;
+// Sync adopts by itself if Adopt was not called.
+func Open(cfg Config) (*FIB, error) {
+	if cfg.Protocol == 0 {
+		cfg.Protocol = unix.RTPROT_ISIS
+	}
+	if cfg.Metric == 0 {
+		cfg.Metric = 20
+	}
+	if cfg.Table == 0 {
+		cfg.Table = unix.RT_TABLE_MAIN
+	}
+	if cfg.IDBase == 0 {
+		cfg.IDBase = defaultIDBase
+	}
+	if cfg.IDCount == 0 {
+		cfg.IDCount = defaultIDCount
+	}
+	if uint64(cfg.IDBase)+uint64(cfg.IDCount) > probeIDs {
+		return nil, fmt.Errorf("fib: id range %#x+%#x overlaps the probe ids at %#x", cfg.IDBase, cfg.IDCount, probeIDs)
+	}
+	if cfg.Resilient != nil {
+		r := *cfg.Resilient
+		if r.Buckets == 0 {
+			r.Buckets = defaultBuckets
+		}
+		cfg.Resilient = &r
+	}
+	c, err := dial(cfg.NetNS)
+	if err != nil {
+		return nil, err
+	}
+	caps, err := c.probe()
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	if cfg.forceMultipath {
+		caps = Capabilities{}
+	}
+	if cfg.Resilient != nil && !caps.Resilient {
+		c.close()
+		return nil, errors.New("fib: resilient groups requested but the kernel has none")
+	}
+	f := &FIB{cfg: cfg, caps: caps, c: c, down: map[int]bool{}}
+	if !caps.NexthopObjects {
+		if f.h, err = netlink.NewHandleAt(nsOrNone(cfg.NetNS)); err != nil {
+			c.close()
+			return nil, fmt.Errorf("fib: netlink handle: %w", err)
+		}
+	}
+	f.reset()
+	return f, nil
+}
+
+func nsOrNone(ns netns.NsHandle) netns.NsHandle {
+	if ns.IsOpen() {
+		return ns
+	}
+	return netns.None()
+}
+
+func (f *FIB) reset() {
+	f.nhs = map[uint32]*nhObj{}
+	f.nhByKey = map[nhKey]*nhObj{}
+	f.groups = map[uint32]*group{}
+	f.grpByKey = map[string]*group{}
+	f.routes = map[netip.Prefix]*routeEnt{}
+	f.stale = nil
+	f.ids = map[uint32]struct{}{}
+	f.cursor = f.cfg.IDBase
+}
+
+// Capabilities returns what Open probed. Without nexthop objects the FIB
+// writes RTA_MULTIPATH routes instead.
+func (f *FIB) Capabilities() Capabilities { return f.caps }
+
+func (f *FIB) weightLimit() uint32 {
+	if f.caps.Weight16 {
+		return maxWeight16
+	}
+	return maxWeight8
+}
+
+func (f *FIB) ours(id uint32) bool {
+	return id >= f.cfg.IDBase && uint64(id) < uint64(f.cfg.IDBase)+uint64(f.cfg.IDCount)
+}
+
+// alloc returns the next free id of our range, round robin so a just
+// freed id is not reused at once (a late reader of an old dump must not
+// mistake a new object for the old one).
+func (f *FIB) alloc() (uint32, error) {
+	for range f.cfg.IDCount {
+		id := f.cursor
+		f.cursor++
+		if !f.ours(f.cursor) {
+			f.cursor = f.cfg.IDBase
+		}
+		if _, used := f.ids[id]; !used {
+			f.ids[id] = struct{}{}
+			return id, nil
+		}
+	}
+	return 0, fmt.Errorf("fib: all %d nexthop ids from %#x in use", f.cfg.IDCount, f.cfg.IDBase)
+}
+
+func (f *FIB) free(id uint32) { delete(f.ids, id) }
+
+func (f *FIB) hdr(p netip.Prefix) routeHdr {
+	return routeHdr{prefix: p, table: f.cfg.Table, protocol: f.cfg.Protocol, metric: f.cfg.Metric}
+}
+
+func groupKey(ms []GroupMember) string {
+	var b strings.Builder
+	for _, m := range ms {
+		b.WriteString(strconv.FormatUint(uint64(m.ID), 16))
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatUint(uint64(m.Weight), 10))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+func groupString(id uint32, ms []GroupMember) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "group %#x [", id)
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "%#x w%d", m.ID, m.Weight)
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+func (f *FIB) indexGroup(g *group) {
+	g.key = groupKey(g.members)
+	g.indexed = false
+	if _, dup := f.grpByKey[g.key]; !dup {
+		f.grpByKey[g.key] = g
+		g.indexed = true
+	}
+}
+
+func (f *FIB) unindexGroup(g *group) {
+	if g.indexed && f.grpByKey[g.key] == g {
+		delete(f.grpByKey, g.key)
+	}
+	g.indexed = false
+}
+
+// want is a validated, normalised desired route.
+type want struct {
+	prefix  netip.Prefix
+	keys    []nhKey  // sorted, unique
+	weights []uint32 // reduced
+}
+
+// normalise validates every route before anything is written: a bad
+// input must not leave the kernel half-synced.
+func (f *FIB) normalise(routes []Route) ([]want, error) {
+	var errs []error
+	seen := make(map[netip.Prefix]bool, len(routes))
+	out := make([]want, 0, len(routes))
+	limit := f.weightLimit()
+	for _, r := range routes {
+		p := r.Prefix
+		if !p.IsValid() {
+			errs = append(errs, fmt.Errorf("fib: invalid prefix %v", r.Prefix))
+			continue
+		}
+		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-cond(p.Addr().Is4In6(), 96, 0)).Masked()
+		if seen[p] {
+			errs = append(errs, fmt.Errorf("fib: route %s given twice", p))
+			continue
+		}
+		seen[p] = true
+		fam := family(p.Addr())
+		w := want{prefix: p}
+		sum := map[nhKey]uint64{}
+		bad := false
+		for _, nh := range r.NextHops {
+			gw := nh.Gateway.Unmap()
+			switch {
+			case nh.Weight == 0:
+				errs = append(errs, fmt.Errorf("fib: route %s: next hop %v dev #%d: weight 0 (weights start at 1)", p, nh.Gateway, nh.IfIndex))
+				bad = true
+				continue
+			case nh.IfIndex <= 0:
+				errs = append(errs, fmt.Errorf("fib: route %s: next hop %v: no interface index", p, nh.Gateway))
+				bad = true
+				continue
+			case fam == unix.AF_INET6 && gw.Is4():
+				errs = append(errs, fmt.Errorf("fib: route %s: IPv4 gateway %s for an IPv6 prefix", p, gw))
+				bad = true
+				continue
+			}
+			if f.down[nh.IfIndex] {
+				continue // the kernel refuses nexthops on a down link
+			}
+			k := nhKey{fam: fam, gw: gw, ifindex: nh.IfIndex}
+			if gw.IsValid() {
+				k.fam = family(gw) // IPv4 over an IPv6 gateway (RFC 5549)
+			}
+			// The same gateway twice is one path with the summed weight.
+			sum[k] += uint64(nh.Weight)
+		}
+		if bad {
+			continue
+		}
+		for k := range sum {
+			w.keys = append(w.keys, k)
+		}
+		slices.SortFunc(w.keys, cmpKey)
+		ws := make([]uint32, len(w.keys))
+		for i, k := range w.keys {
+			ws[i] = uint32(min(sum[k], 1<<32-1))
+		}
+		w.weights = reduceWeights(ws, limit)
+		out = append(out, w)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	slices.SortFunc(out, func(a, b want) int {
+		if lessPrefix(a.prefix, b.prefix) {
+			return -1
+		}
+		if a.prefix == b.prefix {
+			return 0
+		}
+		return 1
+	})
+	return out, nil
+}
+
+func cond[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
+}
+
+// Adopt reads back the routes (by protocol, table) and nexthop objects
+// (by id range and protocol) a previous run left in the kernel and takes
+// them over without touching them, so forwarding continues; the next
+// Sync then changes only what differs and removes only what is stale.
+// Calling it again re-reads the kernel (resynchronisation).
+func (f *FIB) Adopt() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.adopt()
+}
+
+func (f *FIB) adopt() error {
+	f.reset()
+	if !f.caps.NexthopObjects {
+		return f.adoptMultipath()
+	}
+	knh, err := f.c.dumpNexthops()
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(knh, func(a, b KernelNexthop) int { return cmp.Compare(a.ID, b.ID) })
+	var groups []KernelNexthop
+	for _, k := range knh {
+		if !f.ours(k.ID) {
+			continue
+		}
+		f.ids[k.ID] = struct{}{} // foreign objects in our range: never reused
+		if k.Protocol != f.cfg.Protocol {
+			continue
+		}
+		if k.Group != nil {
+			groups = append(groups, k)
+			continue
+		}
+		o := &nhObj{id: k.ID, key: nhKey{fam: famOf(k), gw: k.Gateway, ifindex: k.IfIndex}}
+		f.nhs[k.ID] = o
+		// Blackholes and duplicates are ours but not reusable: they go
+		// when no route needs them any more.
+		if _, dup := f.nhByKey[o.key]; !dup && !k.Blackhole && k.IfIndex > 0 {
+			f.nhByKey[o.key] = o
+			o.indexed = true
+		}
+	}
+	for _, k := range groups {
+		g := &group{id: k.ID, members: k.Group}
+		slices.SortFunc(g.members, func(a, b GroupMember) int { return cmp.Compare(a.ID, b.ID) })
+		f.groups[k.ID] = g
+		ok := (k.GroupType == "resilient") == (f.cfg.Resilient != nil)
+		if ok && f.cfg.Resilient != nil {
+			ok = k.Resilient != nil && k.Resilient.Buckets == f.cfg.Resilient.Buckets
+		}
+		for _, m := range g.members {
+			if o := f.nhs[m.ID]; o == nil || !o.indexed {
+				ok = false
+			}
+		}
+		if ok {
+			f.indexGroup(g)
+		}
+	}
+	krt, err := f.c.dumpRoutes(func(r *KernelRoute) bool {
+		return r.Protocol == f.cfg.Protocol && r.Table == f.cfg.Table
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range krt {
+		if r.Metric != f.cfg.Metric {
+			f.stale = append(f.stale, routeHdr{prefix: r.Prefix, table: r.Table, protocol: r.Protocol, metric: r.Metric})
+			continue
+		}
+		e := &routeEnt{}
+		if f.nhs[r.NhID] != nil || f.groups[r.NhID] != nil {
+			e.nh = r.NhID
+		}
+		f.routes[r.Prefix] = e
+	}
+	f.recount()
+	f.adopted = true
+	return nil
+}
+
+// recount recomputes group reference counts from the routes. Counting
+// from the full route table after each Sync, rather than inc/dec on every
+// edge, cannot drift when a kernel request fails half way.
+func (f *FIB) recount() {
+	for _, g := range f.groups {
+		g.refs = 0
+	}
+	for _, r := range f.routes {
+		if g := f.groups[r.nh]; g != nil {
+			g.refs++
+		}
+	}
+}
+
+// isGone reports errors that mean "already deleted" (by the kernel on a
+// link down, or by an operator).
+func isGone(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH)
+}
+
+type pendRoute struct {
+	w       *want
+	members []GroupMember
+	key     string
+}
+
+type groupOp struct {
+	id      uint32
+	members []GroupMember
+	key     string
+}
+
+// Sync makes the kernel match routes, the full desired state: prefixes
+// not listed (and those left with no next hop) are removed. Input is
+// validated first; an invalid route (weight 0, no interface, duplicate
+// prefix) fails the whole Sync before anything is written. Kernel errors
+// are per object: the rest is still applied, the failures come back
+// joined as *OpError, and the next Sync retries them.
+func (f *FIB) Sync(routes []Route) (st Stats, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.adopted {
+		if err := f.adopt(); err != nil {
+			return st, err
+		}
+	}
+	wants, err := f.normalise(routes)
+	if err != nil {
+		return st, err
+	}
+	start := f.c.msgs
+	defer func() { st.Messages = f.c.msgs - start }()
+	if !f.caps.NexthopObjects {
+		return f.syncMultipath(wants)
+	}
+	var errs []error
+	proto := f.cfg.Protocol
+
+	// 1. Nexthop objects per (gateway, ifindex).
+	var newNH []*nhObj
+	b := f.c.newBatch()
+	for i := range wants {
+		for _, k := range wants[i].keys {
+			if f.nhByKey[k] != nil {
+				continue
+			}
+			id, err := f.alloc()
+			if err != nil {
+				return st, err
+			}
+			o := &nhObj{id: id, key: k, indexed: true}
+			f.nhByKey[k] = o // provisional; undone on failure
+			newNH = append(newNH, o)
+			appendNexthop(&b.buf, b.next(), unix.NLM_F_CREATE|unix.NLM_F_EXCL, id, proto, k)
+		}
+	}
+	res, err := f.c.run(b, func(i int) string { return fmt.Sprintf("add nexthop %#x %s", newNH[i].id, newNH[i].key) }, nil)
+	if err != nil {
+		return st, err
+	}
+	failedNH := map[nhKey]bool{}
+	for i, o := range newNH {
+		if res[i] != nil {
+			errs = append(errs, res[i])
+			delete(f.nhByKey, o.key)
+			f.free(o.id)
+			failedNH[o.key] = true
+			continue
+		}
+		f.nhs[o.id] = o
+		st.NexthopsAdded++
+	}
+
+	// 2. Groups. Routes whose exact (members, weights) group exists use
+	// it. The rest are "pending", bucketed by the group they use now.
+	assign := make(map[netip.Prefix]uint32, len(wants))
+	keep := map[uint32]int{} // group id -> routes that stay on it unchanged
+	pending := map[uint32][]*pendRoute{}
+	for i := range wants {
+		w := &wants[i]
+		if len(w.keys) == 0 {
+			st.RoutesUnresolved++
+			continue
+		}
+		failed := false
+		for _, k := range w.keys {
+			failed = failed || failedNH[k]
+		}
+		if failed {
+			// Leave the prefix as it is in the kernel; the error is reported.
+			if r := f.routes[w.prefix]; r != nil {
+				assign[w.prefix] = r.nh
+			}
+			continue
+		}
+		if len(w.keys) == 1 {
+			assign[w.prefix] = f.nhByKey[w.keys[0]].id
+			continue
+		}
+		ms := make([]GroupMember, len(w.keys))
+		for j, k := range w.keys {
+			ms[j] = GroupMember{ID: f.nhByKey[k].id, Weight: w.weights[j]}
+		}
+		slices.SortFunc(ms, func(a, b GroupMember) int { return cmp.Compare(a.ID, b.ID) })
+		key := groupKey(ms)
+		if g := f.grpByKey[key]; g != nil {
+			assign[w.prefix] = g.id
+			keep[g.id]++
+			continue
+		}
+		var cur uint32
+		if r := f.routes[w.prefix]; r != nil {
+			if g := f.groups[r.nh]; g != nil && g.indexed {
+				cur = g.id
+			}
+		}
+		pending[cur] = append(pending[cur], &pendRoute{w: w, members: ms, key: key})
+	}
+	// Reweight in place: a group none of whose routes keeps its current
+	// content is rewritten (same id, NLM_F_REPLACE) to the content most of
+	// its routes now want. Those routes need no message at all; routes
+	// wanting something else move to other groups before the rewrite.
+	claimed := map[string]uint32{}
+	var replaces, creates []groupOp
+	for _, gid := range sortedKeys(pending) {
+		if gid == 0 || keep[gid] > 0 {
+			continue
+		}
+		count := map[string]int{}
+		for _, p := range pending[gid] {
+			count[p.key]++
+		}
+		best := ""
+		for _, p := range pending[gid] {
+			if _, taken := claimed[p.key]; taken {
+				continue
+			}
+			if best == "" || count[p.key] > count[best] || (count[p.key] == count[best] && p.key < best) {
+				best = p.key
+			}
+		}
+		if best == "" {
+			continue
+		}
+		for _, p := range pending[gid] {
+			if p.key == best {
+				replaces = append(replaces, groupOp{id: gid, members: p.members, key: best})
+				break
+			}
+		}
+		claimed[best] = gid
+	}
+	b = f.c.newBatch()
+	for _, gid := range sortedKeys(pending) {
+		for _, p := range pending[gid] {
+			if id, ok := claimed[p.key]; ok {
+				assign[p.w.prefix] = id
+				continue
+			}
+			id, err := f.alloc()
+			if err != nil {
+				return st, err
+			}
+			claimed[p.key] = id
+			assign[p.w.prefix] = id
+			creates = append(creates, groupOp{id: id, members: p.members, key: p.key})
+			if err := appendGroup(&b.buf, b.next(), unix.NLM_F_CREATE|unix.NLM_F_EXCL, id, proto, p.members, f.cfg.Resilient); err != nil {
+				return st, err // weights were reduced: cannot happen
+			}
+		}
+	}
+	res, err = f.c.run(b, func(i int) string { return "add " + groupString(creates[i].id, creates[i].members) }, nil)
+	if err != nil {
+		return st, err
+	}
+	failedGrp := map[uint32]bool{}
+	for i, op := range creates {
+		if res[i] != nil {
+			errs = append(errs, res[i])
+			failedGrp[op.id] = true
+			f.free(op.id)
+			continue
+		}
+		g := &group{id: op.id, members: op.members}
+		f.groups[op.id] = g
+		f.indexGroup(g)
+		st.GroupsAdded++
+	}
+
+	// 3. Routes: add or repoint (one atomic RTM_NEWROUTE replace each).
+	var rts []netip.Prefix
+	b = f.c.newBatch()
+	for i := range wants {
+		p := wants[i].prefix
+		t, ok := assign[p]
+		if !ok || t == 0 {
+			continue
+		}
+		if failedGrp[t] {
+			if r := f.routes[p]; r != nil {
+				assign[p] = r.nh // stay where it is
+			} else {
+				delete(assign, p)
+			}
+			continue
+		}
+		if r := f.routes[p]; r != nil && r.nh == t {
+			continue
+		}
+		rts = append(rts, p)
+		appendRoute(&b.buf, b.next(), f.hdr(p), t)
+	}
+	res, err = f.c.run(b, func(i int) string { return fmt.Sprintf("route %s nhid %#x", rts[i], assign[rts[i]]) }, nil)
+	if err != nil {
+		return st, err
+	}
+	for i, p := range rts {
+		if res[i] != nil {
+			errs = append(errs, res[i])
+			if r := f.routes[p]; r != nil {
+				assign[p] = r.nh
+			} else {
+				delete(assign, p)
+			}
+			continue
+		}
+		if r := f.routes[p]; r != nil {
+			r.nh = assign[p]
+			st.RoutesReplaced++
+		} else {
+			f.routes[p] = &routeEnt{nh: assign[p]}
+			st.RoutesAdded++
+		}
+	}
+
+	// 4. Groups rewritten in place, now that routes leaving them have left.
+	b = f.c.newBatch()
+	for _, op := range replaces {
+		if err := appendGroup(&b.buf, b.next(), unix.NLM_F_REPLACE, op.id, proto, op.members, f.cfg.Resilient); err != nil {
+			return st, err
+		}
+	}
+	res, err = f.c.run(b, func(i int) string { return "replace " + groupString(replaces[i].id, replaces[i].members) }, nil)
+	if err != nil {
+		return st, err
+	}
+	for i, op := range replaces {
+		if res[i] != nil {
+			errs = append(errs, res[i])
+			continue
+		}
+		g := f.groups[op.id]
+		f.unindexGroup(g)
+		g.members = op.members
+		f.indexGroup(g)
+		st.GroupsReplaced++
+	}
+
+	// 5. Stale routes, before the objects they reference.
+	var dels []routeHdr
+	for p := range f.routes {
+		if _, ok := assign[p]; !ok {
+			dels = append(dels, f.hdr(p))
+		}
+	}
+	dels = append(dels, f.stale...)
+	b = f.c.newBatch()
+	for _, h := range dels {
+		appendDelRoute(&b.buf, b.next(), h)
+	}
+	res, err = f.c.run(b, func(i int) string { return fmt.Sprintf("delete route %s metric %d", dels[i].prefix, dels[i].metric) }, nil)
+	if err != nil {
+		return st, err
+	}
+	var stillStale []routeHdr
+	for i, h := range dels {
+		if res[i] != nil && !isGone(res[i]) {
+			errs = append(errs, res[i])
+			if h.metric != f.cfg.Metric {
+				stillStale = append(stillStale, h)
+			}
+			continue
+		}
+		if h.metric == f.cfg.Metric {
+			delete(f.routes, h.prefix)
+		}
+		st.RoutesDeleted++
+	}
+	f.stale = stillStale
+	f.recount()
+
+	// 6. Unreferenced groups, then 7. unreferenced nexthops.
+	gd, err := f.deleteUnusedGroups(&errs)
+	st.GroupsDeleted = gd
+	if err != nil {
+		return st, err
+	}
+	nd, err := f.deleteUnusedNexthops(&errs)
+	st.NexthopsDeleted = nd
+	if err != nil {
+		return st, err
+	}
+	return st, errors.Join(errs...)
+}
+
+func (f *FIB) deleteUnusedGroups(errs *[]error) (int, error) {
+	var ids []uint32
+	for id, g := range f.groups {
+		if g.refs == 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	b := f.c.newBatch()
+	for _, id := range ids {
+		appendDelNexthop(&b.buf, b.next(), id)
+	}
+	res, err := f.c.run(b, func(i int) string { return fmt.Sprintf("delete group %#x", ids[i]) }, nil)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i, id := range ids {
+		if res[i] != nil && !isGone(res[i]) {
+			*errs = append(*errs, res[i])
+			continue
+		}
+		f.unindexGroup(f.groups[id])
+		delete(f.groups, id)
+		f.free(id)
+		n++
+	}
+	return n, nil
+}
+
+func (f *FIB) deleteUnusedNexthops(errs *[]error) (int, error) {
+	used := map[uint32]bool{}
+	for _, r := range f.routes {
+		used[r.nh] = true
+	}
+	for _, g := range f.groups {
+		for _, m := range g.members {
+			used[m.ID] = true
+		}
+	}
+	var ids []uint32
+	for id := range f.nhs {
+		if !used[id] {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	b := f.c.newBatch()
+	for _, id := range ids {
+		appendDelNexthop(&b.buf, b.next(), id)
+	}
+	res, err := f.c.run(b, func(i int) string { return fmt.Sprintf("delete nexthop %#x %s", ids[i], f.nhs[ids[i]].key) }, nil)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i, id := range ids {
+		if res[i] != nil && !isGone(res[i]) {
+			*errs = append(*errs, res[i])
+			continue
+		}
+		o := f.nhs[id]
+		if o.indexed && f.nhByKey[o.key] == o {
+			delete(f.nhByKey, o.key)
+		}
+		delete(f.nhs, id)
+		f.free(id)
+		n++
+	}
+	return n, nil
+}
+
+func sortedKeys[V any](m map[uint32]V) []uint32 {
+	ks := make([]uint32, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// LinkDown tells the FIB that interface ifindex went down. What Linux
+// (6.18 observed) does by itself on admin down and on carrier loss: it
+// deletes every nexthop object on that device; that removes it from its
+// groups (remaining members keep their weights); a group left empty is
+// deleted too; routes using a deleted nexthop or group are deleted. The
+// objects do not come back on link up.
+//
+// LinkDown makes that happen now even if only the daemon (an adjacency
+// going down) noticed: it deletes our nexthops on ifindex, re-reads our
+// objects so the FIB's state is the kernel's, and leaves out members on
+// ifindex in later Syncs (the kernel refuses new nexthops on a down
+// device) until LinkUp. A prefix whose next hops were all on the link is
+// gone from the kernel until a Sync gives it a live next hop.
+func (f *FIB) LinkDown(ifindex int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.down[ifindex] = true
+	if !f.caps.NexthopObjects || !f.adopted {
+		return nil
+	}
+	var ids []uint32
+	for id, o := range f.nhs {
+		if o.key.ifindex == ifindex {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	b := f.c.newBatch()
+	for _, id := range ids {
+		appendDelNexthop(&b.buf, b.next(), id)
+	}
+	res, err := f.c.run(b, func(i int) string { return fmt.Sprintf("delete nexthop %#x on down link #%d", ids[i], ifindex) }, nil)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range res {
+		if e != nil && !isGone(e) {
+			errs = append(errs, e)
+		}
+	}
+	if err := f.refresh(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// LinkUp ends a LinkDown: the next Sync may use the link again.
+func (f *FIB) LinkUp(ifindex int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.down, ifindex)
+}
+
+// refresh re-reads our nexthop objects and drops from the state what the
+// kernel removed (with the routes that used it), and takes group members
+// from the kernel.
+func (f *FIB) refresh() error {
+	knh, err := f.c.dumpNexthops()
+	if err != nil {
+		return err
+	}
+	byID := make(map[uint32]*KernelNexthop, len(knh))
+	for i := range knh {
+		byID[knh[i].ID] = &knh[i]
+	}
+	for id, o := range f.nhs {
+		if byID[id] == nil {
+			if o.indexed && f.nhByKey[o.key] == o {
+				delete(f.nhByKey, o.key)
+			}
+			delete(f.nhs, id)
+			f.free(id)
+		}
+	}
+	for id, g := range f.groups {
+		k := byID[id]
+		f.unindexGroup(g)
+		if k == nil {
+			delete(f.groups, id)
+			f.free(id)
+			continue
+		}
+		g.members = k.Group
+		slices.SortFunc(g.members, func(a, b GroupMember) int { return cmp.Compare(a.ID, b.ID) })
+		ok := true
+		for _, m := range g.members {
+			if o := f.nhs[m.ID]; o == nil || !o.indexed {
+				ok = false
+			}
+		}
+		if ok {
+			f.indexGroup(g)
+		}
+	}
+	for p, r := range f.routes {
+		if r.nh != 0 && f.nhs[r.nh] == nil && f.groups[r.nh] == nil {
+			delete(f.routes, p) // the kernel deleted it with its nexthop
+		}
+	}
+	f.recount()
+	return nil
+}
+
+// Close ends the FIB. With KeepOnShutdown everything stays in the kernel
+// for the next run to Adopt; otherwise our routes, groups and nexthops
+// are removed (in that order).
+func (f *FIB) Close() error {
+	var err error
+	if !f.cfg.KeepOnShutdown {
+		_, err = f.Sync(nil)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.h != nil {
+		f.h.Close()
+	}
+	if cerr := f.c.close(); err == nil {
+		err = cerr
+	}
+	return err
+}

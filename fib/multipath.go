@@ -1,0 +1,124 @@
+package fib
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// The RTA_MULTIPATH fallback for kernels without nexthop objects: every
+// route carries its own next hops, weight = rtnh_hops+1 (8 bits), so a
+// reweight costs one message per route instead of one per group.
+
+func (f *FIB) adoptMultipath() error {
+	krt, err := f.c.dumpRoutes(func(r *KernelRoute) bool {
+		return r.Protocol == f.cfg.Protocol && r.Table == f.cfg.Table
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range krt {
+		if r.Metric != f.cfg.Metric {
+			f.stale = append(f.stale, routeHdr{prefix: r.Prefix, table: r.Table, protocol: r.Protocol, metric: r.Metric})
+			continue
+		}
+		// The signature is unknown in our terms: the first Sync replaces
+		// the route atomically, which costs a message but no gap.
+		f.routes[r.Prefix] = &routeEnt{}
+	}
+	f.adopted = true
+	return nil
+}
+
+func pathSig(w *want) string {
+	var b strings.Builder
+	for i, k := range w.keys {
+		fmt.Fprintf(&b, "%s/%d,", k, w.weights[i])
+	}
+	return b.String()
+}
+
+func (f *FIB) netlinkRoute(h routeHdr) *netlink.Route {
+	p := h.prefix
+	return &netlink.Route{
+		Dst:      &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())},
+		Protocol: netlink.RouteProtocol(h.protocol),
+		Priority: int(h.metric),
+		Table:    h.table,
+		Family:   int(family(p.Addr())),
+	}
+}
+
+func (f *FIB) syncMultipath(wants []want) (Stats, error) {
+	var st Stats
+	var errs []error
+	live := map[string]bool{}
+	for i := range wants {
+		w := &wants[i]
+		if len(w.keys) == 0 {
+			st.RoutesUnresolved++
+			continue
+		}
+		live[w.prefix.String()] = true
+		sig := pathSig(w)
+		cur := f.routes[w.prefix]
+		if cur != nil && cur.sig == sig {
+			continue
+		}
+		rt := f.netlinkRoute(f.hdr(w.prefix))
+		if len(w.keys) == 1 {
+			rt.LinkIndex = w.keys[0].ifindex
+			if w.keys[0].gw.IsValid() {
+				rt.Gw = w.keys[0].gw.AsSlice()
+			}
+		} else {
+			for j, k := range w.keys {
+				nh := &netlink.NexthopInfo{LinkIndex: k.ifindex, Hops: int(w.weights[j] - 1)}
+				if k.gw.IsValid() {
+					nh.Gw = k.gw.AsSlice()
+				}
+				rt.MultiPath = append(rt.MultiPath, nh)
+			}
+		}
+		f.c.msgs++
+		if err := f.h.RouteReplace(rt); err != nil {
+			errs = append(errs, &OpError{Op: fmt.Sprintf("route %s multipath %s", w.prefix, sig), Err: err})
+			continue
+		}
+		if cur != nil {
+			cur.sig = sig
+			st.RoutesReplaced++
+		} else {
+			f.routes[w.prefix] = &routeEnt{sig: sig}
+			st.RoutesAdded++
+		}
+	}
+	var dels []routeHdr
+	for p := range f.routes {
+		if !live[p.String()] {
+			dels = append(dels, f.hdr(p))
+		}
+	}
+	dels = append(dels, f.stale...)
+	f.stale = nil
+	for _, h := range dels {
+		f.c.msgs++
+		err := f.h.RouteDel(f.netlinkRoute(h))
+		if err != nil && !errors.Is(err, unix.ESRCH) && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, &OpError{Op: fmt.Sprintf("delete route %s metric %d", h.prefix, h.metric), Err: err})
+			if h.metric != f.cfg.Metric {
+				f.stale = append(f.stale, h)
+			}
+			continue
+		}
+		if h.metric == f.cfg.Metric {
+			delete(f.routes, h.prefix)
+		}
+		st.RoutesDeleted++
+	}
+	return st, errors.Join(errs...)
+}

@@ -1,0 +1,221 @@
+package interop
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Addressing plan (documented in docs via farelab status):
+//
+//	loopback of node N (1-based, file order)  10.255.0.N/32
+//	system id of node N                       0000.0000.00NN (NN = N in hex)
+//	p2p link i (0-based, file order)           10.254.0.0/16 + 2i as a /31: A = .2i, B = .2i+1
+//	LAN s (0-based among LANs)                 10.253.s.0/24, member node N is .N
+var (
+	loopbackBase = netip.MustParseAddr("10.255.0.0")
+	p2pBase      = netip.MustParseAddr("10.254.0.0")
+	lanBase      = netip.MustParseAddr("10.253.0.0")
+)
+
+// Lab is a planned or running lab.
+type Lab struct {
+	Name       string
+	Dir        string // run directory: <RunDir>/<Name>
+	Topo       *Topology
+	Nodes      []*Node
+	Links      []*Link
+	Netns      []string // every namespace of the lab: nodes, then LANs
+	FaredBin   string   `json:",omitempty"`
+	FarectlBin string   `json:",omitempty"`
+	Created    time.Time
+	Ready      bool // Up completed
+
+	opts Options `json:"-"`
+}
+
+// Node is a node of a lab.
+type Node struct {
+	Name       string
+	Kind       string // "frr" or "fared"
+	Index      int    // N: 1-based position in the topology
+	Netns      string
+	Loopback   netip.Addr
+	SystemID   string // 0000.0000.00NN
+	Hostname   string
+	Area       string
+	Level      string
+	Priority   int // LAN priority, -1 = default
+	Interfaces []Iface
+	Prefixes   []PrefixSpec // besides the loopback
+	Dir        string       // config, logs, pid files
+	Socket     string       `json:",omitempty"` // fared control socket
+	FRRName    string       `json:",omitempty"` // FRR path space (-N)
+	Pids       map[string]int
+}
+
+// Iface is an interface of a node.
+type Iface struct {
+	Name      string
+	Type      string // "p2p" or "lan"
+	Addr      netip.Prefix
+	Peer      string // peer node (p2p) or LAN name
+	PeerIface string `json:",omitempty"` // p2p only
+	Link      int    // index into Lab.Links
+	Bandwidth float64
+	Metric    int
+}
+
+// Link is a p2p link or a LAN segment.
+type Link struct {
+	Index     int
+	A, B      string       `json:",omitempty"`
+	IfA, IfB  string       `json:",omitempty"`
+	AddrA     netip.Prefix `json:",omitzero"`
+	AddrB     netip.Prefix `json:",omitzero"`
+	Bandwidth float64
+	Metric    int
+
+	LAN     string       `json:",omitempty"`
+	Netns   string       `json:",omitempty"` // the LAN's bridge namespace
+	Bridge  string       `json:",omitempty"`
+	Subnet  netip.Prefix `json:",omitzero"`
+	Members []Member     `json:",omitempty"`
+}
+
+// Member is a node's attachment to a LAN.
+type Member struct {
+	Node  string
+	Iface string       // in the node's namespace
+	Port  string       // bridge port in the LAN namespace
+	Addr  netip.Prefix // 10.253.s.N/24
+}
+
+// Node returns the named node, or nil.
+func (l *Lab) Node(name string) *Node {
+	for _, n := range l.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// Link returns link i (file order), or nil.
+func (l *Lab) Link(i int) *Link {
+	if i < 0 || i >= len(l.Links) {
+		return nil
+	}
+	return l.Links[i]
+}
+
+// Iface returns the named interface of n, or nil.
+func (n *Node) Iface(name string) *Iface {
+	for i := range n.Interfaces {
+		if n.Interfaces[i].Name == name {
+			return &n.Interfaces[i]
+		}
+	}
+	return nil
+}
+
+func addOffset(a netip.Addr, off int) netip.Addr {
+	b := a.As4()
+	v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	v += uint32(off)
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+}
+
+// plan assigns names, addresses and system ids; it touches nothing. The
+// result depends only on the topology and the lab name, so a test can
+// compute what a lab will look like without root.
+func plan(t *Topology, name string) (*Lab, error) {
+	if err := checkName("lab", name, MaxLabName); err != nil {
+		return nil, err
+	}
+	l := &Lab{Name: name, Topo: t}
+	byName := map[string]*Node{}
+	for i, s := range t.Nodes {
+		n := &Node{
+			Name: s.Name, Kind: s.Kind, Index: i + 1,
+			Netns:    name + "-" + s.Name,
+			Loopback: addOffset(loopbackBase, i+1),
+			SystemID: fmt.Sprintf("0000.0000.%04x", i+1),
+			Hostname: s.Name, Area: s.Area, Level: s.Level, Priority: s.Priority,
+			Prefixes: s.Prefixes,
+			Pids:     map[string]int{},
+		}
+		if n.Kind == "frr" {
+			n.FRRName = n.Netns
+		}
+		l.Nodes = append(l.Nodes, n)
+		l.Netns = append(l.Netns, n.Netns)
+		byName[n.Name] = n
+	}
+	pairCount := map[[2]string]int{}
+	lans := 0
+	for i, s := range t.Links {
+		lk := &Link{Index: i, Bandwidth: s.Bandwidth, Metric: s.Metric}
+		if s.IsLAN() {
+			lk.LAN, lk.Netns, lk.Bridge = s.LAN, name+"-"+s.LAN, "br0"
+			lk.Subnet = netip.PrefixFrom(addOffset(lanBase, lans*256), 24)
+			for _, m := range s.Nodes {
+				n := byName[m]
+				if n == nil {
+					return nil, fmt.Errorf("link %d: unknown node %q", i, m)
+				}
+				addr := netip.PrefixFrom(addOffset(lk.Subnet.Addr(), n.Index), 24)
+				lk.Members = append(lk.Members, Member{Node: m, Iface: s.LAN, Port: m, Addr: addr})
+				n.Interfaces = append(n.Interfaces, Iface{Name: s.LAN, Type: "lan", Addr: addr, Peer: s.LAN,
+					Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric})
+			}
+			l.Netns = append(l.Netns, lk.Netns)
+			lans++
+		} else {
+			a, b := byName[s.A], byName[s.B]
+			if a == nil || b == nil {
+				return nil, fmt.Errorf("link %d: unknown node %q or %q", i, s.A, s.B)
+			}
+			// k counts parallel links between the same pair, so the
+			// second A–B link is "<peer>-2" on both ends.
+			pair := [2]string{min(s.A, s.B), max(s.A, s.B)}
+			pairCount[pair]++
+			k := strconv.Itoa(pairCount[pair])
+			lk.A, lk.B = s.A, s.B
+			lk.IfA, lk.IfB = s.B+"-"+k, s.A+"-"+k
+			lk.AddrA = netip.PrefixFrom(addOffset(p2pBase, 2*i), 31)
+			lk.AddrB = netip.PrefixFrom(addOffset(p2pBase, 2*i+1), 31)
+			a.Interfaces = append(a.Interfaces, Iface{Name: lk.IfA, Type: "p2p", Addr: lk.AddrA, Peer: s.B, PeerIface: lk.IfB,
+				Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric})
+			b.Interfaces = append(b.Interfaces, Iface{Name: lk.IfB, Type: "p2p", Addr: lk.AddrB, Peer: s.A, PeerIface: lk.IfA,
+				Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric})
+		}
+		l.Links = append(l.Links, lk)
+	}
+	for _, n := range l.Nodes {
+		seen := map[string]bool{}
+		for _, f := range n.Interfaces {
+			if len(f.Name) > 15 {
+				return nil, fmt.Errorf("node %s: interface name %q is longer than 15 bytes (too many parallel links?)", n.Name, f.Name)
+			}
+			if seen[f.Name] || f.Name == "lo" {
+				return nil, fmt.Errorf("node %s: two interfaces would be named %q (rename the lan)", n.Name, f.Name)
+			}
+			seen[f.Name] = true
+		}
+	}
+	return l, nil
+}
+
+// setDir fixes the run directory and the paths derived from it.
+func (l *Lab) setDir(runDir string) {
+	l.Dir = filepath.Join(runDir, l.Name)
+	for _, n := range l.Nodes {
+		n.Dir = filepath.Join(l.Dir, n.Name)
+		if n.Kind == "fared" {
+			n.Socket = filepath.Join(n.Dir, "fared.sock")
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package interop
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// isisTag is the IS-IS process tag of FRR nodes.
+const isisTag = "fabric"
+
+// frrBandwidth formats bits/s as the bytes/s float FRR's link-params want
+// (100G -> "1.25e+10").
+func frrBandwidth(bw float64) string {
+	return strconv.FormatFloat(bw/8, 'e', -1, 64)
+}
+
+// frrSeconds rounds a duration up to whole seconds, at least 1: FRR's IS-IS
+// timers are integers in seconds.
+func frrSeconds(d time.Duration) int {
+	return max(1, int(math.Ceil(d.Seconds())))
+}
+
+func frrLevel(level string) (isType, circuitType string) {
+	switch level {
+	case "1":
+		return "level-1", "level-1"
+	case "1-2":
+		return "level-1-2", "level-1-2"
+	}
+	return "level-2-only", "level-2-only"
+}
+
+// NET returns the node's IS-IS network entity title.
+func (n *Node) NET() string { return n.Area + "." + n.SystemID + ".00" }
+
+// RenderZebra renders zebra.conf for an FRR node. Every interface gets
+// explicit TE link parameters: 8.4.4 computes its default max-bw in 32 bits
+// and overflows, and the reservable/unreserved values default to that
+// garbage too, so all of them are set to the link bandwidth.
+func RenderZebra(n *Node) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "! rendered by farelab for node %s\nhostname %s\n!\n", n.Name, n.Hostname)
+	for _, f := range n.Interfaces {
+		bw := frrBandwidth(f.Bandwidth)
+		fmt.Fprintf(&b, "interface %s\n link-params\n  enable\n  max-bw %s\n  max-rsv-bw %s\n", f.Name, bw, bw)
+		for c := 0; c < 8; c++ {
+			fmt.Fprintf(&b, "  unrsv-bw %d %s\n", c, bw)
+		}
+		b.WriteString(" exit-link-params\nexit\n!\n")
+	}
+	return b.String()
+}
+
+// RenderISISd renders isisd.conf for an FRR node.
+//
+// The router block comes first and lsp-gen-interval is its first line on
+// purpose: isisd schedules the LSP regeneration triggered by `is-type` with
+// the lsp-gen-interval in force at that moment. With the default (30s)
+// still in force, the first LSP with adjacencies and prefixes goes out
+// only after 30 seconds.
+func RenderISISd(n *Node, d Defaults) string {
+	isType, circuitType := frrLevel(n.Level)
+	var b strings.Builder
+	fmt.Fprintf(&b, "! rendered by farelab for node %s\nhostname %s\nlog timestamp precision 3\n!\n", n.Name, n.Hostname)
+	fmt.Fprintf(&b, "router isis %s\n", isisTag)
+	fmt.Fprintf(&b, " lsp-gen-interval %d\n", frrSeconds(d.LSPGenInterval))
+	fmt.Fprintf(&b, " spf-interval %d\n", frrSeconds(d.SPFInterval))
+	fmt.Fprintf(&b, " net %s\n", n.NET())
+	fmt.Fprintf(&b, " is-type %s\n", isType)
+	b.WriteString(" metric-style wide\n")
+	b.WriteString(" mpls-te on\n")
+	fmt.Fprintf(&b, " mpls-te router-address %s\n", n.Loopback)
+	b.WriteString(" log-adjacency-changes\nexit\n!\n")
+	// The loopback is passive with metric 0, like fared's originated
+	// loopback prefix, so routes to either kind of node cost the same.
+	fmt.Fprintf(&b, "interface lo\n ip router isis %s\n isis passive\n isis metric 0\nexit\n!\n", isisTag)
+	for _, f := range n.Interfaces {
+		fmt.Fprintf(&b, "interface %s\n ip router isis %s\n isis circuit-type %s\n", f.Name, isisTag, circuitType)
+		if f.Type == "p2p" {
+			b.WriteString(" isis network point-to-point\n")
+		}
+		fmt.Fprintf(&b, " isis hello-interval %d\n", frrSeconds(d.HelloInterval))
+		fmt.Fprintf(&b, " isis hello-multiplier %d\n", d.HelloMultiplier)
+		fmt.Fprintf(&b, " isis metric %d\n", f.Metric)
+		if f.Type == "lan" && n.Priority >= 0 {
+			fmt.Fprintf(&b, " isis priority %d\n", n.Priority)
+		}
+		b.WriteString("exit\n!\n")
+	}
+	return b.String()
+}
+
+// fared config schema (docs/config.md), only the keys farelab sets.
+type faredConfig struct {
+	Hostname string    `yaml:"hostname"`
+	RouterID string    `yaml:"router-id"`
+	SystemID string    `yaml:"system-id"`
+	LogLevel string    `yaml:"log-level,omitempty"`
+	Socket   string    `yaml:"socket,omitempty"`
+	ISIS     faredISIS `yaml:"isis"`
+}
+
+type faredISIS struct {
+	Areas          []string      `yaml:"areas"`
+	Level          string        `yaml:"level"`
+	LSPGenInterval string        `yaml:"lsp-gen-interval"`
+	Interfaces     []faredIface  `yaml:"interfaces"`
+	Prefixes       []faredPrefix `yaml:"prefixes"`
+}
+
+type faredIface struct {
+	Name            string `yaml:"name"`
+	Type            string `yaml:"type"`
+	Metric          int    `yaml:"metric"`
+	Bandwidth       string `yaml:"bandwidth"`
+	HelloInterval   string `yaml:"hello-interval"`
+	HelloMultiplier int    `yaml:"hello-multiplier"`
+	Priority        *int   `yaml:"priority,omitempty"`
+}
+
+type faredPrefix struct {
+	Prefix        string `yaml:"prefix"`
+	PathBandwidth string `yaml:"path-bandwidth,omitempty"`
+}
+
+// RenderFared renders the YAML config of a fared node (docs/config.md).
+func RenderFared(n *Node, d Defaults) ([]byte, error) {
+	c := faredConfig{
+		Hostname: n.Hostname,
+		RouterID: n.Loopback.String(),
+		SystemID: n.SystemID,
+		LogLevel: d.LogLevel,
+		Socket:   n.Socket,
+		ISIS: faredISIS{
+			Areas:          []string{n.Area},
+			Level:          n.Level,
+			LSPGenInterval: d.LSPGenInterval.String(),
+		},
+	}
+	for _, f := range n.Interfaces {
+		fi := faredIface{Name: f.Name, Type: f.Type, Metric: f.Metric, Bandwidth: FormatBandwidth(f.Bandwidth),
+			HelloInterval: d.HelloInterval.String(), HelloMultiplier: d.HelloMultiplier}
+		if f.Type == "lan" && n.Priority >= 0 {
+			pr := n.Priority
+			fi.Priority = &pr
+		}
+		c.ISIS.Interfaces = append(c.ISIS.Interfaces, fi)
+	}
+	lo := netip.PrefixFrom(n.Loopback, 32)
+	c.ISIS.Prefixes = append(c.ISIS.Prefixes, faredPrefix{Prefix: lo.String()})
+	for _, p := range n.Prefixes {
+		if p.Prefix == lo {
+			continue // already there; fared rejects duplicates
+		}
+		fp := faredPrefix{Prefix: p.Prefix.String()}
+		if p.PathBandwidth > 0 {
+			fp.PathBandwidth = FormatBandwidth(p.PathBandwidth)
+		}
+		c.ISIS.Prefixes = append(c.ISIS.Prefixes, fp)
+	}
+	out, err := yaml.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte("# rendered by farelab for node "+n.Name+"\n"), out...), nil
+}

@@ -1,0 +1,531 @@
+// Package interop builds labs of fared and FRR nodes in Linux network
+// namespaces from a topology file, and drives them from tests and from the
+// farelab CLI.
+//
+// Everything a lab creates carries the lab name (namespaces "<lab>-<node>",
+// run directory /run/farelab/<lab>, FRR path space "<lab>-<node>"), so Down
+// can find and remove a lab even when the process that built it crashed and
+// its state file is gone.
+package interop
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Name limits. Interface names must fit IFNAMSIZ-1 = 15 bytes; a p2p
+// interface is named "<peer>-<k>" (k = 1..99), so node names get 11 bytes.
+// Lab names only appear in namespace names and paths; 16 keeps
+// "<lab>-<node>" short enough to read in `ip netns list` and in FRR socket
+// paths (sun_path is 108 bytes).
+const (
+	MaxNodeName = 11
+	MaxLabName  = 16
+	// MaxNodes bounds the node count: node N gets loopback 10.255.0.N and
+	// system id 0000.0000.00NN, and is host .N on every LAN.
+	MaxNodes = 255
+	// MaxLANs bounds LAN segments: LAN s (0-based) uses 10.253.s.0/24.
+	MaxLANs = 256
+	// MaxLinks bounds links: link i uses 10.254.0.0/16 + 2i as a /31.
+	MaxLinks = 32768
+)
+
+// DefaultBandwidth is used for links without a bandwidth: the speed a veth
+// reports (10000 Mb/s), so FRR's and fared's view of an unset link agree.
+const DefaultBandwidth = 10e9
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// Topology is a parsed and validated topology file.
+type Topology struct {
+	Name     string
+	Protocol string // default protocol of nodes: "isis"
+	Defaults Defaults
+	Nodes    []NodeSpec // file order; node i is number i+1
+	Links    []LinkSpec // file order; link i is Link(i)
+}
+
+// Defaults are protocol timers applied to every node and interface.
+type Defaults struct {
+	HelloInterval   time.Duration // default 1s (labs want fast adjacencies)
+	HelloMultiplier int           // default 3
+	LSPGenInterval  time.Duration // default 500ms for fared, FRR rounds up to whole seconds (min 1)
+	SPFInterval     time.Duration // FRR spf-interval, default 1s
+	LogLevel        string        // fared log-level, default "debug"
+}
+
+// NodeSpec is one entry of nodes.
+type NodeSpec struct {
+	Name     string
+	Kind     string // "frr" or "fared"
+	Protocol string // "isis"
+	Level    string // "1", "2" or "1-2"; default "2"
+	Area     string // default "49.0001"
+	Priority int    // LAN DIS priority; -1 = not set
+	Prefixes []PrefixSpec
+}
+
+// PrefixSpec is a prefix a node originates besides its loopback.
+type PrefixSpec struct {
+	Prefix        netip.Prefix
+	PathBandwidth float64 // bits/s; 0 = not set
+}
+
+// LinkSpec is one entry of links: a p2p link (A, B) or a LAN (LAN, Nodes).
+type LinkSpec struct {
+	A, B      string
+	LAN       string
+	Nodes     []string
+	Bandwidth float64 // bits/s
+	Metric    int
+}
+
+// IsLAN reports whether the link is a LAN segment.
+func (l LinkSpec) IsLAN() bool { return l.LAN != "" }
+
+// Node returns the spec of the named node, or nil.
+func (t *Topology) Node(name string) *NodeSpec {
+	for i := range t.Nodes {
+		if t.Nodes[i].Name == name {
+			return &t.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// TopologyError is one problem in a topology file.
+type TopologyError struct {
+	File string // "" for ParseTopology
+	Line int
+	Msg  string
+}
+
+func (e *TopologyError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// TopologyErrors is returned when a file has several problems.
+type TopologyErrors []*TopologyError
+
+func (es TopologyErrors) Error() string {
+	s := make([]string, len(es))
+	for i, e := range es {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+// LoadTopology reads and validates a topology file.
+func LoadTopology(path string) (*Topology, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseTopology(path, data)
+}
+
+// ParseTopology parses and validates topology YAML.
+func ParseTopology(data []byte) (*Topology, error) { return parseTopology("", data) }
+
+func parseTopology(file string, data []byte) (*Topology, error) {
+	p := &tparser{file: file}
+	t := p.topology(data)
+	switch len(p.errs) {
+	case 0:
+		return t, nil
+	case 1:
+		return nil, p.errs[0]
+	}
+	return nil, p.errs
+}
+
+type tparser struct {
+	file string
+	errs TopologyErrors
+}
+
+func (p *tparser) errf(n *yaml.Node, format string, args ...any) {
+	line := 1
+	if n != nil && n.Line > 0 {
+		line = n.Line
+	}
+	p.errs = append(p.errs, &TopologyError{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// keys walks a mapping, reporting unknown and duplicate keys. It returns
+// false if n is not a mapping.
+func (p *tparser) keys(n *yaml.Node, what string, f map[string]func(k, v *yaml.Node)) bool {
+	if n.Kind != yaml.MappingNode {
+		p.errf(n, "%s: expected a mapping", what)
+		return false
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		for v.Kind == yaml.AliasNode && v.Alias != nil {
+			v = v.Alias
+		}
+		fn, ok := f[k.Value]
+		switch {
+		case !ok:
+			p.errf(k, "%s: unknown key %q", what, k.Value)
+		case seen[k.Value] != 0:
+			p.errf(k, "%s: duplicate key %q (first at line %d)", what, k.Value, seen[k.Value])
+		default:
+			seen[k.Value] = k.Line
+			fn(k, v)
+		}
+	}
+	return true
+}
+
+func (p *tparser) scalar(what string, v *yaml.Node) (string, bool) {
+	if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" {
+		p.errf(v, "%s: expected a value", what)
+		return "", false
+	}
+	return v.Value, true
+}
+
+func (p *tparser) str(what string, dst *string) func(k, v *yaml.Node) {
+	return func(k, v *yaml.Node) {
+		if s, ok := p.scalar(what+": "+k.Value, v); ok {
+			*dst = s
+		}
+	}
+}
+
+func (p *tparser) dur(what string, dst *time.Duration) func(k, v *yaml.Node) {
+	return func(k, v *yaml.Node) {
+		s, ok := p.scalar(what+": "+k.Value, v)
+		if !ok {
+			return
+		}
+		d, err := parseDuration(s)
+		if err != nil {
+			p.errf(v, "%s: %s: %v", what, k.Value, err)
+			return
+		}
+		*dst = d
+	}
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	if n, err := strconv.Atoi(s); err == nil {
+		s = strconv.Itoa(n) + "s"
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("bad duration %q (want e.g. 1s or 500ms)", s)
+	}
+	return d, nil
+}
+
+func (p *tparser) integer(what string, lo, hi int, dst *int) func(k, v *yaml.Node) {
+	return func(k, v *yaml.Node) {
+		s, ok := p.scalar(what+": "+k.Value, v)
+		if !ok {
+			return
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < lo || n > hi {
+			p.errf(v, "%s: %s must be an integer %d..%d, got %q", what, k.Value, lo, hi, s)
+			return
+		}
+		*dst = n
+	}
+}
+
+func (p *tparser) names(what string, v *yaml.Node) []string {
+	if v.Kind != yaml.SequenceNode {
+		p.errf(v, "%s: expected a list of node names", what)
+		return nil
+	}
+	var out []string
+	for _, e := range v.Content {
+		if s, ok := p.scalar(what, e); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ParseBandwidth parses bits per second: a number with an optional K, M, G
+// or T suffix (powers of 10, either case), e.g. "100G", "2.5G", "800K".
+func ParseBandwidth(s string) (float64, error) {
+	num, mult := strings.TrimSpace(s), 1.0
+	if num != "" {
+		if m, ok := map[byte]float64{'K': 1e3, 'M': 1e6, 'G': 1e9, 'T': 1e12}[strings.ToUpper(num[len(num)-1:])[0]]; ok {
+			num, mult = num[:len(num)-1], m
+		}
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || !(f > 0) || math.IsInf(f*mult, 0) || f*mult/8 > math.MaxFloat32 {
+		return 0, fmt.Errorf("bad bandwidth %q (want bits/s > 0 with optional K, M, G or T suffix, e.g. 100G)", s)
+	}
+	return f * mult, nil
+}
+
+// FormatBandwidth formats bits/s with the largest suffix that keeps the
+// number whole where possible: 1e11 -> "100G", 2.5e9 -> "2500M".
+func FormatBandwidth(bw float64) string {
+	for _, u := range []struct {
+		s string
+		m float64
+	}{{"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"K", 1e3}} {
+		if v := bw / u.m; v >= 1 && v == math.Trunc(v) {
+			return strconv.FormatFloat(v, 'f', -1, 64) + u.s
+		}
+	}
+	return strconv.FormatFloat(bw, 'f', -1, 64)
+}
+
+func (p *tparser) bandwidth(what string, dst *float64) func(k, v *yaml.Node) {
+	return func(k, v *yaml.Node) {
+		s, ok := p.scalar(what+": "+k.Value, v)
+		if !ok {
+			return
+		}
+		bw, err := ParseBandwidth(s)
+		if err != nil {
+			p.errf(v, "%s: %v", what, err)
+			return
+		}
+		*dst = bw
+	}
+}
+
+// checkName validates a lab, node or LAN name.
+func checkName(what, s string, max int) error {
+	if len(s) == 0 || len(s) > max || !nameRE.MatchString(s) {
+		return fmt.Errorf("%s name %q: must be 1..%d characters of [a-z0-9-], starting with a letter", what, s, max)
+	}
+	return nil
+}
+
+var validLevels = map[string]bool{"1": true, "2": true, "1-2": true}
+
+var areaRE = regexp.MustCompile(`^[0-9a-fA-F]{2}(\.[0-9a-fA-F]{4}){0,6}$`)
+
+func (p *tparser) topology(data []byte) *Topology {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		p.errs = append(p.errs, &TopologyError{File: p.file, Line: 1, Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")})
+		return nil
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		p.errf(&doc, "empty topology")
+		return nil
+	}
+	root := doc.Content[0]
+	t := &Topology{Protocol: "isis", Defaults: Defaults{
+		HelloInterval: time.Second, HelloMultiplier: 3,
+		LSPGenInterval: 500 * time.Millisecond, SPFInterval: time.Second, LogLevel: "debug",
+	}}
+	var nodesNode, linksNode *yaml.Node
+	nameLine := root
+	if !p.keys(root, "topology", map[string]func(k, v *yaml.Node){
+		"name":     func(k, v *yaml.Node) { nameLine = v; p.str("topology", &t.Name)(k, v) },
+		"protocol": p.str("topology", &t.Protocol),
+		"defaults": func(k, v *yaml.Node) {
+			p.keys(v, "defaults", map[string]func(k, v *yaml.Node){
+				"hello-interval":   p.dur("defaults", &t.Defaults.HelloInterval),
+				"hello-multiplier": p.integer("defaults", 2, 100, &t.Defaults.HelloMultiplier),
+				"lsp-gen-interval": p.dur("defaults", &t.Defaults.LSPGenInterval),
+				"spf-interval":     p.dur("defaults", &t.Defaults.SPFInterval),
+				"log-level":        p.str("defaults", &t.Defaults.LogLevel),
+			})
+		},
+		"nodes": func(k, v *yaml.Node) { nodesNode = v },
+		"links": func(k, v *yaml.Node) { linksNode = v },
+	}) {
+		return nil
+	}
+	if t.Name == "" {
+		p.errf(root, "missing required key \"name\"")
+	} else if err := checkName("lab", t.Name, MaxLabName); err != nil {
+		p.errf(nameLine, "%v", err)
+	}
+	if t.Protocol != "isis" {
+		p.errf(root, "protocol %q not supported (want isis)", t.Protocol)
+	}
+
+	// Node and LAN names share one space: both become namespaces.
+	names := map[string]string{}
+	if nodesNode == nil {
+		p.errf(root, "missing required key \"nodes\"")
+	} else if nodesNode.Kind != yaml.MappingNode {
+		p.errf(nodesNode, "nodes: expected a mapping of node name to {kind: frr|fared, ...}")
+	} else {
+		for i := 0; i+1 < len(nodesNode.Content); i += 2 {
+			k, v := nodesNode.Content[i], nodesNode.Content[i+1]
+			n := NodeSpec{Name: k.Value, Protocol: t.Protocol, Level: "2", Area: "49.0001", Priority: -1}
+			what := "node " + k.Value
+			if err := checkName("node", n.Name, MaxNodeName); err != nil {
+				p.errf(k, "%v", err)
+			}
+			if _, dup := names[n.Name]; dup {
+				p.errf(k, "duplicate node %q", n.Name)
+				continue
+			}
+			names[n.Name] = "node"
+			if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
+				v = &yaml.Node{Kind: yaml.MappingNode, Line: v.Line}
+			}
+			p.keys(v, what, map[string]func(k, v *yaml.Node){
+				"kind":     p.str(what, &n.Kind),
+				"protocol": p.str(what, &n.Protocol),
+				"level":    p.str(what, &n.Level),
+				"area":     p.str(what, &n.Area),
+				"priority": p.integer(what, 0, 127, &n.Priority),
+				"prefixes": func(k, v *yaml.Node) { n.Prefixes = p.prefixes(what, v) },
+			})
+			switch {
+			case n.Kind == "":
+				p.errf(v, "%s: missing kind (frr or fared)", what)
+			case n.Kind != "frr" && n.Kind != "fared":
+				p.errf(v, "%s: kind %q: want frr or fared", what, n.Kind)
+			}
+			if n.Protocol != "isis" {
+				p.errf(v, "%s: protocol %q not supported (want isis)", what, n.Protocol)
+			}
+			if !validLevels[n.Level] {
+				p.errf(v, "%s: level %q: want 1, 2 or 1-2", what, n.Level)
+			}
+			if !areaRE.MatchString(n.Area) {
+				p.errf(v, "%s: area %q: want dotted hex like 49.0001", what, n.Area)
+			}
+			t.Nodes = append(t.Nodes, n)
+		}
+		if len(t.Nodes) == 0 {
+			p.errf(nodesNode, "nodes: at least one node is required")
+		}
+		if len(t.Nodes) > MaxNodes {
+			p.errf(nodesNode, "nodes: %d nodes, at most %d are supported", len(t.Nodes), MaxNodes)
+		}
+	}
+
+	if linksNode != nil {
+		if linksNode.Kind != yaml.SequenceNode {
+			p.errf(linksNode, "links: expected a list")
+			return t
+		}
+		lans := 0
+		for i, v := range linksNode.Content {
+			l := LinkSpec{Bandwidth: DefaultBandwidth, Metric: 10}
+			what := fmt.Sprintf("link %d", i)
+			ok := p.keys(v, what, map[string]func(k, v *yaml.Node){
+				"a":         p.str(what, &l.A),
+				"b":         p.str(what, &l.B),
+				"lan":       p.str(what, &l.LAN),
+				"nodes":     func(k, v *yaml.Node) { l.Nodes = p.names(what+": nodes", v) },
+				"bandwidth": p.bandwidth(what, &l.Bandwidth),
+				"metric":    p.integer(what, 1, 16777214, &l.Metric),
+			})
+			if !ok {
+				continue
+			}
+			known := func(n string) bool {
+				if names[n] != "node" {
+					p.errf(v, "%s: unknown node %q", what, n)
+					return false
+				}
+				return true
+			}
+			switch {
+			case l.LAN != "":
+				lans++
+				if l.A != "" || l.B != "" {
+					p.errf(v, "%s: a LAN has nodes, not a and b", what)
+				}
+				if err := checkName("lan", l.LAN, MaxNodeName); err != nil {
+					p.errf(v, "%s: %v", what, err)
+				} else if names[l.LAN] != "" {
+					p.errf(v, "%s: lan name %q already used by a %s", what, l.LAN, names[l.LAN])
+				} else {
+					names[l.LAN] = "lan"
+				}
+				if len(l.Nodes) < 2 {
+					p.errf(v, "%s: lan %q needs at least 2 nodes", what, l.LAN)
+				}
+				seen := map[string]bool{}
+				for _, n := range l.Nodes {
+					if known(n) && seen[n] {
+						p.errf(v, "%s: node %q listed twice on lan %q", what, n, l.LAN)
+					}
+					seen[n] = true
+				}
+			default:
+				if len(l.Nodes) > 0 {
+					p.errf(v, "%s: nodes is for LANs (set lan: NAME), a p2p link has a and b", what)
+				}
+				if l.A == "" || l.B == "" {
+					p.errf(v, "%s: a p2p link needs a and b (or lan and nodes)", what)
+					continue
+				}
+				if known(l.A) && known(l.B) && l.A == l.B {
+					p.errf(v, "%s: link from %q to itself", what, l.A)
+				}
+			}
+			t.Links = append(t.Links, l)
+		}
+		if len(t.Links) > MaxLinks {
+			p.errf(linksNode, "links: %d links, at most %d are supported", len(t.Links), MaxLinks)
+		}
+		if lans > MaxLANs {
+			p.errf(linksNode, "links: %d LANs, at most %d are supported", lans, MaxLANs)
+		}
+	}
+	if len(p.errs) == 0 {
+		// Interface names are derived from peers; check them here so a bad
+		// topology fails at load time, not halfway through Up.
+		if _, err := plan(t, t.Name); err != nil {
+			p.errf(linksNode, "%v", err)
+		}
+	}
+	return t
+}
+
+func (p *tparser) prefixes(what string, v *yaml.Node) []PrefixSpec {
+	if v.Kind != yaml.SequenceNode {
+		p.errf(v, "%s: prefixes: expected a list", what)
+		return nil
+	}
+	var out []PrefixSpec
+	for _, e := range v.Content {
+		var ps PrefixSpec
+		var text string
+		pnode := e
+		if e.Kind == yaml.MappingNode {
+			p.keys(e, what+": prefix", map[string]func(k, v *yaml.Node){
+				"prefix":         func(k, v *yaml.Node) { pnode = v; p.str(what, &text)(k, v) },
+				"path-bandwidth": p.bandwidth(what+": prefix", &ps.PathBandwidth),
+			})
+		} else if s, ok := p.scalar(what+": prefixes", e); ok {
+			text = s
+		}
+		pfx, err := netip.ParsePrefix(text)
+		if err != nil {
+			p.errf(pnode, "%s: bad prefix %q", what, text)
+			continue
+		}
+		if pfx != pfx.Masked() {
+			p.errf(pnode, "%s: prefix %q has host bits set (want %s)", what, text, pfx.Masked())
+			continue
+		}
+		ps.Prefix = pfx
+		out = append(out, ps)
+	}
+	return out
+}

@@ -1,0 +1,453 @@
+package isis
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fared/fared/config"
+	"github.com/fared/fared/isis/packet"
+)
+
+// circuit is one IS-IS interface.
+type circuit struct {
+	in   *Instance
+	idx  int
+	cfg  config.Interface
+	name string
+
+	ifi      net.Interface
+	mac      [6]byte
+	mtu      int
+	addrs4   []netip.Prefix
+	addrs6   []netip.Prefix
+	bw       float32 // bytes/s for sub-TLV 9; 0 = unknown
+	running  bool
+	port     Port
+	lastPoll time.Time
+
+	// localID is the one-byte circuit id: the pseudonode id on a LAN and
+	// the local circuit id in P2P hellos.
+	localID uint8
+
+	// P2P: one adjacency; LAN: one set per level.
+	p2p      *adjacency
+	lan      [2]*lanLevel
+	helloDue [2]time.Time // LAN per level; P2P uses [0]
+
+	// Flooding state per level: SRM holds the last send time (zero = not yet
+	// sent), SSN the LSPs to acknowledge or request in the next PSNP.
+	srm     [2]map[packet.LSPID]time.Time
+	ssn     [2]map[packet.LSPID]struct{}
+	psnpDue [2]time.Time
+	csnpDue [2]time.Time
+
+	counters map[string]uint64
+	logged   map[string]bool
+}
+
+type lanLevel struct {
+	adjs     map[[6]byte]*adjacency
+	dis      bool // we are the DIS
+	lanID    packet.NodeID
+	disSince time.Time
+	disMAC   [6]byte
+	// electAt delays the first election until we have heard the LAN for
+	// two hello intervals, so we do not briefly claim DIS on start-up.
+	electAt time.Time
+}
+
+func newCircuit(in *Instance, idx int, ic config.Interface) *circuit {
+	c := &circuit{in: in, idx: idx, cfg: ic, name: ic.Name, localID: uint8(idx + 1),
+		counters: map[string]uint64{}, logged: map[string]bool{}}
+	for l := 0; l < 2; l++ {
+		c.srm[l] = map[packet.LSPID]time.Time{}
+		c.ssn[l] = map[packet.LSPID]struct{}{}
+		if !c.isP2P() {
+			c.lan[l] = &lanLevel{adjs: map[[6]byte]*adjacency{}}
+		}
+	}
+	return c
+}
+
+func (c *circuit) isP2P() bool { return c.cfg.Type == "p2p" }
+
+// levelOn reports whether this circuit runs level l (1 or 2).
+func (c *circuit) levelOn(l int) bool { return c.in.levelEnabled(l) }
+
+func (c *circuit) circuitType() uint8 { return uint8(c.in.icfg.Level) }
+
+func (c *circuit) holdTime() time.Duration {
+	return c.cfg.HelloInterval * time.Duration(c.cfg.HelloMultiplier)
+}
+
+// KernelInterface reads an interface from the kernel.
+func KernelInterface(name string) (*IfaceInfo, error) {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return nil, err
+	}
+	info := &IfaceInfo{Iface: *ifi, Running: ifi.Flags&net.FlagUp != 0 && ifi.Flags&net.FlagRunning != 0}
+	addrs, _ := ifi.Addrs()
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok {
+			ip, _ := netip.AddrFromSlice(ipn.IP)
+			ones, _ := ipn.Mask.Size()
+			info.Addrs = append(info.Addrs, netip.PrefixFrom(ip.Unmap(), ones))
+		}
+	}
+	if b, err := os.ReadFile("/sys/class/net/" + name + "/speed"); err == nil {
+		if mbps, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil && mbps > 0 {
+			info.SpeedBps = mbps * 1e6
+		}
+	}
+	return info, nil
+}
+
+// refresh polls the interface: existence, oper state, addresses, speed. The
+// netlink monitor of the fib package will replace the polling; until then a
+// one-second poll bounds the time to notice a cut link.
+func (c *circuit) refresh(now time.Time) {
+	c.lastPoll = now
+	info, err := c.in.opt.Interfaces(c.name)
+	if err != nil {
+		if c.running {
+			c.in.log.Warn("interface gone", "iface", c.name, "err", err)
+			c.setDown(now)
+		}
+		return
+	}
+	var a4, a6 []netip.Prefix
+	for _, p := range info.Addrs {
+		switch {
+		case p.Addr().Is4():
+			a4 = append(a4, p)
+		case p.Addr().Is6() && !p.Addr().IsLinkLocalUnicast():
+			a6 = append(a6, p)
+		}
+	}
+	bw := float32(0)
+	if c.cfg.Bandwidth > 0 {
+		bw = c.cfg.Bandwidth.BytesPerSec()
+	} else if info.SpeedBps > 0 {
+		bw = float32(info.SpeedBps / 8)
+	}
+	changed := !equalPrefixes(a4, c.addrs4) || !equalPrefixes(a6, c.addrs6) || bw != c.bw
+	c.addrs4, c.addrs6, c.bw = a4, a6, bw
+	c.ifi = info.Iface
+	copy(c.mac[:], info.Iface.HardwareAddr)
+	c.mtu = info.Iface.MTU
+	if info.Running && !c.running {
+		if err := c.setUp(now); err != nil {
+			c.logOnce("open", "cannot open interface", "err", err)
+			return
+		}
+		changed = true
+	} else if !info.Running && c.running {
+		c.in.log.Info("interface down", "iface", c.name)
+		c.setDown(now)
+		changed = true
+	}
+	if changed {
+		c.in.scheduleAll()
+	}
+}
+
+func equalPrefixes(a, b []netip.Prefix) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *circuit) setUp(now time.Time) error {
+	if !c.cfg.Passive && c.port == nil {
+		p, err := c.in.opt.OpenPort(&c.ifi)
+		if err != nil {
+			return err
+		}
+		c.port = p
+		c.in.wg.Add(1)
+		go c.reader(p)
+	}
+	c.running = true
+	c.in.log.Info("interface up", "iface", c.name, "type", c.cfg.Type, "mtu", c.mtu, "bandwidth_bytes", c.bw)
+	for l := 0; l < 2; l++ {
+		c.helloDue[l] = now
+		if c.lan[l] != nil {
+			c.lan[l].electAt = now.Add(2 * c.cfg.HelloInterval)
+		}
+	}
+	return nil
+}
+
+// setDown drops every adjacency at once: a cut link must not wait for the
+// hold timer.
+func (c *circuit) setDown(now time.Time) {
+	c.running = false
+	if c.p2p != nil {
+		c.adjDown(c.p2p, now, "interface down")
+		c.p2p = nil
+	}
+	for l := 0; l < 2; l++ {
+		if ll := c.lan[l]; ll != nil {
+			for mac, a := range ll.adjs {
+				c.adjDown(a, now, "interface down")
+				delete(ll.adjs, mac)
+			}
+			c.resignDIS(l+1, now)
+		}
+		clear(c.srm[l])
+		clear(c.ssn[l])
+	}
+}
+
+func (c *circuit) close() {
+	if c.port != nil {
+		c.port.Close()
+		c.port = nil
+	}
+}
+
+// reader turns frames into events; it does no protocol work.
+func (c *circuit) reader(p Port) {
+	defer c.in.wg.Done()
+	buf := make([]byte, 9216+64)
+	for {
+		src, pdu, err := p.Recv(buf)
+		if err != nil {
+			if !errors.Is(err, os.ErrClosed) && !errors.Is(err, net.ErrClosed) {
+				c.in.log.Debug("reader stopped", "iface", c.name, "err", err)
+			}
+			return
+		}
+		cp := make([]byte, len(pdu))
+		copy(cp, pdu)
+		c.in.events <- rxEvent{c: c, src: src, pdu: cp}
+	}
+}
+
+// count increments a named counter of this interface.
+func (c *circuit) count(name string) { c.counters[name]++ }
+
+// reject counts a dropped PDU and logs only the first of each kind per
+// interface, so a misbehaving neighbour cannot flood the log.
+func (c *circuit) reject(kind string, msg string, args ...any) {
+	c.counters["rx_rejected_"+kind]++
+	c.logOnce(kind, msg, args...)
+}
+
+func (c *circuit) logOnce(kind, msg string, args ...any) {
+	if c.logged[kind] {
+		return
+	}
+	c.logged[kind] = true
+	c.in.log.Warn(msg, append([]any{"iface", c.name, "kind", kind, "note", "further occurrences are only counted"}, args...)...)
+}
+
+func (c *circuit) send(dst [6]byte, pdu packet.PDU, kind string) {
+	if c.port == nil || !c.running {
+		return
+	}
+	b := pdu.AppendTo(nil)
+	c.sendRaw(dst, b, kind)
+}
+
+func (c *circuit) sendRaw(dst [6]byte, b []byte, kind string) {
+	if c.port == nil || !c.running {
+		return
+	}
+	if err := c.port.Send(dst, b); err != nil {
+		c.count("tx_errors")
+		c.logOnce("tx", "send failed", "err", err)
+		return
+	}
+	c.count("tx_" + kind)
+}
+
+// tick: interface polling, hellos, hold timers, DIS election, CSNPs.
+func (c *circuit) tick(now time.Time) {
+	if now.Sub(c.lastPoll) >= time.Second {
+		c.refresh(now)
+	}
+	if !c.running || c.cfg.Passive {
+		return
+	}
+	if c.isP2P() {
+		if a := c.p2p; a != nil && now.After(a.expires) {
+			c.adjDown(a, now, "hold time expired")
+			c.p2p = nil
+		}
+		if !now.Before(c.helloDue[0]) {
+			c.sendP2PHello()
+			c.helloDue[0] = now.Add(jitter(c.cfg.HelloInterval))
+		}
+		for l := 1; l <= 2; l++ {
+			if c.p2p != nil && c.p2p.state == AdjUp && c.p2p.usesLevel(l) && !c.csnpDue[l-1].IsZero() && !now.Before(c.csnpDue[l-1]) {
+				c.sendCSNPs(l, now)
+				c.csnpDue[l-1] = now.Add(c.in.icfg.CSNPInterval)
+			}
+		}
+		return
+	}
+	for l := 1; l <= 2; l++ {
+		if !c.levelOn(l) {
+			continue
+		}
+		ll := c.lan[l-1]
+		for mac, a := range ll.adjs {
+			if now.After(a.expires) {
+				c.adjDown(a, now, "hold time expired")
+				delete(ll.adjs, mac)
+				c.elect(l, now)
+			}
+		}
+		if !now.Before(c.helloDue[l-1]) {
+			c.sendLANHello(l)
+			iv := c.cfg.HelloInterval
+			if ll.dis {
+				iv /= 3 // the DIS hellos faster so a dead DIS is noticed sooner
+			}
+			c.helloDue[l-1] = now.Add(jitter(iv))
+		}
+		if !ll.electAt.IsZero() && !now.Before(ll.electAt) {
+			ll.electAt = time.Time{}
+			c.elect(l, now)
+		}
+		if ll.dis && !now.Before(c.csnpDue[l-1]) {
+			c.sendCSNPs(l, now)
+			c.csnpDue[l-1] = now.Add(c.in.icfg.CSNPInterval)
+		}
+	}
+}
+
+// jitter shortens an interval by up to 10% (ISO 10589 §10.1) so routers do
+// not synchronise their hellos.
+func jitter(d time.Duration) time.Duration {
+	n := time.Now().UnixNano()
+	return d - time.Duration(n%int64(d/10+1))
+}
+
+func (c *circuit) helloTLVs(l int) packet.TLVs {
+	tlvs := packet.TLVs{
+		&packet.AreaAddresses{Areas: c.in.areas},
+		&packet.ProtocolsSupported{NLPIDs: c.in.nlpids()},
+	}
+	if len(c.addrs4) > 0 {
+		var as []netip.Addr
+		for _, p := range c.addrs4 {
+			as = append(as, p.Addr())
+		}
+		tlvs = append(tlvs, &packet.IPv4Addresses{Addrs: as})
+	}
+	if len(c.addrs6) > 0 {
+		// RFC 5308 wants link-local addresses in IIHs; we only track global
+		// ones, which FRR accepts as well.
+		var as []netip.Addr
+		for _, p := range c.addrs6 {
+			as = append(as, p.Addr())
+		}
+		tlvs = append(tlvs, &packet.IPv6Addresses{Addrs: as})
+	}
+	return tlvs
+}
+
+// pad fills a hello up to the MTU with TLV 8 so an MTU mismatch stops the
+// adjacency from coming up (ISO 10589 §8.2.3).
+func (c *circuit) pad(tlvs packet.TLVs, fixed int) packet.TLVs {
+	if !c.in.icfg.HelloPadding {
+		return tlvs
+	}
+	room := c.mtu - len(llc) - fixed - tlvs.Len()
+	if c.mtu == 0 || room <= 2 {
+		return tlvs
+	}
+	for room > 2 {
+		n := min(room-2, 255)
+		tlvs = append(tlvs, &packet.Padding{Len: n})
+		room -= n + 2
+	}
+	return tlvs
+}
+
+func (c *circuit) sendP2PHello() {
+	tw := &packet.ThreeWay{State: 2, HasExtCircuit: true, ExtCircuitID: uint32(c.ifi.Index)}
+	if a := c.p2p; a != nil {
+		tw.State = uint8(a.state.threeWay())
+		tw.HasNeighbor = true
+		tw.NeighborID = a.sysID
+		tw.NeighborExtCircuitID = a.extCircuitID
+	}
+	tlvs := append(c.helloTLVs(0), tw)
+	h := &packet.P2PHello{
+		Header:         packet.Header{Type: packet.TypeP2PHello},
+		CircuitType:    c.circuitType(),
+		SourceID:       c.in.sysID,
+		HoldTime:       uint16(c.holdTime().Round(time.Second) / time.Second),
+		LocalCircuitID: c.localID,
+	}
+	h.TLVs = c.pad(tlvs, 8+12)
+	c.send(MACAllISs, h, "p2p_hello")
+}
+
+func (c *circuit) sendLANHello(l int) {
+	ll := c.lan[l-1]
+	tlvs := c.helloTLVs(l)
+	var snpas [][6]byte
+	for mac := range ll.adjs {
+		snpas = append(snpas, mac)
+	}
+	sort.Slice(snpas, func(i, j int) bool { return bytes.Compare(snpas[i][:], snpas[j][:]) < 0 })
+	if len(snpas) > 0 {
+		tlvs = append(tlvs, &packet.ISNeighbors{SNPAs: snpas})
+	}
+	hold := c.holdTime()
+	if ll.dis {
+		hold /= 3
+	}
+	lanID := ll.lanID
+	if lanID == (packet.NodeID{}) {
+		lanID = packet.MakeNodeID(c.in.sysID, c.localID)
+	}
+	typ, dst := uint8(packet.TypeL1LANHello), MACAllL1ISs
+	if l == 2 {
+		typ, dst = packet.TypeL2LANHello, MACAllL2ISs
+	}
+	h := &packet.LANHello{
+		Header:      packet.Header{Type: typ},
+		CircuitType: c.circuitType(),
+		SourceID:    c.in.sysID,
+		HoldTime:    uint16(max(1, hold.Round(time.Second)/time.Second)),
+		Priority:    c.cfg.Priority,
+		LANID:       lanID,
+	}
+	h.TLVs = c.pad(tlvs, 8+19)
+	c.send(dst, h, fmt.Sprintf("l%d_lan_hello", l))
+}
+
+func (in *Instance) nlpids() []uint8 {
+	ids := []uint8{0xCC}
+	for _, p := range in.icfg.Prefixes {
+		if p.Prefix.Addr().Is6() {
+			return append(ids, 0x8E)
+		}
+	}
+	for _, c := range in.circuits {
+		if len(c.addrs6) > 0 {
+			return append(ids, 0x8E)
+		}
+	}
+	return ids
+}

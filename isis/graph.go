@@ -1,0 +1,78 @@
+package isis
+
+import (
+	"time"
+
+	"github.com/fared/fared/isis/packet"
+	"github.com/fared/fared/lsdb"
+)
+
+// buildGraph turns one level's database into an lsdb snapshot. A node's
+// LSPs count only while its fragment 0 is live (ISO 10589 §7.2.5).
+func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
+	b := lsdb.NewBuilder("isis", lv.n, "")
+	type frag struct {
+		id packet.LSPID
+		e  *lspEntry
+	}
+	zero := map[packet.NodeID]*lspEntry{}
+	var frags []frag
+	for id, e := range lv.db {
+		if e.remaining(now) == 0 {
+			continue
+		}
+		if id.Fragment() == 0 {
+			zero[id.NodeID()] = e
+		}
+		frags = append(frags, frag{id, e})
+	}
+	for nid, e := range zero {
+		n := lsdb.Node{ID: nid.String(), Pseudo: nid.Pseudo() != 0, Overload: e.lsp.Overload(), Attached: e.lsp.Attached()}
+		for _, t := range e.lsp.TLVs {
+			switch v := t.(type) {
+			case *packet.Hostname:
+				n.Name = v.Name
+			case *packet.TERouterID:
+				n.RouterID = v.Addr
+			}
+		}
+		b.AddNode(n)
+	}
+	for _, f := range frags {
+		nid := f.id.NodeID()
+		if zero[nid] == nil {
+			continue
+		}
+		from := nid.String()
+		pseudo := nid.Pseudo() != 0
+		for _, t := range f.e.lsp.TLVs {
+			switch v := t.(type) {
+			case *packet.ExtISReach:
+				for _, nb := range v.Neighbors {
+					l := lsdb.Link{Metric: nb.Metric}
+					if !pseudo {
+						if bw, ok := packet.MaxLinkBandwidth(nb.SubTLVs); ok {
+							l.MaxBW, l.HasBW = bw, true
+						}
+						l.LocalAddr, _ = packet.IPv4IfAddr(nb.SubTLVs)
+						l.RemoteAddr, _ = packet.IPv4NbrAddr(nb.SubTLVs)
+					}
+					b.AddLink(from, nb.ID.String(), l)
+				}
+			case *packet.ExtIPReach:
+				for _, p := range v.Prefixes {
+					lp := lsdb.Prefix{Prefix: p.Prefix.Masked(), Metric: p.Metric, Down: p.Down}
+					lp.PathBW, lp.HasPathBW = packet.PathBandwidth(p.SubTLVs, in.pbCode)
+					b.AddPrefix(from, lp)
+				}
+			case *packet.IPv6Reach:
+				for _, p := range v.Prefixes {
+					lp := lsdb.Prefix{Prefix: p.Prefix.Masked(), Metric: p.Metric, Down: p.Down, External: p.External}
+					lp.PathBW, lp.HasPathBW = packet.PathBandwidth(p.SubTLVs, in.pbCode)
+					b.AddPrefix(from, lp)
+				}
+			}
+		}
+	}
+	return b.Build(packet.MakeNodeID(in.sysID, 0).String())
+}

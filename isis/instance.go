@@ -1,0 +1,269 @@
+// Package isis is fared's IS-IS speaker (ISO 10589, RFC 1195, 5303, 5305,
+// 5308, 7794): circuits and adjacencies, LAN DIS election, the update process
+// (LSP origination, flooding with SRM/SSN, CSNP/PSNP), and the translation of
+// each level's database into an lsdb.Graph.
+//
+// One goroutine (Run) owns all protocol state. Socket readers only decode
+// frames into events; timers are one ticker; readers of state (the control
+// API) send a query that runs inside the loop and returns immutable copies.
+package isis
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fared/fared/config"
+	"github.com/fared/fared/isis/packet"
+	"github.com/fared/fared/lsdb"
+)
+
+// Protocol constants (ISO 10589 §7.3.21 and common practice).
+const (
+	maxAge             = 1200 * time.Second
+	zeroAgeLifetime    = 60 * time.Second
+	lspRetransmit      = 5 * time.Second
+	tickInterval       = 100 * time.Millisecond
+	minLSPTransmitGap  = 0
+	maxLSPEntriesPSNP  = 60
+	defaultLSPLifetime = 1200
+)
+
+// Options hold the hooks that differ between production and tests.
+type Options struct {
+	Logger *slog.Logger
+	// OpenPort opens packet I/O for an interface; default OpenPacketPort.
+	OpenPort func(ifi *net.Interface) (Port, error)
+	// Interfaces looks interfaces up; default reads the kernel (net package
+	// and /sys/class/net).
+	Interfaces func(name string) (*IfaceInfo, error)
+	// OnGraph is called from the instance goroutine with every new snapshot.
+	OnGraph func(level int, g *lsdb.Graph)
+	Now     func() time.Time
+}
+
+// IfaceInfo is what a circuit needs to know about its interface.
+type IfaceInfo struct {
+	Iface   net.Interface
+	Running bool
+	Addrs   []netip.Prefix
+	// SpeedBps is the link speed in bits/s, 0 when the kernel does not know.
+	SpeedBps float64
+}
+
+// Instance is one IS-IS routing instance.
+type Instance struct {
+	cfg    *config.Config
+	icfg   *config.ISIS
+	log    *slog.Logger
+	opt    Options
+	sysID  packet.SystemID
+	areas  [][]byte
+	pbCode uint8
+
+	events  chan event
+	queries chan func()
+
+	circuits []*circuit
+	levels   [2]*level // [0] L1, [1] L2; nil when the level is off
+
+	graphs [2]atomic.Pointer[lsdb.Graph]
+	start  time.Time
+
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+type event interface{}
+
+type rxEvent struct {
+	c   *circuit
+	src [6]byte
+	pdu []byte
+}
+
+// New validates what can be checked before the loop runs and returns an
+// instance ready for Run.
+func New(cfg *config.Config, opt Options) (*Instance, error) {
+	if cfg.ISIS == nil {
+		return nil, fmt.Errorf("isis: no isis section in %s", cfg.File)
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	if opt.OpenPort == nil {
+		opt.OpenPort = OpenPacketPort
+	}
+	if opt.Interfaces == nil {
+		opt.Interfaces = KernelInterface
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	in := &Instance{
+		cfg:     cfg,
+		icfg:    cfg.ISIS,
+		log:     opt.Logger.With("proto", "isis"),
+		opt:     opt,
+		sysID:   packet.SystemID(cfg.SystemID),
+		areas:   cfg.ISIS.Areas,
+		pbCode:  cfg.ISIS.PathBandwidthSubTLV,
+		events:  make(chan event, 1024),
+		queries: make(chan func()),
+	}
+	for l := 1; l <= 2; l++ {
+		if in.levelEnabled(l) {
+			in.levels[l-1] = newLevel(l)
+		}
+	}
+	for i, ic := range cfg.ISIS.Interfaces {
+		in.circuits = append(in.circuits, newCircuit(in, i, ic))
+	}
+	return in, nil
+}
+
+func (in *Instance) levelEnabled(l int) bool { return in.icfg.Level&l != 0 }
+
+// isType is the IS type field of our LSPs: 1 for L1-only, 3 otherwise.
+func (in *Instance) isType() uint8 {
+	if in.icfg.Level == 1 {
+		return 1
+	}
+	return 3
+}
+
+// SystemID returns the instance's system id.
+func (in *Instance) SystemID() packet.SystemID { return in.sysID }
+
+// Graph returns the latest snapshot of a level (nil before the first).
+func (in *Instance) Graph(level int) *lsdb.Graph {
+	if level < 1 || level > 2 {
+		return nil
+	}
+	return in.graphs[level-1].Load()
+}
+
+// Run is the instance goroutine. It returns when ctx is done.
+func (in *Instance) Run(ctx context.Context) error {
+	in.start = in.opt.Now()
+	for _, c := range in.circuits {
+		c.refresh(in.start)
+	}
+	t := time.NewTicker(tickInterval)
+	defer t.Stop()
+	defer in.shutdown()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-in.events:
+			in.handle(ev)
+			// Drain what is queued so one origination covers a burst.
+			for n := 0; n < 256; n++ {
+				select {
+				case ev := <-in.events:
+					in.handle(ev)
+					continue
+				default:
+				}
+				break
+			}
+		case q := <-in.queries:
+			q()
+			continue
+		case <-t.C:
+			in.tick(in.opt.Now())
+		}
+		in.settle(in.opt.Now())
+	}
+}
+
+// Query runs f inside the instance goroutine; f must copy what it returns.
+func (in *Instance) Query(ctx context.Context, f func()) error {
+	done := make(chan struct{})
+	select {
+	case in.queries <- func() { f(); close(done) }:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (in *Instance) handle(ev event) {
+	switch e := ev.(type) {
+	case rxEvent:
+		in.receive(e.c, e.src, e.pdu)
+	}
+}
+
+// tick runs every timer-driven duty: circuit state, hellos, adjacency hold
+// expiry, DIS duties, LSP aging and refresh, SRM/SSN transmission.
+func (in *Instance) tick(now time.Time) {
+	for _, c := range in.circuits {
+		c.tick(now)
+	}
+	for _, lv := range in.levels {
+		if lv != nil {
+			in.ageLevel(lv, now)
+		}
+	}
+	for _, c := range in.circuits {
+		c.flood(now)
+	}
+}
+
+// settle does the work that events leave pending: LSP (re)generation subject
+// to the minimum generation interval, and graph snapshots.
+func (in *Instance) settle(now time.Time) {
+	for _, lv := range in.levels {
+		if lv == nil {
+			continue
+		}
+		if lv.regen && !now.Before(lv.lastGen.Add(in.icfg.LSPGenInterval)) {
+			in.originate(lv, now)
+		}
+		if lv.graphDirty {
+			lv.graphDirty = false
+			g := in.buildGraph(lv, now)
+			in.graphs[lv.n-1].Store(g)
+			if in.opt.OnGraph != nil {
+				in.opt.OnGraph(lv.n, g)
+			}
+		}
+	}
+	for _, c := range in.circuits {
+		c.flood(now)
+	}
+}
+
+func (in *Instance) shutdown() {
+	for _, c := range in.circuits {
+		c.close()
+	}
+	in.wg.Wait()
+}
+
+// scheduleRegen asks for a new origination of our LSPs at level lv.
+func (in *Instance) scheduleRegen(lv *level) {
+	lv.regen = true
+}
+
+// scheduleAll asks for origination at every level (interface or adjacency
+// changes affect all of them).
+func (in *Instance) scheduleAll() {
+	for _, lv := range in.levels {
+		if lv != nil {
+			in.scheduleRegen(lv)
+		}
+	}
+}

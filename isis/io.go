@@ -1,0 +1,129 @@
+package isis
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// IS-IS multicast MAC addresses (ISO 10589 §8.4.8, ISO 9542 for AllISs).
+var (
+	MACAllL1ISs = [6]byte{0x01, 0x80, 0xC2, 0x00, 0x00, 0x14}
+	MACAllL2ISs = [6]byte{0x01, 0x80, 0xC2, 0x00, 0x00, 0x15}
+	MACAllISs   = [6]byte{0x09, 0x00, 0x2B, 0x00, 0x00, 0x05}
+)
+
+// llc is the 802.2 header every IS-IS frame carries: DSAP/SSAP 0xFE (OSI), UI.
+var llc = [3]byte{0xFE, 0xFE, 0x03}
+
+const ethHeaderLen = 14
+
+// Port is one circuit's packet I/O. The AF_PACKET implementation is used on
+// real interfaces; tests substitute in-memory ports.
+type Port interface {
+	// Send transmits one IS-IS PDU (without LLC) to dst.
+	Send(dst [6]byte, pdu []byte) error
+	// Recv blocks for the next IS-IS PDU addressed to us; it returns the
+	// sender's MAC and the PDU (LLC stripped, frame padding removed).
+	Recv(buf []byte) (src [6]byte, pdu []byte, err error)
+	Close() error
+}
+
+// packetPort is an AF_PACKET socket bound to one interface for 802.2 frames.
+type packetPort struct {
+	f     *os.File
+	fd    int
+	ifidx int
+	mac   [6]byte
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// OpenPacketPort opens the interface for IS-IS: binds to ETH_P_802_2 (the
+// kernel's protocol for LLC frames carrying a length, not an ethertype) and
+// joins the three IS-IS multicast groups.
+func OpenPacketPort(ifi *net.Interface) (Port, error) {
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_802_2)))
+	if err != nil {
+		return nil, fmt.Errorf("isis: AF_PACKET socket on %s: %w", ifi.Name, err)
+	}
+	sll := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_802_2), Ifindex: ifi.Index}
+	if err := unix.Bind(fd, sll); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("isis: bind %s: %w", ifi.Name, err)
+	}
+	for _, m := range [][6]byte{MACAllL1ISs, MACAllL2ISs, MACAllISs} {
+		mreq := unix.PacketMreq{Ifindex: int32(ifi.Index), Type: unix.PACKET_MR_MULTICAST, Alen: 6}
+		copy(mreq.Address[:], m[:])
+		if err := unix.SetsockoptPacketMreq(fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mreq); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("isis: join %x on %s: %w", m, ifi.Name, err)
+		}
+	}
+	p := &packetPort{fd: fd, ifidx: ifi.Index}
+	copy(p.mac[:], ifi.HardwareAddr)
+	// os.NewFile registers the non-blocking fd with the runtime poller, so a
+	// blocked Read returns when Close is called.
+	p.f = os.NewFile(uintptr(fd), "isis-"+ifi.Name)
+	return p, nil
+}
+
+func (p *packetPort) Send(dst [6]byte, pdu []byte) error {
+	n := ethHeaderLen + len(llc) + len(pdu)
+	frame := make([]byte, n, max(n, 60))
+	copy(frame[0:6], dst[:])
+	copy(frame[6:12], p.mac[:])
+	binary.BigEndian.PutUint16(frame[12:14], uint16(len(llc)+len(pdu)))
+	copy(frame[14:17], llc[:])
+	copy(frame[17:], pdu)
+	// Ethernet minimum frame size; the 802.3 length field tells the receiver
+	// where the PDU really ends.
+	frame = frame[:max(n, 60)]
+	sll := &unix.SockaddrLinklayer{Ifindex: p.ifidx, Halen: 6, Protocol: htons(unix.ETH_P_802_2)}
+	copy(sll.Addr[:], dst[:])
+	rc, err := p.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	werr := rc.Write(func(fd uintptr) bool {
+		serr = unix.Sendto(int(fd), frame, 0, sll)
+		return !errors.Is(serr, unix.EAGAIN)
+	})
+	if werr != nil {
+		return werr
+	}
+	return serr
+}
+
+func (p *packetPort) Recv(buf []byte) (src [6]byte, pdu []byte, err error) {
+	for {
+		n, err := p.f.Read(buf)
+		if err != nil {
+			return src, nil, err
+		}
+		f := buf[:n]
+		if n < ethHeaderLen+len(llc) {
+			continue
+		}
+		copy(src[:], f[6:12])
+		if src == p.mac {
+			continue
+		}
+		length := int(binary.BigEndian.Uint16(f[12:14]))
+		if length >= 1536 || f[14] != llc[0] || f[15] != llc[1] || f[16] != llc[2] {
+			continue // an ethertype frame or not OSI LLC
+		}
+		end := ethHeaderLen + length
+		if end > n {
+			end = n // truncated frame: let the decoder report it
+		}
+		return src, f[ethHeaderLen+len(llc) : end], nil
+	}
+}
+
+func (p *packetPort) Close() error { return p.f.Close() }

@@ -1,0 +1,162 @@
+package isis
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/netip"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+)
+
+func neighborsUp(m *memNode, want int) error {
+	ns, err := m.in.Neighbors(context.Background())
+	if err != nil {
+		return err
+	}
+	up := 0
+	for _, n := range ns {
+		if n.State == "Up" {
+			up++
+		}
+	}
+	if up != want {
+		return fmt.Errorf("%s: %d adjacencies up, want %d: %+v", m.in.cfg.Hostname, up, want, ns)
+	}
+	return nil
+}
+
+// dbDigest is the part of a database two synchronised routers agree on.
+func dbDigest(m *memNode) (string, error) {
+	v, err := m.in.Database(context.Background(), DatabaseQuery{})
+	if err != nil {
+		return "", err
+	}
+	var s []string
+	for _, l := range v {
+		if l.Lifetime == 0 {
+			continue
+		}
+		s = append(s, fmt.Sprintf("%s/%d/%04x", l.LSPID, l.Seq, l.Checksum))
+	}
+	sort.Strings(s)
+	return strings.Join(s, " "), nil
+}
+
+func sameDB(nodes ...*memNode) func() error {
+	return func() error {
+		first, err := dbDigest(nodes[0])
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes[1:] {
+			d, err := dbDigest(n)
+			if err != nil {
+				return err
+			}
+			if d != first {
+				return fmt.Errorf("databases differ:\n %s\n %s", first, d)
+			}
+		}
+		return nil
+	}
+}
+
+func TestP2PAdjacencyAndSync(t *testing.T) {
+	w := &wire{}
+	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.0/31")}})
+	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.1/31")}})
+	poll(t, 10*time.Second, "adjacency up", func() error {
+		if err := neighborsUp(r1, 1); err != nil {
+			return err
+		}
+		return neighborsUp(r2, 1)
+	})
+	poll(t, 10*time.Second, "databases in sync", func() error {
+		if err := sameDB(r1, r2)(); err != nil {
+			return err
+		}
+		d, _ := dbDigest(r1)
+		if strings.Count(d, "/") != 4 {
+			return fmt.Errorf("want 2 LSPs, have %s", d)
+		}
+		return nil
+	})
+	poll(t, 5*time.Second, "graph at r2", func() error {
+		g := r2.in.Graph(2)
+		if g == nil {
+			return fmt.Errorf("no graph")
+		}
+		n1 := g.Lookup("0000.0000.0001.00")
+		if n1 < 0 {
+			return fmt.Errorf("r1 missing from %+v", g.View())
+		}
+		ls := g.LinksOf(n1)
+		if len(ls) != 1 || !ls[0].HasBW || ls[0].MaxBW != 1.25e9 || ls[0].LocalAddr != netip.MustParseAddr("10.254.0.0") || ls[0].RemoteAddr != netip.MustParseAddr("10.254.0.1") {
+			return fmt.Errorf("r1 links %+v", ls)
+		}
+		found := false
+		for _, p := range g.Prefixes {
+			if p.Prefix == netip.MustParsePrefix("10.255.0.1/32") && g.Nodes[p.Node].ID == "0000.0000.0001.00" {
+				found = p.HasPathBW && p.PathBW == math.MaxFloat32
+			}
+		}
+		if !found {
+			return fmt.Errorf("r1 loopback with max path bandwidth missing: %+v", g.View().Prefixes)
+		}
+		return nil
+	})
+}
+
+func TestLANDISAndPseudonode(t *testing.T) {
+	w := &wire{}
+	var rs []*memNode
+	for n := 1; n <= 3; n++ {
+		rs = append(rs, startMem(t, n, []memIf{{name: "lan0", typ: "lan", w: w, addr: netip.MustParsePrefix(fmt.Sprintf("10.253.0.%d/24", n))}}))
+	}
+	poll(t, 15*time.Second, "all adjacencies up", func() error {
+		for _, r := range rs {
+			if err := neighborsUp(r, 2); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	// Equal priorities: the highest MAC (r3's 02:00:00:00:03:00) wins; its
+	// LAN id is r3's system id with circuit id 1.
+	poll(t, 10*time.Second, "DIS agreed", func() error {
+		for _, r := range rs {
+			ifs, err := r.in.Interfaces(context.Background())
+			if err != nil {
+				return err
+			}
+			l := ifs[0].Levels[0]
+			if l.LANID != "0000.0000.0003.01" || l.DIS != (r == rs[2]) {
+				return fmt.Errorf("%s: %+v", r.in.cfg.Hostname, l)
+			}
+		}
+		return nil
+	})
+	poll(t, 10*time.Second, "pseudonode LSP and sync", func() error {
+		if err := sameDB(rs...)(); err != nil {
+			return err
+		}
+		v, err := rs[0].in.Database(context.Background(), DatabaseQuery{LSPID: "0000.0000.0003.01-00", Detail: true})
+		if err != nil {
+			return err
+		}
+		if len(v) != 1 {
+			return fmt.Errorf("pseudonode LSP missing")
+		}
+		s := fmt.Sprint(v[0].TLVs)
+		for n := 1; n <= 3; n++ {
+			if !strings.Contains(s, fmt.Sprintf("0000.0000.000%d.00", n)) {
+				return fmt.Errorf("pseudonode LSP lacks r%d: %s", n, s)
+			}
+		}
+		return nil
+	})
+}

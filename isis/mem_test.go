@@ -1,0 +1,180 @@
+package isis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fared/fared/config"
+)
+
+// wire is an in-memory broadcast segment: every frame sent by one port is
+// delivered to all others (a LAN; with two ports, a P2P link).
+type wire struct {
+	mu    sync.Mutex
+	ports []*memPort
+}
+
+type memFrame struct {
+	src [6]byte
+	pdu []byte
+}
+
+type memPort struct {
+	w      *wire
+	mac    [6]byte
+	rx     chan memFrame
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (w *wire) port(mac [6]byte) *memPort {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := &memPort{w: w, mac: mac, rx: make(chan memFrame, 4096), closed: make(chan struct{})}
+	w.ports = append(w.ports, p)
+	return p
+}
+
+func (p *memPort) Send(dst [6]byte, pdu []byte) error {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	for _, o := range p.w.ports {
+		if o == p {
+			continue
+		}
+		b := append([]byte(nil), pdu...)
+		select {
+		case o.rx <- memFrame{p.mac, b}:
+		default:
+		}
+	}
+	return nil
+}
+
+func (p *memPort) Recv(buf []byte) ([6]byte, []byte, error) {
+	select {
+	case f := <-p.rx:
+		return f.src, f.pdu, nil
+	case <-p.closed:
+		return [6]byte{}, nil, net.ErrClosed
+	}
+}
+
+func (p *memPort) Close() error {
+	p.once.Do(func() { close(p.closed) })
+	return nil
+}
+
+// memNode is one instance wired to in-memory segments.
+type memNode struct {
+	in     *Instance
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type memIf struct {
+	name string
+	typ  string
+	w    *wire
+	addr netip.Prefix
+	mac  [6]byte
+}
+
+func testConfig(t testing.TB, n int, level string, ifs []memIf) *config.Config {
+	y := fmt.Sprintf("hostname: r%d\nrouter-id: 10.255.0.%d\nsystem-id: 0000.0000.%04x\nisis:\n  areas: [49.0001]\n  level: %s\n  lsp-gen-interval: 50ms\n  csnp-interval: 1s\n  psnp-interval: 200ms\n  interfaces:\n", n, n, n, level)
+	for _, i := range ifs {
+		y += fmt.Sprintf("    - {name: %s, type: %s, hello-interval: 1s, hello-multiplier: 3, bandwidth: 10G}\n", i.name, i.typ)
+	}
+	y += fmt.Sprintf("  prefixes:\n    - {prefix: 10.255.0.%d/32}\n", n)
+	cfg, err := config.Parse("test.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func startMem(t testing.TB, n int, ifs []memIf) *memNode {
+	t.Helper()
+	return startMemOpts(t, n, "2", ifs, nil)
+}
+
+func startMemLog(t testing.TB, n int, ifs []memIf, log *slog.Logger) *memNode {
+	t.Helper()
+	return startMemOpts(t, n, "2", ifs, log)
+}
+
+func startMemLevel(t testing.TB, n int, level string, ifs []memIf) *memNode {
+	t.Helper()
+	return startMemOpts(t, n, level, ifs, nil)
+}
+
+func startMemOpts(t testing.TB, n int, level string, ifs []memIf, log *slog.Logger) *memNode {
+	t.Helper()
+	cfg := testConfig(t, n, level, ifs)
+	byName := map[string]memIf{}
+	for i, f := range ifs {
+		f.mac = [6]byte{0x02, 0, 0, 0, byte(n), byte(i)}
+		byName[f.name] = f
+	}
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if testing.Verbose() && log == nil {
+		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	in, err := New(cfg, Options{
+		Logger: log,
+		Interfaces: func(name string) (*IfaceInfo, error) {
+			f, ok := byName[name]
+			if !ok {
+				return nil, errors.New("no such interface")
+			}
+			return &IfaceInfo{Iface: net.Interface{Index: 10 + len(name), MTU: 1500, Name: name, HardwareAddr: f.mac[:]}, Running: true, Addrs: []netip.Prefix{f.addr}}, nil
+		},
+		OpenPort: func(ifi *net.Interface) (Port, error) {
+			f := byName[ifi.Name]
+			return f.w.port(f.mac), nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &memNode{in: in, cancel: cancel, done: make(chan struct{})}
+	go func() { in.Run(ctx); close(m.done) }()
+	t.Cleanup(m.stop)
+	return m
+}
+
+func (m *memNode) stop() {
+	m.cancel()
+	<-m.done
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(b []byte) (int, error) { w.t.Log(string(b)); return len(b), nil }
+
+// poll retries f until it returns nil or the deadline passes.
+func poll(t testing.TB, d time.Duration, what string, f func() error) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s: not reached within %v: %v", what, d, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

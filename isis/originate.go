@@ -1,0 +1,280 @@
+package isis
+
+import (
+	"bytes"
+	"math"
+	"net/netip"
+	"time"
+
+	"github.com/fared/fared/isis/packet"
+)
+
+// MaxPathBandwidth is the default Path Bandwidth: draft-xu-lsr-fare §4.1's
+// "maximum bandwidth value", read as no constraint (the largest finite
+// float32) rather than anything derived from an interface speed.
+const MaxPathBandwidth = math.MaxFloat32
+
+// originate builds our LSPs (and pseudonode LSPs where we are DIS) for one
+// level, installs what changed with a higher sequence number, floods it,
+// and purges fragments we no longer need.
+func (in *Instance) originate(lv *level, now time.Time) {
+	lv.regen = false
+	lv.lastGen = now
+	want := map[packet.LSPID]packet.TLVs{}
+	for i, tl := range in.fragment(in.ownTLVs(lv.n)) {
+		want[packet.MakeLSPID(in.sysID, 0, uint8(i))] = tl
+	}
+	for _, c := range in.circuits {
+		if c.isP2P() || !c.levelOn(lv.n) || !c.running {
+			continue
+		}
+		if ll := c.lan[lv.n-1]; ll.dis {
+			for i, tl := range in.fragment(in.pseudoTLVs(c, lv.n)) {
+				want[packet.MakeLSPID(in.sysID, c.localID, uint8(i))] = tl
+			}
+		}
+	}
+	for id, tlvs := range want {
+		e := lv.db[id]
+		body := tlvs.AppendTo(nil)
+		if e != nil && e.own && e.purged.IsZero() && bytes.Equal(e.body(), body) && e.lsp.Flags == in.lspFlags(lv, id) {
+			continue
+		}
+		seq := uint32(0)
+		if e != nil {
+			seq = e.lsp.Seq
+		}
+		in.install(lv, id, seq+1, tlvs, now)
+	}
+	for id := range lv.ownFrags {
+		if _, ok := want[id]; ok {
+			continue
+		}
+		if e := lv.db[id]; e != nil && e.purged.IsZero() {
+			in.purgeEntry(lv, e, now)
+		}
+	}
+	lv.ownFrags = map[packet.LSPID]bool{}
+	for id := range want {
+		lv.ownFrags[id] = true
+	}
+}
+
+// reoriginate refreshes one of our LSPs with the next sequence number.
+func (in *Instance) reoriginate(lv *level, e *lspEntry, now time.Time) {
+	in.install(lv, e.lsp.ID, e.lsp.Seq+1, e.lsp.TLVs, now)
+}
+
+func (in *Instance) install(lv *level, id packet.LSPID, seq uint32, tlvs packet.TLVs, now time.Time) {
+	if seq == 0 {
+		seq = 1
+	}
+	life := uint16(in.icfg.LSPLifetime / time.Second)
+	p := &packet.LSP{Header: packet.Header{Type: lspType(lv.n)}, Lifetime: life, ID: id, Seq: seq, Flags: in.lspFlags(lv, id), TLVs: tlvs}
+	raw := p.AppendTo(nil)
+	dec, err := packet.Decode(raw)
+	if err != nil {
+		in.log.Error("originated LSP does not decode", "lsp", id.String(), "err", err)
+		return
+	}
+	e := &lspEntry{raw: raw, lsp: dec.(*packet.LSP), rcvd: now, own: true, expires: now.Add(time.Duration(life) * time.Second)}
+	lv.db[id] = e
+	lv.changes++
+	lv.graphDirty = true
+	in.setSRMAll(lv.n, id)
+}
+
+// body is the TLV part of the stored PDU, used to see whether a new
+// origination changes anything.
+func (e *lspEntry) body() []byte {
+	const fixed = 27
+	if len(e.raw) < fixed {
+		return nil
+	}
+	return e.raw[fixed:]
+}
+
+func (in *Instance) lspFlags(lv *level, id packet.LSPID) uint8 {
+	f := in.isType()
+	if in.icfg.Overload && id.Pseudo() == 0 {
+		f |= 0x04
+	}
+	return f
+}
+
+// ownTLVs is the content of our non-pseudonode LSP at level l.
+func (in *Instance) ownTLVs(l int) packet.TLVs {
+	tlvs := packet.TLVs{
+		&packet.AreaAddresses{Areas: in.areas},
+		&packet.ProtocolsSupported{NLPIDs: in.nlpids()},
+	}
+	if in.cfg.Hostname != "" {
+		tlvs = append(tlvs, &packet.Hostname{Name: in.cfg.Hostname})
+	}
+	if in.cfg.RouterID.IsValid() {
+		tlvs = append(tlvs, &packet.TERouterID{Addr: in.cfg.RouterID})
+	}
+	addrs := []netip.Addr{}
+	if in.cfg.RouterID.IsValid() {
+		addrs = append(addrs, in.cfg.RouterID)
+	}
+	var a6 []netip.Addr
+	for _, c := range in.circuits {
+		for _, p := range c.addrs4 {
+			if p.Addr() != in.cfg.RouterID {
+				addrs = append(addrs, p.Addr())
+			}
+		}
+		for _, p := range c.addrs6 {
+			a6 = append(a6, p.Addr())
+		}
+	}
+	if len(addrs) > 0 {
+		tlvs = append(tlvs, packAddrs4(addrs)...)
+	}
+	if len(a6) > 0 {
+		tlvs = append(tlvs, packAddrs6(a6)...)
+	}
+	var nbrs []packet.ExtISNeighbor
+	var p4 []packet.ExtIPPrefix
+	var p6 []packet.IPv6Prefix
+	seen := map[netip.Prefix]bool{}
+	addPrefix := func(pfx netip.Prefix, metric uint32, pb float32) {
+		pfx = pfx.Masked()
+		if seen[pfx] {
+			return
+		}
+		seen[pfx] = true
+		subs := []packet.SubTLV{packet.FloatSubTLV(in.pbCode, pb)}
+		if pfx.Addr().Is4() {
+			p4 = append(p4, packet.ExtIPPrefix{Metric: metric, Prefix: pfx, SubTLVs: subs})
+		} else {
+			p6 = append(p6, packet.IPv6Prefix{Metric: metric, Prefix: pfx, SubTLVs: subs})
+		}
+	}
+	for _, p := range in.icfg.Prefixes {
+		pb := float32(MaxPathBandwidth)
+		if p.PathBandwidth > 0 {
+			pb = p.PathBandwidth.BytesPerSec()
+		}
+		addPrefix(p.Prefix, p.Metric, pb)
+	}
+	for _, c := range in.circuits {
+		if !c.running {
+			continue
+		}
+		// Connected subnets of IS-IS interfaces, as every router does.
+		for _, p := range c.addrs4 {
+			addPrefix(p, c.cfg.Metric, MaxPathBandwidth)
+		}
+		for _, p := range c.addrs6 {
+			addPrefix(p, c.cfg.Metric, MaxPathBandwidth)
+		}
+		if c.cfg.Passive {
+			continue
+		}
+		nbrs = append(nbrs, c.reach(l)...)
+	}
+	tlvs = append(tlvs, packet.PackExtISReach(nbrs)...)
+	tlvs = append(tlvs, packet.PackExtIPReach(p4)...)
+	tlvs = append(tlvs, packet.PackIPv6Reach(p6)...)
+	return tlvs
+}
+
+// reach is this circuit's contribution to TLV 22 at level l: the P2P
+// neighbour, or the LAN's pseudonode, with the TE sub-TLVs (RFC 5305).
+func (c *circuit) reach(l int) []packet.ExtISNeighbor {
+	var subs []packet.SubTLV
+	if len(c.addrs4) > 0 {
+		subs = append(subs, packet.AddrSubTLV(packet.SubIPv4IfAddr, c.addrs4[0].Addr()))
+	}
+	if c.isP2P() {
+		a := c.p2p
+		if a == nil || a.state != AdjUp || !a.usesLevel(l) {
+			return nil
+		}
+		if len(a.addrs4) > 0 {
+			subs = append(subs, packet.AddrSubTLV(packet.SubIPv4NbrAddr, a.addrs4[0]))
+		}
+		if c.bw > 0 {
+			subs = append(subs, packet.FloatSubTLV(packet.SubMaxLinkBW, c.bw))
+		}
+		return []packet.ExtISNeighbor{{ID: packet.MakeNodeID(a.sysID, 0), Metric: c.cfg.Metric, SubTLVs: subs}}
+	}
+	ll := c.lan[l-1]
+	if ll.lanID == (packet.NodeID{}) || !c.hasUpAdj(l) {
+		return nil
+	}
+	if c.bw > 0 {
+		subs = append(subs, packet.FloatSubTLV(packet.SubMaxLinkBW, c.bw))
+	}
+	return []packet.ExtISNeighbor{{ID: ll.lanID, Metric: c.cfg.Metric, SubTLVs: subs}}
+}
+
+// pseudoTLVs is the pseudonode LSP of a LAN where we are DIS: every router
+// with an Up adjacency, and us, at metric 0 (ISO 10589 §7.3.8).
+func (in *Instance) pseudoTLVs(c *circuit, l int) packet.TLVs {
+	nbrs := []packet.ExtISNeighbor{{ID: packet.MakeNodeID(in.sysID, 0)}}
+	for _, a := range c.lan[l-1].adjs {
+		if a.state == AdjUp {
+			nbrs = append(nbrs, packet.ExtISNeighbor{ID: packet.MakeNodeID(a.sysID, 0)})
+		}
+	}
+	sortNeighbors(nbrs)
+	return packet.TLVs(packet.PackExtISReach(nbrs))
+}
+
+func sortNeighbors(ns []packet.ExtISNeighbor) {
+	for i := 1; i < len(ns); i++ {
+		for j := i; j > 0 && bytes.Compare(ns[j].ID[:], ns[j-1].ID[:]) < 0; j-- {
+			ns[j], ns[j-1] = ns[j-1], ns[j]
+		}
+	}
+}
+
+// fragment splits TLVs over as many LSP fragments as the LSP MTU requires.
+// TLVs are kept whole and in order, so fragment 0 keeps the node's
+// identity (areas, protocols, hostname) first.
+func (in *Instance) fragment(tlvs packet.TLVs) []packet.TLVs {
+	room := in.icfg.LSPMTU - 27
+	var out []packet.TLVs
+	var cur packet.TLVs
+	size := 0
+	for _, t := range tlvs {
+		n := (packet.TLVs{t}).Len()
+		if size+n > room && len(cur) > 0 {
+			out = append(out, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, t)
+		size += n
+	}
+	if len(cur) > 0 || len(out) == 0 {
+		out = append(out, cur)
+	}
+	if len(out) > 256 {
+		in.log.Error("LSP content exceeds 256 fragments; truncated", "fragments", len(out))
+		out = out[:256]
+	}
+	return out
+}
+
+func packAddrs4(as []netip.Addr) []packet.TLV {
+	var out []packet.TLV
+	for len(as) > 0 {
+		n := min(len(as), 63)
+		out = append(out, &packet.IPv4Addresses{Addrs: as[:n]})
+		as = as[n:]
+	}
+	return out
+}
+
+func packAddrs6(as []netip.Addr) []packet.TLV {
+	var out []packet.TLV
+	for len(as) > 0 {
+		n := min(len(as), 15)
+		out = append(out, &packet.IPv6Addresses{Addrs: as[:n]})
+		as = as[n:]
+	}
+	return out
+}

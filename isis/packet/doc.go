@@ -1,0 +1,24 @@
+// Package packet encodes and decodes IS-IS PDUs (ISO 10589, RFC 1195) and
+// the TLVs and sub-TLVs fared uses (RFC 5303, 5305, 5308, 6119, 7794, 8570),
+// plus the FARE Path Bandwidth prefix sub-TLV.
+//
+// Round trips are exact: Decode keeps every TLV instance in wire order, one
+// Go value per wire TLV, unknown TLVs and sub-TLVs byte for byte, prefixes
+// with the host bits they were sent with, so that AppendTo (for an LSP
+// AppendToKeepChecksum) reproduces the received bytes. LSPs must be flooded
+// unchanged and LSDB comparisons must not see spurious differences.
+//
+// Decode yields pointer TLVs (*ExtISReach, *Hostname, …, *Unknown). All TLV
+// methods have value receivers, so encoders accept values or pointers alike;
+// the TLVs accessors (Hostname, ExtISNeighbors, …) handle both.
+//
+// Aliasing: Decode never retains the caller's buffer. It copies the PDU once
+// (one allocation) and byte slices in the result (Unknown.Value,
+// SubTLV.Value, area addresses) point into that private copy, capacity
+// limited so that appending to one never overwrites its neighbour. Socket
+// readers can therefore reuse their receive buffer; callers that flood an
+// LSP keep their own copy of the raw bytes.
+//
+// Decode never panics; every rejection is a *DecodeError whose Kind is a
+// stable metric label.
+package packet

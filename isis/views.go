@@ -1,0 +1,314 @@
+package isis
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"net/netip"
+	"sort"
+	"time"
+
+	"github.com/fared/fared/isis/packet"
+	"github.com/fared/fared/lsdb"
+)
+
+// The types below are the stable JSON shapes of `farectl isis ...`.
+
+// NeighborView is one adjacency.
+type NeighborView struct {
+	SystemID  string   `json:"system_id"`
+	Hostname  string   `json:"hostname,omitempty"`
+	Interface string   `json:"interface"`
+	Level     string   `json:"level"`
+	State     string   `json:"state"`
+	Type      string   `json:"type"` // p2p | lan
+	SNPA      string   `json:"snpa"`
+	HoldTime  int      `json:"hold_time"`
+	ExpiresIn float64  `json:"expires_in"`
+	Priority  int      `json:"priority,omitempty"`
+	LANID     string   `json:"lan_id,omitempty"`
+	Areas     []string `json:"areas"`
+	IPv4      []string `json:"ipv4,omitempty"`
+	IPv6      []string `json:"ipv6,omitempty"`
+	UpSince   string   `json:"up_since,omitempty"`
+	Flaps     int      `json:"flaps"`
+}
+
+// InterfaceView is one circuit with its counters.
+type InterfaceView struct {
+	Name           string            `json:"name"`
+	Index          int               `json:"ifindex"`
+	Type           string            `json:"type"`
+	State          string            `json:"state"`
+	Passive        bool              `json:"passive"`
+	MTU            int               `json:"mtu"`
+	MAC            string            `json:"mac"`
+	Metric         uint32            `json:"metric"`
+	BandwidthBytes float32           `json:"bandwidth_bytes"`
+	CircuitID      int               `json:"circuit_id"`
+	Addresses      []string          `json:"addresses"`
+	HelloInterval  float64           `json:"hello_interval"`
+	HoldTime       float64           `json:"hold_time"`
+	Priority       int               `json:"priority,omitempty"`
+	Levels         []LANLevelView    `json:"levels,omitempty"`
+	Adjacencies    int               `json:"adjacencies_up"`
+	Counters       map[string]uint64 `json:"counters"`
+}
+
+// LANLevelView is the DIS state of one level on a LAN.
+type LANLevelView struct {
+	Level int    `json:"level"`
+	DIS   bool   `json:"is_dis"`
+	LANID string `json:"lan_id,omitempty"`
+}
+
+// LSPView is one database entry.
+type LSPView struct {
+	LSPID     string           `json:"lsp_id"`
+	Hostname  string           `json:"hostname,omitempty"`
+	Level     int              `json:"level"`
+	Seq       uint32           `json:"sequence"`
+	SeqHex    string           `json:"sequence_hex"`
+	Checksum  uint16           `json:"checksum"`
+	ChecksumX string           `json:"checksum_hex"`
+	Lifetime  uint16           `json:"remaining_lifetime"`
+	Length    int              `json:"length"`
+	Own       bool             `json:"own"`
+	Attached  bool             `json:"attached"`
+	Overload  bool             `json:"overload"`
+	ISType    uint8            `json:"is_type"`
+	Purged    bool             `json:"purged,omitempty"`
+	TLVs      []map[string]any `json:"tlvs,omitempty"`
+	Raw       string           `json:"raw_hex,omitempty"`
+}
+
+// Neighbors returns every adjacency that is not Down.
+func (in *Instance) Neighbors(ctx context.Context) ([]NeighborView, error) {
+	var out []NeighborView
+	err := in.Query(ctx, func() {
+		now := in.opt.Now()
+		hostnames := in.hostnames(now)
+		add := func(c *circuit, a *adjacency, lvl string) {
+			v := NeighborView{SystemID: a.sysID.String(), Hostname: hostnames[a.sysID], Interface: c.name, Level: lvl,
+				State: a.state.String(), Type: c.cfg.Type, SNPA: macString(a.snpa), HoldTime: int(a.hold / time.Second),
+				ExpiresIn: max(0, a.expires.Sub(now).Seconds()), Areas: formatAreas(a.areas), Flaps: a.flaps}
+			if !c.isP2P() {
+				v.Priority = int(a.priority)
+				v.LANID = a.lanID.String()
+			}
+			for _, x := range a.addrs4 {
+				v.IPv4 = append(v.IPv4, x.String())
+			}
+			for _, x := range a.addrs6 {
+				v.IPv6 = append(v.IPv6, x.String())
+			}
+			if a.state == AdjUp {
+				v.UpSince = a.since.UTC().Format(time.RFC3339)
+			}
+			out = append(out, v)
+		}
+		for _, c := range in.circuits {
+			if a := c.p2p; a != nil {
+				add(c, a, levelName(a.level))
+			}
+			for l := 0; l < 2; l++ {
+				if c.lan[l] == nil {
+					continue
+				}
+				for _, a := range c.lan[l].adjs {
+					add(c, a, levelName(l+1))
+				}
+			}
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].Interface != out[j].Interface {
+				return out[i].Interface < out[j].Interface
+			}
+			if out[i].Level != out[j].Level {
+				return out[i].Level < out[j].Level
+			}
+			return out[i].SystemID < out[j].SystemID
+		})
+	})
+	if out == nil {
+		out = []NeighborView{}
+	}
+	return out, err
+}
+
+func levelName(l int) string {
+	switch l {
+	case 1:
+		return "L1"
+	case 2:
+		return "L2"
+	case 3:
+		return "L1L2"
+	}
+	return "-"
+}
+
+// hostnames maps system ids to the TLV 137 names in the databases.
+func (in *Instance) hostnames(now time.Time) map[packet.SystemID]string {
+	m := map[packet.SystemID]string{}
+	for _, lv := range in.levels {
+		if lv == nil {
+			continue
+		}
+		for id, e := range lv.db {
+			if id.Pseudo() != 0 || id.Fragment() != 0 || e.remaining(now) == 0 {
+				continue
+			}
+			for _, t := range e.lsp.TLVs {
+				if h, ok := t.(*packet.Hostname); ok {
+					m[id.SystemID()] = h.Name
+				}
+			}
+		}
+	}
+	return m
+}
+
+// Interfaces returns the circuits with their counters.
+func (in *Instance) Interfaces(ctx context.Context) ([]InterfaceView, error) {
+	var out []InterfaceView
+	err := in.Query(ctx, func() {
+		for _, c := range in.circuits {
+			v := InterfaceView{Name: c.name, Index: c.ifi.Index, Type: c.cfg.Type, State: "down", Passive: c.cfg.Passive,
+				MTU: c.mtu, MAC: macString(c.mac), Metric: c.cfg.Metric, BandwidthBytes: c.bw, CircuitID: int(c.localID),
+				HelloInterval: c.cfg.HelloInterval.Seconds(), HoldTime: c.holdTime().Seconds(), Addresses: []string{},
+				Counters: maps.Clone(c.counters)}
+			if c.running {
+				v.State = "up"
+			}
+			for _, p := range append(append([]netip.Prefix{}, c.addrs4...), c.addrs6...) {
+				v.Addresses = append(v.Addresses, p.String())
+			}
+			if c.isP2P() {
+				if c.p2p != nil && c.p2p.state == AdjUp {
+					v.Adjacencies = 1
+				}
+			} else {
+				v.Priority = int(c.cfg.Priority)
+				for l := 1; l <= 2; l++ {
+					if !c.levelOn(l) {
+						continue
+					}
+					ll := c.lan[l-1]
+					lv := LANLevelView{Level: l, DIS: ll.dis}
+					if ll.lanID != (packet.NodeID{}) {
+						lv.LANID = ll.lanID.String()
+					}
+					v.Levels = append(v.Levels, lv)
+					for _, a := range ll.adjs {
+						if a.state == AdjUp {
+							v.Adjacencies++
+						}
+					}
+				}
+			}
+			out = append(out, v)
+		}
+	})
+	return out, err
+}
+
+// DatabaseQuery selects database entries.
+type DatabaseQuery struct {
+	Level  int    // 0: all levels
+	LSPID  string // empty: all; else an LSP id, or a hostname[.pp-ff]
+	Detail bool
+}
+
+// Database returns LSPs sorted by level and id.
+func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSPView, error) {
+	var out []LSPView
+	var qerr error
+	err := in.Query(ctx, func() {
+		now := in.opt.Now()
+		var want *packet.LSPID
+		if q.LSPID != "" {
+			id, err := in.resolveLSPID(q.LSPID, now)
+			if err != nil {
+				qerr = err
+				return
+			}
+			want = &id
+		}
+		names := in.hostnames(now)
+		for _, lv := range in.levels {
+			if lv == nil || (q.Level != 0 && q.Level != lv.n) {
+				continue
+			}
+			ids := make([]packet.LSPID, 0, len(lv.db))
+			for id := range lv.db {
+				if want == nil || id == *want {
+					ids = append(ids, id)
+				}
+			}
+			sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
+			for _, id := range ids {
+				e := lv.db[id]
+				v := LSPView{LSPID: id.String(), Hostname: names[id.SystemID()], Level: lv.n, Seq: e.lsp.Seq,
+					SeqHex: fmt.Sprintf("0x%08x", e.lsp.Seq), Checksum: e.lsp.Checksum, ChecksumX: fmt.Sprintf("0x%04x", e.lsp.Checksum),
+					Lifetime: e.remaining(now), Length: len(e.raw), Own: e.own, Attached: e.lsp.Attached(),
+					Overload: e.lsp.Overload(), ISType: e.lsp.ISType(), Purged: !e.purged.IsZero()}
+				if q.Detail {
+					v.TLVs = []map[string]any{}
+					for _, t := range e.lsp.TLVs {
+						v.TLVs = append(v.TLVs, packet.DescribeTLV(t, in.pbCode))
+					}
+					v.Raw = hex.EncodeToString(e.raw)
+				}
+				out = append(out, v)
+			}
+		}
+	})
+	if qerr != nil {
+		return nil, qerr
+	}
+	if out == nil {
+		out = []LSPView{}
+	}
+	return out, err
+}
+
+// ErrNotFound marks a query for something that does not exist (API: 404).
+type ErrNotFound struct{ What string }
+
+func (e ErrNotFound) Error() string { return e.What + " not found" }
+
+// resolveLSPID accepts "0000.0000.0001.00-00", "0000.0000.0001" (fragment
+// 0 of the node) or "hostname[.pp[-ff]]".
+func (in *Instance) resolveLSPID(s string, now time.Time) (packet.LSPID, error) {
+	if id, err := packet.ParseLSPID(s); err == nil {
+		return id, nil
+	}
+	if sys, err := packet.ParseSystemID(s); err == nil {
+		return packet.MakeLSPID(sys, 0, 0), nil
+	}
+	name, pseudo, frag := s, uint8(0), uint8(0)
+	var pp, ff int
+	if n, _ := fmt.Sscanf(s[max(0, len(s)-6):], ".%02x-%02x", &pp, &ff); n == 2 {
+		name, pseudo, frag = s[:len(s)-6], uint8(pp), uint8(ff)
+	}
+	for sys, h := range in.hostnames(now) {
+		if h == name {
+			return packet.MakeLSPID(sys, pseudo, frag), nil
+		}
+	}
+	return packet.LSPID{}, ErrNotFound{What: "LSP " + s}
+}
+
+// LSDB returns the latest graph snapshot of every level.
+func (in *Instance) LSDB() []*lsdb.Graph {
+	var out []*lsdb.Graph
+	for l := 1; l <= 2; l++ {
+		if g := in.Graph(l); g != nil {
+			out = append(out, g)
+		}
+	}
+	return out
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs every test, lab tests included (they need root and FRR; with CI=true a
+# missing prerequisite is a failure, not a skip).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+go vet ./...
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted" >&2; exit 1; fi
+go test -count=1 -timeout 25m ./...

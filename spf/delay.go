@@ -1,0 +1,243 @@
+package spf
+
+import (
+	"sync"
+	"time"
+)
+
+// DelayState is a state of the RFC 8405 back-off state machine.
+type DelayState int
+
+// RFC 8405 §5 states.
+const (
+	Quiet DelayState = iota
+	ShortWait
+	LongWait
+)
+
+func (s DelayState) String() string {
+	switch s {
+	case Quiet:
+		return "QUIET"
+	case ShortWait:
+		return "SHORT_WAIT"
+	case LongWait:
+		return "LONG_WAIT"
+	}
+	return "?"
+}
+
+// DelayConfig holds the RFC 8405 parameters. Zero fields take the defaults of
+// DefaultDelayConfig.
+type DelayConfig struct {
+	InitialDelay time.Duration // INITIAL_SPF_DELAY
+	ShortDelay   time.Duration // SHORT_SPF_DELAY
+	LongDelay    time.Duration // LONG_SPF_DELAY
+	TimeToLearn  time.Duration // TIME_TO_LEARN_INTERVAL
+	Holddown     time.Duration // HOLDDOWN_INTERVAL
+}
+
+// DefaultDelayConfig returns the example values of RFC 8405 §6:
+// 50 ms / 200 ms / 5 s, time to learn 500 ms, holddown 10 s.
+func DefaultDelayConfig() DelayConfig {
+	return DelayConfig{
+		InitialDelay: 50 * time.Millisecond,
+		ShortDelay:   200 * time.Millisecond,
+		LongDelay:    5 * time.Second,
+		TimeToLearn:  500 * time.Millisecond,
+		Holddown:     10 * time.Second,
+	}
+}
+
+func (c DelayConfig) withDefaults() DelayConfig {
+	d := DefaultDelayConfig()
+	if c.InitialDelay <= 0 {
+		c.InitialDelay = d.InitialDelay
+	}
+	if c.ShortDelay <= 0 {
+		c.ShortDelay = d.ShortDelay
+	}
+	if c.LongDelay <= 0 {
+		c.LongDelay = d.LongDelay
+	}
+	if c.TimeToLearn <= 0 {
+		c.TimeToLearn = d.TimeToLearn
+	}
+	if c.Holddown <= 0 {
+		c.Holddown = d.Holddown
+	}
+	return c
+}
+
+// Delay is the RFC 8405 SPF back-off state machine. It owns no timers: the
+// LEARN and HOLDDOWN timers are deadlines evaluated lazily (in time order) on
+// every call, and the SPF timer is the time Event returns, which the caller
+// arms itself and acknowledges with Ran when the computation has run. All
+// methods take the current time explicitly; the clock given to NewDelay is
+// only used by State and Pending. Delay is safe for concurrent use.
+type Delay struct {
+	mu       sync.Mutex
+	cfg      DelayConfig
+	clock    func() time.Time
+	state    DelayState
+	spfAt    time.Time // SPF_TIMER deadline; zero when not armed
+	learnAt  time.Time // LEARN_TIMER deadline; zero when not armed
+	holdAt   time.Time // HOLDDOWN_TIMER deadline; zero when not armed
+	lastTran int       // last RFC transition number applied (tests, show)
+}
+
+// NewDelay starts in QUIET. now may be nil (time.Now).
+func NewDelay(cfg DelayConfig, now func() time.Time) *Delay {
+	if now == nil {
+		now = time.Now
+	}
+	return &Delay{cfg: cfg.withDefaults(), clock: now}
+}
+
+// advance applies the timer expirations due at or before now, earliest first.
+func (d *Delay) advance(now time.Time) {
+	for {
+		learnDue := !d.learnAt.IsZero() && !d.learnAt.After(now)
+		holdDue := !d.holdAt.IsZero() && !d.holdAt.After(now)
+		switch {
+		case learnDue && (!holdDue || !d.holdAt.Before(d.learnAt)):
+			// Transition 3: LEARN_TIMER expiration in SHORT_WAIT.
+			d.learnAt = time.Time{}
+			if d.state == ShortWait {
+				d.state = LongWait
+				d.lastTran = 3
+			}
+		case holdDue:
+			d.holdAt = time.Time{}
+			switch d.state {
+			case ShortWait:
+				// Transition 6: deactivate LEARN_TIMER, go QUIET.
+				d.learnAt = time.Time{}
+				d.state = Quiet
+				d.lastTran = 6
+			case LongWait:
+				// Transition 5.
+				d.state = Quiet
+				d.lastTran = 5
+			}
+		default:
+			return
+		}
+	}
+}
+
+// Event records an IGP event (a change that needs SPF) at now and returns
+// when SPF must run: the already armed SPF_TIMER if there is one, otherwise
+// now plus the delay of the current state (RFC 8405 transitions 1, 2, 4).
+func (d *Delay) Event(now time.Time) (runAt time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.advance(now)
+	var delay time.Duration
+	switch d.state {
+	case Quiet: // Transition 1
+		delay = d.cfg.InitialDelay
+		d.learnAt = now.Add(d.cfg.TimeToLearn)
+		d.holdAt = now.Add(d.cfg.Holddown)
+		d.state = ShortWait
+		d.lastTran = 1
+	case ShortWait: // Transition 2
+		delay = d.cfg.ShortDelay
+		d.holdAt = now.Add(d.cfg.Holddown)
+		d.lastTran = 2
+	case LongWait: // Transition 4
+		delay = d.cfg.LongDelay
+		d.holdAt = now.Add(d.cfg.Holddown)
+		d.lastTran = 4
+	}
+	if d.spfAt.IsZero() {
+		d.spfAt = now.Add(delay)
+	}
+	return d.spfAt
+}
+
+// Ran records that the SPF_TIMER fired and SPF was computed at now
+// (transition 7: the state does not change).
+func (d *Delay) Ran(now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.advance(now)
+	d.spfAt = time.Time{}
+	d.lastTran = 7
+}
+
+// State returns the state at the clock's current time.
+func (d *Delay) State() DelayState {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.advance(d.clock())
+	return d.state
+}
+
+// Pending returns the armed SPF_TIMER deadline, if any.
+func (d *Delay) Pending() (time.Time, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.spfAt, !d.spfAt.IsZero()
+}
+
+// DelayView is the JSON shape of the back-off state (farectl).
+type DelayView struct {
+	State      string    `json:"state"`
+	SPFAt      time.Time `json:"spf_at,omitzero"`
+	LearnAt    time.Time `json:"learn_at,omitzero"`
+	HolddownAt time.Time `json:"holddown_at,omitzero"`
+}
+
+// View returns the state and timer deadlines at the clock's current time.
+func (d *Delay) View() DelayView {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.advance(d.clock())
+	return DelayView{State: d.state.String(), SPFAt: d.spfAt, LearnAt: d.learnAt, HolddownAt: d.holdAt}
+}
+
+// LogEntry records one SPF computation.
+type LogEntry struct {
+	At            time.Time     `json:"at"`
+	Trigger       string        `json:"trigger"`
+	Kind          string        `json:"kind"` // "full" | "route-only"
+	Duration      time.Duration `json:"duration_ns"`
+	Nodes         int           `json:"nodes"`
+	RoutesChanged int           `json:"routes_changed"`
+}
+
+// LogSize is the capacity of a Log.
+const LogSize = 64
+
+// Log is a ring buffer of the last LogSize SPF runs. The zero value is ready;
+// it is safe for concurrent use.
+type Log struct {
+	mu   sync.Mutex
+	ring [LogSize]LogEntry
+	next int
+	n    int
+}
+
+// Add appends e, dropping the oldest entry when full.
+func (l *Log) Add(e LogEntry) {
+	l.mu.Lock()
+	l.ring[l.next] = e
+	l.next = (l.next + 1) % LogSize
+	if l.n < LogSize {
+		l.n++
+	}
+	l.mu.Unlock()
+}
+
+// Entries returns a copy of the entries, oldest first.
+func (l *Log) Entries() []LogEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]LogEntry, l.n)
+	start := (l.next - l.n + LogSize) % LogSize
+	for i := 0; i < l.n; i++ {
+		out[i] = l.ring[(start+i)%LogSize]
+	}
+	return out
+}
