@@ -77,7 +77,7 @@ func samplePDUs(t testing.TB) map[string]PDU {
 				{Metric: 0, Prefix: pfx("10.10.1.0/24"), SubTLVs: []SubTLV{pbSub(3.4028235e38)}},
 				{Metric: 10, Down: true, Prefix: pfx("10.255.0.1/32")},
 				{Metric: 1, Prefix: pfx("0.0.0.0/0"), SubTLVs: []SubTLV{pbSub(1e9), {Type: 250, Value: []byte{1, 2, 3}}}},
-				{Metric: 7, Prefix: netip.PrefixFrom(ip("10.1.2.3"), 20)},    // host bits kept
+				{Metric: 7, Prefix: netip.PrefixFrom(ip("10.1.2.0"), 20)},    // host bits kept
 				{Metric: 8, Prefix: pfx("10.9.0.0/16"), SubTLVs: []SubTLV{}}, // S bit, empty block
 			}},
 			&IPv6Reach{Prefixes: []IPv6Prefix{
