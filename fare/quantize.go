@@ -41,14 +41,15 @@ func Quantize(w []float64, max uint32) (q []uint32, err float64) {
 	if top == 0 {
 		return q, 0
 	}
-	scale := float64(max) / top
 	var g uint32
 	for i, x := range w {
 		x = clean(x)
 		if x == 0 {
 			continue
 		}
-		v := math.Round(x * scale)
+		// x/top*max rather than x*(max/top): exact for the usual integers
+		// (100/200*255 = 127.5 → 128, where 100*1.275 gives 127.4999…).
+		v := math.Round(x / top * float64(max))
 		if v < 1 {
 			v = 1
 		}

@@ -2,11 +2,11 @@ package fib
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -111,6 +111,7 @@ type group struct {
 
 type routeEnt struct {
 	nh  uint32 // nexthop or group id; 0 = adopted route that is not ours to keep as is
+	gen uint64 // last Sync that wanted it; older ones are deleted
 	sig string // RTA_MULTIPATH fallback: the installed paths
 }
 
@@ -133,6 +134,7 @@ type FIB struct {
 	ids      map[uint32]struct{} // allocated or reserved ids in our range
 	cursor   uint32
 	down     map[int]bool
+	gen      uint64 // Sync generation
 }
 
 const (
@@ -254,15 +256,24 @@ func (f *FIB) hdr(p netip.Prefix) routeHdr {
 	return routeHdr{prefix: p, table: f.cfg.Table, protocol: f.cfg.Protocol, metric: f.cfg.Metric}
 }
 
-func groupKey(ms []GroupMember) string {
-	var b strings.Builder
+// groupKey is the content key of a group: its members (sorted by id)
+// with their weights, 8 raw bytes each.
+func groupKey(ms []GroupMember) string { return string(appendGroupKey(nil, ms)) }
+
+func appendGroupKey(b []byte, ms []GroupMember) []byte {
 	for _, m := range ms {
-		b.WriteString(strconv.FormatUint(uint64(m.ID), 16))
-		b.WriteByte(':')
-		b.WriteString(strconv.FormatUint(uint64(m.Weight), 10))
-		b.WriteByte(',')
+		b = binary.LittleEndian.AppendUint32(b, m.ID)
+		b = binary.LittleEndian.AppendUint32(b, m.Weight)
 	}
-	return b.String()
+	return b
+}
+
+func sortMembers(ms []GroupMember) {
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && ms[j-1].ID > ms[j].ID; j-- {
+			ms[j-1], ms[j] = ms[j], ms[j-1]
+		}
+	}
 }
 
 func groupString(id uint32, ms []GroupMember) string {
@@ -299,14 +310,22 @@ type want struct {
 	prefix  netip.Prefix
 	keys    []nhKey  // sorted, unique
 	weights []uint32 // reduced
+	cur     *routeEnt
+	target  uint32 // nexthop or group id to install; 0 = none
 }
 
 // normalise validates every route before anything is written: a bad
-// input must not leave the kernel half-synced.
+// input must not leave the kernel half-synced. It is on the hot path of
+// a full-table Sync (100k routes), hence slabs instead of per-route maps.
 func (f *FIB) normalise(routes []Route) ([]want, error) {
 	var errs []error
-	seen := make(map[netip.Prefix]bool, len(routes))
 	out := make([]want, 0, len(routes))
+	total := 0
+	for i := range routes {
+		total += len(routes[i].NextHops)
+	}
+	keySlab := make([]nhKey, 0, total)
+	wSlab := make([]uint32, 0, total)
 	limit := f.weightLimit()
 	for _, r := range routes {
 		p := r.Prefix
@@ -314,15 +333,12 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 			errs = append(errs, fmt.Errorf("fib: invalid prefix %v", r.Prefix))
 			continue
 		}
-		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-cond(p.Addr().Is4In6(), 96, 0)).Masked()
-		if seen[p] {
-			errs = append(errs, fmt.Errorf("fib: route %s given twice", p))
-			continue
+		if p.Addr().Is4In6() {
+			p = netip.PrefixFrom(p.Addr().Unmap(), max(p.Bits()-96, 0))
 		}
-		seen[p] = true
+		p = p.Masked()
 		fam := family(p.Addr())
-		w := want{prefix: p}
-		sum := map[nhKey]uint64{}
+		k0 := len(keySlab)
 		bad := false
 		for _, nh := range r.NextHops {
 			gw := nh.Gateway.Unmap()
@@ -340,7 +356,7 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 				bad = true
 				continue
 			}
-			if f.down[nh.IfIndex] {
+			if len(f.down) > 0 && f.down[nh.IfIndex] {
 				continue // the kernel refuses nexthops on a down link
 			}
 			k := nhKey{fam: fam, gw: gw, ifindex: nh.IfIndex}
@@ -348,35 +364,54 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 				k.fam = family(gw) // IPv4 over an IPv6 gateway (RFC 5549)
 			}
 			// The same gateway twice is one path with the summed weight.
-			sum[k] += uint64(nh.Weight)
+			j := k0
+			for ; j < len(keySlab) && keySlab[j] != k; j++ {
+			}
+			if j < len(keySlab) {
+				wSlab[j] = uint32(min(uint64(wSlab[j])+uint64(nh.Weight), 1<<32-1))
+				continue
+			}
+			keySlab = append(keySlab, k)
+			wSlab = append(wSlab, nh.Weight)
 		}
 		if bad {
+			keySlab, wSlab = keySlab[:k0], wSlab[:k0]
 			continue
 		}
-		for k := range sum {
-			w.keys = append(w.keys, k)
+		w := want{prefix: p, keys: keySlab[k0:len(keySlab):len(keySlab)], weights: wSlab[k0:len(wSlab):len(wSlab)]}
+		if len(w.keys) > 1 {
+			sortKeys(w.keys, w.weights)
 		}
-		slices.SortFunc(w.keys, cmpKey)
-		ws := make([]uint32, len(w.keys))
-		for i, k := range w.keys {
-			ws[i] = uint32(min(sum[k], 1<<32-1))
-		}
-		w.weights = reduceWeights(ws, limit)
+		reduceInPlace(w.weights, limit)
 		out = append(out, w)
+	}
+	slices.SortFunc(out, func(a, b want) int {
+		if c := a.prefix.Addr().Compare(b.prefix.Addr()); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.prefix.Bits(), b.prefix.Bits())
+	})
+	// Duplicates are neighbours once sorted: cheaper than a set of 100k.
+	for i := 1; i < len(out); i++ {
+		if out[i].prefix == out[i-1].prefix && (i == 1 || out[i-2].prefix != out[i].prefix) {
+			errs = append(errs, fmt.Errorf("fib: route %s given twice", out[i].prefix))
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	slices.SortFunc(out, func(a, b want) int {
-		if lessPrefix(a.prefix, b.prefix) {
-			return -1
-		}
-		if a.prefix == b.prefix {
-			return 0
-		}
-		return 1
-	})
 	return out, nil
+}
+
+// sortKeys: insertion sort of the (few) next hops of one route, keeping
+// weights aligned.
+func sortKeys(ks []nhKey, ws []uint32) {
+	for i := 1; i < len(ks); i++ {
+		for j := i; j > 0 && cmpKey(ks[j-1], ks[j]) > 0; j-- {
+			ks[j-1], ks[j] = ks[j], ks[j-1]
+			ws[j-1], ws[j] = ws[j], ws[j-1]
+		}
+	}
 }
 
 func cond[T any](c bool, a, b T) T {
@@ -563,11 +598,14 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 
 	// 2. Groups. Routes whose exact (members, weights) group exists use
 	// it. The rest are "pending", bucketed by the group they use now.
-	assign := make(map[netip.Prefix]uint32, len(wants))
+	f.gen++
 	keep := map[uint32]int{} // group id -> routes that stay on it unchanged
 	pending := map[uint32][]*pendRoute{}
+	var kb []byte
+	var ms []GroupMember
 	for i := range wants {
 		w := &wants[i]
+		w.cur = f.routes[w.prefix]
 		if len(w.keys) == 0 {
 			st.RoutesUnresolved++
 			continue
@@ -578,33 +616,33 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 		}
 		if failed {
 			// Leave the prefix as it is in the kernel; the error is reported.
-			if r := f.routes[w.prefix]; r != nil {
-				assign[w.prefix] = r.nh
+			if w.cur != nil {
+				w.target = w.cur.nh
 			}
 			continue
 		}
 		if len(w.keys) == 1 {
-			assign[w.prefix] = f.nhByKey[w.keys[0]].id
+			w.target = f.nhByKey[w.keys[0]].id
 			continue
 		}
-		ms := make([]GroupMember, len(w.keys))
+		ms = ms[:0]
 		for j, k := range w.keys {
-			ms[j] = GroupMember{ID: f.nhByKey[k].id, Weight: w.weights[j]}
+			ms = append(ms, GroupMember{ID: f.nhByKey[k].id, Weight: w.weights[j]})
 		}
-		slices.SortFunc(ms, func(a, b GroupMember) int { return cmp.Compare(a.ID, b.ID) })
-		key := groupKey(ms)
-		if g := f.grpByKey[key]; g != nil {
-			assign[w.prefix] = g.id
+		sortMembers(ms)
+		kb = appendGroupKey(kb[:0], ms)
+		if g := f.grpByKey[string(kb)]; g != nil { // no allocation: lookup by []byte
+			w.target = g.id
 			keep[g.id]++
 			continue
 		}
 		var cur uint32
-		if r := f.routes[w.prefix]; r != nil {
-			if g := f.groups[r.nh]; g != nil && g.indexed {
+		if w.cur != nil {
+			if g := f.groups[w.cur.nh]; g != nil && g.indexed {
 				cur = g.id
 			}
 		}
-		pending[cur] = append(pending[cur], &pendRoute{w: w, members: ms, key: key})
+		pending[cur] = append(pending[cur], &pendRoute{w: w, members: slices.Clone(ms), key: string(kb)})
 	}
 	// Reweight in place: a group none of whose routes keeps its current
 	// content is rewritten (same id, NLM_F_REPLACE) to the content most of
@@ -644,7 +682,7 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 	for _, gid := range sortedKeys(pending) {
 		for _, p := range pending[gid] {
 			if id, ok := claimed[p.key]; ok {
-				assign[p.w.prefix] = id
+				p.w.target = id
 				continue
 			}
 			id, err := f.alloc()
@@ -652,7 +690,7 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 				return st, err
 			}
 			claimed[p.key] = id
-			assign[p.w.prefix] = id
+			p.w.target = id
 			creates = append(creates, groupOp{id: id, members: p.members, key: p.key})
 			if err := appendGroup(&b.buf, b.next(), unix.NLM_F_CREATE|unix.NLM_F_EXCL, id, proto, p.members, f.cfg.Resilient); err != nil {
 				return st, err // weights were reduced: cannot happen
@@ -678,47 +716,43 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 	}
 
 	// 3. Routes: add or repoint (one atomic RTM_NEWROUTE replace each).
-	var rts []netip.Prefix
+	var rts []*want
 	b = f.c.newBatch()
+	b.buf.b = slices.Grow(b.buf.b, 64*len(wants))
 	for i := range wants {
-		p := wants[i].prefix
-		t, ok := assign[p]
-		if !ok || t == 0 {
-			continue
-		}
-		if failedGrp[t] {
-			if r := f.routes[p]; r != nil {
-				assign[p] = r.nh // stay where it is
-			} else {
-				delete(assign, p)
+		w := &wants[i]
+		if w.target != 0 && failedGrp[w.target] {
+			w.target = 0
+			if w.cur != nil {
+				w.target = w.cur.nh // stay where it is
 			}
+		}
+		if w.target == 0 {
 			continue
 		}
-		if r := f.routes[p]; r != nil && r.nh == t {
-			continue
+		if w.cur != nil {
+			w.cur.gen = f.gen
+			if w.cur.nh == w.target {
+				continue
+			}
 		}
-		rts = append(rts, p)
-		appendRoute(&b.buf, b.next(), f.hdr(p), t)
+		rts = append(rts, w)
+		appendRoute(&b.buf, b.next(), f.hdr(w.prefix), w.target)
 	}
-	res, err = f.c.run(b, func(i int) string { return fmt.Sprintf("route %s nhid %#x", rts[i], assign[rts[i]]) }, nil)
+	res, err = f.c.run(b, func(i int) string { return fmt.Sprintf("route %s nhid %#x", rts[i].prefix, rts[i].target) }, nil)
 	if err != nil {
 		return st, err
 	}
-	for i, p := range rts {
+	for i, w := range rts {
 		if res[i] != nil {
 			errs = append(errs, res[i])
-			if r := f.routes[p]; r != nil {
-				assign[p] = r.nh
-			} else {
-				delete(assign, p)
-			}
 			continue
 		}
-		if r := f.routes[p]; r != nil {
-			r.nh = assign[p]
+		if w.cur != nil {
+			w.cur.nh = w.target
 			st.RoutesReplaced++
 		} else {
-			f.routes[p] = &routeEnt{nh: assign[p]}
+			f.routes[w.prefix] = &routeEnt{nh: w.target, gen: f.gen}
 			st.RoutesAdded++
 		}
 	}
@@ -746,10 +780,11 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 		st.GroupsReplaced++
 	}
 
-	// 5. Stale routes, before the objects they reference.
+	// 5. Stale routes (not wanted in this generation), before the objects
+	// they reference.
 	var dels []routeHdr
-	for p := range f.routes {
-		if _, ok := assign[p]; !ok {
+	for p, r := range f.routes {
+		if r.gen != f.gen {
 			dels = append(dels, f.hdr(p))
 		}
 	}

@@ -3,6 +3,7 @@ package fib
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 
 	"github.com/vishvananda/netlink"
@@ -73,13 +74,16 @@ func (f *FIB) Monitor(ctx context.Context, events chan<- LinkEvent) error {
 		default:
 		}
 	}
+	// Subscribe first, then list: nothing falls between the two. Listing
+	// ourselves (instead of ListExisting) gives a deterministic start:
+	// every link before any address, so names are known.
 	if err := netlink.LinkSubscribeWithOptions(links, done, netlink.LinkSubscribeOptions{
-		Namespace: &ns, ListExisting: true, ErrorCallback: onErr,
+		Namespace: &ns, ErrorCallback: onErr,
 	}); err != nil {
 		return fmt.Errorf("fib: link monitor: %w", err)
 	}
 	if err := netlink.AddrSubscribeWithOptions(addrs, done, netlink.AddrSubscribeOptions{
-		Namespace: &ns, ListExisting: true, ErrorCallback: onErr,
+		Namespace: &ns, ErrorCallback: onErr,
 	}); err != nil {
 		return fmt.Errorf("fib: address monitor: %w", err)
 	}
@@ -91,6 +95,55 @@ func (f *FIB) Monitor(ctx context.Context, events chan<- LinkEvent) error {
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+	}
+	linkChanged := func(idx int, a *netlink.LinkAttrs) error {
+		names[idx] = a.Name
+		up := operUp(a)
+		if prev, known := state[idx]; known && prev == up {
+			return nil
+		}
+		state[idx] = up
+		if up {
+			f.LinkUp(idx)
+			return send(LinkEvent{Kind: LinkUp, IfIndex: idx, Name: a.Name})
+		}
+		// Errors here are per object and retried by the next Sync; the
+		// event matters more than the report.
+		_ = f.LinkDown(idx)
+		return send(LinkEvent{Kind: LinkDown, IfIndex: idx, Name: a.Name})
+	}
+	addrChanged := func(idx int, p netip.Prefix, added bool) error {
+		kind := AddrAdded
+		if !added {
+			kind = AddrRemoved
+		}
+		return send(LinkEvent{Kind: kind, IfIndex: idx, Name: names[idx], Addr: p})
+	}
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return fmt.Errorf("fib: monitor: %w", err)
+	}
+	ls, err := h.LinkList()
+	if err != nil {
+		h.Close()
+		return fmt.Errorf("fib: monitor: list links: %w", err)
+	}
+	as, err := h.AddrList(nil, netlink.FAMILY_ALL)
+	h.Close()
+	if err != nil {
+		return fmt.Errorf("fib: monitor: list addresses: %w", err)
+	}
+	for _, l := range ls {
+		if err := linkChanged(l.Attrs().Index, l.Attrs()); err != nil {
+			return err
+		}
+	}
+	for _, a := range as {
+		if p, ok := ipnetPrefix(a.IPNet); ok {
+			if err := addrChanged(a.LinkIndex, p, true); err != nil {
+				return err
+			}
 		}
 	}
 	for {
@@ -105,7 +158,6 @@ func (f *FIB) Monitor(ctx context.Context, events chan<- LinkEvent) error {
 			}
 			a := u.Attrs()
 			idx := int(u.Index)
-			names[idx] = a.Name
 			if u.Header.Type == unix.RTM_DELLINK {
 				if up, known := state[idx]; known && up {
 					_ = f.LinkDown(idx)
@@ -116,40 +168,33 @@ func (f *FIB) Monitor(ctx context.Context, events chan<- LinkEvent) error {
 				delete(state, idx)
 				continue
 			}
-			up := operUp(a)
-			if prev, known := state[idx]; known && prev == up {
-				continue
-			}
-			state[idx] = up
-			kind := LinkUp
-			if up {
-				f.LinkUp(idx)
-			} else {
-				kind = LinkDown
-				// Errors here are per object and already retried by the
-				// next Sync; the event matters more than the report.
-				_ = f.LinkDown(idx)
-			}
-			if err := send(LinkEvent{Kind: kind, IfIndex: idx, Name: a.Name}); err != nil {
+			if err := linkChanged(idx, a); err != nil {
 				return err
 			}
 		case u, ok := <-addrs:
 			if !ok {
 				return fmt.Errorf("fib: address monitor closed")
 			}
-			ip, ok := netip.AddrFromSlice(u.LinkAddress.IP)
+			p, ok := ipnetPrefix(&u.LinkAddress)
 			if !ok {
 				continue
 			}
-			bits, _ := u.LinkAddress.Mask.Size()
-			ip = ip.Unmap()
-			kind := AddrAdded
-			if !u.NewAddr {
-				kind = AddrRemoved
-			}
-			if err := send(LinkEvent{Kind: kind, IfIndex: u.LinkIndex, Name: names[u.LinkIndex], Addr: netip.PrefixFrom(ip, bits)}); err != nil {
+			if err := addrChanged(u.LinkIndex, p, u.NewAddr); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+func ipnetPrefix(n *net.IPNet) (netip.Prefix, bool) {
+	if n == nil {
+		return netip.Prefix{}, false
+	}
+	ip, ok := netip.AddrFromSlice(n.IP)
+	if !ok {
+		return netip.Prefix{}, false
+	}
+	bits, _ := n.Mask.Size()
+	ip = ip.Unmap()
+	return netip.PrefixFrom(ip, min(bits, ip.BitLen())), true
 }

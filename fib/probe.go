@@ -35,8 +35,9 @@ func Probe(ns netns.NsHandle) (Capabilities, error) {
 	return c.probe()
 }
 
+// isNoNexthops: kernels before 5.3 do not know RTM_*NEXTHOP messages.
 func isNoNexthops(err error) bool {
-	return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EAFNOSUPPORT) || errors.Is(err, unix.EINVAL)
+	return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EAFNOSUPPORT)
 }
 
 func (c *conn) one(build func(m *msgBuf, seq uint32)) error {

@@ -16,6 +16,11 @@ func gcd(a, b uint32) uint32 {
 func reduceWeights(ws []uint32, limit uint32) []uint32 {
 	out := make([]uint32, len(ws))
 	copy(out, ws)
+	reduceInPlace(out, limit)
+	return out
+}
+
+func reduceInPlace(out []uint32, limit uint32) {
 	divide(out)
 	var hi uint32
 	for _, w := range out {
@@ -28,7 +33,6 @@ func reduceWeights(ws []uint32, limit uint32) []uint32 {
 		}
 		divide(out)
 	}
-	return out
 }
 
 func divide(ws []uint32) {

@@ -222,7 +222,7 @@ func appendGroup(m *msgBuf, seq uint32, flags uint16, id uint32, proto uint8, me
 
 func appendBlackhole(m *msgBuf, seq uint32, id uint32, proto uint8) {
 	m.begin(unix.RTM_NEWNEXTHOP, unix.NLM_F_REQUEST|unix.NLM_F_ACK|unix.NLM_F_CREATE|unix.NLM_F_EXCL, seq)
-	m.raw(nhmsg(unix.AF_UNSPEC, proto))
+	m.raw(nhmsg(unix.AF_INET, proto)) // a blackhole still needs a family
 	m.u32(unix.NHA_ID, id)
 	m.flag(unix.NHA_BLACKHOLE)
 	m.end()

@@ -429,14 +429,6 @@ func downLab(o Options, name string, l *Lab) error {
 			}
 		}
 	}
-	// fared pids from the state, in case a fared left its namespace.
-	if l != nil {
-		for _, n := range l.Nodes {
-			if p := n.Pids["fared"]; alive(p) && procName(p) == comm(l.FaredBin) {
-				pids = append(pids, p)
-			}
-		}
-	}
 	if err := terminate(pids, 5*time.Second); err != nil {
 		errs = append(errs, err)
 	}
@@ -659,7 +651,7 @@ func (l *Lab) waitReady(ctx context.Context, n *Node) error {
 		sock := filepath.Join(frrStateDir, n.FRRName, "isisd.vty")
 		return Poll(ctx, 10*time.Second, "node "+n.Name+": isisd vty "+sock, func() error {
 			if !alive(n.Pids["isisd"]) {
-				return fmt.Errorf("isisd exited:\n%s", tail(filepath.Join(n.Dir, "isisd.log"), 2000))
+				return Permanent(fmt.Errorf("isisd exited:\n%s", tail(filepath.Join(n.Dir, "isisd.log"), 2000)))
 			}
 			_, err := os.Stat(sock)
 			return err
@@ -667,7 +659,7 @@ func (l *Lab) waitReady(ctx context.Context, n *Node) error {
 	case "fared":
 		return Poll(ctx, 15*time.Second, "node "+n.Name+": fared control socket "+n.Socket, func() error {
 			if !alive(n.Pids["fared"]) {
-				return fmt.Errorf("fared exited:\n%s", tail(l.FaredLog(n.Name), 2000))
+				return Permanent(fmt.Errorf("fared exited:\n%s", tail(l.FaredLog(n.Name), 2000)))
 			}
 			_, err := os.Stat(n.Socket)
 			return err

@@ -11,31 +11,16 @@ import (
 	"time"
 )
 
-// isisNeighbors is the part of `show isis neighbor json` (FRR 8.4.4) the
-// tests read.
-type isisNeighbors struct {
-	Areas []struct {
-		Area     string `json:"area"`
-		Circuits []struct {
-			Adj       string `json:"adj"`
-			Interface string `json:"interface"`
-			State     string `json:"state"`
-		} `json:"circuits"`
-	} `json:"areas"`
-}
-
 // upAdjacencies returns "neighbor@interface" of every adjacency in state Up.
 func upAdjacencies(ctx context.Context, l *Lab, node string) ([]string, error) {
-	var v isisNeighbors
-	if err := l.VtyshJSON(ctx, node, "show isis neighbor json", &v); err != nil {
+	adjs, err := l.ISISNeighbors(ctx, node)
+	if err != nil {
 		return nil, err
 	}
 	var up []string
-	for _, a := range v.Areas {
-		for _, c := range a.Circuits {
-			if c.State == "Up" {
-				up = append(up, c.Adj+"@"+c.Interface)
-			}
+	for _, a := range adjs {
+		if a.State == "Up" {
+			up = append(up, a.SystemID+"@"+a.Interface)
 		}
 	}
 	return up, nil
@@ -314,6 +299,23 @@ links:
 	name := l.Name
 	if err := l.Down(); err != nil {
 		t.Fatal(err)
+	}
+	assertGone(t, name)
+}
+
+// TestUpFailureCleansUp: a fared that exits at once makes Up fail, and Up
+// removes everything it had built.
+func TestUpFailureCleansUp(t *testing.T) {
+	RequireLab(t)
+	topo, err := ParseTopology([]byte("name: fail\nnodes:\n  r1: {kind: frr}\n  f1: {kind: fared}\nlinks:\n  - {a: r1, b: f1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := UniqueName("fail")
+	t.Cleanup(func() { _ = Down(name) })
+	_, err = Up(context.Background(), topo, Options{Name: name, FaredBin: "/bin/false"})
+	if err == nil || !strings.Contains(err.Error(), "fared exited") {
+		t.Fatalf("Up: %v, want a fared exited error", err)
 	}
 	assertGone(t, name)
 }

@@ -142,35 +142,33 @@ func (l *Lab) FaredLog(node string) string {
 	return filepath.Join(l.Dir, node, "fared.log")
 }
 
-// comm is what /proc/PID/comm shows for a binary: its base name, cut to
-// 15 bytes.
-func comm(bin string) string {
-	b := filepath.Base(bin)
-	return b[:min(len(b), 15)]
-}
-
 // daemons returns the live daemon pids of a node, by daemon name. Pid
-// files are the truth (a restart from another process rewrites them); the
-// process name is checked so a recycled pid is never signalled.
+// files are the truth (a restart from another process rewrites them); a
+// pid only counts if that process lives in the node's namespace, so a
+// recycled pid is never signalled.
 func (l *Lab) daemons(n *Node) map[string]int {
 	m := map[string]int{}
-	switch n.Kind {
-	case "frr":
-		for _, d := range []string{"isisd", "zebra"} {
-			if p := readPid(filepath.Join(n.Dir, d+".pid")); alive(p) && procName(p) == d {
-				m[d] = p
-			}
-		}
-	case "fared":
-		p := readPid(filepath.Join(n.Dir, "fared.pid"))
+	names := []string{"isisd", "zebra"}
+	if n.Kind == "fared" {
+		names = []string{"fared"}
+	}
+	for _, d := range names {
+		p := readPid(filepath.Join(n.Dir, d+".pid"))
 		if p == 0 {
-			p = n.Pids["fared"]
+			p = n.Pids[d]
 		}
-		if alive(p) && procName(p) == comm(l.FaredBin) {
-			m["fared"] = p
+		if alive(p) && inNetns(p, n.Netns) {
+			m[d] = p
 		}
 	}
 	return m
+}
+
+// inNetns reports whether pid runs in the named network namespace.
+func inNetns(pid int, ns string) bool {
+	a, err1 := os.Stat(fmt.Sprintf("/proc/%d/ns/net", pid))
+	b, err2 := os.Stat(filepath.Join("/run/netns", ns))
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }
 
 // StopNode stops a node's daemons with SIGTERM (SIGKILL after 10s). FRR's

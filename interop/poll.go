@@ -3,12 +3,23 @@ package interop
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"time"
 )
 
 // PollInterval is how often Poll retries.
 const PollInterval = 200 * time.Millisecond
+
+// permanent marks an error that no retry can fix.
+type permanent struct{ err error }
+
+func (p permanent) Error() string { return p.err.Error() }
+func (p permanent) Unwrap() error { return p.err }
+
+// Permanent wraps err so that Poll gives up at once instead of retrying
+// until the deadline (e.g. "the daemon exited").
+func Permanent(err error) error { return permanent{err} }
 
 // Poll calls f every PollInterval until it returns nil, the deadline
 // passes or ctx ends. The error names what was awaited and f's last error.
@@ -22,6 +33,10 @@ func Poll(ctx context.Context, deadline time.Duration, what string, f func() err
 		err := f()
 		if err == nil {
 			return nil
+		}
+		var p permanent
+		if errors.As(err, &p) {
+			return fmt.Errorf("%s: %w", what, p.err)
 		}
 		select {
 		case <-ctx.Done():

@@ -79,15 +79,6 @@ func alive(pid int) bool {
 	return b[i+2] != 'Z' && b[i+2] != 'X'
 }
 
-// procName returns the command name of pid from /proc/pid/comm.
-func procName(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
-
 // waitGone waits until none of pids is alive or timeout passes; it returns
 // the ones still alive.
 func waitGone(pids []int, timeout time.Duration) []int {

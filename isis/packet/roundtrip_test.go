@@ -285,3 +285,37 @@ func TestTLVTooLongPanics(t *testing.T) {
 	}()
 	TLVs{&Unknown{T: 1, Value: make([]byte, 300)}}.AppendTo(nil)
 }
+
+func TestThreeWayLengths(t *testing.T) {
+	for _, tw := range []ThreeWay{
+		{State: ThreeWayDown},
+		{State: ThreeWayInitializing, HasExtCircuit: true, ExtCircuitID: 0x01020304},
+		{State: ThreeWayUp, HasExtCircuit: true, ExtCircuitID: 1, HasNeighbor: true, NeighborID: sys(7), NoNeighborExtCircuit: true},
+		{State: ThreeWayUp, HasExtCircuit: true, ExtCircuitID: 1, HasNeighbor: true, NeighborID: sys(7), NeighborExtCircuitID: 2},
+	} {
+		h := &P2PHello{Header: Header{Type: TypeP2PHello}, CircuitType: CircuitL2, TLVs: TLVs{&tw}}
+		b := h.AppendTo(nil)
+		p, err := Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := p.(*P2PHello).TLVs.ThreeWay()
+		if got != tw || !bytes.Equal(encode(p), b) {
+			t.Errorf("got %+v want %+v", got, tw)
+		}
+	}
+}
+
+func TestReservedBitsIgnored(t *testing.T) {
+	b := samplePDUs(t)["lan_iih"].AppendTo(nil)
+	b[4] |= 0xe0  // reserved bits of the PDU type
+	b[19] |= 0x80 // reserved bit above the priority
+	p, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := p.(*LANHello)
+	if h.Type != TypeL2LANHello || h.Priority != 64 {
+		t.Errorf("type %d priority %d", h.Type, h.Priority)
+	}
+}

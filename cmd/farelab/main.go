@@ -1,0 +1,277 @@
+// Command farelab builds labs of fared and FRR nodes in network
+// namespaces from a topology file (see package interop).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fared/fared/interop"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code, err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "farelab:", err)
+	}
+	os.Exit(code)
+}
+
+// exitError carries the exit status of a command run by `farelab exec`.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	var ee *exitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee):
+		return ee.code, nil // the command already said why
+	}
+	return 1, err
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "farelab",
+		Short:         "Build labs of fared and FRR nodes in network namespaces",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	var verbose bool
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "print every command run")
+	logTo := func() io.Writer {
+		if verbose {
+			return stderr
+		}
+		return nil
+	}
+
+	var name, fared, farectl string
+	up := &cobra.Command{
+		Use:   "up FILE",
+		Short: "Create the lab described by a topology file and start its daemons",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			topo, err := interop.LoadTopology(args[0])
+			if err != nil {
+				return err
+			}
+			l, err := interop.Up(cmd.Context(), topo, interop.Options{Name: name, FaredBin: fared, FarectlBin: farectl, Log: logTo()})
+			if err != nil {
+				return err
+			}
+			printSummary(stdout, l)
+			return nil
+		},
+	}
+	up.Flags().StringVar(&name, "name", "", "lab name (default: the topology's name)")
+	up.Flags().StringVar(&fared, "fared", "", "fared binary (default: next to farelab, then $PATH)")
+	up.Flags().StringVar(&farectl, "farectl", "", "farectl binary (default: next to farelab, then $PATH)")
+
+	down := &cobra.Command{
+		Use:   "down [NAME]",
+		Short: "Tear down a lab (all labs without NAME); works without its state file",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			names := args
+			if len(names) == 0 {
+				all, err := interop.List()
+				if err != nil {
+					return err
+				}
+				names = all
+			}
+			var errs []error
+			for _, n := range names {
+				if err := interop.Down(n); err != nil {
+					errs = append(errs, fmt.Errorf("down %s: %w", n, err))
+					continue
+				}
+				fmt.Fprintf(stdout, "lab %s down\n", n)
+			}
+			if len(names) == 0 {
+				fmt.Fprintln(stdout, "no labs")
+			}
+			return errors.Join(errs...)
+		},
+	}
+
+	var asJSON bool
+	status := &cobra.Command{
+		Use:   "status [NAME]",
+		Short: "Show labs, or one lab's nodes, links and daemons",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				names, err := interop.List()
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(stdout, names)
+				}
+				if len(names) == 0 {
+					fmt.Fprintln(stdout, "no labs")
+				}
+				for _, n := range names {
+					fmt.Fprintln(stdout, n)
+				}
+				return nil
+			}
+			l, err := interop.Open(args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(stdout, l)
+			}
+			printSummary(stdout, l)
+			return nil
+		},
+	}
+	status.Flags().BoolVarP(&asJSON, "json", "j", false, "JSON output (the state file)")
+
+	var labName string
+	execCmd := &cobra.Command{
+		Use:   "exec NODE [--lab NAME] -- CMD...",
+		Short: "Run a command in a node's namespace (farectl and vtysh get the node's socket or path space)",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 1 {
+				return errors.New("usage: farelab exec NODE [--lab NAME] -- CMD...")
+			}
+			l, err := openLab(labName)
+			if err != nil {
+				return err
+			}
+			n := l.Node(args[0])
+			if n == nil {
+				return fmt.Errorf("lab %s has no node %q", l.Name, args[0])
+			}
+			argv, err := execArgv(l, n, args[1:])
+			if err != nil {
+				return err
+			}
+			c := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
+			c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
+			if err := c.Run(); err != nil {
+				var xe *exec.ExitError
+				if errors.As(err, &xe) {
+					return &exitError{code: xe.ExitCode()}
+				}
+				return err
+			}
+			return nil
+		},
+	}
+	execCmd.Flags().StringVar(&labName, "lab", "", "lab name (optional when only one lab exists)")
+
+	root.AddCommand(up, down, status, execCmd)
+	return root
+}
+
+// openLab opens the named lab, or the only one.
+func openLab(name string) (*interop.Lab, error) {
+	if name != "" {
+		return interop.Open(name)
+	}
+	names, err := interop.List()
+	if err != nil {
+		return nil, err
+	}
+	switch len(names) {
+	case 0:
+		return nil, errors.New("no labs")
+	case 1:
+		return interop.Open(names[0])
+	}
+	return nil, fmt.Errorf("several labs (%s): use --lab NAME", strings.Join(names, ", "))
+}
+
+// execArgv builds the command line for `farelab exec`: farectl gets the
+// node's control socket, vtysh its FRR path space.
+func execArgv(l *interop.Lab, n *interop.Node, cmd []string) ([]string, error) {
+	switch cmd[0] {
+	case "farectl":
+		if n.Kind != "fared" {
+			return nil, fmt.Errorf("node %s is %s: farectl needs a fared node", n.Name, n.Kind)
+		}
+		bin := l.FarectlBin
+		if bin == "" {
+			bin = "farectl"
+		}
+		cmd = append([]string{bin, "-s", n.Socket}, cmd[1:]...)
+	case "vtysh":
+		if n.Kind != "frr" {
+			return nil, fmt.Errorf("node %s is %s: vtysh needs an frr node", n.Name, n.Kind)
+		}
+		cmd = append([]string{"vtysh", "-N", n.FRRName}, cmd[1:]...)
+	}
+	return append([]string{"ip", "netns", "exec", n.Netns}, cmd...), nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printSummary(w io.Writer, l *interop.Lab) {
+	fmt.Fprintf(w, "lab %s (%s)\n\n", l.Name, l.Dir)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tKIND\tNETNS\tLOOPBACK\tSYSTEM-ID\tCONTROL\tPIDS")
+	for _, n := range l.Nodes {
+		ctl := n.FRRName
+		if n.Kind == "fared" {
+			ctl = n.Socket
+		}
+		var pids []string
+		for _, d := range []string{"zebra", "isisd", "fared"} {
+			if p, ok := n.Pids[d]; ok {
+				pids = append(pids, fmt.Sprintf("%s=%d", d, p))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Kind, n.Netns, n.Loopback, n.SystemID, ctl, strings.Join(pids, " "))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LINK\tA\tIFACE\tADDR\tB\tIFACE\tADDR\tBANDWIDTH\tMETRIC")
+	for _, lk := range l.Links {
+		if lk.LAN == "" {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", lk.Index, lk.A, lk.IfA, lk.AddrA, lk.B, lk.IfB, lk.AddrB,
+				interop.FormatBandwidth(lk.Bandwidth), lk.Metric)
+			continue
+		}
+		for i, m := range lk.Members {
+			idx, b := "", ""
+			if i == 0 {
+				idx, b = fmt.Sprint(lk.Index), "lan "+lk.LAN+" ("+lk.Netns+")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", idx, m.Node, m.Iface, m.Addr, b, lk.Bridge+":"+m.Port, lk.Subnet,
+				interop.FormatBandwidth(lk.Bandwidth), lk.Metric)
+		}
+	}
+	tw.Flush()
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fared/fared/interop"
+)
+
+func TestExecArgv(t *testing.T) {
+	topo, err := interop.ParseTopology([]byte("name: x\nnodes:\n  r1: {kind: frr}\n  f1: {kind: fared}\nlinks:\n  - {a: r1, b: f1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := interop.Plan(topo, interop.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.FarectlBin = "/usr/local/bin/farectl"
+	for _, tc := range []struct {
+		node string
+		cmd  []string
+		want string
+	}{
+		{"f1", []string{"farectl", "show", "isis", "neighbors"}, "ip netns exec x-f1 /usr/local/bin/farectl -s /run/farelab/x/f1/fared.sock show isis neighbors"},
+		{"r1", []string{"vtysh", "-c", "show isis neighbor"}, "ip netns exec x-r1 vtysh -N x-r1 -c show isis neighbor"},
+		{"r1", []string{"ip", "route"}, "ip netns exec x-r1 ip route"},
+	} {
+		argv, err := execArgv(l, l.Node(tc.node), tc.cmd)
+		if err != nil || strings.Join(argv, " ") != tc.want {
+			t.Errorf("execArgv(%s, %v) = %q, %v; want %q", tc.node, tc.cmd, strings.Join(argv, " "), err, tc.want)
+		}
+	}
+	if _, err := execArgv(l, l.Node("r1"), []string{"farectl"}); err == nil {
+		t.Error("farectl on an frr node: no error")
+	}
+}
+
+func TestUpBadTopology(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.yaml")
+	if err := os.WriteFile(p, []byte("name: x\nnodes:\n  a: {kind: frr}\nlinks:\n  - {a: a, b: b, bandwidth: 100X}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code, err := run(context.Background(), []string{"up", p}, &out, &errb)
+	if code == 0 || err == nil || !strings.Contains(err.Error(), `bad bandwidth "100X"`) || !strings.Contains(err.Error(), `unknown node "b"`) {
+		t.Errorf("code %d, err %v", code, err)
+	}
+	if code, err := run(context.Background(), []string{"exec", "r1"}, &out, &errb); code == 0 || err == nil {
+		t.Errorf("exec without command: code %d err %v", code, err)
+	}
+}

@@ -1,0 +1,121 @@
+package fare
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/fared/fared/fare/fabric"
+	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/spf"
+)
+
+// Benchmark fabrics:
+//
+//	3-stage: 64 spines × 512 leaves: 576 nodes, 32,768 cables = 65,536 lsdb links, 512 prefixes.
+//	5-stage: 64 pods × (64 leaves + 16 spines) + 16 planes × 64 super-spines:
+//	         6,144 nodes; 65,536 leaf–spine + 65,536 spine–super cables = 131,072
+//	         cables = 262,144 lsdb (directed) links; 4,096 prefixes.
+var (
+	three = fabric.ThreeStage{Spines: 64, Leaves: 512, Seed: 42}
+	five  = fabric.FiveStage{Pods: 64, Leaves: 64, Spines: 16, Super: 64, Seed: 42}
+
+	graphsOnce sync.Once
+	g3, g5     *lsdb.Graph
+)
+
+func graphs() (*lsdb.Graph, *lsdb.Graph) {
+	graphsOnce.Do(func() { g3, g5 = three.Graph(), five.Graph() })
+	return g3, g5
+}
+
+func TestBenchFabricCounts(t *testing.T) {
+	a, b := graphs()
+	if n, l := three.Counts(); len(a.Nodes) != n || len(a.Links) != l || n != 576 || l != 65536 || len(a.Prefixes) != 512 {
+		t.Errorf("3-stage: %d nodes %d links", len(a.Nodes), len(a.Links))
+	}
+	if n, l := five.Counts(); len(b.Nodes) != n || len(b.Links) != l || n != 6144 || l != 262144 || len(b.Prefixes) != 4096 {
+		t.Errorf("5-stage: %d nodes %d links", len(b.Nodes), len(b.Links))
+	}
+	r := spf.Run(b)
+	rs := spf.Routes(r)
+	tb := ComputeTable(r, rs, Options{})
+	if len(tb.Routes) != 4095 || tb.Anomalies.Total() != 0 {
+		t.Errorf("5-stage: %d routes, anomalies %+v", len(tb.Routes), tb.Anomalies)
+	}
+	// A remote leaf is reached over all 16 local spines.
+	if rt := tb.Routes[len(tb.Routes)-1]; len(rt.NextHops) != 16 || rt.Mode != ModeWeighted {
+		t.Errorf("remote route %+v", rt)
+	}
+}
+
+func benchBuild(b *testing.B, bl *lsdb.Builder, self string) {
+	b.ReportAllocs()
+	for b.Loop() {
+		bl.Build(self)
+	}
+}
+
+func BenchmarkBuild3Stage(b *testing.B) { bl, s := three.Builder(); benchBuild(b, bl, s) }
+func BenchmarkBuild5Stage(b *testing.B) { bl, s := five.Builder(); benchBuild(b, bl, s) }
+
+func benchSPF(b *testing.B, g *lsdb.Graph) {
+	b.ReportAllocs()
+	for b.Loop() {
+		spf.Run(g)
+	}
+}
+
+func BenchmarkSPF3Stage(b *testing.B) { g, _ := graphs(); benchSPF(b, g) }
+func BenchmarkSPF5Stage(b *testing.B) { _, g := graphs(); benchSPF(b, g) }
+
+func benchFARE(b *testing.B, g *lsdb.Graph) {
+	r := spf.Run(g)
+	rs := spf.Routes(r)
+	b.ReportAllocs()
+	for b.Loop() {
+		ComputeTable(r, rs, Options{})
+	}
+}
+
+func BenchmarkFARE3Stage(b *testing.B) { g, _ := graphs(); benchFARE(b, g) }
+func BenchmarkFARE5Stage(b *testing.B) { _, g := graphs(); benchFARE(b, g) }
+
+// Full: SPF + routes + FARE weights, the target of a full run.
+func benchFull(b *testing.B, g *lsdb.Graph) {
+	b.ReportAllocs()
+	for b.Loop() {
+		r := spf.Run(g)
+		ComputeTable(r, spf.Routes(r), Options{})
+	}
+}
+
+func BenchmarkFull3Stage(b *testing.B) { g, _ := graphs(); benchFull(b, g) }
+func BenchmarkFull5Stage(b *testing.B) { _, g := graphs(); benchFull(b, g) }
+
+// RouteOnly: one spine→leaf bandwidth changed; SameTopology + Reuse +
+// routes + FARE (the new Graph's Build is the protocol's cost, not counted).
+func benchRouteOnly(b *testing.B, g *lsdb.Graph) {
+	prev := spf.Run(g)
+	var li int
+	for _, l := range prev.EdgeLinks {
+		if g.Links[l].From != g.Self {
+			li = int(l)
+		}
+	}
+	gs := [2]*lsdb.Graph{fabric.WithLinkBW(g, li, fabric.Gbps(10)), g}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		ng := gs[i&1]
+		i++
+		if !spf.SameTopology(prev.Graph, ng) {
+			b.Fatal("topology changed")
+		}
+		r := spf.Reuse(prev, ng)
+		ComputeTable(r, spf.Routes(r), Options{})
+		prev = r
+	}
+}
+
+func BenchmarkRouteOnly3Stage(b *testing.B) { g, _ := graphs(); benchRouteOnly(b, g) }
+func BenchmarkRouteOnly5Stage(b *testing.B) { _, g := graphs(); benchRouteOnly(b, g) }

@@ -1,0 +1,152 @@
+package fare
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/netip"
+	"reflect"
+	"testing"
+
+	"github.com/fared/fared/fare/fabric"
+	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/spf"
+)
+
+// refCap is the definition, evaluated naively: cap(x→d) by recursion over
+// the DAG children of x that lie on a path to d, with bw summed per child.
+func refCap(r *spf.Result, x, d int32, memo map[int32]float64) float64 {
+	if x == d {
+		return math.Inf(1)
+	}
+	if v, ok := memo[x]; ok {
+		return v
+	}
+	g := r.Graph
+	sum := 0.0
+	for m := int32(0); m < int32(len(g.Nodes)); m++ {
+		bw, edge := 0.0, false
+		for e := r.ParentStart[m]; e < r.ParentStart[m+1]; e++ {
+			if r.EdgeParent[e] != x {
+				continue
+			}
+			edge = true
+			if g.Nodes[x].Pseudo {
+				bw = math.Inf(1)
+				continue
+			}
+			for _, li := range r.EdgeLinks[r.EdgeLinkStart[e]:r.EdgeLinkStart[e+1]] {
+				bw += float64(g.Links[li].MaxBW)
+			}
+		}
+		if !edge || !onPath(r, m, d) {
+			continue
+		}
+		sum += math.Min(bw, refCap(r, m, d, memo))
+	}
+	memo[x] = sum
+	return sum
+}
+
+// onPath: d is m or a DAG descendant of m.
+func onPath(r *spf.Result, m, d int32) bool {
+	if m == d {
+		return true
+	}
+	for e := r.ParentStart[d]; e < r.ParentStart[d+1]; e++ {
+		if onPath(r, m, r.EdgeParent[e]) {
+			return true
+		}
+	}
+	return false
+}
+
+func randomGraph(rng *rand.Rand, n int) *lsdb.Graph {
+	b := lsdb.NewBuilder("isis", 2, "")
+	for i := 0; i < n; i++ {
+		b.AddNode(lsdb.Node{ID: fmt.Sprint("R", i), Overload: rng.IntN(12) == 0 && i != 0})
+		b.AddPrefix(fmt.Sprint("R", i), lsdb.Prefix{Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24)})
+	}
+	pns := 1 + n/8
+	for p := 0; p < pns; p++ {
+		b.AddNode(lsdb.Node{ID: fmt.Sprint("P", p), Pseudo: true})
+	}
+	for i := 0; i < 3*n; i++ {
+		x, y := rng.IntN(n), rng.IntN(n)
+		if x == y {
+			continue
+		}
+		m := uint32(1 + rng.IntN(3))
+		bw := float32(1 + rng.IntN(10))
+		for k := 0; k <= rng.IntN(2); k++ { // sometimes a parallel link
+			b.AddLink(fmt.Sprint("R", x), fmt.Sprint("R", y), lsdb.Link{Metric: m, MaxBW: bw, HasBW: true})
+			b.AddLink(fmt.Sprint("R", y), fmt.Sprint("R", x), lsdb.Link{Metric: m, MaxBW: bw, HasBW: true})
+		}
+	}
+	for i := 0; i < n/2; i++ {
+		x, p := rng.IntN(n), rng.IntN(pns)
+		b.AddLink(fmt.Sprint("R", x), fmt.Sprint("P", p), lsdb.Link{Metric: uint32(1 + rng.IntN(3)), MaxBW: float32(1 + rng.IntN(10)), HasBW: true})
+		b.AddLink(fmt.Sprint("P", p), fmt.Sprint("R", x), lsdb.Link{})
+	}
+	return b.Build("R0")
+}
+
+// TestAgainstReference compares the compiled capacity programs with the
+// naive definition on random graphs (parallel links, pseudonodes, overload,
+// equal-cost meshes).
+func TestAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	checked := 0
+	for iter := 0; iter < 200; iter++ {
+		g := randomGraph(rng, 6+rng.IntN(20))
+		r := spf.Run(g)
+		tb := ComputeTable(r, spf.Routes(r), Options{})
+		for _, rt := range tb.Routes {
+			d := rt.Advertisers[0]
+			memo := map[int32]float64{}
+			for _, h := range append(append([]NextHop(nil), rt.NextHops...), rt.Unused...) {
+				want := out(refCap(r, h.Neighbor, d, memo))
+				if !near(h.DownCap, want) {
+					t.Fatalf("iter %d %s via %s: cap %v, want %v", iter, rt.Prefix, h.NeighborID, h.DownCap, want)
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 1000 {
+		t.Errorf("only %d next hops checked", checked)
+	}
+}
+
+// TestRouteOnlyEqualsFull: after a bandwidth-only change, Reuse + Compute
+// gives exactly what a full Run + Compute gives.
+func TestRouteOnlyEqualsFull(t *testing.T) {
+	for _, g := range []*lsdb.Graph{
+		fabric.ThreeStage{Spines: 8, Leaves: 32, Seed: 1}.Graph(),
+		fabric.FiveStage{Pods: 4, Leaves: 4, Spines: 4, Super: 4, Seed: 1}.Graph(),
+	} {
+		r1 := spf.Run(g)
+		before := Compute(r1, spf.Routes(r1), Options{})
+		// Change the last DAG link that does not leave Self (deep in the fabric).
+		var li int
+		for _, l := range r1.EdgeLinks {
+			if g.Links[l].From != g.Self {
+				li = int(l)
+			}
+		}
+		g2 := fabric.WithLinkBW(g, li, 1)
+		if !spf.SameTopology(g, g2) {
+			t.Fatal("SameTopology false")
+		}
+		r2 := spf.Reuse(r1, g2)
+		reuse := Compute(r2, spf.Routes(r2), Options{})
+		r3 := spf.Run(g2)
+		full := Compute(r3, spf.Routes(r3), Options{})
+		if !reflect.DeepEqual(reuse, full) {
+			t.Fatal("route-only result differs from full run")
+		}
+		if reflect.DeepEqual(before, full) {
+			t.Fatal("bandwidth change had no effect; pick another link")
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package interop
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fared/fared/config"
+)
+
+func demoLab(t *testing.T) *Lab {
+	t.Helper()
+	topo, err := ParseTopology([]byte(demoTopo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Plan(topo, Options{Name: "t1", RunDir: "/run/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// The golden configs were checked by hand against FRR 8.4.4: loaded into
+// a lab, `show running-config` lists every line and the LSP carries the
+// bandwidths.
+func TestRenderZebra(t *testing.T) {
+	l := demoLab(t)
+	want := `! rendered by farelab for node spine2
+hostname spine2
+!
+interface seg1
+ link-params
+  enable
+  max-bw 1.25e+09
+  max-rsv-bw 1.25e+09
+  unrsv-bw 0 1.25e+09
+  unrsv-bw 1 1.25e+09
+  unrsv-bw 2 1.25e+09
+  unrsv-bw 3 1.25e+09
+  unrsv-bw 4 1.25e+09
+  unrsv-bw 5 1.25e+09
+  unrsv-bw 6 1.25e+09
+  unrsv-bw 7 1.25e+09
+ exit-link-params
+exit
+!
+`
+	if got := RenderZebra(l.Node("spine2")); got != want {
+		t.Errorf("zebra.conf:\n%s\nwant:\n%s", got, want)
+	}
+	// spine1: two parallel p2p links (100G, 40G) then the LAN.
+	got := RenderZebra(l.Node("spine1"))
+	for _, s := range []string{"interface leaf1-1\n link-params\n  enable\n  max-bw 1.25e+10\n",
+		"interface leaf1-2\n link-params\n  enable\n  max-bw 5e+09\n", "interface seg1\n"} {
+		if !strings.Contains(got, s) {
+			t.Errorf("spine1 zebra.conf lacks %q:\n%s", s, got)
+		}
+	}
+}
+
+func TestRenderISISd(t *testing.T) {
+	l := demoLab(t)
+	want := `! rendered by farelab for node spine1
+hostname spine1
+log timestamp precision 3
+!
+router isis fabric
+ lsp-gen-interval 1
+ spf-interval 1
+ net 49.0001.0000.0000.0001.00
+ is-type level-2-only
+ metric-style wide
+ mpls-te on
+ mpls-te router-address 10.255.0.1
+ log-adjacency-changes
+exit
+!
+interface lo
+ ip router isis fabric
+ isis passive
+ isis metric 0
+exit
+!
+interface leaf1-1
+ ip router isis fabric
+ isis circuit-type level-2-only
+ isis network point-to-point
+ isis hello-interval 1
+ isis hello-multiplier 3
+ isis metric 10
+exit
+!
+interface leaf1-2
+ ip router isis fabric
+ isis circuit-type level-2-only
+ isis network point-to-point
+ isis hello-interval 1
+ isis hello-multiplier 3
+ isis metric 20
+exit
+!
+interface seg1
+ ip router isis fabric
+ isis circuit-type level-2-only
+ isis hello-interval 1
+ isis hello-multiplier 3
+ isis metric 10
+exit
+!
+`
+	if got := RenderISISd(l.Node("spine1"), l.Topo.Defaults); got != want {
+		t.Errorf("isisd.conf:\n%s\nwant:\n%s", got, want)
+	}
+	// spine2 sets a LAN priority; timers round up to whole seconds.
+	d := l.Topo.Defaults
+	d.HelloInterval, d.LSPGenInterval = 1500*time.Millisecond, 200*time.Millisecond
+	got := RenderISISd(l.Node("spine2"), d)
+	for _, s := range []string{" isis priority 100\n", " isis hello-interval 2\n", " lsp-gen-interval 1\n"} {
+		if !strings.Contains(got, s) {
+			t.Errorf("spine2 isisd.conf lacks %q:\n%s", s, got)
+		}
+	}
+	if strings.Contains(got, "point-to-point") {
+		t.Errorf("LAN interface rendered as point-to-point:\n%s", got)
+	}
+	n := *l.Node("spine1")
+	n.Level = "1-2"
+	if got := RenderISISd(&n, d); !strings.Contains(got, " is-type level-1-2\n") || !strings.Contains(got, " isis circuit-type level-1-2\n") {
+		t.Errorf("level 1-2:\n%s", got)
+	}
+}
+
+// TestRenderFared checks the fared config with fared's own parser.
+func TestRenderFared(t *testing.T) {
+	l := demoLab(t)
+	b, err := RenderFared(l.Node("leaf1"), l.Topo.Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Parse("leaf1.yaml", b)
+	if err != nil {
+		t.Fatalf("fared rejects the rendered config: %v\n%s", err, b)
+	}
+	if c.Hostname != "leaf1" || c.RouterID != netip.MustParseAddr("10.255.0.3") ||
+		c.SystemID != [6]byte{0, 0, 0, 0, 0, 3} || c.Socket != "/run/x/t1/leaf1/fared.sock" {
+		t.Errorf("config = %+v", c)
+	}
+	is := c.ISIS
+	if is == nil || len(is.Areas) != 1 || string(is.Areas[0]) != "\x49\x00\x01" || is.Level != 2 || is.LSPGenInterval != 500*time.Millisecond {
+		t.Fatalf("isis = %+v", is)
+	}
+	var ifs []string
+	for _, f := range is.Interfaces {
+		ifs = append(ifs, f.Name+":"+f.Type+":"+f.Bandwidth.String()+":"+f.HelloInterval.String())
+		if f.Metric != map[string]uint32{"spine1-2": 20}[f.Name] && f.Metric != 10 {
+			t.Errorf("%s metric %d", f.Name, f.Metric)
+		}
+	}
+	if got := strings.Join(ifs, " "); got != "spine1-1:p2p:100G:1s spine1-2:p2p:40G:1s seg1:lan:10G:1s" {
+		t.Errorf("interfaces = %s", got)
+	}
+	var pfx []string
+	for _, p := range is.Prefixes {
+		pfx = append(pfx, p.Prefix.String()+"/"+p.PathBandwidth.String())
+	}
+	if got := strings.Join(pfx, " "); got != "10.255.0.3/32/0 10.10.1.0/24/0 10.10.2.0/24/40G" {
+		t.Errorf("prefixes = %s", got)
+	}
+}
+
+func TestParseISISNeighbors(t *testing.T) {
+	out := `Area fabric:
+  System Id           Interface   L  State        Holdtime SNPA
+ r2                  r2-1        2  Up            3        2020.2020.2020
+ r2                  seg1        2  Up            2        fae7.8973.c1b7
+ r3                  seg1        2  Initializing  2        42b0.708d.6718
+`
+	got := parseISISNeighbors(out)
+	if len(got) != 3 || got[1] != (ISISAdj{SystemID: "r2", Interface: "seg1", Level: "2", State: "Up", SNPA: "fae7.8973.c1b7"}) || got[2].State != "Initializing" {
+		t.Errorf("got %+v", got)
+	}
+}

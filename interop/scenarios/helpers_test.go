@@ -1,0 +1,237 @@
+// Package scenarios holds the lab tests that prove fared against FRR on
+// real veth links in network namespaces. Topologies are data; convergence is
+// "poll until the state matches, with a deadline".
+package scenarios
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fared/fared/interop"
+	"github.com/fared/fared/isis"
+	"github.com/fared/fared/lsdb"
+)
+
+var bins struct{ fared, farectl string }
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fared-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// The lab runs the real binaries, built from this tree.
+	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/fared/fared/cmd/fared", "github.com/fared/fared/cmd/farectl")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building fared:", err)
+		os.Exit(1)
+	}
+	bins.fared, bins.farectl = filepath.Join(dir, "fared"), filepath.Join(dir, "farectl")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func startLab(t *testing.T, topo string) *interop.Lab {
+	t.Helper()
+	return interop.StartLab(t, topo, interop.Options{FaredBin: bins.fared, FarectlBin: bins.farectl})
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func poll(t *testing.T, ctx context.Context, d time.Duration, what string, f func() error) {
+	t.Helper()
+	if err := interop.Poll(ctx, d, what, f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lspRow is what two synchronised databases must agree on.
+type lspRow struct {
+	Seq      uint32
+	Checksum uint16
+	Lifetime int
+}
+
+// frrDB reads FRR's L2 database from `show isis database` text: FRR 8.4.4's
+// JSON for this command keeps only the last LSP.
+func frrDB(ctx context.Context, l *interop.Lab, node string) (map[string]lspRow, error) {
+	out, err := l.Vtysh(ctx, node, "show isis database")
+	if err != nil {
+		return nil, err
+	}
+	re := regexp.MustCompile(`^(\S+\.[0-9a-f]{2}-[0-9a-f]{2})\s+\*?\s*(\d+)\s+0x([0-9a-f]{8})\s+0x([0-9a-f]{4})\s+(\d+)\s`)
+	db := map[string]lspRow{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		m := re.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		seq, _ := strconv.ParseUint(m[3], 16, 32)
+		ck, _ := strconv.ParseUint(m[4], 16, 16)
+		life, _ := strconv.Atoi(m[5])
+		db[m[1]] = lspRow{Seq: uint32(seq), Checksum: uint16(ck), Lifetime: life}
+	}
+	return db, sc.Err()
+}
+
+// faredDB reads fared's database keyed like FRR's: hostname.pp-ff.
+func faredDB(ctx context.Context, l *interop.Lab, node string) (map[string]lspRow, error) {
+	var v []isis.LSPView
+	if err := l.FarectlJSON(ctx, node, &v, "isis", "database"); err != nil {
+		return nil, err
+	}
+	db := map[string]lspRow{}
+	for _, e := range v {
+		key := e.LSPID
+		if e.Hostname != "" {
+			key = e.Hostname + e.LSPID[len("0000.0000.0000"):]
+		}
+		db[key] = lspRow{Seq: e.Seq, Checksum: e.Checksum, Lifetime: int(e.Lifetime)}
+	}
+	return db, nil
+}
+
+func nodeDB(ctx context.Context, l *interop.Lab, node string) (map[string]lspRow, error) {
+	if l.Node(node).Kind == "fared" {
+		return faredDB(ctx, l, node)
+	}
+	return frrDB(ctx, l, node)
+}
+
+// liveDigest lists the live LSPs (id, sequence number, checksum) in order.
+func liveDigest(db map[string]lspRow) string {
+	var s []string
+	for id, r := range db {
+		if r.Lifetime > 0 {
+			s = append(s, fmt.Sprintf("%s/%#x/%#04x", id, r.Seq, r.Checksum))
+		}
+	}
+	sort.Strings(s)
+	return strings.Join(s, " ")
+}
+
+// sameLSDB succeeds when every node holds the same live LSPs, and as many
+// as want.
+func sameLSDB(ctx context.Context, l *interop.Lab, want int, nodes ...string) func() error {
+	return func() error {
+		var first string
+		for i, n := range nodes {
+			db, err := nodeDB(ctx, l, n)
+			if err != nil {
+				return err
+			}
+			d := liveDigest(db)
+			if c := strings.Count(d, "/") / 2; c != want {
+				return fmt.Errorf("%s holds %d live LSPs, want %d: %s", n, c, want, d)
+			}
+			if i == 0 {
+				first = d
+			} else if d != first {
+				return fmt.Errorf("databases differ:\n %s: %s\n %s: %s", nodes[0], first, n, d)
+			}
+		}
+		return nil
+	}
+}
+
+// faredUp returns the Up adjacencies of a fared node as hostnames.
+func faredUp(ctx context.Context, l *interop.Lab, node string) ([]string, error) {
+	var v []isis.NeighborView
+	if err := l.FarectlJSON(ctx, node, &v, "isis", "neighbors"); err != nil {
+		return nil, err
+	}
+	var up []string
+	for _, n := range v {
+		if n.State == "Up" {
+			up = append(up, n.Hostname+"@"+n.Interface)
+		}
+	}
+	sort.Strings(up)
+	return up, nil
+}
+
+// frrUp returns the Up adjacencies of an FRR node (neighbour hostnames).
+func frrUp(ctx context.Context, l *interop.Lab, node string) ([]string, error) {
+	var v struct {
+		Areas []struct {
+			Circuits []struct {
+				Adj       string `json:"adj"`
+				Interface string `json:"interface"`
+				State     string `json:"state"`
+			} `json:"circuits"`
+		} `json:"areas"`
+	}
+	if err := l.VtyshJSON(ctx, node, "show isis neighbor json", &v); err != nil {
+		return nil, err
+	}
+	var up []string
+	for _, a := range v.Areas {
+		for _, c := range a.Circuits {
+			if c.State == "Up" {
+				up = append(up, c.Adj+"@"+c.Interface)
+			}
+		}
+	}
+	sort.Strings(up)
+	return up, nil
+}
+
+func upCount(ctx context.Context, l *interop.Lab, node string) (int, error) {
+	var up []string
+	var err error
+	if l.Node(node).Kind == "fared" {
+		up, err = faredUp(ctx, l, node)
+	} else {
+		up, err = frrUp(ctx, l, node)
+	}
+	return len(up), err
+}
+
+// adjacencies succeeds when each node has exactly the given number of Up
+// adjacencies.
+func adjacencies(ctx context.Context, l *interop.Lab, want map[string]int) func() error {
+	return func() error {
+		for n, w := range want {
+			c, err := upCount(ctx, l, n)
+			if err != nil {
+				return err
+			}
+			if c != w {
+				return fmt.Errorf("%s: %d adjacencies Up, want %d", n, c, w)
+			}
+		}
+		return nil
+	}
+}
+
+func faredLSDB(ctx context.Context, l *interop.Lab, node string) (*lsdb.View, error) {
+	var v []lsdb.View
+	if err := l.FarectlJSON(ctx, node, &v, "lsdb"); err != nil {
+		return nil, err
+	}
+	for i := range v {
+		if v[i].Level == 2 {
+			return &v[i], nil
+		}
+	}
+	return nil, fmt.Errorf("%s: no level-2 graph yet", node)
+}
+
+func sysID(l *interop.Lab, node string) string { return l.Node(node).SystemID }

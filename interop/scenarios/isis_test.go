@@ -1,0 +1,317 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fared/fared/interop"
+	"github.com/fared/fared/isis"
+)
+
+// TestISISP2PWithFRR: fared and FRR on one P2P link form an adjacency,
+// hold identical databases, FRR decodes our Maximum Link Bandwidth and
+// installs a route to our loopback.
+func TestISISP2PWithFRR(t *testing.T) {
+	const topo = `name: p2p
+defaults: {hello-interval: 1s}
+nodes:
+  f1: {kind: fared, prefixes: [10.10.1.0/24]}
+  r1: {kind: frr}
+links:
+  - {a: f1, b: r1, bandwidth: 100G}
+`
+	start := time.Now()
+	l := startLab(t, topo)
+	ctx := ctxT(t)
+	poll(t, ctx, 30*time.Second, "adjacency Up on both sides", adjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
+	tAdj := time.Since(start)
+	poll(t, ctx, 30*time.Second, "identical LSDBs", sameLSDB(ctx, l, 2, "f1", "r1"))
+	tSync := time.Since(start)
+	t.Logf("FIGURE p2p: adjacency Up %v, LSDB in sync %v after lab start", tAdj.Round(time.Millisecond), tSync.Round(time.Millisecond))
+
+	// 100G = 1.25e10 bytes/s in sub-TLV 9, as FRR decodes it.
+	out, err := l.Vtysh(ctx, "r1", "show isis database detail f1.00-00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "Maximum Bandwidth: 1.25e+10 (Bytes/sec)") {
+		t.Fatalf("FRR does not show our maximum link bandwidth:\n%s", out)
+	}
+	// FRR installs our loopback and our prefix in its kernel FIB.
+	for _, p := range []string{l.Node("f1").Loopback.String(), "10.10.1.0/24"} {
+		poll(t, ctx, 20*time.Second, "FRR route to "+p, func() error {
+			out, err := l.Exec(ctx, "r1", "ip", "-j", "route", "show", p, "proto", "isis")
+			if err != nil {
+				return err
+			}
+			var routes []map[string]any
+			if err := json.Unmarshal(out, &routes); err != nil {
+				return err
+			}
+			if len(routes) != 1 || routes[0]["gateway"] != l.Links[0].AddrA.Addr().String() {
+				return fmt.Errorf("routes: %s", out)
+			}
+			return nil
+		})
+	}
+	// And fared decodes FRR's maximum link bandwidth in the other direction.
+	poll(t, ctx, 20*time.Second, "fared sees FRR's link bandwidth", func() error {
+		v, err := faredLSDB(ctx, l, "f1")
+		if err != nil {
+			return err
+		}
+		for _, n := range v.Nodes {
+			if n.Name == "r1" {
+				if len(n.Links) == 1 && n.Links[0].MaxBW != nil && *n.Links[0].MaxBW == 1.25e10 {
+					return nil
+				}
+				return fmt.Errorf("r1 links: %+v", n.Links)
+			}
+		}
+		return fmt.Errorf("r1 not in fared's graph")
+	})
+}
+
+// TestISISLANWithFRR: fared and two FRR routers on one bridge agree on the
+// DIS, whose pseudonode LSP lists all three, and hold identical databases;
+// once with fared as DIS and once with FRR. When the FRR DIS loses the
+// election it purges its pseudonode LSP and fared honours the purge.
+func TestISISLANWithFRR(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dis  string
+	}{{"fared DIS", "f1"}, {"FRR DIS", "r1"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			topo := fmt.Sprintf(`name: lan
+defaults: {hello-interval: 1s}
+nodes:
+  f1: {kind: fared%s}
+  r1: {kind: frr%s}
+  r2: {kind: frr}
+links:
+  - {lan: seg1, nodes: [f1, r1, r2], bandwidth: 10G}
+`, prio(tc.dis == "f1"), prio(tc.dis == "r1"))
+			l := startLab(t, topo)
+			ctx := ctxT(t)
+			poll(t, ctx, 40*time.Second, "all adjacencies Up", adjacencies(ctx, l, map[string]int{"f1": 2, "r1": 2, "r2": 2}))
+			pseudo := tc.dis + ".01-00" // FRR numbers its first circuit 1, as fared does
+			if tc.dis == "r1" {
+				pseudo = pseudoOf(t, ctx, l, "r1")
+			}
+			// 3 router LSPs + 1 pseudonode LSP, the same on all three.
+			poll(t, ctx, 40*time.Second, "identical LSDBs with one pseudonode", func() error {
+				if err := sameLSDB(ctx, l, 4, "f1", "r1", "r2")(); err != nil {
+					return err
+				}
+				db, _ := faredDB(ctx, l, "f1")
+				if db[pseudo].Lifetime == 0 {
+					return fmt.Errorf("pseudonode %s missing: %v", pseudo, db)
+				}
+				return nil
+			})
+			checkPseudonode(t, ctx, l, pseudo, "f1", "r1", "r2")
+			if tc.dis == "f1" {
+				var ifs []isis.InterfaceView
+				if err := l.FarectlJSON(ctx, "f1", &ifs, "isis", "interfaces"); err != nil {
+					t.Fatal(err)
+				}
+				if !ifs[0].Levels[0].DIS {
+					t.Fatalf("fared does not think it is DIS: %+v", ifs[0].Levels)
+				}
+				return
+			}
+			// FRR DIS steps down: r1 purges its pseudonode LSP; fared (or
+			// r2) takes over. fared must drop r1's pseudonode.
+			if _, err := l.Vtysh(ctx, "r1", "configure terminal", "interface "+l.Node("r1").Interfaces[0].Name, "isis priority 0"); err != nil {
+				t.Fatal(err)
+			}
+			poll(t, ctx, 40*time.Second, "purge of "+pseudo+" honoured", func() error {
+				db, err := faredDB(ctx, l, "f1")
+				if err != nil {
+					return err
+				}
+				if r, ok := db[pseudo]; ok && r.Lifetime != 0 {
+					return fmt.Errorf("%s still live at fared: %+v", pseudo, r)
+				}
+				v, err := faredLSDB(ctx, l, "f1")
+				if err != nil {
+					return err
+				}
+				for _, n := range v.Nodes {
+					if n.Pseudo && strings.HasPrefix(n.ID, sysID(l, "r1")) {
+						return fmt.Errorf("r1's pseudonode still in the graph")
+					}
+				}
+				return sameLSDB(ctx, l, 4, "f1", "r1", "r2")()
+			})
+		})
+	}
+}
+
+func prio(high bool) string {
+	if high {
+		return ", priority: 100"
+	}
+	return ""
+}
+
+// pseudoOf finds the live pseudonode LSP of node in fared's database.
+func pseudoOf(t *testing.T, ctx context.Context, l *interop.Lab, node string) string {
+	t.Helper()
+	var id string
+	poll(t, ctx, 30*time.Second, node+"'s pseudonode LSP", func() error {
+		db, err := faredDB(ctx, l, "f1")
+		if err != nil {
+			return err
+		}
+		for k, r := range db {
+			if strings.HasPrefix(k, node+".") && !strings.HasPrefix(k, node+".00-") && r.Lifetime > 0 {
+				id = k
+				return nil
+			}
+		}
+		return fmt.Errorf("none in %v", db)
+	})
+	return id
+}
+
+// checkPseudonode asserts that the pseudonode LSP lists every router.
+func checkPseudonode(t *testing.T, ctx context.Context, l *interop.Lab, pseudo string, members ...string) {
+	t.Helper()
+	var v []isis.LSPView
+	if err := l.FarectlJSON(ctx, "f1", &v, "isis", "database", pseudo, "--detail"); err != nil {
+		t.Fatal(err)
+	}
+	if len(v) != 1 {
+		t.Fatalf("pseudonode %s: %d LSPs", pseudo, len(v))
+	}
+	b, _ := json.Marshal(v[0].TLVs)
+	for _, m := range members {
+		if !strings.Contains(string(b), sysID(l, m)+".00") {
+			t.Errorf("pseudonode %s does not list %s: %s", pseudo, m, b)
+		}
+	}
+}
+
+// TestISISTransit: fared A — FRR — fared B. B learns A's Path Bandwidth
+// sub-TLV through FRR with A's exact value, and the LSP B stores is A's
+// byte for byte (FRR floods the unknown sub-TLV unchanged).
+func TestISISTransit(t *testing.T) {
+	const topo = `name: transit
+defaults: {hello-interval: 1s}
+nodes:
+  fa: {kind: fared, prefixes: [{prefix: 10.10.1.0/24, path-bandwidth: 40G}]}
+  r1: {kind: frr}
+  fb: {kind: fared}
+links:
+  - {a: fa, b: r1, bandwidth: 100G}
+  - {a: r1, b: fb, bandwidth: 100G}
+`
+	l := startLab(t, topo)
+	ctx := ctxT(t)
+	poll(t, ctx, 30*time.Second, "adjacencies", adjacencies(ctx, l, map[string]int{"fa": 1, "r1": 2, "fb": 1}))
+	poll(t, ctx, 30*time.Second, "identical LSDBs", sameLSDB(ctx, l, 3, "fa", "r1", "fb"))
+	// 40G = 40e9 bit/s = 5e9 bytes/s, exactly representable in float32.
+	poll(t, ctx, 20*time.Second, "fb sees fa's path bandwidth", func() error {
+		v, err := faredLSDB(ctx, l, "fb")
+		if err != nil {
+			return err
+		}
+		for _, p := range v.Prefixes {
+			if p.Prefix == "10.10.1.0/24" {
+				if p.Name != "fa" || p.PathBW == nil || *p.PathBW != 5e9 {
+					return fmt.Errorf("prefix %+v", p)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("10.10.1.0/24 not in fb's graph")
+	})
+	raw := func(node string) string {
+		var v []isis.LSPView
+		if err := l.FarectlJSON(ctx, node, &v, "isis", "database", "fa.00-00", "--detail"); err != nil || len(v) != 1 {
+			t.Fatalf("%s: %v %v", node, err, v)
+		}
+		// Bytes 10-11 are the remaining lifetime, which every hop ages.
+		return v[0].Raw[:20] + "...." + v[0].Raw[24:]
+	}
+	if a, b := raw("fa"), raw("fb"); a != b {
+		t.Fatalf("fa's LSP changed in transit:\n fa %s\n fb %s", a, b)
+	}
+}
+
+// TestISISFlapAndRestart: a link cut and restored, then an FRR restart:
+// adjacencies drop and recover, fared re-originates, databases converge.
+func TestISISFlapAndRestart(t *testing.T) {
+	const topo = `name: flap
+defaults: {hello-interval: 1s}
+nodes:
+  f1: {kind: fared}
+  r1: {kind: frr}
+links:
+  - {a: f1, b: r1, bandwidth: 10G}
+`
+	l := startLab(t, topo)
+	ctx := ctxT(t)
+	poll(t, ctx, 30*time.Second, "adjacency", adjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
+	poll(t, ctx, 30*time.Second, "sync", sameLSDB(ctx, l, 2, "f1", "r1"))
+	ownSeq := func(node string) uint32 {
+		db, err := nodeDB(ctx, l, "f1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db[node+".00-00"].Seq
+	}
+	seq0 := ownSeq("f1")
+
+	if err := l.SetLinkUp(ctx, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, 15*time.Second, "adjacency down on both sides", adjacencies(ctx, l, map[string]int{"f1": 0, "r1": 0}))
+	// fared withdraws the link: its LSP is re-originated without TLV 22.
+	poll(t, ctx, 10*time.Second, "f1 re-originated without the link", func() error {
+		v, err := faredLSDB(ctx, l, "f1")
+		if err != nil {
+			return err
+		}
+		if s := ownSeq("f1"); s <= seq0 {
+			return fmt.Errorf("seq %d not above %d", s, seq0)
+		}
+		for _, n := range v.Nodes {
+			if n.Name == "f1" && len(n.Links) != 0 {
+				return fmt.Errorf("f1 still has links: %+v", n.Links)
+			}
+		}
+		return nil
+	})
+	seq1 := ownSeq("f1")
+	if err := l.SetLinkUp(ctx, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, 30*time.Second, "adjacency back", adjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
+	poll(t, ctx, 30*time.Second, "sync after link up", func() error {
+		if s := ownSeq("f1"); s <= seq1 {
+			return fmt.Errorf("f1 seq %d not above %d", s, seq1)
+		}
+		return sameLSDB(ctx, l, 2, "f1", "r1")()
+	})
+
+	frrSeq := ownSeq("r1")
+	if err := l.RestartNode(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, 15*time.Second, "adjacency drops with FRR gone", adjacencies(ctx, l, map[string]int{"f1": 0}))
+	poll(t, ctx, 40*time.Second, "adjacency after FRR restart", adjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
+	// A restarted FRR starts at sequence 1, learns its old LSP from fared
+	// and re-originates above it.
+	poll(t, ctx, 40*time.Second, "sync after FRR restart", func() error {
+		if s := ownSeq("r1"); s <= frrSeq {
+			return fmt.Errorf("r1 seq %d not above %d", s, frrSeq)
+		}
+		return sameLSDB(ctx, l, 2, "f1", "r1")()
+	})
+}
