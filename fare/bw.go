@@ -121,20 +121,28 @@ func out(x float64) float64 {
 // shortest-path parallel links' bandwidths, +Inf for an edge leaving a
 // pseudonode (those links carry no bandwidth: the constraint is the LAN link
 // into the pseudonode). unknown[e] is set when a link lacks the sub-TLV.
+// Links are read in memory order (EdgeLinkOrder) into per-entry values,
+// then summed per edge.
 func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) {
 	g := r.Graph
-	for e, p := range r.EdgeParent {
-		if g.Nodes[p].Pseudo {
-			bw[e], unknown[e] = inf, false
+	ent := make([]float64, len(r.EdgeLinks))
+	entUnk := make([]bool, len(r.EdgeLinks))
+	for _, p := range r.EdgeLinkOrder {
+		l := &g.Links[r.EdgeLinks[p]]
+		if g.Nodes[l.From].Pseudo {
+			ent[p] = inf
 			continue
 		}
-		sum, unk := 0.0, false
-		for _, li := range r.EdgeLinks[r.EdgeLinkStart[e]:r.EdgeLinkStart[e+1]] {
-			l := &g.Links[li]
-			an.countLink(l.MaxBW, l.HasBW)
-			v, known := linkValue(l.MaxBW, l.HasBW)
-			sum += v
-			unk = unk || !known
+		an.countLink(l.MaxBW, l.HasBW)
+		v, known := linkValue(l.MaxBW, l.HasBW)
+		ent[p], entUnk[p] = v, !known
+	}
+	for e := range r.EdgeParent {
+		lo, hi := r.EdgeLinkStart[e], r.EdgeLinkStart[e+1]
+		sum, unk := ent[lo], entUnk[lo]
+		for p := lo + 1; p < hi; p++ {
+			sum += ent[p]
+			unk = unk || entUnk[p]
 		}
 		bw[e], unknown[e] = sum, unk
 	}

@@ -54,8 +54,9 @@ type capCalc struct {
 	progs  []*program
 	byHash map[uint64][]int32
 
-	// scratch for compiling (indexed by node; reset after each compile)
+	// scratch for compiling (slotOf is indexed by node, reset after each compile)
 	slotOf []int32
+	sc     scratch
 
 	// per destination memo, aligned with r.FirstHops(D)
 	destOff []int32 // node → offset into capv, -1 if not computed
@@ -72,6 +73,9 @@ func newCapCalc(r *spf.Result, edgeBW []float64, edgeUnk []bool) *capCalc {
 		c.slotOf[i] = -1
 		c.destOff[i] = -1
 	}
+	// Upper bound of what caps() stores: no reallocation.
+	c.capv = make([]float64, 0, len(r.FirstHopList))
+	c.capUnk = make([]bool, 0, len(r.FirstHopList))
 	return c
 }
 
@@ -84,10 +88,8 @@ func (c *capCalc) caps(d int32) ([]float64, []bool) {
 	}
 	off := len(c.capv)
 	c.destOff[d] = int32(off)
-	for range fh {
-		c.capv = append(c.capv, 0)
-		c.capUnk = append(c.capUnk, false)
-	}
+	c.capv = append(c.capv, make([]float64, len(fh))...)
+	c.capUnk = append(c.capUnk, make([]bool, len(fh))...)
 	cv, cu := c.capv[off:], c.capUnk[off:]
 	// Only D itself among the first hops (a direct neighbour reached no
 	// other way): no program needed.
@@ -175,18 +177,35 @@ func (c *capCalc) program(d int32) *program {
 	return p
 }
 
-// term of the reduction graph.
-type term struct {
+// cterm is a term of the reduction graph.
+type cterm struct {
 	src, dst int32
 	thr      float64
 	unk      bool
 	alive    bool
-	next     int32 // next out-term of src, -1
+}
+
+// scratch is reused by every compile of one Compute.
+type scratch struct {
+	nodes, pending, order       []int32
+	inCount, inTerm, dense, seq []int32
+	isFH, gone                  []bool
+	terms                       []cterm
+	srcStart, bySrc, dstGroup   []int32
+	grpCount                    []int32
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
 }
 
 func (c *capCalc) compile(d int32) *program {
 	r := c.r
 	self := r.Self
+	sc := &c.sc
 	lo, hi := r.ParentStart[d], r.ParentStart[d+1]
 	p := &program{parents: r.EdgeParent[lo:hi]}
 
@@ -198,36 +217,42 @@ func (c *capCalc) compile(d int32) *program {
 	}
 	k := int32(len(p.inputs))
 
-	// Ancestors (Self excluded), numbered as units k, k+1, ...
-	var nodes []int32
-	var pending []int32
-	add := func(x int32) int32 {
-		s := c.slotOf[x]
+	// Ancestors of D (Self excluded) by BFS over parent edges; pending[s]
+	// counts the DAG edges from slot s to its children inside the set.
+	nodes, pending := sc.nodes[:0], sc.pending[:0]
+	for _, pos := range p.inputs {
+		q := r.EdgeParent[lo+pos]
+		s := c.slotOf[q]
 		if s < 0 {
 			s = int32(len(nodes))
-			c.slotOf[x] = s
-			nodes = append(nodes, x)
+			c.slotOf[q] = s
+			nodes = append(nodes, q)
 			pending = append(pending, 0)
 		}
-		return s
-	}
-	for _, pos := range p.inputs {
-		s := add(r.EdgeParent[lo+pos])
 		pending[s]++
 	}
 	for i := 0; i < len(nodes); i++ {
 		m := nodes[i]
 		for e := r.ParentStart[m]; e < r.ParentStart[m+1]; e++ {
-			if q := r.EdgeParent[e]; q != self {
-				pending[add(q)]++
+			q := r.EdgeParent[e]
+			if q == self {
+				continue
 			}
+			s := c.slotOf[q]
+			if s < 0 {
+				s = int32(len(nodes))
+				c.slotOf[q] = s
+				nodes = append(nodes, q)
+				pending = append(pending, 0)
+			}
+			pending[s]++
 		}
 	}
 	// Kahn order, children first.
 	for _, pos := range p.inputs {
 		pending[c.slotOf[r.EdgeParent[lo+pos]]]--
 	}
-	order := make([]int32, 0, len(nodes))
+	order := sc.order[:0]
 	for s := range nodes {
 		if pending[s] == 0 {
 			order = append(order, int32(s))
@@ -246,69 +271,56 @@ func (c *capCalc) compile(d int32) *program {
 		}
 	}
 
-	// First hops (D excluded) must survive the reduction.
+	// Units: inputs 0..k-1, ancestor slot s is unit k+s.
 	nu := int(k) + len(nodes)
-	isFH := make([]bool, nu)
+	isFH := grow(sc.isFH, nu)
+	gone := grow(sc.gone, nu)
+	inCount := grow(sc.inCount, nu)
+	inTerm := grow(sc.inTerm, nu)
+	for i := 0; i < nu; i++ {
+		isFH[i], gone[i], inCount[i] = false, false, 0
+	}
 	for _, nb := range r.FirstHops(d) {
 		if nb != d {
 			isFH[k+c.slotOf[nb]] = true
 		}
 	}
 
-	// Reduction graph.
-	terms := make([]term, 0, len(nodes)*2+int(k))
-	head := make([]int32, nu)
-	for i := range head {
-		head[i] = -1
-	}
-	inCount := make([]int32, nu)
-	inTerm := make([]int32, nu)
-	push := func(t term) int32 {
-		t.alive = true
-		t.next = head[t.src]
-		i := int32(len(terms))
-		terms = append(terms, t)
-		head[t.src] = i
-		inCount[t.dst]++
-		inTerm[t.dst] = i
-		return i
-	}
+	// Terms with series reduction in one pass: in Kahn order every unit's
+	// incoming terms are final when it is reached, so an eliminated unit's
+	// parent edges are created directly from its single source.
+	terms := sc.terms[:0]
 	for i, pos := range p.inputs {
-		push(term{src: int32(i), dst: k + c.slotOf[r.EdgeParent[lo+pos]], thr: inf})
+		dst := k + c.slotOf[r.EdgeParent[lo+pos]]
+		inCount[dst]++
+		inTerm[dst] = int32(len(terms))
+		terms = append(terms, cterm{src: int32(i), dst: dst, thr: inf, alive: true})
 	}
-	for _, s := range order {
-		m := nodes[s]
-		for e := r.ParentStart[m]; e < r.ParentStart[m+1]; e++ {
-			if q := r.EdgeParent[e]; q != self {
-				push(term{src: k + s, dst: k + c.slotOf[q], thr: c.edgeBW[e], unk: c.edgeUnk[e]})
-			}
-		}
-	}
-	gone := make([]bool, nu)
 	for _, s := range order {
 		u := k + s
-		if isFH[u] || inCount[u] != 1 {
-			continue
+		src, a, ua := u, inf, false
+		if !isFH[u] && inCount[u] == 1 {
+			t := &terms[inTerm[u]]
+			t.alive = false
+			gone[u] = true
+			src, a, ua = t.src, t.thr, t.unk
 		}
-		ti := inTerm[u]
-		in := terms[ti]
-		for oi := head[u]; oi >= 0; oi = terms[oi].next {
-			o := terms[oi]
-			if !o.alive {
+		m := nodes[s]
+		for e := r.ParentStart[m]; e < r.ParentStart[m+1]; e++ {
+			q := r.EdgeParent[e]
+			if q == self {
 				continue
 			}
-			terms[oi].alive = false
-			inCount[o.dst]-- // push adds it back
-			push(term{src: in.src, dst: o.dst, thr: min(in.thr, o.thr), unk: in.unk || o.unk})
+			dst := k + c.slotOf[q]
+			inCount[dst]++
+			inTerm[dst] = int32(len(terms))
+			terms = append(terms, cterm{src: src, dst: dst, thr: min(a, c.edgeBW[e]), unk: ua || c.edgeUnk[e], alive: true})
 		}
-		terms[ti].alive = false
-		gone[u] = true
 	}
 
-	// Dense renumbering of the surviving units: inputs, then survivors in
-	// Kahn order (which is also the evaluation order of their groups).
-	dense := make([]int32, nu)
-	seq := make([]int32, 0, nu)
+	// Dense numbering of surviving units: inputs, then Kahn order.
+	dense := grow(sc.dense, nu)
+	seq := sc.seq[:0]
 	for i := int32(0); i < k; i++ {
 		dense[i] = int32(len(seq))
 		seq = append(seq, i)
@@ -320,47 +332,91 @@ func (c *capCalc) compile(d int32) *program {
 		}
 	}
 	p.units = len(seq)
-	var buf []term
+
+	// Bucket alive terms by source (counting sort).
+	srcStart := grow(sc.srcStart, nu+1)
+	for i := range srcStart {
+		srcStart[i] = 0
+	}
+	alive := 0
+	for i := range terms {
+		if terms[i].alive {
+			srcStart[terms[i].src+1]++
+			alive++
+		}
+	}
+	for i := 1; i <= nu; i++ {
+		srcStart[i] += srcStart[i-1]
+	}
+	bySrc := grow(sc.bySrc, alive)
+	fill := grow(sc.grpCount, nu) // reused as a cursor here
+	copy(fill, srcStart[:nu])
+	for i := range terms {
+		if terms[i].alive {
+			bySrc[fill[terms[i].src]] = int32(i)
+			fill[terms[i].src]++
+		}
+	}
+	// Per source, group by destination; thresholds sorted with prefix sums.
+	dstGroup := grow(sc.dstGroup, nu)
+	for i := range dstGroup {
+		dstGroup[i] = -1
+	}
+	p.thr = make([]float64, 0, alive)
+	p.pre = make([]float64, 0, alive+len(seq))
+	var cnt []int32
 	for _, u := range seq {
-		buf = buf[:0]
-		for oi := head[u]; oi >= 0; oi = terms[oi].next {
-			if terms[oi].alive {
-				buf = append(buf, terms[oi])
+		ts := bySrc[srcStart[u]:srcStart[u+1]]
+		if len(ts) == 0 {
+			continue
+		}
+		g0 := int32(len(p.gSrc))
+		cnt = cnt[:0]
+		for _, ti := range ts {
+			dst := terms[ti].dst
+			g := dstGroup[dst]
+			if g < 0 {
+				g = int32(len(p.gSrc))
+				dstGroup[dst] = g
+				p.gSrc = append(p.gSrc, dense[u])
+				p.gDst = append(p.gDst, dense[dst])
+				p.gUnk = append(p.gUnk, false)
+				cnt = append(cnt, 0)
+			}
+			cnt[g-g0]++
+		}
+		// Offsets of the groups of u.
+		off := int32(len(p.thr))
+		for gi := g0; gi < int32(len(p.gSrc)); gi++ {
+			p.gOff = append(p.gOff, off)
+			p.gLen = append(p.gLen, 0)
+			off += cnt[gi-g0]
+		}
+		p.thr = p.thr[:off]
+		for _, ti := range ts {
+			t := &terms[ti]
+			g := dstGroup[t.dst]
+			p.thr[p.gOff[g]+p.gLen[g]] = t.thr
+			p.gLen[g]++
+			if t.unk {
+				p.gUnk[g] = true
 			}
 		}
-		slices.SortFunc(buf, func(a, b term) int {
-			if a.dst != b.dst {
-				return int(a.dst - b.dst)
+		for _, ti := range ts {
+			dstGroup[terms[ti].dst] = -1
+		}
+		for gi := g0; gi < int32(len(p.gSrc)); gi++ {
+			t := p.thr[p.gOff[gi] : p.gOff[gi]+p.gLen[gi]]
+			if len(t) > 1 {
+				slices.Sort(t)
 			}
-			switch {
-			case a.thr < b.thr:
-				return -1
-			case a.thr > b.thr:
-				return 1
-			}
-			return 0
-		})
-		for i := 0; i < len(buf); {
-			j := i
-			unk := false
-			off := int32(len(p.thr))
-			pre := int32(len(p.pre))
+			p.gPre = append(p.gPre, int32(len(p.pre)))
 			sum := 0.0
 			p.pre = append(p.pre, 0)
-			for j < len(buf) && buf[j].dst == buf[i].dst {
-				p.thr = append(p.thr, buf[j].thr)
-				sum += buf[j].thr
+			for _, x := range t {
+				sum += x
 				p.pre = append(p.pre, sum)
-				unk = unk || buf[j].unk
-				j++
 			}
-			p.gSrc = append(p.gSrc, dense[u])
-			p.gDst = append(p.gDst, dense[buf[i].dst])
-			p.gOff = append(p.gOff, off)
-			p.gLen = append(p.gLen, int32(j-i))
-			p.gPre = append(p.gPre, pre)
-			p.gUnk = append(p.gUnk, unk)
-			i = j
 		}
 	}
 	for _, nb := range r.FirstHops(d) {
@@ -373,6 +429,10 @@ func (c *capCalc) compile(d int32) *program {
 	for _, x := range nodes {
 		c.slotOf[x] = -1
 	}
+	sc.nodes, sc.pending, sc.order = nodes, pending, order
+	sc.isFH, sc.gone, sc.inCount, sc.inTerm = isFH, gone, inCount, inTerm
+	sc.terms, sc.dense, sc.seq = terms, dense, seq
+	sc.srcStart, sc.bySrc, sc.grpCount, sc.dstGroup = srcStart, bySrc, fill, dstGroup
 	return p
 }
 

@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/netip"
 
+	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
 )
 
@@ -24,10 +25,12 @@ const (
 // NextHop is one kernel next hop: one of Self's links toward one first-hop
 // neighbour. Bandwidths are bytes/s; Unconstrained (max float32) stands for
 // "no constraint".
+//
+// NextHop holds no pointers (it is allocated by the ten thousand and must
+// not cost the garbage collector); Route.View adds the neighbour ids.
 type NextHop struct {
-	Neighbor   int32  `json:"neighbor"`    // node index of the first-hop router
-	NeighborID string `json:"neighbor_id"` // its protocol id
-	Link       int32  `json:"link"`        // index into Graph.Links of Self's link
+	Neighbor int32 `json:"neighbor"` // node index of the first-hop router
+	Link     int32 `json:"link"`     // index into Graph.Links of Self's link
 	// LinkBW is this link's bandwidth; NeighborBW is bw(self, N), the sum over
 	// Self's links that reach N.
 	LinkBW     float64 `json:"link_bandwidth"`
@@ -70,6 +73,41 @@ func (rt *Route) Weights() []float64 {
 	return w
 }
 
+// NextHopView is a NextHop with the neighbour's id and name.
+type NextHopView struct {
+	NextHop
+	NeighborID   string `json:"neighbor_id"`
+	NeighborName string `json:"neighbor_name,omitempty"`
+}
+
+// RouteView is the JSON shape printed by farectl: a Route whose next hops
+// carry the neighbour ids.
+type RouteView struct {
+	Route
+	NextHops []NextHopView `json:"next_hops"`
+	Unused   []NextHopView `json:"unused,omitempty"`
+}
+
+// View resolves the neighbour ids of rt against g (the Graph of the
+// spf.Result rt was computed from).
+func (rt *Route) View(g *lsdb.Graph) RouteView {
+	conv := func(hs []NextHop) []NextHopView {
+		if hs == nil {
+			return nil
+		}
+		out := make([]NextHopView, len(hs))
+		for i, h := range hs {
+			out[i] = NextHopView{NextHop: h, NeighborID: g.Nodes[h.Neighbor].ID, NeighborName: g.Nodes[h.Neighbor].Name}
+		}
+		return out
+	}
+	v := RouteView{Route: *rt, NextHops: conv(rt.NextHops), Unused: conv(rt.Unused)}
+	if v.NextHops == nil {
+		v.NextHops = []NextHopView{}
+	}
+	return v
+}
+
 // Table is the full result of one FARE computation.
 type Table struct {
 	Routes    []Route   `json:"routes"`
@@ -96,7 +134,7 @@ func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
 	edgeBandwidths(r, an, edgeBW, edgeUnk)
 	cc := newCapCalc(r, edgeBW, edgeUnk)
 
-	// Per neighbour: bw(self, N).
+	// Per neighbour: bw(self, N), and each of Self's links' own value.
 	nn := len(r.Neighbors)
 	nbPos := make([]int32, len(g.Nodes))
 	for i := range nbPos {
@@ -104,10 +142,13 @@ func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
 	}
 	selfBW := make([]float64, nn)
 	selfUnk := make([]bool, nn)
+	nls := r.NeighborLinkStart
+	lval := make([]float64, len(r.NeighborLinks))
 	for i, nb := range r.Neighbors {
 		nbPos[nb] = int32(i)
-		for _, li := range r.NeighborLinks[r.NeighborLinkStart[i]:r.NeighborLinkStart[i+1]] {
-			v, known := linkBW(g, li)
+		for j := nls[i]; j < nls[i+1]; j++ {
+			v, known := linkBW(g, r.NeighborLinks[j])
+			lval[j] = v
 			selfBW[i] += v
 			selfUnk[i] = selfUnk[i] || !known
 		}
@@ -115,15 +156,19 @@ func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
 
 	// Output storage, allocated once.
 	nh, na := 0, 0
+	rcount := make([]int32, len(routes))
 	for i := range routes {
 		na += len(routes[i].Sources)
+		c := int32(0)
 		for _, nb := range routes[i].FirstHops {
 			if p := nbPos[nb]; p >= 0 {
-				nh += int(r.NeighborLinkStart[p+1] - r.NeighborLinkStart[p])
+				c += nls[p+1] - nls[p]
 			}
 		}
+		rcount[i] = c
+		nh += int(c)
 	}
-	t.Routes = make([]Route, 0, len(routes))
+	t.Routes = make([]Route, len(routes))
 	hops := make([]NextHop, nh)
 	advs := make([]int32, na)
 	ids := make([]string, na)
@@ -134,9 +179,12 @@ func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
 	pbs := make([]float64, nn)
 	unk := make([]bool, nn)
 
+	nr := 0
 	for ri := range routes {
 		sr := &routes[ri]
-		rt := Route{Prefix: sr.Prefix, Metric: sr.Metric, Down: sr.Down, External: sr.External, HasPathBW: true}
+		rt := &t.Routes[nr]
+		nr++
+		*rt = Route{Prefix: sr.Prefix, Metric: sr.Metric, Down: sr.Down, External: sr.External, HasPathBW: true}
 		ns := len(sr.Sources)
 		rt.Advertisers, advs = advs[:ns:ns], advs[ns:]
 		rt.AdvertiserIDs, ids = ids[:ns:ns], ids[ns:]
@@ -203,63 +251,52 @@ func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
 		}
 		rt.Mode = mode
 
-		// Next hops.
-		cnt := 0
-		for _, nb := range sr.FirstHops {
-			if p := nbPos[nb]; p >= 0 {
-				cnt += int(r.NeighborLinkStart[p+1] - r.NeighborLinkStart[p])
-			}
-		}
+		// Next hops, written in place.
+		cnt := rcount[ri]
 		buf := hops[:cnt:cnt]
 		hops = hops[cnt:]
 		k := 0
 		total := 0.0
+		zeros := 0
 		for _, nb := range sr.FirstHops {
 			p := nbPos[nb]
 			if p < 0 {
 				continue
 			}
 			w := min(selfBW[p], capPB[p])
-			for _, li := range r.NeighborLinks[r.NeighborLinkStart[p]:r.NeighborLinkStart[p+1]] {
-				lb, _ := linkBW(g, li)
-				h := NextHop{
-					Neighbor: nb, NeighborID: g.Nodes[nb].ID, Link: li,
-					LinkBW: out(lb), NeighborBW: out(selfBW[p]),
-					DownCap: out(down[p]), PathBW: out(pbs[p]),
-				}
-				if opt.ECMPOnly {
-					h.DownCap, h.PathBW = 0, 0
-				}
+			nbw, dc, pw := out(selfBW[p]), out(down[p]), out(pbs[p])
+			if opt.ECMPOnly {
+				dc, pw = 0, 0
+			}
+			for j := nls[p]; j < nls[p+1]; j++ {
+				lb := lval[j]
+				h := &buf[k]
+				k++
+				h.Neighbor, h.Link = nb, r.NeighborLinks[j]
+				h.LinkBW, h.NeighborBW, h.DownCap, h.PathBW = out(lb), nbw, dc, pw
+				var wt float64
 				switch mode {
 				case ModeWeighted:
 					if w > 0 && lb > 0 {
-						h.Weight = w * (lb / selfBW[p])
+						wt = w * (lb / selfBW[p])
 					}
 				case ModeMissingBW:
 					if w > 0 && lb > 0 {
-						h.Weight = 1
+						wt = 1
 					}
 				default:
-					h.Weight = 1
+					wt = 1
 				}
-				total += h.Weight
-				buf[k] = h
-				k++
+				h.Weight = wt
+				total += wt
+				if wt == 0 {
+					zeros++
+				}
 			}
 		}
-		// Zero weights to the end, keeping order within each part.
-		used := buf[:0:0]
-		var unused []NextHop
-		nz := 0
-		for i := range buf {
-			if buf[i].Weight > 0 {
-				nz++
-			}
-		}
-		if nz == len(buf) {
-			used = buf
-		} else {
-			unused = make([]NextHop, 0, len(buf)-nz)
+		// Zero weights move to Unused, order kept.
+		if zeros > 0 {
+			unused := make([]NextHop, 0, zeros)
 			j := 0
 			for i := range buf {
 				if buf[i].Weight > 0 {
@@ -269,15 +306,16 @@ func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
 					unused = append(unused, buf[i])
 				}
 			}
-			used = buf[:j:j]
+			buf = buf[:j:j]
+			rt.Unused = unused
 		}
-		for i := range used {
-			used[i].Share = used[i].Weight / total
-			used[i].Weight = out(used[i].Weight)
+		for i := range buf {
+			buf[i].Share = buf[i].Weight / total
+			buf[i].Weight = out(buf[i].Weight)
 		}
-		rt.NextHops, rt.Unused = used, unused
-		t.Routes = append(t.Routes, rt)
+		rt.NextHops = buf
 	}
+	t.Routes = t.Routes[:nr]
 	return t
 }
 

@@ -51,10 +51,16 @@ func (t *topo) prefix(node, p string, metric uint32, pb ...float32) *topo {
 	return t
 }
 
+// lastGraph lets the helpers resolve neighbour ids.
+var lastGraph *lsdb.Graph
+
 func compute(g *lsdb.Graph, opt Options) Table {
+	lastGraph = g
 	r := spf.Run(g)
 	return ComputeTable(r, spf.Routes(r), opt)
 }
+
+func nid(h NextHop) string { return lastGraph.Nodes[h.Neighbor].ID }
 
 func route(t *testing.T, tb Table, p string) Route {
 	t.Helper()
@@ -71,7 +77,7 @@ func route(t *testing.T, tb Table, p string) Route {
 func weights(rt Route) map[string]float64 {
 	m := map[string]float64{}
 	for _, h := range rt.NextHops {
-		m[h.NeighborID] += h.Weight
+		m[nid(h)] += h.Weight
 	}
 	return m
 }
@@ -134,7 +140,7 @@ func TestFigure1ThreeStage(t *testing.T) {
 		t.Errorf("route %+v", rt)
 	}
 	for _, h := range rt.NextHops {
-		switch h.NeighborID {
+		switch nid(h) {
 		case "S1":
 			if h.NeighborBW != 100 || h.LinkBW != 100 || h.DownCap != 40 || !near(h.Share, 40.0/380) {
 				t.Errorf("S1 hop %+v", h)
@@ -185,7 +191,7 @@ func TestAnycast(t *testing.T) {
 		t.Errorf("advertisers %v", rt.AdvertiserIDs)
 	}
 	for _, h := range rt.NextHops {
-		if h.NeighborID == "S4" && h.DownCap != 500 {
+		if nid(h) == "S4" && h.DownCap != 500 {
 			t.Errorf("S4 downstream %v, want 400+100", h.DownCap)
 		}
 	}
@@ -223,7 +229,7 @@ func TestParallelLinks(t *testing.T) {
 	per := map[float64]float64{}
 	for _, h := range rt.NextHops {
 		per[h.LinkBW] = h.Weight
-		if h.NeighborID == "B" && (h.NeighborBW != 80 || h.DownCap != 80) {
+		if nid(h) == "B" && (h.NeighborBW != 80 || h.DownCap != 80) {
 			t.Errorf("B hop %+v", h)
 		}
 	}
@@ -374,6 +380,7 @@ func TestPseudonode(t *testing.T) {
 		cable("B", "D", 10, 30).cable("C", "D", 10, 80).
 		prefix("D", "10.0.0.0/24", 0)
 	g = tp.b.Build("X")
+	lastGraph = g
 	r := spf.Run(g)
 	rt = route(t, ComputeTable(r, spf.Routes(r), Options{}), "10.0.0.0/24")
 	wantWeights(t, rt, map[string]float64{"Y": 100})
@@ -411,6 +418,7 @@ func fiveStage() *topo {
 
 func TestFiveStage(t *testing.T) {
 	g := fiveStage().b.Build("A")
+	lastGraph = g
 	r := spf.Run(g)
 	tb := ComputeTable(r, spf.Routes(r), Options{})
 	// Toward D:
@@ -431,7 +439,7 @@ func TestFiveStage(t *testing.T) {
 	rt = route(t, tb, "10.2.2.0/24")
 	wantWeights(t, rt, map[string]float64{"S1": 80, "S2": 100})
 	for _, h := range rt.NextHops {
-		if h.NeighborID == "S2" && h.DownCap != 110 {
+		if nid(h) == "S2" && h.DownCap != 110 {
 			t.Errorf("cap(S2→E) = %v", h.DownCap)
 		}
 	}
@@ -456,8 +464,9 @@ func TestFiveStage(t *testing.T) {
 }
 
 func TestJSONShape(t *testing.T) {
-	rt := route(t, compute(figure1().b.Build("L1"), Options{}), "10.0.2.0/24")
-	b, err := json.Marshal(rt)
+	g := figure1().b.Build("L1")
+	rt := route(t, compute(g, Options{}), "10.0.2.0/24")
+	b, err := json.Marshal(rt.View(g))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func TestAgainstReference(t *testing.T) {
 			for _, h := range append(append([]NextHop(nil), rt.NextHops...), rt.Unused...) {
 				want := out(refCap(r, h.Neighbor, d, memo))
 				if !near(h.DownCap, want) {
-					t.Fatalf("iter %d %s via %s: cap %v, want %v", iter, rt.Prefix, h.NeighborID, h.DownCap, want)
+					t.Fatalf("iter %d %s via %s: cap %v, want %v", iter, rt.Prefix, g.Nodes[h.Neighbor].ID, h.DownCap, want)
 				}
 				checked++
 			}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -555,7 +556,49 @@ func (l *Lab) startFRR(ctx context.Context, n *Node) error {
 			}
 		}
 	}
-	return nil
+	return l.nudgeLinkParams(ctx, n)
+}
+
+// nudgeLinkParams changes each interface's link parameters once after isisd
+// is up. FRR 8.4.4's isisd only takes TE parameters from a link-params
+// update that zebra sends after the circuit exists; the ones read from
+// zebra.conf at start-up are often missed, and the LSP then lacks sub-TLV 9.
+func (l *Lab) nudgeLinkParams(ctx context.Context, n *Node) error {
+	vty := filepath.Join(frrStateDir, n.FRRName, "isisd.vty")
+	if err := Poll(ctx, 10*time.Second, "node "+n.Name+": isisd socket "+vty, func() error {
+		_, err := os.Stat(vty)
+		return err
+	}); err != nil {
+		return err
+	}
+	// Nudge until isisd reports TE parameters on every interface: an
+	// update that arrives before isisd has its circuits from zebra is lost
+	// as well.
+	return Poll(ctx, 20*time.Second, "node "+n.Name+": isisd TE link parameters", func() error {
+		out, err := l.Vtysh(ctx, n.Name, "show isis mpls-te interface")
+		if err != nil {
+			return err
+		}
+		var missing []string
+		for _, f := range n.Interfaces {
+			if !strings.Contains(out, "link parameters for "+f.Name+" ") {
+				missing = append(missing, f.Name)
+			}
+		}
+		for _, f := range n.Interfaces {
+			if !slices.Contains(missing, f.Name) {
+				continue
+			}
+			bw := frrBandwidth(f.Bandwidth)
+			if _, err := l.Vtysh(ctx, n.Name, "configure terminal", "interface "+f.Name, "link-params", "max-rsv-bw 1", "max-rsv-bw "+bw); err != nil {
+				return Permanent(fmt.Errorf("link-params on %s: %w", f.Name, err))
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("no TE parameters yet on %v", missing)
+		}
+		return nil
+	})
 }
 
 // FRRCommand returns the command line that starts an FRR daemon of n.

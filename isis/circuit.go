@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/isis/packet"
 )
@@ -227,6 +229,11 @@ func (c *circuit) reader(p Port) {
 	buf := make([]byte, 9216+64)
 	for {
 		src, pdu, err := p.Recv(buf)
+		if errors.Is(err, unix.ENETDOWN) {
+			// The socket reports a link going down once and stays usable:
+			// it is kept across down/up, so the reader must be too.
+			continue
+		}
 		if err != nil {
 			if !errors.Is(err, os.ErrClosed) && !errors.Is(err, net.ErrClosed) {
 				c.in.log.Debug("reader stopped", "iface", c.name, "err", err)

@@ -32,6 +32,10 @@ type Result struct {
 	EdgeParent    []int32
 	EdgeLinkStart []int32
 	EdgeLinks     []int32
+	// EdgeLinkOrder lists every position in EdgeLinks once, grouped by parent
+	// and in link (memory) order within a parent: a cache-friendly order for
+	// reading the links' bandwidths.
+	EdgeLinkOrder []int32
 
 	// Neighbors is the sorted set of first-hop neighbours: real routers that
 	// Self reaches over one of its own links, directly or through a pseudonode.
@@ -139,6 +143,12 @@ func Run(g *lsdb.Graph) *Result {
 	order := make([]int32, 0, n)
 	dist[self] = 0
 	h.push(self, 0)
+	// Candidate DAG entries, recorded while relaxing: (u, link, v) with
+	// dist[u]+metric equal to v's tentative distance at that moment. Since
+	// tentative distances only decrease, every DAG entry is among them;
+	// the ones that lost are dropped below. u is settled and v is not, so
+	// u settles before v.
+	cand := make([]candidate, 0, len(g.Links)/2+1)
 	for h.len() > 0 {
 		u := h.pop()
 		rank[u] = int32(len(order))
@@ -147,44 +157,42 @@ func Run(g *lsdb.Graph) *Result {
 			continue
 		}
 		du := dist[u]
-		for _, l := range g.LinksOf(u) {
+		nd := &g.Nodes[u]
+		for li := nd.First; li < nd.First+nd.Count; li++ {
+			l := &g.Links[li]
 			v := l.To
 			if rank[v] >= 0 {
 				continue
 			}
-			nd := du + uint64(l.Metric)
-			if nd < du { // overflow: treat as unreachable over this link
+			d := du + uint64(l.Metric)
+			if d < du { // overflow: treat as unreachable over this link
 				continue
 			}
-			if nd < dist[v] {
-				dist[v] = nd
-				k := nd << 1
+			if d < dist[v] {
+				dist[v] = d
+				k := d << 1
 				if !g.Nodes[v].Pseudo {
 					k |= 1
 				}
 				h.update(v, k)
 			}
+			if d == dist[v] {
+				cand = append(cand, candidate{u: u, v: v, link: li, d: d})
+			}
 		}
 	}
 	r.Order = order
 
-	// DAG. An entry (u, link, v) is on the DAG when u is settled and may be
-	// transited, dist[u]+metric == dist[v] and u settled before v. Pass 1
-	// counts entries per child, pass 2 fills them; because u is the outer
-	// loop, the entries of one (u, v) pair are contiguous per child.
+	// DAG: keep the candidates still at v's final distance; counting sort
+	// by child, keeping production order (per parent in settle order, its
+	// links in memory order), so the entries of one (u, v) pair are
+	// contiguous per child.
 	cnt := make([]int32, n+1)
 	var entries int32
-	for _, u := range order {
-		if !transit(g, self, u) {
-			continue
-		}
-		du, ru := dist[u], rank[u]
-		for _, l := range g.LinksOf(u) {
-			v := l.To
-			if v == self || rank[v] <= ru || du+uint64(l.Metric) != dist[v] {
-				continue
-			}
-			cnt[v+1]++
+	for i := range cand {
+		c := &cand[i]
+		if c.d == dist[c.v] {
+			cnt[c.v+1]++
 			entries++
 		}
 	}
@@ -195,23 +203,17 @@ func Run(g *lsdb.Graph) *Result {
 	entLink := make([]int32, entries)
 	fill := make([]int32, n)
 	copy(fill, cnt[:n])
-	for _, u := range order {
-		if !transit(g, self, u) {
+	byLink := make([]int32, 0, entries)
+	for i := range cand {
+		c := &cand[i]
+		if c.d != dist[c.v] {
 			continue
 		}
-		du, ru := dist[u], rank[u]
-		nd := &g.Nodes[u]
-		for li := nd.First; li < nd.First+nd.Count; li++ {
-			l := &g.Links[li]
-			v := l.To
-			if v == self || rank[v] <= ru || du+uint64(l.Metric) != dist[v] {
-				continue
-			}
-			p := fill[v]
-			fill[v]++
-			entParent[p] = u
-			entLink[p] = li
-		}
+		p := fill[c.v]
+		fill[c.v]++
+		entParent[p] = c.u
+		entLink[p] = c.link
+		byLink = append(byLink, p)
 	}
 	// Collapse runs of equal parent into edges.
 	parentStart := make([]int32, n+1)
@@ -240,6 +242,7 @@ func Run(g *lsdb.Graph) *Result {
 	}
 	edgeLinkStart[edges] = entries
 	r.ParentStart, r.EdgeParent, r.EdgeLinkStart, r.EdgeLinks = parentStart, edgeParent, edgeLinkStart, entLink
+	r.EdgeLinkOrder = byLink
 
 	r.firstHops(rank)
 	return r
@@ -376,6 +379,11 @@ func sortInt32(a []int32) {
 			a[j], a[j-1] = a[j-1], a[j]
 		}
 	}
+}
+
+type candidate struct {
+	u, v, link int32
+	d          uint64
 }
 
 // heap is an indexed binary min-heap of nodes keyed by uint64.

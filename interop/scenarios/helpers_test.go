@@ -167,26 +167,17 @@ func faredUp(ctx context.Context, l *interop.Lab, node string) ([]string, error)
 	return up, nil
 }
 
-// frrUp returns the Up adjacencies of an FRR node (neighbour hostnames).
+// frrUp returns the Up adjacencies of an FRR node (neighbour@interface),
+// from the text output (8.4.4's JSON keeps one adjacency per circuit).
 func frrUp(ctx context.Context, l *interop.Lab, node string) ([]string, error) {
-	var v struct {
-		Areas []struct {
-			Circuits []struct {
-				Adj       string `json:"adj"`
-				Interface string `json:"interface"`
-				State     string `json:"state"`
-			} `json:"circuits"`
-		} `json:"areas"`
-	}
-	if err := l.VtyshJSON(ctx, node, "show isis neighbor json", &v); err != nil {
+	adjs, err := l.ISISNeighbors(ctx, node)
+	if err != nil {
 		return nil, err
 	}
 	var up []string
-	for _, a := range v.Areas {
-		for _, c := range a.Circuits {
-			if c.State == "Up" {
-				up = append(up, c.Adj+"@"+c.Interface)
-			}
+	for _, a := range adjs {
+		if a.State == "Up" {
+			up = append(up, a.SystemID+"@"+a.Interface)
 		}
 	}
 	sort.Strings(up)

@@ -66,7 +66,7 @@ links:
 		}
 		for _, n := range v.Nodes {
 			if n.Name == "r1" {
-				if len(n.Links) == 1 && n.Links[0].MaxBW != nil && *n.Links[0].MaxBW == 1.25e10 {
+				if len(n.Links) == 1 && n.Links[0].MaxBW != nil && *n.Links[0].MaxBW == float64(float32(1.25e10)) {
 					return nil
 				}
 				return fmt.Errorf("r1 links: %+v", n.Links)
