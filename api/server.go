@@ -18,6 +18,7 @@ import (
 
 	"github.com/fared/fared/isis"
 	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/rib"
 )
 
 // Version is the API's path prefix.
@@ -28,7 +29,12 @@ type Backend struct {
 	ISIS *isis.Instance
 	// Status returns daemon-level information (version, uptime, config).
 	Status func() any
-	// Extra handlers registered by later subsystems (spf, fib, ...).
+	RIB    *rib.Manager
+	// Protocol is the kernel route protocol of our routes (fib dump).
+	Protocol uint8
+	// Reload re-reads the config file (as SIGHUP does).
+	Reload func() ([]string, error)
+	// Extra handlers registered by later subsystems.
 	Extra map[string]http.HandlerFunc
 }
 
@@ -64,6 +70,13 @@ func Listen(path string, b Backend, log *slog.Logger) (*Server, error) {
 	mux.HandleFunc("GET "+Version+"/isis/interfaces", s.isisInterfaces)
 	mux.HandleFunc("GET "+Version+"/isis/database", s.isisDatabase)
 	mux.HandleFunc("GET "+Version+"/lsdb", s.lsdb)
+	mux.HandleFunc("GET "+Version+"/route", s.routes)
+	mux.HandleFunc("GET "+Version+"/fare", s.fare)
+	mux.HandleFunc("GET "+Version+"/spf/log", s.spfLog)
+	mux.HandleFunc("GET "+Version+"/fib", s.fibDump)
+	mux.HandleFunc("GET "+Version+"/fib/capabilities", s.fibCaps)
+	mux.HandleFunc("POST "+Version+"/isis/bandwidth", s.setBandwidth)
+	mux.HandleFunc("POST "+Version+"/reload", s.reload)
 	for p, h := range b.Extra {
 		mux.HandleFunc(p, h)
 	}

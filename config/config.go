@@ -39,6 +39,27 @@ type Config struct {
 	LogLevel slog.Level
 	Socket   string
 	ISIS     *ISIS // nil when there is no isis section
+	FIB      FIB
+}
+
+// FIB is the fib section: how computed routes reach the kernel.
+type FIB struct {
+	Enabled    bool   // default true; false computes routes without installing them
+	Metric     uint32 // kernel route priority, default 20
+	OnShutdown string // "keep" (default: forwarding survives a restart) or "flush"
+	Resilient  *Resilient
+}
+
+// Resilient selects resilient nexthop groups (fib.resilient).
+type Resilient struct {
+	Buckets         uint16
+	IdleTimer       time.Duration
+	UnbalancedTimer time.Duration
+}
+
+// SPF holds the RFC 8405 SPF back-off timers (isis.spf).
+type SPF struct {
+	InitialDelay, ShortDelay, LongDelay, TimeToLearn, Holddown time.Duration
 }
 
 // ISIS is the isis section.
@@ -56,6 +77,9 @@ type ISIS struct {
 	LSPMTU       int
 	HelloPadding bool
 	Overload     bool
+	// ECMPOnly turns FARE weights off: equal-cost paths get equal weights.
+	ECMPOnly bool
+	SPF      SPF
 
 	Interfaces []Interface
 	Prefixes   []Prefix
@@ -249,7 +273,7 @@ func (p *parser) integer(k, v *yaml.Node, lo, hi int64) (int64, bool) {
 	return n, true
 }
 
-func setInt[T ~int | ~uint8 | ~uint32](p *parser, dst *T, lo, hi int64) field {
+func setInt[T ~int | ~uint8 | ~uint16 | ~uint32](p *parser, dst *T, lo, hi int64) field {
 	return func(k, v *yaml.Node) {
 		if n, ok := p.integer(k, v, lo, hi); ok {
 			*dst = T(n)
@@ -367,7 +391,7 @@ func (p *parser) config(data []byte) *Config {
 		return nil
 	}
 
-	c := &Config{LogLevel: slog.LevelInfo, Socket: DefaultSocket}
+	c := &Config{LogLevel: slog.LevelInfo, Socket: DefaultSocket, FIB: FIB{Enabled: true, Metric: 20, OnShutdown: "keep"}}
 	c.File = p.file
 	sysID := false
 	seen := p.mapping(root, map[string]field{
@@ -417,6 +441,7 @@ func (p *parser) config(data []byte) *Config {
 			return ""
 		}),
 		"isis": func(k, v *yaml.Node) { c.ISIS = p.isis(k, v) },
+		"fib":  func(k, v *yaml.Node) { p.fib(k, v, &c.FIB) },
 	})
 
 	if seen["router-id"] == nil {
@@ -530,6 +555,19 @@ func (p *parser) isis(k, v *yaml.Node) *ISIS {
 		"lsp-mtu":          setInt(p, &is.LSPMTU, 512, 9000),
 		"hello-padding":    p.boolean(&is.HelloPadding),
 		"overload":         p.boolean(&is.Overload),
+		"ecmp-only":        p.boolean(&is.ECMPOnly),
+		"spf": func(k, v *yaml.Node) {
+			if !p.want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
+				return
+			}
+			p.mapping(v, map[string]field{
+				"initial-delay": p.setDur(&is.SPF.InitialDelay, 0, time.Minute),
+				"short-delay":   p.setDur(&is.SPF.ShortDelay, 0, time.Minute),
+				"long-delay":    p.setDur(&is.SPF.LongDelay, 0, 10*time.Minute),
+				"time-to-learn": p.setDur(&is.SPF.TimeToLearn, 0, 10*time.Minute),
+				"holddown":      p.setDur(&is.SPF.Holddown, 0, 10*time.Minute),
+			})
+		},
 		"interfaces": p.list(func(v *yaml.Node) {
 			it := p.iface(v)
 			if first, dup := ifLines[it.Name]; dup && it.Name != "" {
@@ -628,4 +666,32 @@ func (p *parser) prefix(v *yaml.Node) Prefix {
 		p.errf(v, "missing required key \"prefix\"")
 	}
 	return pf
+}
+
+func (p *parser) fib(k, v *yaml.Node, f *FIB) {
+	if !p.want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
+		return
+	}
+	p.mapping(v, map[string]field{
+		"enabled": p.boolean(&f.Enabled),
+		"metric":  setInt(p, &f.Metric, 0, 1<<32-1),
+		"on-shutdown": p.str(&f.OnShutdown, func(s string) string {
+			if s != "keep" && s != "flush" {
+				return "must be keep or flush"
+			}
+			return ""
+		}),
+		"resilient": func(k, v *yaml.Node) {
+			if !p.want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
+				return
+			}
+			r := &Resilient{Buckets: 128, IdleTimer: 120 * time.Second}
+			p.mapping(v, map[string]field{
+				"buckets":          setInt(p, &r.Buckets, 1, 65535),
+				"idle-timer":       p.setDur(&r.IdleTimer, 0, 65535*time.Second),
+				"unbalanced-timer": p.setDur(&r.UnbalancedTimer, 0, 65535*time.Second),
+			})
+			f.Resilient = r
+		},
+	})
 }

@@ -25,6 +25,7 @@ func TestParseExample(t *testing.T) {
 		SystemID: [6]byte{0x01, 0x02, 0x55, 0x00, 0x00, 0x01}, // 0102.5500.0001
 		LogLevel: slog.LevelInfo,
 		Socket:   "/run/fared/fared.sock",
+		FIB:      FIB{Enabled: true, Metric: 20, OnShutdown: "keep"},
 		ISIS: &ISIS{
 			Areas:               [][]byte{{0x49, 0x00, 0x01}},
 			Level:               2,
@@ -95,6 +96,7 @@ isis:
 		SystemID: [6]byte{0x19, 0x21, 0x68, 0x00, 0x10, 0x02}, // 1921.6800.1002
 		LogLevel: slog.LevelInfo,
 		Socket:   DefaultSocket,
+		FIB:      FIB{Enabled: true, Metric: 20, OnShutdown: "keep"},
 		ISIS: &ISIS{
 			Areas:               [][]byte{{0x49, 0x00, 0x01}},
 			Level:               2,
@@ -358,5 +360,20 @@ func TestLoad(t *testing.T) {
 	}
 	if _, err := Load(path + ".missing"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Load missing file: %v", err)
+	}
+}
+
+func TestFIBAndSPFSections(t *testing.T) {
+	c, err := Parse("f.yaml", []byte("router-id: 10.0.0.1\nisis:\n  areas: [49.0001]\n  ecmp-only: true\n  spf: {initial-delay: 10ms, holddown: 2s}\nfib:\n  metric: 30\n  on-shutdown: flush\n  resilient: {buckets: 64, idle-timer: 5s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := FIB{Enabled: true, Metric: 30, OnShutdown: "flush", Resilient: &Resilient{Buckets: 64, IdleTimer: 5 * time.Second}}
+	if !reflect.DeepEqual(c.FIB, want) || !c.ISIS.ECMPOnly || c.ISIS.SPF.InitialDelay != 10*time.Millisecond || c.ISIS.SPF.Holddown != 2*time.Second {
+		t.Fatalf("got %+v %+v %+v", c.FIB, c.FIB.Resilient, c.ISIS.SPF)
+	}
+	_, err = Parse("f.yaml", []byte("router-id: 10.0.0.1\nfib:\n  on-shutdown: maybe\n"))
+	if err == nil || err.Error() != "f.yaml:3: on-shutdown: must be keep or flush" {
+		t.Fatalf("err %v", err)
 	}
 }

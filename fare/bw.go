@@ -121,28 +121,21 @@ func out(x float64) float64 {
 // shortest-path parallel links' bandwidths, +Inf for an edge leaving a
 // pseudonode (those links carry no bandwidth: the constraint is the LAN link
 // into the pseudonode). unknown[e] is set when a link lacks the sub-TLV.
-// Links are read in memory order (EdgeLinkOrder) into per-entry values,
-// then summed per edge.
+// Values come from the Result's compact snapshot (spf.Result.LinkBW).
 func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) {
 	g := r.Graph
-	ent := make([]float64, len(r.EdgeLinks))
-	entUnk := make([]bool, len(r.EdgeLinks))
-	for _, p := range r.EdgeLinkOrder {
-		l := &g.Links[r.EdgeLinks[p]]
-		if g.Nodes[l.From].Pseudo {
-			ent[p] = inf
+	for e, p := range r.EdgeParent {
+		if g.Nodes[p].Pseudo {
+			bw[e], unknown[e] = inf, false
 			continue
 		}
-		an.countLink(l.MaxBW, l.HasBW)
-		v, known := linkValue(l.MaxBW, l.HasBW)
-		ent[p], entUnk[p] = v, !known
-	}
-	for e := range r.EdgeParent {
-		lo, hi := r.EdgeLinkStart[e], r.EdgeLinkStart[e+1]
-		sum, unk := ent[lo], entUnk[lo]
-		for p := lo + 1; p < hi; p++ {
-			sum += ent[p]
-			unk = unk || entUnk[p]
+		sum, unk := 0.0, false
+		for i := r.EdgeLinkStart[e]; i < r.EdgeLinkStart[e+1]; i++ {
+			f, has := r.LinkBW[i], r.LinkHasBW[i]
+			an.countLink(f, has)
+			v, known := linkValue(f, has)
+			sum += v
+			unk = unk || !known
 		}
 		bw[e], unknown[e] = sum, unk
 	}

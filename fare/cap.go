@@ -22,7 +22,9 @@ import (
 //   - series reduction: an ancestor that is not a first hop and has a single
 //     incoming term (s, a) is removed, and each of its outgoing terms (→P, b)
 //     becomes (s→P, min(a, b)). In a 5-stage fabric the remote spine and
-//     super-spine layers disappear this way;
+//     super-spine layers disappear this way. A first hop whose single
+//     incoming term is (s, +Inf) is removed too and read as s (in a 3-stage
+//     fabric every spine is then just its input: no work per destination);
 //   - the remaining terms are grouped per (src, dst) into f(c) = Σ min(t_j, c),
 //     stored as sorted thresholds with prefix sums, evaluated by binary search.
 //
@@ -51,7 +53,8 @@ type capCalc struct {
 	edgeBW  []float64
 	edgeUnk []bool
 
-	progs  []*program
+	progs  []*program // progs[:nprogs] are in use; the rest are recycled
+	nprogs int
 	byHash map[uint64][]int32
 
 	// scratch for compiling (slotOf is indexed by node, reset after each compile)
@@ -64,19 +67,29 @@ type capCalc struct {
 	capUnk  []bool
 }
 
-func newCapCalc(r *spf.Result, edgeBW []float64, edgeUnk []bool) *capCalc {
+// reset prepares c (possibly reused from an earlier Compute) for r.
+func (c *capCalc) reset(r *spf.Result, edgeBW []float64, edgeUnk []bool) {
 	n := len(r.Dist)
-	c := &capCalc{r: r, edgeBW: edgeBW, edgeUnk: edgeUnk, byHash: map[uint64][]int32{}}
-	c.slotOf = make([]int32, n)
-	c.destOff = make([]int32, n)
-	for i := range c.slotOf {
-		c.slotOf[i] = -1
+	c.r, c.edgeBW, c.edgeUnk = r, edgeBW, edgeUnk
+	if c.byHash == nil {
+		c.byHash = map[uint64][]int32{}
+	}
+	clear(c.byHash)
+	c.nprogs = 0
+	// slotOf is kept all -1 between compiles; a new size starts fresh.
+	if len(c.slotOf) != n {
+		c.slotOf = make([]int32, n)
+		for i := range c.slotOf {
+			c.slotOf[i] = -1
+		}
+	}
+	c.destOff = grow(c.destOff, n)
+	for i := range c.destOff {
 		c.destOff[i] = -1
 	}
 	// Upper bound of what caps() stores: no reallocation.
-	c.capv = make([]float64, 0, len(r.FirstHopList))
-	c.capUnk = make([]bool, 0, len(r.FirstHopList))
-	return c
+	c.capv = grow(c.capv, len(r.FirstHopList))[:0]
+	c.capUnk = grow(c.capUnk, len(r.FirstHopList))[:0]
 }
 
 // caps returns cap(N→D) and its unknown flag for every N in r.FirstHops(d).
@@ -171,9 +184,13 @@ func (c *capCalc) program(d int32) *program {
 			return c.progs[i]
 		}
 	}
-	p := c.compile(d)
-	c.byHash[h] = append(c.byHash[h], int32(len(c.progs)))
-	c.progs = append(c.progs, p)
+	if c.nprogs == len(c.progs) {
+		c.progs = append(c.progs, new(program))
+	}
+	p := c.progs[c.nprogs]
+	c.compile(d, p)
+	c.byHash[h] = append(c.byHash[h], int32(c.nprogs))
+	c.nprogs++
 	return p
 }
 
@@ -189,6 +206,7 @@ type cterm struct {
 type scratch struct {
 	nodes, pending, order       []int32
 	inCount, inTerm, dense, seq []int32
+	alias                       []int32
 	isFH, gone                  []bool
 	terms                       []cterm
 	srcStart, bySrc, dstGroup   []int32
@@ -202,12 +220,19 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-func (c *capCalc) compile(d int32) *program {
+// compile builds d's class program into p, recycling p's slices.
+func (c *capCalc) compile(d int32, p *program) {
 	r := c.r
 	self := r.Self
 	sc := &c.sc
 	lo, hi := r.ParentStart[d], r.ParentStart[d+1]
-	p := &program{parents: r.EdgeParent[lo:hi]}
+	*p = program{
+		parents: r.EdgeParent[lo:hi],
+		inputs:  p.inputs[:0],
+		gSrc:    p.gSrc[:0], gDst: p.gDst[:0], gOff: p.gOff[:0], gLen: p.gLen[:0], gPre: p.gPre[:0],
+		gUnk: p.gUnk[:0], thr: p.thr[:0], pre: p.pre[:0], fhUnit: p.fhUnit[:0],
+		val: p.val, unk: p.unk,
+	}
 
 	// Inputs: D's parent edges other than Self's.
 	for e := lo; e < hi; e++ {
@@ -277,6 +302,7 @@ func (c *capCalc) compile(d int32) *program {
 	gone := grow(sc.gone, nu)
 	inCount := grow(sc.inCount, nu)
 	inTerm := grow(sc.inTerm, nu)
+	alias := grow(sc.alias, nu)
 	for i := 0; i < nu; i++ {
 		isFH[i], gone[i], inCount[i] = false, false, 0
 	}
@@ -299,11 +325,16 @@ func (c *capCalc) compile(d int32) *program {
 	for _, s := range order {
 		u := k + s
 		src, a, ua := u, inf, false
-		if !isFH[u] && inCount[u] == 1 {
-			t := &terms[inTerm[u]]
-			t.alive = false
-			gone[u] = true
-			src, a, ua = t.src, t.thr, t.unk
+		if inCount[u] == 1 {
+			// A first hop must keep a readable value: it may only go when
+			// its value equals its source's (threshold +Inf, known), and is
+			// then read through alias.
+			if t := &terms[inTerm[u]]; !isFH[u] || (t.thr == inf && !t.unk) {
+				t.alive = false
+				gone[u] = true
+				alias[u] = t.src
+				src, a, ua = t.src, t.thr, t.unk
+			}
 		}
 		m := nodes[s]
 		for e := r.ParentStart[m]; e < r.ParentStart[m+1]; e++ {
@@ -362,8 +393,8 @@ func (c *capCalc) compile(d int32) *program {
 	for i := range dstGroup {
 		dstGroup[i] = -1
 	}
-	p.thr = make([]float64, 0, alive)
-	p.pre = make([]float64, 0, alive+len(seq))
+	p.thr = slices.Grow(p.thr, alive)
+	p.pre = slices.Grow(p.pre, alive+len(seq))
 	var cnt []int32
 	for _, u := range seq {
 		ts := bySrc[srcStart[u]:srcStart[u+1]]
@@ -421,19 +452,22 @@ func (c *capCalc) compile(d int32) *program {
 	}
 	for _, nb := range r.FirstHops(d) {
 		if nb != d {
-			p.fhUnit = append(p.fhUnit, dense[k+c.slotOf[nb]])
+			u := k + c.slotOf[nb]
+			if gone[u] {
+				u = alias[u]
+			}
+			p.fhUnit = append(p.fhUnit, dense[u])
 		}
 	}
-	p.val = make([]float64, p.units)
-	p.unk = make([]bool, p.units)
+	p.val = grow(p.val, p.units)
+	p.unk = grow(p.unk, p.units)
 	for _, x := range nodes {
 		c.slotOf[x] = -1
 	}
 	sc.nodes, sc.pending, sc.order = nodes, pending, order
-	sc.isFH, sc.gone, sc.inCount, sc.inTerm = isFH, gone, inCount, inTerm
+	sc.isFH, sc.gone, sc.inCount, sc.inTerm, sc.alias = isFH, gone, inCount, inTerm, alias
 	sc.terms, sc.dense, sc.seq = terms, dense, seq
 	sc.srcStart, sc.bySrc, sc.grpCount, sc.dstGroup = srcStart, bySrc, fill, dstGroup
-	return p
 }
 
 // capToward computes cap(X→d) for every ancestor X of d including Self with

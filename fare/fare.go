@@ -3,6 +3,7 @@ package fare
 import (
 	"math"
 	"net/netip"
+	"sync"
 
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
@@ -108,6 +109,18 @@ func (rt *Route) View(g *lsdb.Graph) RouteView {
 	return v
 }
 
+// workspace holds the scratch of one Compute, recycled through pool so that
+// repeated runs do not pay for fresh memory. Nothing in it is visible in the
+// results.
+type workspace struct {
+	edgeBW, ent, f     []float64
+	edgeUnk, entUnk, b []bool
+	nbPos, rcount      []int32
+	cc                 capCalc
+}
+
+var pool = sync.Pool{New: func() any { return new(workspace) }}
+
 // Table is the full result of one FARE computation.
 type Table struct {
 	Routes    []Route   `json:"routes"`
@@ -128,22 +141,30 @@ func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
 	}
 	g := r.Graph
 	an := &t.Anomalies
+	ws := pool.Get().(*workspace)
+	defer pool.Put(ws)
 	ne := len(r.EdgeParent)
-	edgeBW := make([]float64, ne)
-	edgeUnk := make([]bool, ne)
+	edgeBW, edgeUnk := grow(ws.edgeBW, ne), grow(ws.edgeUnk, ne)
 	edgeBandwidths(r, an, edgeBW, edgeUnk)
-	cc := newCapCalc(r, edgeBW, edgeUnk)
+	ws.edgeBW, ws.edgeUnk = edgeBW, edgeUnk
+	cc := &ws.cc
+	cc.reset(r, edgeBW, edgeUnk)
+	defer func() { cc.r, cc.edgeBW, cc.edgeUnk = nil, nil, nil }()
 
 	// Per neighbour: bw(self, N), and each of Self's links' own value.
 	nn := len(r.Neighbors)
-	nbPos := make([]int32, len(g.Nodes))
+	nbPos := grow(ws.nbPos, len(g.Nodes))
+	ws.nbPos = nbPos
 	for i := range nbPos {
 		nbPos[i] = -1
 	}
-	selfBW := make([]float64, nn)
-	selfUnk := make([]bool, nn)
+	ws.f = grow(ws.f, 4*nn+len(r.NeighborLinks))
+	ws.b = grow(ws.b, 2*nn)
+	clear(ws.f)
+	clear(ws.b)
+	selfBW, capPB, down, pbs, lval := ws.f[:nn], ws.f[nn:2*nn], ws.f[2*nn:3*nn], ws.f[3*nn:4*nn], ws.f[4*nn:]
+	selfUnk, unk := ws.b[:nn], ws.b[nn:]
 	nls := r.NeighborLinkStart
-	lval := make([]float64, len(r.NeighborLinks))
 	for i, nb := range r.Neighbors {
 		nbPos[nb] = int32(i)
 		for j := nls[i]; j < nls[i+1]; j++ {
@@ -156,7 +177,8 @@ func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
 
 	// Output storage, allocated once.
 	nh, na := 0, 0
-	rcount := make([]int32, len(routes))
+	rcount := grow(ws.rcount, len(routes))
+	ws.rcount = rcount
 	for i := range routes {
 		na += len(routes[i].Sources)
 		c := int32(0)
@@ -172,12 +194,6 @@ func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
 	hops := make([]NextHop, nh)
 	advs := make([]int32, na)
 	ids := make([]string, na)
-
-	// Per-route scratch, indexed by neighbour position.
-	capPB := make([]float64, nn)
-	down := make([]float64, nn)
-	pbs := make([]float64, nn)
-	unk := make([]bool, nn)
 
 	nr := 0
 	for ri := range routes {

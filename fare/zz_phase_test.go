@@ -8,7 +8,7 @@ import (
 )
 
 func TestZZPhases(t *testing.T) {
-	g, _ := graphs()
+	g := graph3()
 	r := spf.Run(g)
 	rs := spf.Routes(r)
 	const N = 300
@@ -21,7 +21,8 @@ func TestZZPhases(t *testing.T) {
 		var an Anomalies
 		edgeBandwidths(r, &an, bw, uk)
 		b := time.Now()
-		cc := newCapCalc(r, bw, uk)
+		cc := &capCalc{}
+		cc.reset(r, bw, uk)
 		for _, rt := range rs {
 			cc.caps(rt.Sources[0].Node)
 		}

@@ -40,7 +40,9 @@ const (
 // open). Sockets keep the namespace they were created in, so only
 // socket creation needs this.
 func inNetNS(ns netns.NsHandle, fn func() error) error {
-	if !ns.IsOpen() {
+	// The zero handle (Config's zero value) means the current namespace:
+	// fd 0 is never a namespace handle we were given.
+	if !ns.IsOpen() || ns == 0 {
 		return fn()
 	}
 	runtime.LockOSThread()

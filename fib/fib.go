@@ -54,13 +54,18 @@ type Config struct {
 // Stats counts what one Sync changed. Messages is the number of netlink
 // requests sent (the cost of the Sync).
 type Stats struct {
-	RoutesAdded, RoutesReplaced, RoutesDeleted int
-	GroupsAdded, GroupsReplaced, GroupsDeleted int
-	NexthopsAdded, NexthopsDeleted             int
+	RoutesAdded     int `json:"routes_added"`
+	RoutesReplaced  int `json:"routes_replaced"`
+	RoutesDeleted   int `json:"routes_deleted"`
+	GroupsAdded     int `json:"groups_added"`
+	GroupsReplaced  int `json:"groups_replaced"`
+	GroupsDeleted   int `json:"groups_deleted"`
+	NexthopsAdded   int `json:"nexthops_added"`
+	NexthopsDeleted int `json:"nexthops_deleted"`
 	// RoutesUnresolved counts prefixes left with no usable next hop (none
 	// given, or all on links reported down): they are not in the kernel.
-	RoutesUnresolved int
-	Messages         int
+	RoutesUnresolved int `json:"routes_unresolved"`
+	Messages         int `json:"messages"`
 }
 
 // nhKey identifies a single nexthop object. fam is the nexthop's own
@@ -200,7 +205,7 @@ func Open(cfg Config) (*FIB, error) {
 }
 
 func nsOrNone(ns netns.NsHandle) netns.NsHandle {
-	if ns.IsOpen() {
+	if ns.IsOpen() && ns != 0 {
 		return ns
 	}
 	return netns.None()

@@ -74,5 +74,25 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 			}
 		}
 	}
+	for _, c := range in.circuits {
+		var adjs []*adjacency
+		if c.isP2P() {
+			if a := c.p2p; a != nil && a.state == AdjUp && a.usesLevel(lv.n) {
+				adjs = append(adjs, a)
+			}
+		} else if ll := c.lan[lv.n-1]; ll != nil {
+			for _, a := range ll.adjs {
+				if a.state == AdjUp {
+					adjs = append(adjs, a)
+				}
+			}
+		}
+		for _, a := range adjs {
+			la := lsdb.Adjacency{Node: packet.MakeNodeID(a.sysID, 0).String(), IfIndex: c.ifi.Index, IfName: c.name}
+			la.Local = append(append(la.Local, c.addrs4...), c.addrs6...)
+			la.NbrAddrs = append(append(la.NbrAddrs, a.addrs4...), a.addrs6...)
+			b.AddAdjacency(la)
+		}
+	}
 	return b.Build(packet.MakeNodeID(in.sysID, 0).String())
 }

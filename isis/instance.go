@@ -75,6 +75,13 @@ type Instance struct {
 	graphs [2]atomic.Pointer[lsdb.Graph]
 	start  time.Time
 
+	// converged turns true (once) when every running circuit has an Up
+	// adjacency and the databases have been quiet for a second: the FIB
+	// keeps what a previous run left until then.
+	converged   atomic.Bool
+	lastChange  time.Time
+	lastChanges uint64
+
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 }
@@ -203,6 +210,14 @@ func (in *Instance) handle(ev event) {
 	switch e := ev.(type) {
 	case rxEvent:
 		in.receive(e.c, e.src, e.pdu)
+	case notifyEvent:
+		if c := in.circuit(e.name); c != nil {
+			c.refresh(in.opt.Now())
+		}
+	case reconfigEvent:
+		e.done <- in.reconfigure(e.cfg)
+	case bandwidthEvent:
+		e.done <- in.setBandwidth(e.iface, e.bw)
 	}
 }
 
@@ -220,7 +235,45 @@ func (in *Instance) tick(now time.Time) {
 	for _, c := range in.circuits {
 		c.flood(now)
 	}
+	in.checkConverged(now)
 }
+
+func (in *Instance) checkConverged(now time.Time) {
+	if in.converged.Load() {
+		return
+	}
+	var changes uint64
+	for _, lv := range in.levels {
+		if lv != nil {
+			changes += lv.changes
+		}
+	}
+	if changes != in.lastChanges || in.lastChange.IsZero() {
+		in.lastChanges, in.lastChange = changes, now
+		return
+	}
+	if now.Sub(in.lastChange) < time.Second {
+		return
+	}
+	for _, c := range in.circuits {
+		if !c.running || c.cfg.Passive {
+			continue
+		}
+		up := false
+		for l := 1; l <= 2; l++ {
+			up = up || (c.levelOn(l) && c.hasUpAdj(l))
+		}
+		if !up {
+			return
+		}
+	}
+	in.converged.Store(true)
+	in.log.Info("initial convergence reached", "after", now.Sub(in.start).Round(time.Millisecond))
+}
+
+// Converged reports whether the instance has finished its initial
+// database synchronisation (see checkConverged).
+func (in *Instance) Converged() bool { return in.converged.Load() }
 
 // settle does the work that events leave pending: LSP (re)generation subject
 // to the minimum generation interval, and graph snapshots.

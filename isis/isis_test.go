@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 func neighborsUp(m *memNode, want int) error {
@@ -158,5 +157,63 @@ func TestLANDISAndPseudonode(t *testing.T) {
 			}
 		}
 		return nil
+	})
+}
+
+// TestFragmentsAndRefresh: content larger than one LSP is spread over
+// fragments that all reach the neighbour, and LSPs are refreshed with a
+// higher sequence number before they age out.
+func TestFragmentsAndRefresh(t *testing.T) {
+	w := &wire{}
+	extra := "  lsp-refresh: 1s\n  lsp-lifetime: 400s\n"
+	var pfx strings.Builder
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&pfx, "    - {prefix: 10.%d.%d.0/24, path-bandwidth: 40G}\n", 100+i/256, i%256)
+	}
+	r1 := startMemExtra(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.0/31")}}, extra, pfx.String())
+	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.1/31")}})
+	poll(t, 10*time.Second, "sync", sameDB(r1, r2))
+	// 300 prefixes × (9 bytes + 6 bytes of Path Bandwidth sub-TLV) do not
+	// fit one 1492-byte LSP.
+	var frags int
+	poll(t, 10*time.Second, "fragments at r2", func() error {
+		v, err := r2.in.Database(context.Background(), DatabaseQuery{})
+		if err != nil {
+			return err
+		}
+		frags = 0
+		for _, l := range v {
+			if strings.HasPrefix(l.LSPID, "0000.0000.0001.00-") && l.Lifetime > 0 {
+				frags++
+			}
+		}
+		if frags < 3 {
+			return fmt.Errorf("%d fragments of r1", frags)
+		}
+		g := r2.in.Graph(2)
+		n := 0
+		for _, p := range g.Prefixes {
+			if g.Nodes[p.Node].ID == "0000.0000.0001.00" && p.HasPathBW && p.PathBW == 5e9 {
+				n++
+			}
+		}
+		if n != 300 {
+			return fmt.Errorf("r2 sees %d of r1's 300 prefixes with path bandwidth", n)
+		}
+		return nil
+	})
+	seq := func() uint32 {
+		v, _ := r2.in.Database(context.Background(), DatabaseQuery{LSPID: "0000.0000.0001.00-00"})
+		if len(v) != 1 {
+			return 0
+		}
+		return v[0].Seq
+	}
+	s0 := seq()
+	poll(t, 10*time.Second, "refresh", func() error {
+		if s := seq(); s < s0+2 {
+			return fmt.Errorf("seq %d, want ≥ %d", s, s0+2)
+		}
+		return sameDB(r1, r2)()
 	})
 }

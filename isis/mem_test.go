@@ -88,12 +88,18 @@ type memIf struct {
 	mac  [6]byte
 }
 
-func testConfig(t testing.TB, n int, level string, ifs []memIf) *config.Config {
+func testConfig(t testing.TB, n int, level string, ifs []memIf, extra ...string) *config.Config {
 	y := fmt.Sprintf("hostname: r%d\nrouter-id: 10.255.0.%d\nsystem-id: 0000.0000.%04x\nisis:\n  areas: [49.0001]\n  level: %s\n  lsp-gen-interval: 50ms\n  csnp-interval: 1s\n  psnp-interval: 200ms\n  interfaces:\n", n, n, n, level)
 	for _, i := range ifs {
 		y += fmt.Sprintf("    - {name: %s, type: %s, hello-interval: 1s, hello-multiplier: 3, bandwidth: 10G}\n", i.name, i.typ)
 	}
+	if len(extra) > 0 {
+		y += extra[0]
+	}
 	y += fmt.Sprintf("  prefixes:\n    - {prefix: 10.255.0.%d/32}\n", n)
+	if len(extra) > 1 {
+		y += extra[1]
+	}
 	cfg, err := config.Parse("test.yaml", []byte(y))
 	if err != nil {
 		t.Fatal(err)
@@ -116,9 +122,18 @@ func startMemLevel(t testing.TB, n int, level string, ifs []memIf) *memNode {
 	return startMemOpts(t, n, level, ifs, nil)
 }
 
+func startMemExtra(t testing.TB, n int, ifs []memIf, isisExtra, prefixes string) *memNode {
+	t.Helper()
+	return startMemCfg(t, n, testConfig(t, n, "2", ifs, isisExtra, prefixes), ifs, nil)
+}
+
 func startMemOpts(t testing.TB, n int, level string, ifs []memIf, log *slog.Logger) *memNode {
 	t.Helper()
-	cfg := testConfig(t, n, level, ifs)
+	return startMemCfg(t, n, testConfig(t, n, level, ifs), ifs, log)
+}
+
+func startMemCfg(t testing.TB, n int, cfg *config.Config, ifs []memIf, log *slog.Logger) *memNode {
+	t.Helper()
 	byName := map[string]memIf{}
 	for i, f := range ifs {
 		f.mac = [6]byte{0x02, 0, 0, 0, byte(n), byte(i)}

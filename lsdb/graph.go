@@ -55,7 +55,19 @@ type Graph struct {
 	Nodes    []Node
 	Links    []Link
 	Prefixes []Prefix // sorted by prefix, then advertiser
-	index    map[string]int32
+	// Adjacencies are Self's live adjacencies when the snapshot was taken:
+	// what turns a first-hop link into a kernel next hop.
+	Adjacencies []Adjacency
+	index       map[string]int32
+}
+
+// Adjacency is one of Self's neighbours on one interface.
+type Adjacency struct {
+	Node     string         // the neighbour's node id (as in Node.ID)
+	IfIndex  int            // our interface
+	IfName   string         // our interface
+	Local    []netip.Prefix // our addresses on that interface
+	NbrAddrs []netip.Addr   // the neighbour's addresses on that link
 }
 
 // Lookup returns the index of the node with the given id, or -1.
@@ -81,6 +93,7 @@ type Builder struct {
 	index    map[string]int32
 	links    []Link
 	prefixes []Prefix
+	adjs     []Adjacency
 }
 
 // NewBuilder starts a snapshot for one protocol level or area.
@@ -119,6 +132,9 @@ func (b *Builder) AddPrefix(node string, p Prefix) {
 	p.Node = b.Node(node)
 	b.prefixes = append(b.prefixes, p)
 }
+
+// AddAdjacency records one of Self's adjacencies.
+func (b *Builder) AddAdjacency(a Adjacency) { b.adjs = append(b.adjs, a) }
 
 // Build applies the two-way check (a link A→B is kept only if B, which must
 // have its own database entry, advertises a link back to A) and freezes the
@@ -187,7 +203,7 @@ func (b *Builder) Build(self string) *Graph {
 		}
 		return prefixes[i].Node < prefixes[j].Node
 	})
-	g.Nodes, g.Links, g.Prefixes = nodes, links, prefixes
+	g.Nodes, g.Links, g.Prefixes, g.Adjacencies = nodes, links, prefixes, b.adjs
 	if self != "" {
 		g.Self = g.Lookup(self)
 	}

@@ -1,6 +1,7 @@
 package spf
 
 import (
+	"math"
 	"net/netip"
 
 	"github.com/fared/fared/lsdb"
@@ -163,37 +164,97 @@ func mergeInto(buf []int32, from int, add []int32) []int32 {
 // endpoints, metrics). Bandwidths, addresses and prefixes may differ. When
 // it holds, a previous Result can be rebound with Reuse.
 func SameTopology(a, b *lsdb.Graph) bool {
+	same, _ := TopologyDiff(a, b, false)
+	return same
+}
+
+// TopologyDiff is SameTopology that also returns, when same and withBW are
+// true, the links whose bandwidth (MaxBW or HasBW) differs, in one pass
+// over both graphs. Bandwidths are compared bit for bit (a NaN that stays
+// NaN is no change).
+func TopologyDiff(a, b *lsdb.Graph, withBW bool) (same bool, changedBW []int32) {
 	if a == nil || b == nil {
-		return false
+		return false, nil
 	}
 	if a.Self != b.Self || len(a.Nodes) != len(b.Nodes) || len(a.Links) != len(b.Links) {
-		return false
+		return false, nil
 	}
 	for i := range a.Nodes {
 		x, y := &a.Nodes[i], &b.Nodes[i]
 		if x.ID != y.ID || x.Pseudo != y.Pseudo || x.Overload != y.Overload || x.First != y.First || x.Count != y.Count {
-			return false
+			return false, nil
 		}
 	}
 	for i := range a.Links {
 		x, y := &a.Links[i], &b.Links[i]
 		if x.From != y.From || x.To != y.To || x.Metric != y.Metric {
-			return false
+			return false, nil
+		}
+		if withBW && (x.HasBW != y.HasBW || math.Float32bits(x.MaxBW) != math.Float32bits(y.MaxBW)) {
+			changedBW = append(changedBW, int32(i))
 		}
 	}
-	return true
+	return true, changedBW
 }
 
-// Reuse rebinds prev's DAG to g without running Dijkstra. The caller must
-// have checked SameTopology(prev.Graph, g); Reuse checks it again cheaply
-// (counts and Self only) and falls back to a full Run on a mismatch. The
-// returned Result shares prev's immutable slices.
+// Reuse rebinds prev's DAG to g without running Dijkstra, refreshing the
+// bandwidth snapshot (LinkBW) from g. The caller must have checked
+// SameTopology(prev.Graph, g); Reuse checks counts and Self only and falls
+// back to a full Run on a mismatch. The DAG slices are shared with prev.
 func Reuse(prev *Result, g *lsdb.Graph) *Result {
-	if prev == nil || prev.Graph == nil || prev.Self != g.Self ||
-		len(prev.Graph.Nodes) != len(g.Nodes) || len(prev.Graph.Links) != len(g.Links) {
+	if !reusable(prev, g) {
 		return Run(g)
 	}
 	r := *prev
 	r.Graph = g
+	r.LinkBW = make([]float32, len(prev.LinkBW))
+	r.LinkHasBW = make([]bool, len(prev.LinkHasBW))
+	for _, p := range r.EdgeLinkOrder {
+		l := &g.Links[r.EdgeLinks[p]]
+		r.LinkBW[p], r.LinkHasBW[p] = l.MaxBW, l.HasBW
+	}
 	return &r
+}
+
+// ReuseChanged is Reuse when the links whose bandwidth changed are known
+// (from TopologyDiff): it copies prev's bandwidth snapshot and patches only
+// those links, instead of reading every DAG link of g.
+func ReuseChanged(prev *Result, g *lsdb.Graph, changedBW []int32) *Result {
+	if !reusable(prev, g) {
+		return Run(g)
+	}
+	r := *prev
+	r.Graph = g
+	if len(changedBW) == 0 {
+		return &r // the snapshot is immutable: share it
+	}
+	r.LinkBW = append([]float32(nil), prev.LinkBW...)
+	r.LinkHasBW = append([]bool(nil), prev.LinkHasBW...)
+	for _, li := range changedBW {
+		if p := r.EntryOf(li); p >= 0 {
+			l := &g.Links[li]
+			r.LinkBW[p], r.LinkHasBW[p] = l.MaxBW, l.HasBW
+		}
+	}
+	return &r
+}
+
+// EntryOf returns the position in EdgeLinks of link li, or -1 if li is not
+// on the DAG.
+func (r *Result) EntryOf(li int32) int32 {
+	if r.ParentStart == nil || li < 0 || int(li) >= len(r.Graph.Links) {
+		return -1
+	}
+	v := r.Graph.Links[li].To
+	for p := r.EdgeLinkStart[r.ParentStart[v]]; p < r.EdgeLinkStart[r.ParentStart[v+1]]; p++ {
+		if r.EdgeLinks[p] == li {
+			return p
+		}
+	}
+	return -1
+}
+
+func reusable(prev *Result, g *lsdb.Graph) bool {
+	return prev != nil && prev.Graph != nil && g != nil && prev.Self == g.Self &&
+		len(prev.Graph.Nodes) == len(g.Nodes) && len(prev.Graph.Links) == len(g.Links)
 }

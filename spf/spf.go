@@ -3,6 +3,7 @@ package spf
 import (
 	"math"
 	"math/bits"
+	"sync"
 
 	"github.com/fared/fared/lsdb"
 )
@@ -34,8 +35,13 @@ type Result struct {
 	EdgeLinks     []int32
 	// EdgeLinkOrder lists every position in EdgeLinks once, grouped by parent
 	// and in link (memory) order within a parent: a cache-friendly order for
-	// reading the links' bandwidths.
+	// reading the links.
 	EdgeLinkOrder []int32
+	// LinkBW and LinkHasBW snapshot Graph.Links[EdgeLinks[i]].MaxBW/HasBW
+	// (taken during the link scan of Run, refreshed by Reuse), so that
+	// bandwidth consumers (fare) need not touch the 80-byte Links again.
+	LinkBW    []float32
+	LinkHasBW []bool
 
 	// Neighbors is the sorted set of first-hop neighbours: real routers that
 	// Self reaches over one of its own links, directly or through a pseudonode.
@@ -132,23 +138,28 @@ func Run(g *lsdb.Graph) *Result {
 	// real router, so that at equal distance pseudonodes settle before
 	// routers: the zero-metric pseudonode→member links then always point
 	// from an earlier-settled node to a later one.
-	h := heap{pos: make([]int32, n), key: make([]uint64, 0, 64), node: make([]int32, 0, 64)}
+	ws := pool.Get().(*workspace)
+	defer pool.Put(ws)
+	h := heap{pos: grow(ws.pos, n), key: ws.key[:0], node: ws.node[:0]}
 	for i := range h.pos {
 		h.pos[i] = -1
 	}
-	rank := make([]int32, n) // settle position, -1 while unsettled
+	rank := grow(ws.rank, n) // settle position, -1 while unsettled
 	for i := range rank {
 		rank[i] = -1
 	}
+	defer func() { ws.pos, ws.key, ws.node, ws.rank = h.pos, h.key, h.node, rank }()
 	order := make([]int32, 0, n)
 	dist[self] = 0
 	h.push(self, 0)
 	// Candidate DAG entries, recorded while relaxing: (u, link, v) with
 	// dist[u]+metric equal to v's tentative distance at that moment. Since
-	// tentative distances only decrease, every DAG entry is among them;
-	// the ones that lost are dropped below. u is settled and v is not, so
-	// u settles before v.
-	cand := make([]candidate, 0, len(g.Links)/2+1)
+	// tentative distances only decrease, every DAG entry is among them; the
+	// ones recorded before a later decrease of dist[v] (older generation)
+	// are dropped below. u is settled and v is not, so u settles before v.
+	cand := ws.cand[:0]
+	gen := grow(ws.gen, n) // bumped when dist[v] decreases: older candidates lost
+	clear(gen)
 	for h.len() > 0 {
 		u := h.pop()
 		rank[u] = int32(len(order))
@@ -170,6 +181,7 @@ func Run(g *lsdb.Graph) *Result {
 			}
 			if d < dist[v] {
 				dist[v] = d
+				gen[v]++
 				k := d << 1
 				if !g.Nodes[v].Pseudo {
 					k |= 1
@@ -177,21 +189,24 @@ func Run(g *lsdb.Graph) *Result {
 				h.update(v, k)
 			}
 			if d == dist[v] {
-				cand = append(cand, candidate{u: u, v: v, link: li, d: d})
+				cand = append(cand, candidate{u: u, v: v, link: li, gen: gen[v], bw: l.MaxBW, has: l.HasBW})
 			}
 		}
 	}
 	r.Order = order
+	ws.cand, ws.gen = cand, gen
 
 	// DAG: keep the candidates still at v's final distance; counting sort
 	// by child, keeping production order (per parent in settle order, its
 	// links in memory order), so the entries of one (u, v) pair are
 	// contiguous per child.
-	cnt := make([]int32, n+1)
+	cnt := grow(ws.cnt, n+1)
+	clear(cnt)
+	ws.cnt = cnt
 	var entries int32
 	for i := range cand {
 		c := &cand[i]
-		if c.d == dist[c.v] {
+		if c.gen == gen[c.v] {
 			cnt[c.v+1]++
 			entries++
 		}
@@ -199,20 +214,25 @@ func Run(g *lsdb.Graph) *Result {
 	for i := 1; i <= n; i++ {
 		cnt[i] += cnt[i-1]
 	}
-	entParent := make([]int32, entries)
+	entParent := grow(ws.entParent, int(entries))
+	ws.entParent = entParent
 	entLink := make([]int32, entries)
-	fill := make([]int32, n)
+	entBW := make([]float32, entries)
+	entHas := make([]bool, entries)
+	fill := grow(ws.fill, n)
+	ws.fill = fill
 	copy(fill, cnt[:n])
 	byLink := make([]int32, 0, entries)
 	for i := range cand {
 		c := &cand[i]
-		if c.d != dist[c.v] {
+		if c.gen != gen[c.v] {
 			continue
 		}
 		p := fill[c.v]
 		fill[c.v]++
 		entParent[p] = c.u
 		entLink[p] = c.link
+		entBW[p], entHas[p] = c.bw, c.has
 		byLink = append(byLink, p)
 	}
 	// Collapse runs of equal parent into edges.
@@ -243,8 +263,9 @@ func Run(g *lsdb.Graph) *Result {
 	edgeLinkStart[edges] = entries
 	r.ParentStart, r.EdgeParent, r.EdgeLinkStart, r.EdgeLinks = parentStart, edgeParent, edgeLinkStart, entLink
 	r.EdgeLinkOrder = byLink
+	r.LinkBW, r.LinkHasBW = entBW, entHas
 
-	r.firstHops(rank)
+	r.firstHops(ws)
 	return r
 }
 
@@ -265,14 +286,16 @@ func (r *Result) selfPN(v int32) bool {
 // whose DAG parent is Self, or a pseudonode whose DAG parent is Self, is a
 // first hop of itself; every other node inherits the union of its parents'
 // first hops. Sets are bitsets over the neighbour slots while computing.
-func (r *Result) firstHops(rank []int32) {
+func (r *Result) firstHops(ws *workspace) {
 	g, self := r.Graph, r.Self
 	n := len(g.Nodes)
-	isPN := make([]bool, n) // pseudonodes attached to Self on the DAG
-	slot := make([]int32, n)
+	isPN := grow(ws.isPN, n) // pseudonodes attached to Self on the DAG
+	clear(isPN)
+	slot := grow(ws.slot, n)
 	for i := range slot {
 		slot[i] = -1
 	}
+	ws.isPN, ws.slot = isPN, slot
 	// Neighbours, in node order so that bit order is node order.
 	for v := int32(0); v < int32(n); v++ {
 		if r.Dist[v] == Infinity || v == self {
@@ -330,7 +353,9 @@ func (r *Result) firstHops(rank []int32) {
 	if w == 0 {
 		w = 1
 	}
-	set := make([]uint64, n*w)
+	set := grow(ws.set, n*w)
+	clear(set)
+	ws.set = set
 	for _, v := range r.Order {
 		if v == self {
 			continue
@@ -382,8 +407,27 @@ func sortInt32(a []int32) {
 }
 
 type candidate struct {
-	u, v, link int32
-	d          uint64
+	u, v, link, gen int32
+	bw              float32
+	has             bool
+}
+
+// workspace is the scratch of one Run, recycled through pool.
+type workspace struct {
+	pos, rank, gen, cnt, entParent, fill, node, slot []int32
+	key                                              []uint64
+	cand                                             []candidate
+	isPN                                             []bool
+	set                                              []uint64
+}
+
+var pool = sync.Pool{New: func() any { return new(workspace) }}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
 }
 
 // heap is an indexed binary min-heap of nodes keyed by uint64.

@@ -13,9 +13,15 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fared/fared/api"
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/fib"
 	"github.com/fared/fared/isis"
+	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/rib"
+	"github.com/fared/fared/spf"
 )
 
 func main() {
@@ -52,16 +58,71 @@ func run() int {
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
 
+	var kernel *fib.FIB
+	if cfg.FIB.Enabled {
+		fc := fib.Config{Metric: cfg.FIB.Metric, KeepOnShutdown: cfg.FIB.OnShutdown == "keep"}
+		if r := cfg.FIB.Resilient; r != nil {
+			fc.Resilient = &fib.Resilient{Buckets: r.Buckets, IdleTimer: r.IdleTimer, UnbalancedTimer: r.UnbalancedTimer}
+		}
+		kernel, err = fib.Open(fc)
+		if err != nil {
+			log.Error("cannot open the kernel FIB", "err", err)
+			return 1
+		}
+		// Keep what a previous run installed until the first computation
+		// after convergence replaces it.
+		if err := kernel.Adopt(); err != nil {
+			log.Error("cannot read back the kernel FIB", "err", err)
+			return 1
+		}
+		log.Info("kernel FIB", "capabilities", fmt.Sprintf("%+v", kernel.Capabilities()), "on_shutdown", cfg.FIB.OnShutdown)
+		warnCompatMode(log)
+	}
+
 	var inst *isis.Instance
+	var routes *rib.Manager
 	if cfg.ISIS != nil {
-		inst, err = isis.New(cfg, isis.Options{Logger: log})
+		rc := rib.Config{ECMPOnly: cfg.ISIS.ECMPOnly, Log: log, Delay: spf.DelayConfig{
+			InitialDelay: cfg.ISIS.SPF.InitialDelay, ShortDelay: cfg.ISIS.SPF.ShortDelay, LongDelay: cfg.ISIS.SPF.LongDelay,
+			TimeToLearn: cfg.ISIS.SPF.TimeToLearn, Holddown: cfg.ISIS.SPF.Holddown}}
+		if kernel != nil {
+			rc.FIB = kernel
+		}
+		// The hook runs only once inst.Run has started, after routes is set.
+		inst, err = isis.New(cfg, isis.Options{Logger: log, OnGraph: func(level int, g *lsdb.Graph) {
+			routes.Submit(g, fmt.Sprintf("isis L%d lsdb", level))
+		}})
 		if err != nil {
 			log.Error("cannot start IS-IS", "err", err)
 			return 1
 		}
+		rc.Ready = inst.Converged
+		routes = rib.New(rc)
 	}
+	reload := func() ([]string, error) {
+		nc, err := config.Load(cfg.File)
+		if err != nil {
+			log.Error("reload rejected, keeping the running configuration", "err", err)
+			return nil, err
+		}
+		var warn []string
+		if inst != nil {
+			rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+			warn, err = inst.Reconfigure(rctx, nc)
+			rcancel()
+			if err != nil {
+				return nil, err
+			}
+			if nc.ISIS != nil {
+				routes.SetECMPOnly(nc.ISIS.ECMPOnly)
+			}
+		}
+		log.Info("configuration reloaded", "config", cfg.File, "warnings", len(warn))
+		return warn, nil
+	}
+
 	started := time.Now()
-	srv, err := api.Listen(sock, api.Backend{ISIS: inst, Status: func() any {
+	srv, err := api.Listen(sock, api.Backend{ISIS: inst, RIB: routes, Protocol: unix.RTPROT_ISIS, Reload: reload, Status: func() any {
 		return map[string]any{
 			"version":   version(),
 			"hostname":  cfg.Hostname,
@@ -77,6 +138,42 @@ func run() int {
 	defer srv.Close()
 	log.Info("fared started", "config", cfg.File, "socket", sock, "system_id", fmt.Sprintf("%x", cfg.SystemID), "hostname", cfg.Hostname)
 
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for {
+			select {
+			case <-hup:
+				reload()
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	if kernel != nil && inst != nil {
+		// Link and address changes reach IS-IS at once; the monitor also
+		// drops the nexthops of a dead link before IS-IS notices.
+		evs := make(chan fib.LinkEvent, 64)
+		go func() {
+			if err := kernel.Monitor(ctx, evs); err != nil && ctx.Err() == nil {
+				log.Error("netlink monitor stopped", "err", err)
+			}
+		}()
+		go func() {
+			for {
+				select {
+				case ev := <-evs:
+					inst.Notify(ev.Name)
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	if routes != nil {
+		go routes.Run(ctx)
+	}
+
 	errc := make(chan error, 1)
 	if inst != nil {
 		go func() { errc <- inst.Run(ctx) }()
@@ -84,12 +181,27 @@ func run() int {
 		go func() { <-ctx.Done(); errc <- nil }()
 	}
 	err = <-errc
+	if kernel != nil {
+		if cerr := kernel.Close(); cerr != nil {
+			log.Error("closing the kernel FIB", "err", cerr)
+		}
+	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		log.Error("instance stopped", "err", err)
 		return 1
 	}
 	log.Info("fared stopped")
 	return 0
+}
+
+// warnCompatMode: with net.ipv4.nexthop_compat_mode=1 (the kernel default)
+// every group replace also makes the kernel announce each route using the
+// group, which defeats "reweight touches no route" for listeners.
+func warnCompatMode(log *slog.Logger) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/nexthop_compat_mode")
+	if err == nil && len(b) > 0 && b[0] == '1' {
+		log.Warn("net.ipv4.nexthop_compat_mode=1: the kernel will announce every route of a reweighted group; set it to 0")
+	}
 }
 
 func version() string {

@@ -1,0 +1,416 @@
+// Package rib turns topology snapshots into kernel routes: it runs SPF
+// (full, or route-only when only prefixes or bandwidths changed) under the
+// RFC 8405 back-off, weighs the next hops with FARE, resolves them to
+// (gateway, interface) through Self's adjacencies, and hands the result to
+// the fib package.
+//
+// One goroutine (Run) owns the state; protocol instances Submit snapshots;
+// readers get the immutable Snapshot.
+package rib
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/fared/fared/fare"
+	"github.com/fared/fared/fib"
+	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/spf"
+)
+
+// Installer is what the manager needs of the kernel FIB (fib.FIB in
+// production; tests may record calls instead).
+type Installer interface {
+	Sync(routes []fib.Route) (fib.Stats, error)
+	Capabilities() fib.Capabilities
+}
+
+// Config tunes a Manager.
+type Config struct {
+	ECMPOnly bool
+	Delay    spf.DelayConfig
+	FIB      Installer // nil: compute only
+	// Ready reports that the protocols finished their initial database
+	// sync. Until then (at most StartupHold, default 15 s) the kernel keeps
+	// what a previous run installed, so a restart leaves no forwarding gap.
+	Ready       func() bool
+	StartupHold time.Duration
+	Log         *slog.Logger
+	Now         func() time.Time
+}
+
+// Manager is the routing table of one daemon.
+type Manager struct {
+	cfg    Config
+	log    *slog.Logger
+	in     chan update
+	delay  *spf.Delay
+	spfLog spf.Log
+
+	levels  [3]*levelState // index by level (1, 2); protocols without levels use 2
+	snap    atomic.Pointer[Snapshot]
+	kicked  chan struct{}
+	lastFIB fib.Stats
+	fibErr  string
+	ecmp    atomic.Bool
+	started time.Time
+	synced  bool // the first Sync happened
+	retry   chan struct{}
+}
+
+type update struct {
+	g       *lsdb.Graph
+	trigger string
+}
+
+type levelState struct {
+	g      *lsdb.Graph // latest submitted
+	done   *lsdb.Graph // last computed
+	result *spf.Result
+	table  fare.Table
+}
+
+// New returns a Manager; call Run.
+func New(cfg Config) *Manager {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.StartupHold == 0 {
+		cfg.StartupHold = 15 * time.Second
+	}
+	m := &Manager{cfg: cfg, log: cfg.Log.With("sub", "rib"), in: make(chan update, 64), kicked: make(chan struct{}, 1), retry: make(chan struct{}, 1)}
+	m.delay = spf.NewDelay(cfg.Delay, cfg.Now)
+	m.ecmp.Store(cfg.ECMPOnly)
+	m.snap.Store(&Snapshot{Routes: []Route{}})
+	return m
+}
+
+// Submit hands a new snapshot of one level to the manager. It never blocks
+// the protocol for long: only the newest snapshot per level matters.
+func (m *Manager) Submit(g *lsdb.Graph, trigger string) {
+	select {
+	case m.in <- update{g, trigger}:
+	default:
+		// Queue full: drop the oldest and keep the newest.
+		select {
+		case <-m.in:
+		default:
+		}
+		m.in <- update{g, trigger}
+	}
+}
+
+// SetECMPOnly switches FARE weights off or on and recomputes.
+func (m *Manager) SetECMPOnly(on bool) {
+	m.ecmp.Store(on)
+	select {
+	case m.kicked <- struct{}{}:
+	default:
+	}
+}
+
+// Snapshot returns the latest computed state.
+func (m *Manager) Snapshot() *Snapshot { return m.snap.Load() }
+
+// Run computes until ctx ends.
+func (m *Manager) Run(ctx context.Context) {
+	m.started = m.cfg.Now()
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	triggers := []string{}
+	arm := func(trigger string) {
+		triggers = append(triggers, trigger)
+		at := m.delay.Event(m.cfg.Now())
+		d := max(0, at.Sub(m.cfg.Now()))
+		if timer == nil {
+			timer = time.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		timerC = timer.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case u := <-m.in:
+			lvl := u.g.Level
+			if lvl < 1 || lvl > 2 {
+				lvl = 2
+			}
+			if m.levels[lvl] == nil {
+				m.levels[lvl] = &levelState{}
+			}
+			m.levels[lvl].g = u.g
+			if timerC == nil {
+				arm(u.trigger)
+			} else {
+				triggers = append(triggers, u.trigger)
+			}
+		case <-m.kicked:
+			for _, ls := range m.levels {
+				if ls != nil {
+					ls.done = nil // force a recompute with the new mode
+				}
+			}
+			if timerC == nil {
+				arm("ecmp-only toggled")
+			}
+		case <-m.retry:
+			snap := *m.snap.Load()
+			m.install(&snap)
+			m.snap.Store(&snap)
+		case <-timerC:
+			timerC = nil
+			m.compute(triggers)
+			triggers = triggers[:0]
+			m.delay.Ran(m.cfg.Now())
+		}
+	}
+}
+
+// compute runs SPF and FARE where the topology changed and installs the
+// merged table.
+func (m *Manager) compute(triggers []string) {
+	start := m.cfg.Now()
+	kind := "route-only"
+	nodes := 0
+	for _, ls := range m.levels {
+		if ls == nil || ls.g == nil || ls.g == ls.done {
+			continue
+		}
+		if ls.result != nil && ls.done != nil && spf.SameTopology(ls.done, ls.g) {
+			ls.result = spf.Reuse(ls.result, ls.g)
+		} else {
+			ls.result = spf.Run(ls.g)
+			kind = "full"
+		}
+		ls.table = fare.ComputeTable(ls.result, spf.Routes(ls.result), fare.Options{ECMPOnly: m.ecmp.Load()})
+		ls.done = ls.g
+		nodes += len(ls.g.Nodes)
+	}
+	prev := m.snap.Load()
+	snap := m.build()
+	snap.Computed = m.cfg.Now()
+	m.install(snap)
+	changed := diffRoutes(prev.Routes, snap.Routes)
+	m.spfLog.Add(spf.LogEntry{At: start, Trigger: joinTriggers(triggers), Kind: kind, Duration: m.cfg.Now().Sub(start), Nodes: nodes, RoutesChanged: changed})
+	snap.Log = m.spfLog.Entries()
+	snap.Delay = m.delay.View()
+	m.snap.Store(snap)
+	m.log.Debug("routes computed", "kind", kind, "routes", len(snap.Routes), "changed", changed, "took", m.cfg.Now().Sub(start))
+}
+
+func joinTriggers(ts []string) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range ts {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	if len(out) > 4 {
+		out = append(out[:4], fmt.Sprintf("+%d more", len(out)-4))
+	}
+	s := ""
+	for i, t := range out {
+		if i > 0 {
+			s += ", "
+		}
+		s += t
+	}
+	return s
+}
+
+// install writes the snapshot's routes to the kernel, unless the start-up
+// hold is still on; then it retries shortly.
+func (m *Manager) install(snap *Snapshot) {
+	if m.cfg.FIB == nil {
+		return
+	}
+	if !m.synced && m.cfg.Ready != nil && !m.cfg.Ready() && m.cfg.Now().Sub(m.started) < m.cfg.StartupHold {
+		snap.FIBError = "holding the kernel table until initial convergence"
+		time.AfterFunc(250*time.Millisecond, func() {
+			select {
+			case m.retry <- struct{}{}:
+			default:
+			}
+		})
+		return
+	}
+	m.synced = true
+	st, err := m.cfg.FIB.Sync(snap.fibRoutes())
+	m.lastFIB = st
+	m.fibErr = ""
+	if err != nil {
+		m.fibErr = err.Error()
+		m.log.Error("kernel FIB update failed", "err", err)
+	}
+	snap.FIB, snap.FIBError = m.lastFIB, m.fibErr
+}
+
+// build merges the levels (a level-1 route beats a level-2 one, ISO 10589
+// §7.2.12) and resolves next hops.
+func (m *Manager) build() *Snapshot {
+	snap := &Snapshot{Routes: []Route{}}
+	maxW := uint32(255)
+	if m.cfg.FIB != nil && m.cfg.FIB.Capabilities().Weight16 {
+		maxW = 65535
+	}
+	snap.WeightMax = maxW
+	byPrefix := map[netip.Prefix]int{}
+	for lvl := 1; lvl <= 2; lvl++ {
+		ls := m.levels[lvl]
+		if ls == nil || ls.result == nil {
+			continue
+		}
+		snap.Anomalies = addAnomalies(snap.Anomalies, ls.table.Anomalies)
+		g := ls.result.Graph
+		for i := range ls.table.Routes {
+			fr := &ls.table.Routes[i]
+			if _, dup := byPrefix[fr.Prefix]; dup {
+				continue
+			}
+			r := m.route(lvl, g, fr, maxW)
+			byPrefix[fr.Prefix] = len(snap.Routes)
+			snap.Routes = append(snap.Routes, r)
+		}
+	}
+	sort.Slice(snap.Routes, func(i, j int) bool { return prefixLess(snap.Routes[i].Prefix, snap.Routes[j].Prefix) })
+	return snap
+}
+
+func prefixLess(a, b netip.Prefix) bool {
+	if c := a.Addr().Compare(b.Addr()); c != 0 {
+		return c < 0
+	}
+	return a.Bits() < b.Bits()
+}
+
+// route resolves one FARE route into kernel next hops.
+func (m *Manager) route(lvl int, g *lsdb.Graph, fr *fare.Route, maxW uint32) Route {
+	r := Route{Prefix: fr.Prefix, Level: lvl, Metric: fr.Metric, Mode: fr.Mode, Down: fr.Down}
+	if fr.HasPathBW {
+		pb := fr.PathBW
+		r.PathBW = &pb
+	}
+	for _, a := range fr.Advertisers {
+		r.Advertisers = append(r.Advertisers, nodeLabel(g, a))
+	}
+	ws := make([]float64, 0, len(fr.NextHops))
+	for _, nh := range fr.NextHops {
+		h := NextHop{
+			Neighbor: g.Nodes[nh.Neighbor].ID, NeighborName: g.Nodes[nh.Neighbor].Name,
+			LinkBW: nh.LinkBW, NeighborBW: nh.NeighborBW, DownCap: nh.DownCap, PathBW: nh.PathBW,
+			Weight: nh.Weight, Share: nh.Share,
+		}
+		gw, adj, ok := resolve(g, nh, fr.Prefix.Addr().Is4())
+		if ok {
+			h.Gateway, h.Interface, h.IfIndex = gw, adj.IfName, adj.IfIndex
+		} else {
+			h.Unresolved = true
+		}
+		r.NextHops = append(r.NextHops, h)
+		ws = append(ws, nh.Weight)
+	}
+	q, qerr := fare.Quantize(ws, maxW)
+	var qsum uint64
+	for _, x := range q {
+		qsum += uint64(x)
+	}
+	for i := range r.NextHops {
+		if i < len(q) {
+			r.NextHops[i].KernelWeight = q[i]
+			if qsum > 0 {
+				r.NextHops[i].KernelShare = float64(q[i]) / float64(qsum)
+			}
+		}
+	}
+	r.QuantError = qerr
+	return r
+}
+
+func nodeLabel(g *lsdb.Graph, n int32) string {
+	if g.Nodes[n].Name != "" {
+		return g.Nodes[n].Name
+	}
+	return g.Nodes[n].ID
+}
+
+// resolve finds the gateway and interface of one FARE next hop: the
+// adjacency to the first-hop neighbour on the interface that owns the
+// local address of Self's link (parallel links differ only there).
+func resolve(g *lsdb.Graph, nh fare.NextHop, v4 bool) (netip.Addr, *lsdb.Adjacency, bool) {
+	nb := g.Nodes[nh.Neighbor].ID
+	var local netip.Addr
+	if nh.Link >= 0 && int(nh.Link) < len(g.Links) {
+		local = g.Links[nh.Link].LocalAddr
+	}
+	var cand *lsdb.Adjacency
+	for i := range g.Adjacencies {
+		a := &g.Adjacencies[i]
+		if a.Node != nb {
+			continue
+		}
+		if local.IsValid() && !slices.ContainsFunc(a.Local, func(p netip.Prefix) bool { return p.Addr() == local }) {
+			continue
+		}
+		cand = a
+		break
+	}
+	if cand == nil {
+		return netip.Addr{}, nil, false
+	}
+	for _, x := range cand.NbrAddrs {
+		if x.Is4() == v4 {
+			return x, cand, true
+		}
+	}
+	return netip.Addr{}, cand, false
+}
+
+func diffRoutes(a, b []Route) int {
+	am := map[netip.Prefix]string{}
+	for _, r := range a {
+		am[r.Prefix] = r.sig()
+	}
+	n := 0
+	seen := map[netip.Prefix]bool{}
+	for _, r := range b {
+		seen[r.Prefix] = true
+		if am[r.Prefix] != r.sig() {
+			n++
+		}
+	}
+	for p := range am {
+		if !seen[p] {
+			n++
+		}
+	}
+	return n
+}
+
+func addAnomalies(a, b fare.Anomalies) fare.Anomalies {
+	a.LinkMissing += b.LinkMissing
+	a.LinkNaN += b.LinkNaN
+	a.LinkInf += b.LinkInf
+	a.LinkNegative += b.LinkNegative
+	a.LinkZero += b.LinkZero
+	a.PathNaN += b.PathNaN
+	a.PathInf += b.PathInf
+	a.PathNegative += b.PathNegative
+	a.PathZero += b.PathZero
+	a.RoutesMissingBW += b.RoutesMissingBW
+	a.RoutesZeroCapacity += b.RoutesZeroCapacity
+	return a
+}
