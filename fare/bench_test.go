@@ -95,9 +95,37 @@ func benchFull(b *testing.B, g *lsdb.Graph) {
 func BenchmarkFull3Stage(b *testing.B) { g := graph3(); benchFull(b, g) }
 func BenchmarkFull5Stage(b *testing.B) { g := graph5(); benchFull(b, g) }
 
-// RouteOnly: one spine→leaf bandwidth changed; SameTopology + Reuse +
-// routes + FARE (the new Graph's Build is the protocol's cost, not counted).
+// RouteOnly: one spine→leaf bandwidth changed. TopologyDiff (the topology
+// check, which also lists the changed links) + ReuseChanged + routes +
+// Update; the new Graph's Build is the protocol's cost, not counted.
 func benchRouteOnly(b *testing.B, g *lsdb.Graph) {
+	prevR := spf.Run(g)
+	prev := ComputeTable(prevR, spf.Routes(prevR), Options{})
+	var li int
+	for _, l := range prevR.EdgeLinks {
+		if g.Links[l].From != g.Self {
+			li = int(l)
+		}
+	}
+	gs := [2]*lsdb.Graph{fabric.WithLinkBW(g, li, fabric.Gbps(10)), g}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		ng := gs[i&1]
+		i++
+		same, changed := spf.TopologyDiff(prevR.Graph, ng, true)
+		if !same {
+			b.Fatal("topology changed")
+		}
+		r := spf.ReuseChanged(prevR, ng, changed)
+		prev = Update(prev, prevR, r, spf.Routes(r), changed, Options{})
+		prevR = r
+	}
+}
+
+// RouteOnlyPlain is the simple route-only path: SameTopology + Reuse
+// (bandwidth snapshot refreshed from the whole DAG) + a full FARE pass.
+func benchRouteOnlyPlain(b *testing.B, g *lsdb.Graph) {
 	prev := spf.Run(g)
 	var li int
 	for _, l := range prev.EdgeLinks {
@@ -120,5 +148,7 @@ func benchRouteOnly(b *testing.B, g *lsdb.Graph) {
 	}
 }
 
-func BenchmarkRouteOnly3Stage(b *testing.B) { g := graph3(); benchRouteOnly(b, g) }
-func BenchmarkRouteOnly5Stage(b *testing.B) { g := graph5(); benchRouteOnly(b, g) }
+func BenchmarkRouteOnly3Stage(b *testing.B)      { benchRouteOnly(b, graph3()) }
+func BenchmarkRouteOnly5Stage(b *testing.B)      { benchRouteOnly(b, graph5()) }
+func BenchmarkRouteOnlyPlain3Stage(b *testing.B) { benchRouteOnlyPlain(b, graph3()) }
+func BenchmarkRouteOnlyPlain5Stage(b *testing.B) { benchRouteOnlyPlain(b, graph5()) }

@@ -63,6 +63,8 @@ type Route struct {
 	HasPathBW bool    `json:"has_path_bandwidth"`
 	Down      bool    `json:"down,omitempty"`
 	External  bool    `json:"external,omitempty"`
+
+	key uint64 // hash of the advertisements (Update's change check)
 }
 
 // Weights returns the weights of the next hops (for Quantize).
@@ -113,10 +115,10 @@ func (rt *Route) View(g *lsdb.Graph) RouteView {
 // repeated runs do not pay for fresh memory. Nothing in it is visible in the
 // results.
 type workspace struct {
-	edgeBW, ent, f     []float64
-	edgeUnk, entUnk, b []bool
-	nbPos, rcount      []int32
-	cc                 capCalc
+	edgeBW, f     []float64
+	edgeUnk, b    []bool
+	nbPos, rcount []int32
+	cc            capCalc
 }
 
 var pool = sync.Pool{New: func() any { return new(workspace) }}
@@ -125,6 +127,7 @@ var pool = sync.Pool{New: func() any { return new(workspace) }}
 type Table struct {
 	Routes    []Route   `json:"routes"`
 	Anomalies Anomalies `json:"anomalies"`
+	Options   Options   `json:"options"`
 }
 
 // Compute returns the weighted routes for routes (from spf.Routes(r)).
@@ -132,207 +135,392 @@ func Compute(r *spf.Result, routes []spf.Route, opt Options) []Route {
 	return ComputeTable(r, routes, opt).Routes
 }
 
-// ComputeTable is Compute with the anomaly counters.
-func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
-	var t Table
-	if r == nil || r.Self < 0 || len(routes) == 0 {
-		t.Routes = []Route{}
-		return t
-	}
+// engine is one computation over one spf.Result.
+type engine struct {
+	r     *spf.Result
+	g     *lsdb.Graph
+	opt   Options
+	an    *Anomalies
+	ws    *workspace
+	cc    *capCalc
+	nbPos []int32
+	// per neighbour position
+	selfBW, capPB, down, pbs []float64
+	selfUnk, unk             []bool
+	lval                     []float64 // per NeighborLinks entry
+}
+
+func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
 	g := r.Graph
-	an := &t.Anomalies
 	ws := pool.Get().(*workspace)
-	defer pool.Put(ws)
+	e := &engine{r: r, g: g, opt: opt, an: an, ws: ws, cc: &ws.cc}
 	ne := len(r.EdgeParent)
 	edgeBW, edgeUnk := grow(ws.edgeBW, ne), grow(ws.edgeUnk, ne)
 	edgeBandwidths(r, an, edgeBW, edgeUnk)
 	ws.edgeBW, ws.edgeUnk = edgeBW, edgeUnk
-	cc := &ws.cc
-	cc.reset(r, edgeBW, edgeUnk)
-	defer func() { cc.r, cc.edgeBW, cc.edgeUnk = nil, nil, nil }()
+	e.cc.reset(r, edgeBW, edgeUnk)
 
 	// Per neighbour: bw(self, N), and each of Self's links' own value.
 	nn := len(r.Neighbors)
-	nbPos := grow(ws.nbPos, len(g.Nodes))
-	ws.nbPos = nbPos
-	for i := range nbPos {
-		nbPos[i] = -1
+	e.nbPos = grow(ws.nbPos, len(g.Nodes))
+	ws.nbPos = e.nbPos
+	for i := range e.nbPos {
+		e.nbPos[i] = -1
 	}
 	ws.f = grow(ws.f, 4*nn+len(r.NeighborLinks))
 	ws.b = grow(ws.b, 2*nn)
 	clear(ws.f)
 	clear(ws.b)
-	selfBW, capPB, down, pbs, lval := ws.f[:nn], ws.f[nn:2*nn], ws.f[2*nn:3*nn], ws.f[3*nn:4*nn], ws.f[4*nn:]
-	selfUnk, unk := ws.b[:nn], ws.b[nn:]
+	e.selfBW, e.capPB, e.down, e.pbs, e.lval = ws.f[:nn], ws.f[nn:2*nn], ws.f[2*nn:3*nn], ws.f[3*nn:4*nn], ws.f[4*nn:]
+	e.selfUnk, e.unk = ws.b[:nn], ws.b[nn:]
 	nls := r.NeighborLinkStart
 	for i, nb := range r.Neighbors {
-		nbPos[nb] = int32(i)
+		e.nbPos[nb] = int32(i)
 		for j := nls[i]; j < nls[i+1]; j++ {
 			v, known := linkBW(g, r.NeighborLinks[j])
-			lval[j] = v
-			selfBW[i] += v
-			selfUnk[i] = selfUnk[i] || !known
+			e.lval[j] = v
+			e.selfBW[i] += v
+			e.selfUnk[i] = e.selfUnk[i] || !known
 		}
 	}
+	return e
+}
 
-	// Output storage, allocated once.
-	nh, na := 0, 0
-	rcount := grow(ws.rcount, len(routes))
-	ws.rcount = rcount
-	for i := range routes {
-		na += len(routes[i].Sources)
-		c := int32(0)
-		for _, nb := range routes[i].FirstHops {
-			if p := nbPos[nb]; p >= 0 {
-				c += nls[p+1] - nls[p]
-			}
+func (e *engine) release() {
+	e.cc.r, e.cc.edgeBW, e.cc.edgeUnk = nil, nil, nil
+	pool.Put(e.ws)
+	e.ws = nil
+}
+
+// hopCount is the number of next hops (Self's links to the first hops) of sr.
+func (e *engine) hopCount(sr *spf.Route) int32 {
+	nls := e.r.NeighborLinkStart
+	c := int32(0)
+	for _, nb := range sr.FirstHops {
+		if p := e.nbPos[nb]; p >= 0 {
+			c += nls[p+1] - nls[p]
 		}
-		rcount[i] = c
-		nh += int(c)
 	}
-	t.Routes = make([]Route, len(routes))
-	hops := make([]NextHop, nh)
-	advs := make([]int32, na)
-	ids := make([]string, na)
+	return c
+}
 
-	nr := 0
-	for ri := range routes {
-		sr := &routes[ri]
-		rt := &t.Routes[nr]
-		nr++
-		*rt = Route{Prefix: sr.Prefix, Metric: sr.Metric, Down: sr.Down, External: sr.External, HasPathBW: true}
-		ns := len(sr.Sources)
-		rt.Advertisers, advs = advs[:ns:ns], advs[ns:]
-		rt.AdvertiserIDs, ids = ids[:ns:ns], ids[ns:]
-		for _, nb := range sr.FirstHops {
-			if p := nbPos[nb]; p >= 0 {
-				capPB[p], down[p], pbs[p], unk[p] = 0, 0, 0, false
-			}
+// countPaths adds the Path Bandwidth anomalies of sr's advertisements.
+func (e *engine) countPaths(sr *spf.Route) {
+	for _, s := range sr.Sources {
+		px := &e.g.Prefixes[s.Prefix]
+		e.an.countPath(px.PathBW, px.HasPathBW)
+	}
+}
+
+// route computes rt for sr. hops has exactly hopCount(sr) entries; advs
+// and ids have len(sr.Sources).
+func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, ids []string) {
+	r, g, opt, an := e.r, e.g, e.opt, e.an
+	nbPos, selfBW, selfUnk := e.nbPos, e.selfBW, e.selfUnk
+	capPB, down, pbs, unk := e.capPB, e.down, e.pbs, e.unk
+	nls := r.NeighborLinkStart
+	*rt = Route{Prefix: sr.Prefix, Metric: sr.Metric, Down: sr.Down, External: sr.External, HasPathBW: true,
+		Advertisers: advs, AdvertiserIDs: ids}
+	for _, nb := range sr.FirstHops {
+		if p := nbPos[nb]; p >= 0 {
+			capPB[p], down[p], pbs[p], unk[p] = 0, 0, 0, false
 		}
-		for si, s := range sr.Sources {
-			rt.Advertisers[si] = s.Node
-			rt.AdvertiserIDs[si] = g.Nodes[s.Node].ID
-			px := &g.Prefixes[s.Prefix]
-			an.countPath(px.PathBW, px.HasPathBW)
-			pb := pathValue(px.PathBW, px.HasPathBW)
-			rt.HasPathBW = rt.HasPathBW && px.HasPathBW
-			rt.PathBW += pb
-			if opt.ECMPOnly {
+	}
+	key := uint64(14695981039346656037)
+	for si, s := range sr.Sources {
+		advs[si] = s.Node
+		ids[si] = g.Nodes[s.Node].ID
+		px := &g.Prefixes[s.Prefix]
+		an.countPath(px.PathBW, px.HasPathBW)
+		key = mix(key, uint64(uint32(s.Node)), uint64(math.Float32bits(px.PathBW)), b2u(px.HasPathBW))
+		pb := pathValue(px.PathBW, px.HasPathBW)
+		rt.HasPathBW = rt.HasPathBW && px.HasPathBW
+		rt.PathBW += pb
+		if opt.ECMPOnly {
+			continue
+		}
+		cv, cu := e.cc.caps(s.Node)
+		for j, nb := range r.FirstHops(s.Node) {
+			p := nbPos[nb]
+			if p < 0 {
 				continue
 			}
-			cv, cu := cc.caps(s.Node)
-			for j, nb := range r.FirstHops(s.Node) {
-				p := nbPos[nb]
-				if p < 0 {
-					continue
-				}
-				capPB[p] += min(cv[j], pb)
-				down[p] += cv[j]
-				pbs[p] += pb
-				unk[p] = unk[p] || cu[j]
-			}
+			capPB[p] += min(cv[j], pb)
+			down[p] += cv[j]
+			pbs[p] += pb
+			unk[p] = unk[p] || cu[j]
 		}
-		rt.PathBW = out(rt.PathBW)
-		if !rt.HasPathBW {
-			rt.PathBW = Unconstrained
-		}
+	}
+	rt.key = key
+	rt.PathBW = out(rt.PathBW)
+	if !rt.HasPathBW {
+		rt.PathBW = Unconstrained
+	}
 
-		// Mode.
-		mode := ModeWeighted
-		if opt.ECMPOnly {
-			mode = ModeECMP
-		} else {
-			anyPos := false
-			for _, nb := range sr.FirstHops {
-				p := nbPos[nb]
-				if p < 0 {
-					continue
-				}
-				if unk[p] || selfUnk[p] {
-					mode = ModeMissingBW
-				}
-				if min(selfBW[p], capPB[p]) > 0 {
-					anyPos = true
-				}
-			}
-			if !anyPos {
-				mode = ModeZeroCapacity
-			}
-		}
-		switch mode {
-		case ModeMissingBW:
-			an.RoutesMissingBW++
-		case ModeZeroCapacity:
-			an.RoutesZeroCapacity++
-		}
-		rt.Mode = mode
-
-		// Next hops, written in place.
-		cnt := rcount[ri]
-		buf := hops[:cnt:cnt]
-		hops = hops[cnt:]
-		k := 0
-		total := 0.0
-		zeros := 0
+	// Mode.
+	mode := ModeWeighted
+	if opt.ECMPOnly {
+		mode = ModeECMP
+	} else {
+		anyPos := false
 		for _, nb := range sr.FirstHops {
 			p := nbPos[nb]
 			if p < 0 {
 				continue
 			}
-			w := min(selfBW[p], capPB[p])
-			nbw, dc, pw := out(selfBW[p]), out(down[p]), out(pbs[p])
-			if opt.ECMPOnly {
-				dc, pw = 0, 0
+			if unk[p] || selfUnk[p] {
+				mode = ModeMissingBW
 			}
-			for j := nls[p]; j < nls[p+1]; j++ {
-				lb := lval[j]
-				h := &buf[k]
-				k++
-				h.Neighbor, h.Link = nb, r.NeighborLinks[j]
-				h.LinkBW, h.NeighborBW, h.DownCap, h.PathBW = out(lb), nbw, dc, pw
-				var wt float64
-				switch mode {
-				case ModeWeighted:
-					if w > 0 && lb > 0 {
+			if min(selfBW[p], capPB[p]) > 0 {
+				anyPos = true
+			}
+		}
+		if !anyPos {
+			mode = ModeZeroCapacity
+		}
+	}
+	rt.Mode = mode
+
+	// Next hops, written in place.
+	k := 0
+	total := 0.0
+	zeros := 0
+	for _, nb := range sr.FirstHops {
+		p := nbPos[nb]
+		if p < 0 {
+			continue
+		}
+		w := min(selfBW[p], capPB[p])
+		nbw, dc, pw := out(selfBW[p]), out(down[p]), out(pbs[p])
+		if opt.ECMPOnly {
+			dc, pw = 0, 0
+		}
+		single := nls[p+1]-nls[p] == 1
+		for j := nls[p]; j < nls[p+1]; j++ {
+			lb := e.lval[j]
+			h := &hops[k]
+			k++
+			h.Neighbor, h.Link = nb, r.NeighborLinks[j]
+			h.LinkBW, h.NeighborBW, h.DownCap, h.PathBW = out(lb), nbw, dc, pw
+			var wt float64
+			switch mode {
+			case ModeWeighted:
+				if w > 0 && lb > 0 {
+					if single {
+						wt = w
+					} else {
+						// A neighbour's weight is split over its parallel
+						// links in proportion to their bandwidth.
 						wt = w * (lb / selfBW[p])
 					}
-				case ModeMissingBW:
-					if w > 0 && lb > 0 {
-						wt = 1
-					}
-				default:
+				}
+			case ModeMissingBW:
+				if w > 0 && lb > 0 {
 					wt = 1
 				}
-				h.Weight = wt
-				total += wt
-				if wt == 0 {
-					zeros++
-				}
+			default:
+				wt = 1
+			}
+			h.Weight = wt
+			total += wt
+			if wt == 0 {
+				zeros++
 			}
 		}
-		// Zero weights move to Unused, order kept.
-		if zeros > 0 {
-			unused := make([]NextHop, 0, zeros)
-			j := 0
-			for i := range buf {
-				if buf[i].Weight > 0 {
-					buf[j] = buf[i]
-					j++
-				} else {
-					unused = append(unused, buf[i])
-				}
-			}
-			buf = buf[:j:j]
-			rt.Unused = unused
-		}
-		for i := range buf {
-			buf[i].Share = buf[i].Weight / total
-			buf[i].Weight = out(buf[i].Weight)
-		}
-		rt.NextHops = buf
 	}
-	t.Routes = t.Routes[:nr]
+	// Zero weights move to Unused, order kept.
+	if zeros > 0 {
+		unused := make([]NextHop, 0, zeros)
+		j := 0
+		for i := range hops {
+			if hops[i].Weight > 0 {
+				hops[j] = hops[i]
+				j++
+			} else {
+				unused = append(unused, hops[i])
+			}
+		}
+		hops = hops[:j:j]
+		rt.Unused = unused
+	}
+	inv := 1 / total
+	for i := range hops {
+		hops[i].Share = hops[i].Weight * inv
+		hops[i].Weight = out(hops[i].Weight)
+	}
+	rt.NextHops = hops
+}
+
+func (a *Anomalies) countMode(mode string) {
+	switch mode {
+	case ModeMissingBW:
+		a.RoutesMissingBW++
+	case ModeZeroCapacity:
+		a.RoutesZeroCapacity++
+	}
+}
+
+func mix(h uint64, xs ...uint64) uint64 {
+	for _, x := range xs {
+		h ^= x
+		h *= 1099511628211
+	}
+	return h
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ComputeTable is Compute with the anomaly counters.
+func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
+	t := Table{Options: opt}
+	if r == nil || r.Self < 0 || len(routes) == 0 {
+		t.Routes = []Route{}
+		return t
+	}
+	e := newEngine(r, opt, &t.Anomalies)
+	defer e.release()
+
+	// Output storage, allocated once.
+	nh, na := 0, 0
+	rcount := grow(e.ws.rcount, len(routes))
+	e.ws.rcount = rcount
+	for i := range routes {
+		na += len(routes[i].Sources)
+		rcount[i] = e.hopCount(&routes[i])
+		nh += int(rcount[i])
+	}
+	t.Routes = make([]Route, len(routes))
+	hops := make([]NextHop, nh)
+	advs := make([]int32, na)
+	ids := make([]string, na)
+	for i := range routes {
+		sr := &routes[i]
+		c, ns := rcount[i], len(sr.Sources)
+		e.route(sr, &t.Routes[i], hops[:c:c], advs[:ns:ns], ids[:ns:ns])
+		t.Anomalies.countMode(t.Routes[i].Mode)
+		hops, advs, ids = hops[c:], advs[ns:], ids[ns:]
+	}
 	return t
+}
+
+// Update is the route-only recompute. prev must be the Table computed for
+// prevR; r must share prevR's DAG (spf.Reuse or spf.ReuseChanged of prevR),
+// routes = spf.Routes(r), and changedBW the links whose bandwidth changed
+// (spf.TopologyDiff). Routes whose advertisers' shortest-path sub-DAGs
+// contain no changed link, and whose advertisements (advertisers, Path
+// Bandwidth, metric) are unchanged, are carried over from prev (Route values
+// are immutable and shared); the others are recomputed. Anomalies are
+// recounted. When the preconditions do not hold (a different DAG or Self,
+// other options, or a change on one of Self's own links, which touches
+// every route) it falls back to ComputeTable. The result equals
+// ComputeTable(r, routes, opt).
+func Update(prev Table, prevR, r *spf.Result, routes []spf.Route, changedBW []int32, opt Options) Table {
+	if prevR == nil || r == nil || r.Self < 0 || prevR.Self != r.Self || prev.Options != opt ||
+		len(prevR.EdgeParent) != len(r.EdgeParent) || len(prevR.Dist) != len(r.Dist) ||
+		(len(r.EdgeParent) > 0 && &prevR.EdgeParent[0] != &r.EdgeParent[0]) {
+		return ComputeTable(r, routes, opt)
+	}
+	g := r.Graph
+	n := len(g.Nodes)
+	// Seeds: children of changed DAG links. A change on Self's link: full.
+	var aff []bool
+	for _, li := range changedBW {
+		if li < 0 || int(li) >= len(g.Links) {
+			continue
+		}
+		l := &g.Links[li]
+		if l.From == r.Self {
+			return ComputeTable(r, routes, opt)
+		}
+		if r.EntryOf(li) < 0 {
+			continue
+		}
+		if aff == nil {
+			aff = make([]bool, n)
+		}
+		aff[l.To] = true
+	}
+	if aff != nil {
+		// Affected = seeds and their DAG descendants (topological order).
+		for _, v := range r.Order {
+			if aff[v] {
+				continue
+			}
+			for e := r.ParentStart[v]; e < r.ParentStart[v+1]; e++ {
+				if aff[r.EdgeParent[e]] {
+					aff[v] = true
+					break
+				}
+			}
+		}
+	}
+
+	t := Table{Options: opt, Routes: make([]Route, len(routes))}
+	e := newEngine(r, opt, &t.Anomalies)
+	defer e.release()
+	old := prev.Routes
+	j := 0
+	redo := e.ws.rcount[:0]
+	for i := range routes {
+		sr := &routes[i]
+		for j < len(old) && prefixLess(old[j].Prefix, sr.Prefix) {
+			j++
+		}
+		if j < len(old) && old[j].Prefix == sr.Prefix && e.same(&old[j], sr, aff) {
+			t.Routes[i] = old[j]
+			e.countPaths(sr)
+			t.Anomalies.countMode(old[j].Mode)
+			continue
+		}
+		redo = append(redo, int32(i))
+	}
+	e.ws.rcount = redo
+	nh, na := 0, 0
+	for _, i := range redo {
+		nh += int(e.hopCount(&routes[i]))
+		na += len(routes[i].Sources)
+	}
+	hops := make([]NextHop, nh)
+	advs := make([]int32, na)
+	ids := make([]string, na)
+	for _, i := range redo {
+		sr := &routes[i]
+		c, ns := e.hopCount(sr), len(sr.Sources)
+		e.route(sr, &t.Routes[i], hops[:c:c], advs[:ns:ns], ids[:ns:ns])
+		t.Anomalies.countMode(t.Routes[i].Mode)
+		hops, advs, ids = hops[c:], advs[ns:], ids[ns:]
+	}
+	return t
+}
+
+// same reports whether old, computed for the previous graph, is still the
+// result for sr.
+func (e *engine) same(old *Route, sr *spf.Route, aff []bool) bool {
+	if old.Metric != sr.Metric || old.Down != sr.Down || old.External != sr.External || len(old.Advertisers) != len(sr.Sources) {
+		return false
+	}
+	key := uint64(14695981039346656037)
+	for i, s := range sr.Sources {
+		if old.Advertisers[i] != s.Node || (aff != nil && aff[s.Node]) {
+			return false
+		}
+		px := &e.g.Prefixes[s.Prefix]
+		key = mix(key, uint64(uint32(s.Node)), uint64(math.Float32bits(px.PathBW)), b2u(px.HasPathBW))
+	}
+	return key == old.key
+}
+
+// prefixLess is the order of lsdb.Graph.Prefixes (address, then length).
+func prefixLess(a, b netip.Prefix) bool {
+	if c := a.Addr().Compare(b.Addr()); c != 0 {
+		return c < 0
+	}
+	return a.Bits() < b.Bits()
 }
 
 // Readvertise returns the Path Bandwidth that Self (an L1/L2 router or ABR)

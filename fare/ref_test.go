@@ -118,35 +118,61 @@ func TestAgainstReference(t *testing.T) {
 	}
 }
 
-// TestRouteOnlyEqualsFull: after a bandwidth-only change, Reuse + Compute
-// gives exactly what a full Run + Compute gives.
+// TestRouteOnlyEqualsFull: after a bandwidth-only change, Reuse + Compute,
+// and TopologyDiff + ReuseChanged + Update, give exactly what a full Run +
+// Compute gives.
 func TestRouteOnlyEqualsFull(t *testing.T) {
 	for _, g := range []*lsdb.Graph{
 		fabric.ThreeStage{Spines: 8, Leaves: 32, Seed: 1}.Graph(),
 		fabric.FiveStage{Pods: 4, Leaves: 4, Spines: 4, Super: 4, Seed: 1}.Graph(),
 	} {
 		r1 := spf.Run(g)
-		before := Compute(r1, spf.Routes(r1), Options{})
-		// Change the last DAG link that does not leave Self (deep in the fabric).
-		var li int
+		prev := ComputeTable(r1, spf.Routes(r1), Options{})
+		// The last DAG link that does not leave Self (deep in the fabric),
+		// and one of Self's own links.
+		var deep, own int
 		for _, l := range r1.EdgeLinks {
 			if g.Links[l].From != g.Self {
-				li = int(l)
+				deep = int(l)
+			} else {
+				own = int(l)
 			}
 		}
-		g2 := fabric.WithLinkBW(g, li, 1)
-		if !spf.SameTopology(g, g2) {
-			t.Fatal("SameTopology false")
+		cases := []struct {
+			name string
+			g2   *lsdb.Graph
+		}{
+			{"deep link", fabric.WithLinkBW(g, deep, 1)},
+			{"own link", fabric.WithLinkBW(g, own, 1)},
+			{"deep link NaN", fabric.WithLinkBW(g, deep, float32(math.NaN()))},
+			{"path bandwidth", withPathBW(g, len(g.Prefixes)-1, 7)},
+			{"nothing", fabric.WithLinkBW(g, deep, g.Links[deep].MaxBW)},
 		}
-		r2 := spf.Reuse(r1, g2)
-		reuse := Compute(r2, spf.Routes(r2), Options{})
-		r3 := spf.Run(g2)
-		full := Compute(r3, spf.Routes(r3), Options{})
-		if !reflect.DeepEqual(reuse, full) {
-			t.Fatal("route-only result differs from full run")
-		}
-		if reflect.DeepEqual(before, full) {
-			t.Fatal("bandwidth change had no effect; pick another link")
+		for _, tc := range cases {
+			same, changed := spf.TopologyDiff(g, tc.g2, true)
+			if !same {
+				t.Fatalf("%s: TopologyDiff not same", tc.name)
+			}
+			r3 := spf.Run(tc.g2)
+			full := ComputeTable(r3, spf.Routes(r3), Options{})
+			r2 := spf.Reuse(r1, tc.g2)
+			if reuse := ComputeTable(r2, spf.Routes(r2), Options{}); !reflect.DeepEqual(reuse, full) {
+				t.Fatalf("%s: Reuse+Compute differs from a full run", tc.name)
+			}
+			r4 := spf.ReuseChanged(r1, tc.g2, changed)
+			if up := Update(prev, r1, r4, spf.Routes(r4), changed, Options{}); !reflect.DeepEqual(up, full) {
+				t.Fatalf("%s: Update differs from a full run", tc.name)
+			}
+			if tc.name != "nothing" && reflect.DeepEqual(prev, full) {
+				t.Fatalf("%s: change had no effect", tc.name)
+			}
 		}
 	}
+}
+
+func withPathBW(g *lsdb.Graph, i int, pb float32) *lsdb.Graph {
+	g2 := *g
+	g2.Prefixes = append([]lsdb.Prefix(nil), g.Prefixes...)
+	g2.Prefixes[i].PathBW, g2.Prefixes[i].HasPathBW = pb, true
+	return &g2
 }

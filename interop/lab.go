@@ -185,9 +185,11 @@ func (l *Lab) build(ctx context.Context) error {
 			return err
 		}
 		// default.rp_filter too: veths created below inherit it, and the
-		// kernel uses max(all, iface).
+		// kernel uses max(all, iface). nexthop_compat_mode=0: a reweighted
+		// group is then announced once, not once per route using it.
 		if _, err := run(ctx, l.opts.Log, "ip", "netns", "exec", n.Netns, "sysctl", "-q", "-w",
-			"net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"); err != nil {
+			"net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+			"net.ipv4.nexthop_compat_mode=0"); err != nil {
 			return err
 		}
 	}

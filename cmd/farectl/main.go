@@ -128,7 +128,9 @@ func newRoot(out io.Writer) *cobra.Command {
 	}
 	dbCmd.Flags().BoolVarP(&detail, "detail", "d", false, "decode every TLV and sub-TLV")
 	isisCmd.AddCommand(dbCmd)
+	addISISWriteCommands(isisCmd, g)
 	root.AddCommand(isisCmd)
+	addRouteCommands(root, g)
 
 	root.AddCommand(&cobra.Command{
 		Use: "lsdb", Short: "The protocol-neutral topology snapshot used by SPF", Args: cobra.NoArgs,
