@@ -132,6 +132,12 @@ func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) 
 		sum, unk := 0.0, false
 		for i := r.EdgeLinkStart[e]; i < r.EdgeLinkStart[e+1]; i++ {
 			f, has := r.LinkBW[i], r.LinkHasBW[i]
+			// Fast path: present, positive and finite (sign bit clear,
+			// exponent not all ones, not zero).
+			if b := math.Float32bits(f); has && b-1 < 0x7f7fffff {
+				sum += float64(f)
+				continue
+			}
 			an.countLink(f, has)
 			v, known := linkValue(f, has)
 			sum += v

@@ -328,7 +328,11 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 			}
 		}
 	}
-	// Zero weights move to Unused, order kept.
+	e.finish(rt, hops, total, zeros)
+}
+
+// finish moves zero-weight hops to Unused and sets the shares.
+func (e *engine) finish(rt *Route, hops []NextHop, total float64, zeros int) {
 	if zeros > 0 {
 		unused := make([]NextHop, 0, zeros)
 		j := 0
@@ -531,17 +535,44 @@ func prefixLess(a, b netip.Prefix) bool {
 // 0; d == Self gives PB (the largest finite float32 when absent). Links
 // without bandwidth count as unconstrained here: re-advertisement never
 // invents a constraint it cannot see. The result is finite and ≥ 0.
+// For many prefixes use a Readvertiser.
 func Readvertise(pb float32, hasPB bool, r *spf.Result, d int32) float32 {
-	p := pathValue(pb, hasPB)
+	return NewReadvertiser(r).PathBW(pb, hasPB, d)
+}
+
+// Readvertiser answers Readvertise for many prefixes of one spf.Result,
+// computing the edge bandwidths once and memoising cap(Self→D) per
+// advertiser. Not safe for concurrent use.
+type Readvertiser struct {
+	r       *spf.Result
+	bw      []float64
+	capSelf map[int32]float64
+}
+
+// NewReadvertiser prepares re-advertisement for r.
+func NewReadvertiser(r *spf.Result) *Readvertiser {
+	x := &Readvertiser{r: r, capSelf: map[int32]float64{}}
+	if r != nil && r.Self >= 0 {
+		x.bw = make([]float64, len(r.EdgeParent))
+		unk := make([]bool, len(r.EdgeParent))
+		var an Anomalies
+		edgeBandwidths(r, &an, x.bw, unk)
+	}
+	return x
+}
+
+// PathBW is Readvertise(pb, hasPB, r, d).
+func (x *Readvertiser) PathBW(pb float32, hasPB bool, d int32) float32 {
+	r := x.r
 	if r == nil || r.Self < 0 || d < 0 || int(d) >= len(r.Dist) {
 		return 0
 	}
-	bw := make([]float64, len(r.EdgeParent))
-	unk := make([]bool, len(r.EdgeParent))
-	var an Anomalies
-	edgeBandwidths(r, &an, bw, unk)
-	c := capToward(r, bw, d)
-	v := min(p, c)
+	c, ok := x.capSelf[d]
+	if !ok {
+		c = capToward(r, x.bw, d)
+		x.capSelf[d] = c
+	}
+	v := min(pathValue(pb, hasPB), c)
 	if v > math.MaxFloat32 {
 		v = math.MaxFloat32
 	}

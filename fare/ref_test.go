@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/fared/fared/fare/fabric"
@@ -147,6 +148,8 @@ func TestRouteOnlyEqualsFull(t *testing.T) {
 			{"deep link NaN", fabric.WithLinkBW(g, deep, float32(math.NaN()))},
 			{"path bandwidth", withPathBW(g, len(g.Prefixes)-1, 7)},
 			{"nothing", fabric.WithLinkBW(g, deep, g.Links[deep].MaxBW)},
+			{"prefix added", withPrefix(g, g.Prefixes[len(g.Prefixes)-1].Node, "192.0.2.0/24")},
+			{"anycast added", withPrefix(g, g.Prefixes[len(g.Prefixes)-2].Node, g.Prefixes[len(g.Prefixes)-1].Prefix.String())},
 		}
 		for _, tc := range cases {
 			same, changed := spf.TopologyDiff(g, tc.g2, true)
@@ -168,6 +171,22 @@ func TestRouteOnlyEqualsFull(t *testing.T) {
 			}
 		}
 	}
+}
+
+func withPrefix(g *lsdb.Graph, node int32, p string) *lsdb.Graph {
+	g2 := *g
+	g2.Prefixes = append([]lsdb.Prefix(nil), g.Prefixes...)
+	g2.Prefixes = append(g2.Prefixes, lsdb.Prefix{Prefix: netip.MustParsePrefix(p), Node: node})
+	slices.SortStableFunc(g2.Prefixes, func(a, b lsdb.Prefix) int {
+		if c := a.Prefix.Addr().Compare(b.Prefix.Addr()); c != 0 {
+			return c
+		}
+		if a.Prefix.Bits() != b.Prefix.Bits() {
+			return a.Prefix.Bits() - b.Prefix.Bits()
+		}
+		return int(a.Node - b.Node)
+	})
+	return &g2
 }
 
 func withPathBW(g *lsdb.Graph, i int, pb float32) *lsdb.Graph {

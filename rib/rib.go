@@ -62,6 +62,8 @@ type Manager struct {
 	started time.Time
 	synced  bool // the first Sync happened
 	retry   chan struct{}
+	// retryArmed: one hold re-check is pending (owned by Run).
+	retryArmed bool
 }
 
 type update struct {
@@ -166,9 +168,16 @@ func (m *Manager) Run(ctx context.Context) {
 				arm("ecmp-only toggled")
 			}
 		case <-m.retry:
-			snap := *m.snap.Load()
-			m.install(&snap)
-			m.snap.Store(&snap)
+			m.retryArmed = false
+			if !m.holding() {
+				// The hold ended, maybe while a computation waits out the
+				// SPF back-off: compute from the newest snapshots now, so
+				// the first write reflects the converged database.
+				m.compute(append(triggers, "initial convergence"))
+				triggers = triggers[:0]
+			} else {
+				m.armRetry()
+			}
 		case <-timerC:
 			timerC = nil
 			m.compute(triggers)
@@ -238,14 +247,9 @@ func (m *Manager) install(snap *Snapshot) {
 	if m.cfg.FIB == nil {
 		return
 	}
-	if !m.synced && m.cfg.Ready != nil && !m.cfg.Ready() && m.cfg.Now().Sub(m.started) < m.cfg.StartupHold {
+	if m.holding() {
 		snap.FIBError = "holding the kernel table until initial convergence"
-		time.AfterFunc(250*time.Millisecond, func() {
-			select {
-			case m.retry <- struct{}{}:
-			default:
-			}
-		})
+		m.armRetry()
 		return
 	}
 	m.synced = true
@@ -257,6 +261,20 @@ func (m *Manager) install(snap *Snapshot) {
 		m.log.Error("kernel FIB update failed", "err", err)
 	}
 	snap.FIB, snap.FIBError = m.lastFIB, m.fibErr
+}
+
+// holding: the kernel keeps the previous run's routes until the protocols
+// converged (or the hold expired).
+func (m *Manager) holding() bool {
+	return !m.synced && m.cfg.Ready != nil && !m.cfg.Ready() && m.cfg.Now().Sub(m.started) < m.cfg.StartupHold
+}
+
+func (m *Manager) armRetry() {
+	if m.retryArmed {
+		return
+	}
+	m.retryArmed = true
+	time.AfterFunc(250*time.Millisecond, func() { m.retry <- struct{}{} })
 }
 
 // build merges the levels (a level-1 route beats a level-2 one, ISO 10589

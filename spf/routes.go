@@ -209,8 +209,8 @@ func Reuse(prev *Result, g *lsdb.Graph) *Result {
 	r.Graph = g
 	r.LinkBW = make([]float32, len(prev.LinkBW))
 	r.LinkHasBW = make([]bool, len(prev.LinkHasBW))
-	for _, p := range r.EdgeLinkOrder {
-		l := &g.Links[r.EdgeLinks[p]]
+	for p, li := range r.EdgeLinks {
+		l := &g.Links[li]
 		r.LinkBW[p], r.LinkHasBW[p] = l.MaxBW, l.HasBW
 	}
 	return &r

@@ -33,10 +33,6 @@ type Result struct {
 	EdgeParent    []int32
 	EdgeLinkStart []int32
 	EdgeLinks     []int32
-	// EdgeLinkOrder lists every position in EdgeLinks once, grouped by parent
-	// and in link (memory) order within a parent: a cache-friendly order for
-	// reading the links.
-	EdgeLinkOrder []int32
 	// LinkBW and LinkHasBW snapshot Graph.Links[EdgeLinks[i]].MaxBW/HasBW
 	// (taken during the link scan of Run, refreshed by Reuse), so that
 	// bandwidth consumers (fare) need not touch the 80-byte Links again.
@@ -222,7 +218,13 @@ func Run(g *lsdb.Graph) *Result {
 	fill := grow(ws.fill, n)
 	ws.fill = fill
 	copy(fill, cnt[:n])
-	byLink := make([]int32, 0, entries)
+	// Neighbour detection on the way: Self's candidates come first (Self
+	// settles first), then those of pseudonodes attached to Self.
+	isPN := grow(ws.isPN, n) // pseudonodes with Self as a DAG parent
+	isNb := grow(ws.isNb, n) // first-hop neighbours
+	clear(isPN)
+	clear(isNb)
+	ws.isPN, ws.isNb = isPN, isNb
 	for i := range cand {
 		c := &cand[i]
 		if c.gen != gen[c.v] {
@@ -233,7 +235,15 @@ func Run(g *lsdb.Graph) *Result {
 		entParent[p] = c.u
 		entLink[p] = c.link
 		entBW[p], entHas[p] = c.bw, c.has
-		byLink = append(byLink, p)
+		if c.u == self {
+			if g.Nodes[c.v].Pseudo {
+				isPN[c.v] = true
+			} else {
+				isNb[c.v] = true
+			}
+		} else if isPN[c.u] && !g.Nodes[c.v].Pseudo {
+			isNb[c.v] = true
+		}
 	}
 	// Collapse runs of equal parent into edges.
 	parentStart := make([]int32, n+1)
@@ -262,24 +272,10 @@ func Run(g *lsdb.Graph) *Result {
 	}
 	edgeLinkStart[edges] = entries
 	r.ParentStart, r.EdgeParent, r.EdgeLinkStart, r.EdgeLinks = parentStart, edgeParent, edgeLinkStart, entLink
-	r.EdgeLinkOrder = byLink
 	r.LinkBW, r.LinkHasBW = entBW, entHas
 
 	r.firstHops(ws)
 	return r
-}
-
-// selfPN reports whether v is a pseudonode with Self as a DAG parent.
-func (r *Result) selfPN(v int32) bool {
-	if !r.Graph.Nodes[v].Pseudo {
-		return false
-	}
-	for e := r.ParentStart[v]; e < r.ParentStart[v+1]; e++ {
-		if r.EdgeParent[e] == r.Self {
-			return true
-		}
-	}
-	return false
 }
 
 // firstHops derives the first-hop neighbours and their sets. A real router
@@ -289,34 +285,16 @@ func (r *Result) selfPN(v int32) bool {
 func (r *Result) firstHops(ws *workspace) {
 	g, self := r.Graph, r.Self
 	n := len(g.Nodes)
-	isPN := grow(ws.isPN, n) // pseudonodes attached to Self on the DAG
-	clear(isPN)
+	isPN, isNb := ws.isPN, ws.isNb
 	slot := grow(ws.slot, n)
-	for i := range slot {
-		slot[i] = -1
-	}
-	ws.isPN, ws.slot = isPN, slot
+	ws.slot = slot
 	// Neighbours, in node order so that bit order is node order.
-	for v := int32(0); v < int32(n); v++ {
-		if r.Dist[v] == Infinity || v == self {
-			continue
-		}
-		if g.Nodes[v].Pseudo {
-			isPN[v] = r.selfPN(v)
-		}
-	}
 	var nbs []int32
 	for v := int32(0); v < int32(n); v++ {
-		if r.Dist[v] == Infinity || v == self || g.Nodes[v].Pseudo {
-			continue
-		}
-		for e := r.ParentStart[v]; e < r.ParentStart[v+1]; e++ {
-			p := r.EdgeParent[e]
-			if p == self || isPN[p] {
-				slot[v] = int32(len(nbs))
-				nbs = append(nbs, v)
-				break
-			}
+		slot[v] = -1
+		if isNb[v] {
+			slot[v] = int32(len(nbs))
+			nbs = append(nbs, v)
 		}
 	}
 	// Self's links per neighbour.
@@ -417,7 +395,7 @@ type workspace struct {
 	pos, rank, gen, cnt, entParent, fill, node, slot []int32
 	key                                              []uint64
 	cand                                             []candidate
-	isPN                                             []bool
+	isPN, isNb                                       []bool
 	set                                              []uint64
 }
 

@@ -1,0 +1,72 @@
+// Package spf computes shortest paths over an lsdb.Graph: the shortest-path
+// DAG from the computing router (Graph.Self) with all equal-cost paths, the
+// first hops of every node, the best routes to prefixes, and the RFC 8405
+// SPF back-off delay. It is a pure package: every function works on
+// immutable snapshots and returns new immutable values.
+//
+// # Shortest paths (Run)
+//
+//   - Dijkstra from Self over link metrics, with uint64 distances (a path
+//     whose sum would overflow is ignored). Self == -1 gives an empty Result.
+//   - Every equal-cost predecessor is kept: the DAG holds an edge u→v when
+//     dist(u) + metric = dist(v). Parallel links u→v are one edge carrying
+//     all of its shortest (lowest-metric) links; higher-metric parallel
+//     links are not on the DAG.
+//   - Overload bit: an overloaded node is reachable (its own prefixes are
+//     routed) but its links are never relaxed, so it is never transit.
+//     Self's own overload bit does not stop Self from using its links.
+//   - Pseudonodes (IS-IS LAN pseudonodes, OSPF networks) are transit
+//     vertices. At equal distance a pseudonode settles before a router, so
+//     the zero-metric pseudonode→member links always point from an earlier
+//     to a later settled node. The DAG only ever points from an earlier to a
+//     later settled node; a zero-metric link between two routers at the same
+//     distance (not produced by IS-IS or OSPF) therefore appears in one
+//     direction only, which keeps the DAG acyclic.
+//   - Links are taken as lsdb gives them (already two-way checked).
+//
+// # First hops
+//
+// The first hops of a node are the neighbours of Self through which it is
+// reached on a shortest path: real routers whose DAG parent is Self, or
+// whose DAG parent is a pseudonode that has Self as a DAG parent (the router
+// behind the LAN). A pseudonode is never a first hop. Result.Neighbors lists
+// all first hops; SelfLinks(n) gives Self's links that reach neighbour n —
+// several for parallel links, Self's link to the pseudonode for a router on
+// a LAN (and both when a router is reached over a LAN and a point-to-point
+// link at equal cost).
+//
+// # Routes
+//
+// Routes makes one Route per prefix. A prefix that Self advertises is
+// local and skipped. Among the advertisements of reachable nodes, up
+// (up/down bit clear) beats down, internal beats external, then the lowest
+// Dist(advertiser) + prefix metric wins; equal best metrics from several
+// advertisers are all kept (anycast) and their first hops merged.
+//
+// # Route-only recompute
+//
+// When only bandwidths or prefixes changed, the DAG stays valid.
+// SameTopology compares Self, node ids, pseudonode and overload flags,
+// link endpoints and metrics (one pass, no allocation); TopologyDiff does
+// the same and also lists the links whose bandwidth changed. Reuse rebinds
+// the DAG to the new Graph (sharing every DAG slice) and refreshes the
+// Result's bandwidth snapshot (LinkBW) from the DAG links; ReuseChanged
+// patches only the listed links. Both fall back to Run if the graphs do not
+// even have the same sizes.
+//
+// # SPF delay (RFC 8405)
+//
+// Delay implements the QUIET / SHORT_WAIT / LONG_WAIT state machine with
+// INITIAL/SHORT/LONG_SPF_DELAY, TIME_TO_LEARN_INTERVAL and
+// HOLDDOWN_INTERVAL (defaults: the RFC's example values 50 ms, 200 ms, 5 s,
+// 500 ms, 10 s). It owns no timers: the learn and holddown timers are
+// deadlines applied lazily, in time order, whenever the machine is
+// consulted; the SPF timer is the time Event returns, which the caller arms
+// itself and acknowledges with Ran. Time is always passed in (or read from
+// the injected clock), so the machine is deterministic under test.
+//
+// # SPF log
+//
+// Log is a ring of the last 64 runs (LogEntry: time, trigger, "full" or
+// "route-only", duration, node count, routes changed), for farectl.
+package spf
