@@ -29,7 +29,8 @@ type circuit struct {
 	mac      [6]byte
 	mtu      int
 	addrs4   []netip.Prefix
-	addrs6   []netip.Prefix
+	addrs6   []netip.Prefix // global IPv6 (LSP TLV 232, connected prefixes)
+	ll6      []netip.Addr   // IPv6 link-local (IIH TLV 232, RFC 5308 §4)
 	bw       float32 // bytes/s for sub-TLV 9; 0 = unknown
 	running  bool
 	port     Port
@@ -127,14 +128,18 @@ func (c *circuit) refresh(now time.Time) {
 		return
 	}
 	var a4, a6 []netip.Prefix
+	var ll []netip.Addr
 	for _, p := range info.Addrs {
 		switch {
 		case p.Addr().Is4():
 			a4 = append(a4, p)
-		case p.Addr().Is6() && !p.Addr().IsLinkLocalUnicast():
+		case p.Addr().IsLinkLocalUnicast():
+			ll = append(ll, p.Addr())
+		case p.Addr().Is6():
 			a6 = append(a6, p)
 		}
 	}
+	c.ll6 = ll
 	bw := float32(0)
 	if c.cfg.Bandwidth > 0 {
 		bw = c.cfg.Bandwidth.BytesPerSec()
@@ -359,14 +364,10 @@ func (c *circuit) helloTLVs(l int) packet.TLVs {
 		}
 		tlvs = append(tlvs, &packet.IPv4Addresses{Addrs: as})
 	}
-	if len(c.addrs6) > 0 {
-		// RFC 5308 wants link-local addresses in IIHs; we only track global
-		// ones, which FRR accepts as well.
-		var as []netip.Addr
-		for _, p := range c.addrs6 {
-			as = append(as, p.Addr())
-		}
-		tlvs = append(tlvs, &packet.IPv6Addresses{Addrs: as})
+	if len(c.ll6) > 0 && c.in.ipv6() {
+		// RFC 5308 §4: IIHs carry the link-local addresses, which are
+		// the next hops of IPv6 routes.
+		tlvs = append(tlvs, &packet.IPv6Addresses{Addrs: c.ll6})
 	}
 	return tlvs
 }
@@ -445,16 +446,24 @@ func (c *circuit) sendLANHello(l int) {
 }
 
 func (in *Instance) nlpids() []uint8 {
-	ids := []uint8{0xCC}
+	if in.ipv6() {
+		return []uint8{0xCC, 0x8E}
+	}
+	return []uint8{0xCC}
+}
+
+// ipv6 reports whether the instance routes IPv6: it has an IPv6 prefix to
+// advertise or a global IPv6 address on an IS-IS interface.
+func (in *Instance) ipv6() bool {
 	for _, p := range in.icfg.Prefixes {
 		if p.Prefix.Addr().Is6() {
-			return append(ids, 0x8E)
+			return true
 		}
 	}
 	for _, c := range in.circuits {
 		if len(c.addrs6) > 0 {
-			return append(ids, 0x8E)
+			return true
 		}
 	}
-	return ids
+	return false
 }

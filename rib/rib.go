@@ -341,6 +341,18 @@ func (m *Manager) route(lvl int, g *lsdb.Graph, fr *fare.Route, maxW uint32) Rou
 		r.NextHops = append(r.NextHops, h)
 		ws = append(ws, nh.Weight)
 	}
+	// Present next hops in interface order; weights move with them.
+	idx := make([]int, len(r.NextHops))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return r.NextHops[idx[a]].Interface < r.NextHops[idx[b]].Interface })
+	sorted := make([]NextHop, len(idx))
+	sw := make([]float64, len(idx))
+	for i, j := range idx {
+		sorted[i], sw[i] = r.NextHops[j], ws[j]
+	}
+	r.NextHops, ws = sorted, sw
 	q, qerr := fare.Quantize(ws, maxW)
 	var qsum uint64
 	for _, x := range q {
