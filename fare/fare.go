@@ -258,9 +258,15 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 	}
 
 	// Mode.
-	mode := ModeWeighted
+	const (
+		weighted = iota
+		missing
+		equal
+	)
+	kind := weighted
+	rt.Mode = ModeWeighted
 	if opt.ECMPOnly {
-		mode = ModeECMP
+		kind, rt.Mode = equal, ModeECMP
 	} else {
 		anyPos := false
 		for _, nb := range sr.FirstHops {
@@ -269,17 +275,16 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 				continue
 			}
 			if unk[p] || selfUnk[p] {
-				mode = ModeMissingBW
+				kind, rt.Mode = missing, ModeMissingBW
 			}
 			if min(selfBW[p], capPB[p]) > 0 {
 				anyPos = true
 			}
 		}
 		if !anyPos {
-			mode = ModeZeroCapacity
+			kind, rt.Mode = equal, ModeZeroCapacity
 		}
 	}
-	rt.Mode = mode
 
 	// Next hops, written in place.
 	k := 0
@@ -290,38 +295,35 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 		if p < 0 {
 			continue
 		}
-		w := min(selfBW[p], capPB[p])
-		nbw, dc, pw := out(selfBW[p]), out(down[p]), out(pbs[p])
+		sb := selfBW[p]
+		w := min(sb, capPB[p])
+		nbw, dc, pw := out(sb), out(down[p]), out(pbs[p])
 		if opt.ECMPOnly {
 			dc, pw = 0, 0
 		}
-		single := nls[p+1]-nls[p] == 1
-		for j := nls[p]; j < nls[p+1]; j++ {
+		lo, hi := nls[p], nls[p+1]
+		for j := lo; j < hi; j++ {
 			lb := e.lval[j]
+			var wt float64
+			switch {
+			case kind == equal:
+				wt = 1
+			case w > 0 && lb > 0:
+				switch {
+				case kind == missing:
+					wt = 1
+				case hi-lo == 1:
+					wt = w
+				default:
+					// A neighbour's weight is split over its parallel
+					// links in proportion to their bandwidth.
+					wt = w * (lb / sb)
+				}
+			}
 			h := &hops[k]
 			k++
 			h.Neighbor, h.Link = nb, r.NeighborLinks[j]
-			h.LinkBW, h.NeighborBW, h.DownCap, h.PathBW = out(lb), nbw, dc, pw
-			var wt float64
-			switch mode {
-			case ModeWeighted:
-				if w > 0 && lb > 0 {
-					if single {
-						wt = w
-					} else {
-						// A neighbour's weight is split over its parallel
-						// links in proportion to their bandwidth.
-						wt = w * (lb / selfBW[p])
-					}
-				}
-			case ModeMissingBW:
-				if w > 0 && lb > 0 {
-					wt = 1
-				}
-			default:
-				wt = 1
-			}
-			h.Weight = wt
+			h.LinkBW, h.NeighborBW, h.DownCap, h.PathBW, h.Weight = out(lb), nbw, dc, pw, wt
 			total += wt
 			if wt == 0 {
 				zeros++

@@ -34,8 +34,9 @@ type Result struct {
 	EdgeLinkStart []int32
 	EdgeLinks     []int32
 	// LinkBW and LinkHasBW snapshot Graph.Links[EdgeLinks[i]].MaxBW/HasBW
-	// (taken during the link scan of Run, refreshed by Reuse), so that
-	// bandwidth consumers (fare) need not touch the 80-byte Links again.
+	// (taken when Run builds the DAG, refreshed by Reuse/ReuseChanged), so
+	// that bandwidth consumers (fare) read a compact array instead of the
+	// 72-byte Links.
 	LinkBW    []float32
 	LinkHasBW []bool
 
@@ -185,7 +186,7 @@ func Run(g *lsdb.Graph) *Result {
 				h.update(v, k)
 			}
 			if d == dist[v] {
-				cand = append(cand, candidate{u: u, v: v, link: li, gen: gen[v], bw: l.MaxBW, has: l.HasBW})
+				cand = append(cand, candidate{u: u, v: v, link: li, gen: gen[v]})
 			}
 		}
 	}
@@ -234,7 +235,8 @@ func Run(g *lsdb.Graph) *Result {
 		fill[c.v]++
 		entParent[p] = c.u
 		entLink[p] = c.link
-		entBW[p], entHas[p] = c.bw, c.has
+		l := &g.Links[c.link]
+		entBW[p], entHas[p] = l.MaxBW, l.HasBW
 		if c.u == self {
 			if g.Nodes[c.v].Pseudo {
 				isPN[c.v] = true
@@ -386,8 +388,6 @@ func sortInt32(a []int32) {
 
 type candidate struct {
 	u, v, link, gen int32
-	bw              float32
-	has             bool
 }
 
 // workspace is the scratch of one Run, recycled through pool.

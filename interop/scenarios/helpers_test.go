@@ -226,3 +226,30 @@ func faredLSDB(ctx context.Context, l *interop.Lab, node string) (*lsdb.View, er
 }
 
 func sysID(l *interop.Lab, node string) string { return l.Node(node).SystemID }
+
+// frrRoute returns the next hops FRR installed in its kernel for prefix
+// (zebra uses nexthop objects, so `ip route` shows only an id).
+func frrRoute(ctx context.Context, l *interop.Lab, node, prefix string) ([]string, error) {
+	var v map[string][]struct {
+		Installed bool `json:"installed"`
+		Nexthops  []struct {
+			IP  string `json:"ip"`
+			FIB bool   `json:"fib"`
+		} `json:"nexthops"`
+	}
+	if err := l.VtyshJSON(ctx, node, "show ip route "+prefix+" json", &v); err != nil {
+		return nil, err
+	}
+	var hops []string
+	for _, r := range v[prefix] {
+		if !r.Installed {
+			continue
+		}
+		for _, h := range r.Nexthops {
+			if h.FIB {
+				hops = append(hops, h.IP)
+			}
+		}
+	}
+	return hops, nil
+}

@@ -42,18 +42,14 @@ links:
 		t.Fatalf("FRR does not show our maximum link bandwidth:\n%s", out)
 	}
 	// FRR installs our loopback and our prefix in its kernel FIB.
-	for _, p := range []string{l.Node("f1").Loopback.String(), "10.10.1.0/24"} {
+	for _, p := range []string{l.Node("f1").Loopback.String() + "/32", "10.10.1.0/24"} {
 		poll(t, ctx, 20*time.Second, "FRR route to "+p, func() error {
-			out, err := l.Exec(ctx, "r1", "ip", "-j", "route", "show", p, "proto", "isis")
+			hops, err := frrRoute(ctx, l, "r1", p)
 			if err != nil {
 				return err
 			}
-			var routes []map[string]any
-			if err := json.Unmarshal(out, &routes); err != nil {
-				return err
-			}
-			if len(routes) != 1 || routes[0]["gateway"] != l.Links[0].AddrA.Addr().String() {
-				return fmt.Errorf("routes: %s", out)
+			if len(hops) != 1 || hops[0] != l.Links[0].AddrA.Addr().String() {
+				return fmt.Errorf("installed next hops %v", hops)
 			}
 			return nil
 		})
