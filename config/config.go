@@ -39,6 +39,7 @@ type Config struct {
 	LogLevel slog.Level
 	Socket   string
 	ISIS     *ISIS // nil when there is no isis section
+	OSPF     *OSPF // nil when there is no ospf section (config/ospf.go)
 	FIB      FIB
 }
 
@@ -442,6 +443,7 @@ func (p *parser) config(data []byte) *Config {
 		}),
 		"isis": func(k, v *yaml.Node) { c.ISIS = p.isis(k, v) },
 		"fib":  func(k, v *yaml.Node) { p.fib(k, v, &c.FIB) },
+		"ospf": func(k, v *yaml.Node) { c.OSPF = p.ospf(k, v) },
 	})
 
 	if seen["router-id"] == nil {
