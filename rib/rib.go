@@ -161,7 +161,7 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-m.kicked:
 			for _, ls := range m.levels {
 				if ls != nil {
-					ls.done = nil // force a recompute with the new mode
+					ls.done, ls.result = nil, nil // full recompute in the new mode
 				}
 			}
 			if timerC == nil {
@@ -197,13 +197,18 @@ func (m *Manager) compute(triggers []string) {
 		if ls == nil || ls.g == nil || ls.g == ls.done {
 			continue
 		}
-		if ls.result != nil && ls.done != nil && spf.SameTopology(ls.done, ls.g) {
-			ls.result = spf.Reuse(ls.result, ls.g)
+		opt := fare.Options{ECMPOnly: m.ecmp.Load()}
+		if same, changed := topologyDiff(ls); same {
+			// Only prefixes or bandwidths changed: keep the DAG, redo
+			// FARE only below the links whose bandwidth changed.
+			prevR := ls.result
+			ls.result = spf.ReuseChanged(prevR, ls.g, changed)
+			ls.table = fare.Update(ls.table, prevR, ls.result, spf.Routes(ls.result), changed, opt)
 		} else {
 			ls.result = spf.Run(ls.g)
+			ls.table = fare.ComputeTable(ls.result, spf.Routes(ls.result), opt)
 			kind = "full"
 		}
-		ls.table = fare.ComputeTable(ls.result, spf.Routes(ls.result), fare.Options{ECMPOnly: m.ecmp.Load()})
 		ls.done = ls.g
 		nodes += len(ls.g.Nodes)
 	}
@@ -217,6 +222,15 @@ func (m *Manager) compute(triggers []string) {
 	snap.Delay = m.delay.View()
 	m.snap.Store(snap)
 	m.log.Debug("routes computed", "kind", kind, "routes", len(snap.Routes), "changed", changed, "took", m.cfg.Now().Sub(start))
+}
+
+// topologyDiff compares the level's new snapshot with the last computed
+// one (false when there is none, or the mode changed).
+func topologyDiff(ls *levelState) (bool, []int32) {
+	if ls.result == nil || ls.done == nil {
+		return false, nil
+	}
+	return spf.TopologyDiff(ls.done, ls.g, true)
 }
 
 func joinTriggers(ts []string) string {

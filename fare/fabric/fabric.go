@@ -2,8 +2,8 @@
 // benchmarks of spf and fare. Bandwidths are random but seeded (the same
 // seed gives the same fabric); both directions of a cable advertise the same
 // Maximum Link Bandwidth. Every link has metric 10 and every leaf advertises
-// one /24 with Path Bandwidth = largest finite float32 (the "no constraint"
-// default of the architecture).
+// one /32 (10.<pod>.<hi>.<lo>) with Path Bandwidth = largest finite float32
+// (the "no constraint" default of the architecture).
 //
 // Node ids: "L<i>" / "S<i>" (3-stage), "P<pod>L<i>", "P<pod>S<i>",
 // "X<plane>.<i>" (5-stage).

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# Capture golden OSPFv2 packets from real FRR (Debian's frr 8.4.4) for the
+# ospf/packet tests.
+#
+# Three FRR nodes, each zebra + ospfd in its own network namespace with an
+# FRR path space (-N), in a line:
+#
+#   r2 --(10.0.12.0/24, p2p, area 0)-- r1 --(10.0.13.0/24, broadcast, area 1)-- r3
+#
+# r1 is an ABR (summary LSAs type 3 into both areas, type 4 for the ASBR r2
+# into area 1), r2 redistributes 192.0.2.0/24 (an address on its lo) as an
+# AS-external LSA. All run TE (capability opaque, mpls-te, link-params with
+# max-bw/max-rsv-bw/unrsv-bw) and segment routing (router-info area, SRGB,
+# prefix SIDs), which makes ospfd originate opaque area LSAs of opaque types
+# 1 (TE), 4 (Router Information), 7 (Extended Prefix) and 8 (Extended
+# Link). Hello 1 s, dead 4 s on both links.
+#
+# tcpdump captures `ip proto 89` on both of r1's interfaces until
+# extract.go has seen every packet it wants; the OSPF packets (Ethernet and
+# IPv4 header, IHL honoured, stripped; trimmed to the IP total length) are
+# then written next to this script, with `show ip ospf database` output for
+# reference and a tcpdump -vvv check of the TE LSA.
+#
+# FRR 8.4.4 quirks handled here:
+#   - link params read from zebra.conf at start-up are often not passed on
+#     to ospfd; once ospfd is up each interface's link-params are changed
+#     (max-rsv-bw 1, then back) until `show ip ospf mpls-te interface`
+#     shows them.
+#   - FRR insists its user is in the frrvty group, which root is not: the
+#     daemons run as frr.
+#
+# Needs root, frr and tcpdump (apt-get install -y frr tcpdump) and go.
+# Everything it creates (namespaces, daemons, run dirs, temp dir) is removed
+# by the EXIT trap, also on failure or Ctrl-C.
+#
+# Usage: sudo ./capture.sh [OUTDIR]     (OUTDIR defaults to this directory)
+#        KEEP_PCAP=DIR keeps the two pcap files.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=${1:-$HERE}
+FRR=/usr/lib/frr
+TIMEOUT=${CAPTURE_TIMEOUT:-120}
+BW=1.25e+09 # bytes/s (10 Gbit/s)
+
+[[ $(id -u) -eq 0 ]] || { echo "capture.sh: needs root" >&2; exit 1; }
+for b in "$FRR/zebra" "$FRR/ospfd" tcpdump vtysh go ip; do
+	command -v "$b" >/dev/null || { echo "capture.sh: $b not found (apt-get install -y frr tcpdump)" >&2; exit 1; }
+done
+
+P=po$$ # per-run prefix: concurrent runs and leftovers of other runs never collide
+TMP=$(mktemp -d "/tmp/${P}.XXXXXX")
+chmod 755 "$TMP"
+chown frr:frr "$TMP"
+NSES=()
+RUNDIRS=()
+BGPIDS=()
+DAEMONS=() # "daemon:pid"
+
+cleanup() {
+	local rc=$?
+	set +e
+	for pid in "${BGPIDS[@]}"; do kill "$pid" 2>/dev/null; done
+	for d in "${DAEMONS[@]}"; do kill "${d#*:}" 2>/dev/null; done
+	for d in "${DAEMONS[@]}"; do
+		pid=${d#*:}
+		for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$pid" 2>/dev/null
+		{ wait "$pid"; } 2>/dev/null
+		# FRR's per-process crash-log dir, left behind by a killed daemon.
+		rm -rf "/var/tmp/frr/${d%%:*}.$pid"
+	done
+	for pid in "${BGPIDS[@]}"; do { wait "$pid"; } 2>/dev/null; done
+	for ns in "${NSES[@]}"; do ip netns del "$ns" 2>/dev/null; done
+	for d in "${RUNDIRS[@]}"; do rm -rf "$d"; done
+	if [[ $rc -ne 0 ]]; then
+		echo "capture.sh: failed (rc $rc); FRR logs:" >&2
+		tail -n 20 "$TMP"/*.log >&2 2>/dev/null
+	fi
+	rm -rf "$TMP"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkns() {
+	ip netns add "$1"
+	NSES+=("$1")
+	ip -n "$1" link set lo up
+}
+
+vty() { # vty NODE ARGS...: vtysh inside the node's namespace
+	local name=$1
+	shift
+	ip netns exec "${NS[$name]}" vtysh -N "$P$name" "$@"
+}
+
+declare -A NS
+
+# node N NS IFACES NETWORKS EXTRA: start zebra + ospfd for router rN.
+#   IFACES   "eth0:p2p eth1:bcast"
+#   NETWORKS "10.0.12.0/24:0 ..."  (prefix:area)
+#   EXTRA    extra lines under router ospf
+node() {
+	local n=$1 ns=$2 ifaces=$3 networks=$4 extra=$5
+	local name=${P}r$n
+	local run=/var/run/frr/$name
+	NS[r$n]=$ns
+	mkdir -p "$run"
+	RUNDIRS+=("$run" "/etc/frr/$name")
+	ip -n "$ns" addr add "10.255.0.$n/32" dev lo
+
+	{
+		echo "hostname r$n"
+		for i in $ifaces; do
+			printf 'interface %s\n link-params\n  enable\n  max-bw %s\n  max-rsv-bw %s\n  unrsv-bw 0 %s\n  unrsv-bw 7 %s\n exit-link-params\n!\n' \
+				"${i%%:*}" "$BW" "$BW" "$BW" "$BW"
+		done
+	} >"$TMP/$name-zebra.conf"
+	{
+		echo "hostname r$n"
+		echo "!"
+		for i in $ifaces; do
+			echo "interface ${i%%:*}"
+			[[ ${i#*:} == p2p ]] && echo " ip ospf network point-to-point"
+			echo " ip ospf hello-interval 1"
+			echo " ip ospf dead-interval 4"
+			echo "!"
+		done
+		echo "router ospf"
+		echo " ospf router-id 10.255.0.$n"
+		echo " capability opaque"
+		echo " mpls-te on"
+		echo " mpls-te router-address 10.255.0.$n"
+		echo " router-info area"
+		echo " segment-routing on"
+		echo " segment-routing global-block 16000 23999"
+		echo " segment-routing prefix 10.255.0.$n/32 index $n"
+		echo " passive-interface lo"
+		for nw in $networks; do echo " network ${nw%%:*} area ${nw#*:}"; done
+		[[ -n $extra ]] && echo "$extra"
+		echo "!"
+	} >"$TMP/$name-ospfd.conf"
+	chown frr:frr "$run"
+	# -N puts the zserv socket and vty sockets under $run. -P 0: no TCP vty.
+	local common=(-N "$name" -u frr -g frr -P 0)
+	# Foreground daemons in the background: $! is then the daemon's own pid
+	# (ip netns exec execs), which names FRR's /var/tmp/frr/<daemon>.<pid>.
+	ip netns exec "$ns" "$FRR/zebra" "${common[@]}" -f "$TMP/$name-zebra.conf" -i "$TMP/$name-zebra.pid" \
+		--log "file:$TMP/$name-zebra.log" </dev/null >>"$TMP/$name-zebra.out" 2>&1 &
+	DAEMONS+=("zebra:$!")
+	for _ in $(seq 50); do [[ -S $run/zserv.api ]] && break; sleep 0.1; done
+	ip netns exec "$ns" "$FRR/ospfd" "${common[@]}" -f "$TMP/$name-ospfd.conf" -i "$TMP/$name-ospfd.pid" \
+		--log "file:$TMP/$name-ospfd.log" </dev/null >>"$TMP/$name-ospfd.out" 2>&1 &
+	DAEMONS+=("ospfd:$!")
+}
+
+# nudge N IFACES: re-send link params to ospfd until it reports them.
+nudge() {
+	local n=$1 ifaces=$2 out
+	for _ in $(seq 50); do [[ -S /var/run/frr/${P}r$n/ospfd.vty ]] && break; sleep 0.2; done
+	for _ in $(seq 20); do
+		out=$(vty "r$n" -c 'show ip ospf mpls-te interface' 2>/dev/null || true)
+		local missing=0
+		for i in $ifaces; do
+			if ! grep -A3 "^-- MPLS-TE link parameters for ${i%%:*}" <<<"$out" | grep -q 'Maximum Bandwidth'; then
+				missing=1
+				vty "r$n" -c 'configure terminal' -c "interface ${i%%:*}" -c 'link-params' \
+					-c 'max-rsv-bw 1' -c "max-rsv-bw $BW" >/dev/null 2>&1 || true
+			fi
+		done
+		((missing)) || return 0
+		sleep 0.5
+	done
+	echo "capture.sh: r$n: ospfd never reported TE link parameters:" >&2
+	echo "$out" >&2
+	return 1
+}
+
+mkns "${P}a" # r1
+mkns "${P}b" # r2
+mkns "${P}c" # r3
+ip link add eth0 netns "${P}a" type veth peer name eth0 netns "${P}b"
+ip link add eth1 netns "${P}a" type veth peer name eth0 netns "${P}c"
+ip -n "${P}a" addr add 10.0.12.1/24 dev eth0
+ip -n "${P}b" addr add 10.0.12.2/24 dev eth0
+ip -n "${P}a" addr add 10.0.13.1/24 dev eth1
+ip -n "${P}c" addr add 10.0.13.3/24 dev eth0
+ip -n "${P}b" addr add 192.0.2.2/24 dev lo # redistributed: AS-external LSA
+ip -n "${P}a" link set eth0 up
+ip -n "${P}a" link set eth1 up
+ip -n "${P}b" link set eth0 up
+ip -n "${P}c" link set eth0 up
+
+# Start the captures before the daemons so the whole adjacency bring-up
+# (DBD exchange, LSRs, LSUs, acks) is seen.
+ip netns exec "${P}a" tcpdump -U -n -i eth0 -w "$TMP/p2p.pcap" ip proto 89 2>"$TMP/tcpdump-p2p.log" &
+BGPIDS+=($!)
+ip netns exec "${P}a" tcpdump -U -n -i eth1 -w "$TMP/bcast.pcap" ip proto 89 2>"$TMP/tcpdump-bcast.log" &
+BGPIDS+=($!)
+sleep 1 # tcpdump needs a moment to open the interface
+
+node 1 "${P}a" "eth0:p2p eth1:bcast" "10.0.12.0/24:0 10.255.0.1/32:0 10.0.13.0/24:1" ""
+node 2 "${P}b" "eth0:p2p" "10.0.12.0/24:0 10.255.0.2/32:0" " redistribute connected"
+node 3 "${P}c" "eth0:bcast" "10.0.13.0/24:1 10.255.0.3/32:1" ""
+nudge 1 "eth0 eth1"
+nudge 2 "eth0"
+nudge 3 "eth0"
+
+EXTRACT=(go run "$HERE/extract.go" -p2p "$TMP/p2p.pcap" -bcast "$TMP/bcast.pcap" -out "$OUT")
+start=$SECONDS
+until "${EXTRACT[@]}" -check >"$TMP/check.out" 2>&1; do
+	if ((SECONDS - start > TIMEOUT)); then
+		cat "$TMP/check.out" >&2
+		echo "capture.sh: not everything seen in ${TIMEOUT}s" >&2
+		exit 1
+	fi
+	sleep 2
+done
+"${EXTRACT[@]}"
+
+{
+	for c in 'show ip ospf database' 'show ip ospf database opaque-area' 'show ip ospf mpls-te interface' \
+		'show ip ospf database segment-routing'; do
+		echo "### r1: $c"
+		vty r1 -c "$c" 2>&1 || true
+	done
+} >"$OUT/frr_database.txt"
+
+# Human check: the TE LSA must carry the Maximum Bandwidth sub-TLV.
+echo "--- tcpdump -vvv of the TE LSA (p2p capture)"
+tcpdump -r "$TMP/p2p.pcap" -vvv -n 2>/dev/null | grep -i -m3 -B3 -A1 'maximum bandwidth' || {
+	echo "capture.sh: tcpdump shows no Maximum Bandwidth sub-TLV" >&2
+	exit 1
+}
+[[ -n ${KEEP_PCAP:-} ]] && cp "$TMP/p2p.pcap" "$TMP/bcast.pcap" "$KEEP_PCAP/"
+echo "capture.sh: wrote golden packets to $OUT"
