@@ -82,6 +82,17 @@ type ISIS struct {
 	ECMPOnly bool
 	SPF      SPF
 
+	// AttachedBit: an L1L2 router sets ATT in its L1 LSP while attached to
+	// L2 (default true; false suppresses it).
+	AttachedBit bool
+	// LeakL2ToL1 selects the L2 routes an L1L2 router leaks into L1 (RFC
+	// 5302, with the up/down bit): a route is leaked when a listed prefix
+	// covers it. Empty: nothing is leaked.
+	LeakL2ToL1 []netip.Prefix
+	// ReadvertiseHold damps re-advertisement: leaked prefixes and their
+	// Path Bandwidth are recomputed at most once per hold (default 1s).
+	ReadvertiseHold time.Duration
+
 	Interfaces []Interface
 	Prefixes   []Prefix
 }
@@ -96,7 +107,12 @@ type Interface struct {
 	HelloInterval   time.Duration
 	HelloMultiplier int
 	Priority        uint8
-	Line            int // line of the list item in the config file
+	// Level is the circuit type: the levels run on this interface (1, 2,
+	// 3 = 1-2); default the instance's level. Always a subset of it.
+	Level int
+	Line  int // line of the list item in the config file
+
+	levelNode *yaml.Node
 }
 
 // Prefix is one entry of isis.prefixes.
@@ -495,6 +511,8 @@ func (p *parser) isis(k, v *yaml.Node) *ISIS {
 		PSNPInterval:        2 * time.Second,
 		LSPMTU:              1492,
 		HelloPadding:        true,
+		AttachedBit:         true,
+		ReadvertiseHold:     time.Second,
 	}
 	const maxDur = 65535 * time.Second
 	lifetimeOK, refreshOK := true, true
@@ -558,6 +576,25 @@ func (p *parser) isis(k, v *yaml.Node) *ISIS {
 		"hello-padding":    p.boolean(&is.HelloPadding),
 		"overload":         p.boolean(&is.Overload),
 		"ecmp-only":        p.boolean(&is.ECMPOnly),
+		"attached-bit":     p.boolean(&is.AttachedBit),
+		"readvertise-hold": p.setDur(&is.ReadvertiseHold, 0, time.Hour),
+		"leak-l2-to-l1": func(k, v *yaml.Node) {
+			if !p.want(k, v, "a list of prefixes", v.Kind == yaml.SequenceNode) {
+				return
+			}
+			for _, it := range v.Content {
+				s, ok := p.text(k, deref(it))
+				if !ok {
+					continue
+				}
+				pf, err := netip.ParsePrefix(s)
+				if err != nil {
+					p.errf(it, "%s: invalid prefix %q", k.Value, s)
+					continue
+				}
+				is.LeakL2ToL1 = append(is.LeakL2ToL1, pf.Masked())
+			}
+		},
 		"spf": func(k, v *yaml.Node) {
 			if !p.want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
 				return
@@ -591,6 +628,16 @@ func (p *parser) isis(k, v *yaml.Node) *ISIS {
 	})
 	if seen["areas"] == nil {
 		p.errf(k, "%s: missing required key \"areas\"", k.Value)
+	}
+	for i := range is.Interfaces {
+		it := &is.Interfaces[i]
+		switch {
+		case it.Level == 0:
+			it.Level = is.Level
+		case it.Level&^is.Level != 0:
+			p.errf(it.levelNode, "interface %s: level %s is not run by this instance (level %s)", it.Name, levelName(it.Level), levelName(is.Level))
+		}
+		it.levelNode = nil
 	}
 	if lifetimeOK && refreshOK && is.LSPRefresh >= is.LSPLifetime-60*time.Second {
 		at := seen["lsp-refresh"]
@@ -632,6 +679,16 @@ func (p *parser) iface(v *yaml.Node) Interface {
 			it.HelloMultiplier, helloOK = int(n), helloOK && ok
 		},
 		"priority": setInt(p, &it.Priority, 0, 127),
+		"level": func(k, v *yaml.Node) {
+			if s, ok := p.text(k, v); ok {
+				l, ok := map[string]int{"1": 1, "2": 2, "1-2": 3}[s]
+				if !ok {
+					p.errf(v, "%s: must be 1, 2 or 1-2, got %q", k.Value, s)
+				}
+				it.Level = l
+				it.levelNode = v
+			}
+		},
 	})
 	if seen["name"] == nil {
 		p.errf(v, "missing required key \"name\"")
@@ -696,4 +753,14 @@ func (p *parser) fib(k, v *yaml.Node, f *FIB) {
 			f.Resilient = r
 		},
 	})
+}
+
+func levelName(l int) string {
+	switch l {
+	case 1:
+		return "1"
+	case 2:
+		return "2"
+	}
+	return "1-2"
 }

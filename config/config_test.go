@@ -37,10 +37,12 @@ func TestParseExample(t *testing.T) {
 			PSNPInterval:        2 * time.Second,
 			LSPMTU:              1492,
 			HelloPadding:        true,
+			AttachedBit:         true,
+			ReadvertiseHold:     time.Second,
 			Interfaces: []Interface{
-				{Name: "eth0", Type: "p2p", Metric: 10, Bandwidth: 100e9, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Line: 21},
-				{Name: "eth1", Type: "p2p", Metric: 10, Bandwidth: 40e9, HelloInterval: time.Second, HelloMultiplier: 4, Priority: 64, Line: 25},
-				{Name: "lo", Type: "lan", Metric: 10, Passive: true, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Line: 30},
+				{Name: "eth0", Type: "p2p", Metric: 10, Bandwidth: 100e9, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Level: 2, Line: 21},
+				{Name: "eth1", Type: "p2p", Metric: 10, Bandwidth: 40e9, HelloInterval: time.Second, HelloMultiplier: 4, Priority: 64, Level: 2, Line: 25},
+				{Name: "lo", Type: "lan", Metric: 10, Passive: true, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Level: 2, Line: 30},
 			},
 			Prefixes: []Prefix{
 				{Prefix: netip.MustParsePrefix("10.10.1.0/24"), PathBandwidth: 40e9, Line: 34},
@@ -108,7 +110,9 @@ isis:
 			PSNPInterval:        2 * time.Second,
 			LSPMTU:              1492,
 			HelloPadding:        true,
-			Interfaces:          []Interface{{Name: "eth0", Type: "lan", Metric: 10, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Line: 5}},
+			AttachedBit:         true,
+			ReadvertiseHold:     time.Second,
+			Interfaces:          []Interface{{Name: "eth0", Type: "lan", Metric: 10, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Level: 2, Line: 5}},
 			Prefixes:            []Prefix{{Prefix: netip.MustParsePrefix("2001:db8::/32"), Line: 7}},
 		},
 	}

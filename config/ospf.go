@@ -1,14 +1,312 @@
 package config
 
-import "gopkg.in/yaml.v3"
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
 
-// OSPF is the ospf section (OSPFv2). Filled in by the OSPF work; see
-// docs/config.md.
-type OSPF struct{}
+	"gopkg.in/yaml.v3"
+)
+
+// OSPF is the ospf section (OSPFv2, RFC 2328 with RFC 3630 TE and RFC 7684
+// Extended Prefix LSAs). See docs/config.md and docs/ospf.md.
+type OSPF struct {
+	// RouterID defaults to the top-level router-id.
+	RouterID netip.Addr
+	// PathBandwidthSubTLV is the codepoint of the FARE Path Bandwidth
+	// sub-TLV of the Extended Prefix TLV (default 32770, experimental range).
+	PathBandwidthSubTLV uint16
+
+	// LSARefresh is LSRefreshTime (RFC 2328: 30 minutes), lowered in tests.
+	LSARefresh time.Duration
+	// LSAGenInterval is the minimum time between two originations of our
+	// LSAs (MinLSInterval; default 1s, FRR's MinLSArrival).
+	LSAGenInterval time.Duration
+	// MinLSArrival: a newer instance of an LSA arriving sooner after the
+	// last one is discarded (RFC 2328 §13 step 5a). Default 1s.
+	MinLSArrival time.Duration
+	// RetransmitInterval is RxmtInterval for DBDs, LSRs and LSUs (default 5s).
+	RetransmitInterval time.Duration
+
+	ECMPOnly bool
+	SPF      SPF
+
+	Interfaces []OSPFInterface
+	Prefixes   []OSPFPrefix
+}
+
+// OSPFInterface is one entry of ospf.interfaces.
+type OSPFInterface struct {
+	Name          string
+	Area          uint32 // area id (dotted on the wire and in output)
+	Type          string // "p2p" or "broadcast"
+	Cost          uint16
+	Bandwidth     Bandwidth // 0: the interface speed
+	HelloInterval time.Duration
+	DeadInterval  time.Duration
+	Priority      uint8
+	Passive       bool
+	Line          int
+}
+
+// OSPFPrefix is one entry of ospf.prefixes.
+type OSPFPrefix struct {
+	Prefix        netip.Prefix
+	Area          uint32 // area of the stub link; unused when External
+	Metric        uint32
+	PathBandwidth Bandwidth // 0 = not set: no constraint
+	External      bool      // AS-External LSA (type 5) instead of a stub link
+	Line          int
+}
+
+// AreaString formats an area id as a dotted quad.
+func AreaString(a uint32) string {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], a)
+	return netip.AddrFrom4(b).String()
+}
+
+// ParseArea parses an OSPF area id: dotted quad ("0.0.0.1") or a decimal
+// number ("1").
+func ParseArea(s string) (uint32, error) {
+	s = strings.TrimSpace(s)
+	if a, err := netip.ParseAddr(s); err == nil && a.Is4() {
+		return binary.BigEndian.Uint32(a.AsSlice()), nil
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("invalid area %q (want a dotted quad like 0.0.0.0 or a number)", s)
+	}
+	return uint32(n), nil
+}
+
+// assignedExtPrefixSubTLVs are the assigned codepoints of the IANA registry
+// "OSPFv2 Extended Prefix TLV Sub-TLVs" (RFC 8665, 9350, 9084).
+var assignedExtPrefixSubTLVs = map[int64]string{
+	1: "SID/Label", 2: "Prefix SID", 3: "Flexible Algorithm Prefix Metric",
+	4: "Prefix Source OSPF Router-ID", 5: "Prefix Source Router Address",
+}
+
+// Areas returns the distinct areas of the interfaces, in config order.
+func (o *OSPF) Areas() []uint32 {
+	var out []uint32
+	seen := map[uint32]bool{}
+	for _, i := range o.Interfaces {
+		if !seen[i.Area] {
+			seen[i.Area] = true
+			out = append(out, i.Area)
+		}
+	}
+	return out
+}
+
+func (p *parser) area(dst *uint32) field {
+	return func(k, v *yaml.Node) {
+		if s, ok := p.text(k, v); ok {
+			a, err := ParseArea(s)
+			if err != nil {
+				p.errf(v, "%s: %v", k.Value, err)
+				return
+			}
+			*dst = a
+		}
+	}
+}
 
 func (p *parser) ospf(k, v *yaml.Node) *OSPF {
 	if !p.want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
 		return nil
 	}
-	return &OSPF{}
+	o := &OSPF{
+		PathBandwidthSubTLV: 32770,
+		LSARefresh:          30 * time.Minute,
+		LSAGenInterval:      time.Second,
+		MinLSArrival:        time.Second,
+		RetransmitInterval:  5 * time.Second,
+	}
+	ifLines, pfxLines := map[string]int{}, map[netip.Prefix]int{}
+	areaSet := map[*yaml.Node]bool{} // prefixes with an explicit area
+	var pfxNodes []*yaml.Node
+	p.mapping(v, map[string]field{
+		"router-id": func(k, v *yaml.Node) {
+			if s, ok := p.text(k, v); ok {
+				a, err := netip.ParseAddr(s)
+				switch {
+				case err != nil || !a.Is4():
+					p.errf(v, "%s: invalid IPv4 address %q", k.Value, s)
+				case a.IsUnspecified():
+					p.errf(v, "%s: must not be 0.0.0.0", k.Value)
+				default:
+					o.RouterID = a
+				}
+			}
+		},
+		"path-bandwidth-subtlv": func(k, v *yaml.Node) {
+			n, ok := p.integer(k, v, 1, 33023)
+			if !ok {
+				return
+			}
+			if name, taken := assignedExtPrefixSubTLVs[n]; taken {
+				p.errf(v, "%s: codepoint %d is assigned (%s)", k.Value, n, name)
+				return
+			}
+			o.PathBandwidthSubTLV = uint16(n)
+		},
+		"lsa-refresh":         p.setDur(&o.LSARefresh, time.Second, 50*time.Minute),
+		"lsa-gen-interval":    p.setDur(&o.LSAGenInterval, 0, time.Minute),
+		"min-ls-arrival":      p.setDur(&o.MinLSArrival, 0, time.Minute),
+		"retransmit-interval": p.setDur(&o.RetransmitInterval, time.Second, 65535*time.Second),
+		"ecmp-only":           p.boolean(&o.ECMPOnly),
+		"spf": func(k, v *yaml.Node) {
+			if !p.want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
+				return
+			}
+			p.mapping(v, map[string]field{
+				"initial-delay": p.setDur(&o.SPF.InitialDelay, 0, time.Minute),
+				"short-delay":   p.setDur(&o.SPF.ShortDelay, 0, time.Minute),
+				"long-delay":    p.setDur(&o.SPF.LongDelay, 0, 10*time.Minute),
+				"time-to-learn": p.setDur(&o.SPF.TimeToLearn, 0, 10*time.Minute),
+				"holddown":      p.setDur(&o.SPF.Holddown, 0, 10*time.Minute),
+			})
+		},
+		"interfaces": p.list(func(v *yaml.Node) {
+			it := p.ospfIface(v)
+			if first, dup := ifLines[it.Name]; dup && it.Name != "" {
+				p.errf(v, "duplicate interface %q (first at line %d)", it.Name, first)
+			} else {
+				ifLines[it.Name] = it.Line
+			}
+			o.Interfaces = append(o.Interfaces, it)
+		}),
+		"prefixes": p.list(func(v *yaml.Node) {
+			pf, hasArea := p.ospfPrefix(v)
+			if first, dup := pfxLines[pf.Prefix]; dup && pf.Prefix.IsValid() {
+				p.errf(v, "duplicate prefix %s (first at line %d)", pf.Prefix, first)
+			} else {
+				pfxLines[pf.Prefix] = pf.Line
+			}
+			areaSet[v] = hasArea
+			pfxNodes = append(pfxNodes, v)
+			o.Prefixes = append(o.Prefixes, pf)
+		}),
+	})
+	// A prefix without an area goes to the only area; with several areas
+	// it must say which.
+	areas := o.Areas()
+	for i := range o.Prefixes {
+		pf := &o.Prefixes[i]
+		if areaSet[pfxNodes[i]] || pf.External {
+			continue
+		}
+		switch len(areas) {
+		case 0:
+			pf.Area = 0
+		case 1:
+			pf.Area = areas[0]
+		default:
+			p.errf(pfxNodes[i], "prefix %s: area required (interfaces are in %d areas)", pf.Prefix, len(areas))
+		}
+	}
+	for i, pf := range o.Prefixes {
+		if pf.External || !areaSet[pfxNodes[i]] || len(areas) == 0 {
+			continue
+		}
+		known := false
+		for _, a := range areas {
+			known = known || a == pf.Area
+		}
+		if !known {
+			p.errf(pfxNodes[i], "prefix %s: area %s has no interface", pf.Prefix, AreaString(pf.Area))
+		}
+	}
+	return o
+}
+
+func (p *parser) ospfIface(v *yaml.Node) OSPFInterface {
+	it := OSPFInterface{Type: "broadcast", Cost: 10, HelloInterval: 10 * time.Second, Priority: 1, Line: v.Line}
+	seen := p.mapping(v, map[string]field{
+		"name": p.str(&it.Name, func(s string) string {
+			if s == "" || len(s) > 15 || strings.ContainsAny(s, "/ \t") {
+				return fmt.Sprintf("invalid interface name %q", s)
+			}
+			return ""
+		}),
+		"area": p.area(&it.Area),
+		"type": p.str(&it.Type, func(s string) string {
+			if s != "p2p" && s != "broadcast" {
+				return fmt.Sprintf("must be p2p or broadcast, got %q", s)
+			}
+			return ""
+		}),
+		"cost":           setInt(p, &it.Cost, 1, 65535),
+		"bandwidth":      p.bandwidth(&it.Bandwidth),
+		"hello-interval": p.setDur(&it.HelloInterval, time.Second, 65535*time.Second),
+		"dead-interval":  p.setDur(&it.DeadInterval, time.Second, 65535*time.Second),
+		"priority":       setInt(p, &it.Priority, 0, 255),
+		"passive":        p.boolean(&it.Passive),
+	})
+	if seen["name"] == nil {
+		p.errf(v, "missing required key \"name\"")
+	}
+	// Both intervals are whole seconds on the wire.
+	if it.HelloInterval%time.Second != 0 {
+		p.errf(seen["hello-interval"], "interface %s: hello-interval %s: must be whole seconds", it.Name, it.HelloInterval)
+	}
+	if seen["dead-interval"] == nil {
+		it.DeadInterval = 4 * it.HelloInterval
+	} else if it.DeadInterval%time.Second != 0 {
+		p.errf(seen["dead-interval"], "interface %s: dead-interval %s: must be whole seconds", it.Name, it.DeadInterval)
+	} else if it.DeadInterval <= it.HelloInterval {
+		p.errf(seen["dead-interval"], "interface %s: dead-interval %s must be longer than hello-interval %s", it.Name, fmtDur(it.DeadInterval), fmtDur(it.HelloInterval))
+	}
+	return it
+}
+
+func (p *parser) ospfPrefix(v *yaml.Node) (OSPFPrefix, bool) {
+	pf := OSPFPrefix{Line: v.Line}
+	seen := p.mapping(v, map[string]field{
+		"prefix": func(k, v *yaml.Node) {
+			s, ok := p.text(k, v)
+			if !ok {
+				return
+			}
+			pp, err := netip.ParsePrefix(s)
+			switch {
+			case err != nil:
+				p.errf(v, "%s: invalid prefix %q", k.Value, s)
+			case !pp.Addr().Is4():
+				p.errf(v, "%s: %s is not IPv4 (OSPFv2 carries IPv4 only)", k.Value, s)
+			case pp != pp.Masked():
+				p.errf(v, "%s: host bits set, did you mean %s", k.Value, pp.Masked())
+			default:
+				pf.Prefix = pp
+			}
+		},
+		"area":           p.area(&pf.Area),
+		"metric":         setInt(p, &pf.Metric, 0, 0xFFFFFF),
+		"path-bandwidth": p.bandwidth(&pf.PathBandwidth),
+		"external":       p.boolean(&pf.External),
+	})
+	if seen["prefix"] == nil {
+		p.errf(v, "missing required key \"prefix\"")
+	}
+	if pf.External && seen["area"] != nil {
+		p.errf(seen["area"], "prefix %s: an external prefix has no area (AS scope)", pf.Prefix)
+	}
+	if !pf.External && pf.Metric > 0xFFFF {
+		p.errf(v, "prefix %s: metric %d: a stub link metric is 16 bits (0..65535)", pf.Prefix, pf.Metric)
+	}
+	return pf, seen["area"] != nil
+}
+
+// OSPFRouterID is the OSPF router id: ospf.router-id, else the top-level
+// router-id.
+func (c *Config) OSPFRouterID() netip.Addr {
+	if c.OSPF != nil && c.OSPF.RouterID.IsValid() {
+		return c.OSPF.RouterID
+	}
+	return c.RouterID
 }

@@ -31,7 +31,7 @@ type circuit struct {
 	addrs4   []netip.Prefix
 	addrs6   []netip.Prefix // global IPv6 (LSP TLV 232, connected prefixes)
 	ll6      []netip.Addr   // IPv6 link-local (IIH TLV 232, RFC 5308 §4)
-	bw       float32 // bytes/s for sub-TLV 9; 0 = unknown
+	bw       float32        // bytes/s for sub-TLV 9; 0 = unknown
 	running  bool
 	port     Port
 	lastPoll time.Time
@@ -82,10 +82,11 @@ func newCircuit(in *Instance, idx int, ic config.Interface) *circuit {
 
 func (c *circuit) isP2P() bool { return c.cfg.Type == "p2p" }
 
-// levelOn reports whether this circuit runs level l (1 or 2).
-func (c *circuit) levelOn(l int) bool { return c.in.levelEnabled(l) }
+// levelOn reports whether this circuit runs level l (1 or 2): the
+// interface's circuit type (config guarantees it is within the instance's).
+func (c *circuit) levelOn(l int) bool { return c.cfg.Level&l != 0 && c.in.levelEnabled(l) }
 
-func (c *circuit) circuitType() uint8 { return uint8(c.in.icfg.Level) }
+func (c *circuit) circuitType() uint8 { return uint8(c.cfg.Level & c.in.icfg.Level) }
 
 func (c *circuit) holdTime() time.Duration {
 	return c.cfg.HelloInterval * time.Duration(c.cfg.HelloMultiplier)

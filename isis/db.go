@@ -23,6 +23,7 @@ type level struct {
 
 	graphDirty bool
 	changes    uint64
+	originated uint64 // LSPs (all fragments, pseudonodes too) we originated
 }
 
 func newLevel(n int) *level {

@@ -1,6 +1,7 @@
 package isis
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/fared/fared/isis/packet"
@@ -70,6 +71,20 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 					lp := lsdb.Prefix{Prefix: p.Prefix.Masked(), Metric: p.Metric, Down: p.Down, External: p.External}
 					lp.PathBW, lp.HasPathBW = packet.PathBandwidth(p.SubTLVs, in.pbCode)
 					b.AddPrefix(from, lp)
+				}
+			}
+		}
+	}
+	if lv.n == 1 && in.icfg.Level == 1 {
+		// An L1-only router routes everything it does not know toward the
+		// nearest attached L1L2 routers (ISO 10589 §7.2.9.1): a default
+		// route "advertised" by each of them, weighted by capacity like
+		// any other prefix.
+		for nid, e := range zero {
+			if nid.Pseudo() == 0 && nid.SystemID() != in.sysID && e.lsp.Attached() {
+				b.AddPrefix(nid.String(), lsdb.Prefix{Prefix: netip.PrefixFrom(netip.IPv4Unspecified(), 0)})
+				if in.ipv6() {
+					b.AddPrefix(nid.String(), lsdb.Prefix{Prefix: netip.PrefixFrom(netip.IPv6Unspecified(), 0)})
 				}
 			}
 		}

@@ -82,6 +82,14 @@ type Instance struct {
 	lastChange  time.Time
 	lastChanges uint64
 
+	// Leaking between levels (L1L2 only): leaks[i] is what we advertise
+	// into level i+1; leakDirty/lastLeak/leakRuns are indexed by the level
+	// leaked from.
+	leaks     [2][]leak
+	leakDirty [2]bool
+	lastLeak  [2]time.Time
+	leakRuns  [2]uint64
+
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 }
@@ -279,19 +287,21 @@ func (in *Instance) Converged() bool { return in.converged.Load() }
 // to the minimum generation interval, and graph snapshots.
 func (in *Instance) settle(now time.Time) {
 	for _, lv := range in.levels {
-		if lv == nil {
+		if lv == nil || !lv.graphDirty {
 			continue
 		}
-		if lv.regen && !now.Before(lv.lastGen.Add(in.icfg.LSPGenInterval)) {
-			in.originate(lv, now)
+		lv.graphDirty = false
+		g := in.buildGraph(lv, now)
+		in.graphs[lv.n-1].Store(g)
+		in.markLeak(lv.n)
+		if in.opt.OnGraph != nil {
+			in.opt.OnGraph(lv.n, g)
 		}
-		if lv.graphDirty {
-			lv.graphDirty = false
-			g := in.buildGraph(lv, now)
-			in.graphs[lv.n-1].Store(g)
-			if in.opt.OnGraph != nil {
-				in.opt.OnGraph(lv.n, g)
-			}
+	}
+	in.settleLeaks(now)
+	for _, lv := range in.levels {
+		if lv != nil && lv.regen && !now.Before(lv.lastGen.Add(in.icfg.LSPGenInterval)) {
+			in.originate(lv, now)
 		}
 	}
 	for _, c := range in.circuits {

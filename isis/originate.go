@@ -80,6 +80,7 @@ func (in *Instance) install(lv *level, id packet.LSPID, seq uint32, tlvs packet.
 	e := &lspEntry{raw: raw, lsp: dec.(*packet.LSP), rcvd: now, own: true, expires: now.Add(time.Duration(life) * time.Second)}
 	lv.db[id] = e
 	lv.changes++
+	lv.originated++
 	lv.graphDirty = true
 	in.setSRMAll(lv.n, id)
 }
@@ -97,7 +98,11 @@ func (e *lspEntry) body() []byte {
 func (in *Instance) lspFlags(lv *level, id packet.LSPID) uint8 {
 	f := in.isType()
 	if in.icfg.Overload && id.Pseudo() == 0 {
-		f |= 0x04
+		f |= packet.LSPFlagOverload
+	}
+	// ATT (default metric bit) in our L1 LSPs while attached to L2.
+	if lv.n == 1 && id.Pseudo() == 0 && in.icfg.AttachedBit && in.attached() {
+		f |= 0x08
 	}
 	return f
 }
@@ -174,6 +179,19 @@ func (in *Instance) ownTLVs(l int) packet.TLVs {
 			continue
 		}
 		nbrs = append(nbrs, c.reach(l)...)
+	}
+	// Prefixes leaked from the other level (L1L2 routers), after our own.
+	for _, lk := range in.leaks[l-1] {
+		if seen[lk.Prefix] {
+			continue
+		}
+		seen[lk.Prefix] = true
+		subs := []packet.SubTLV{packet.FloatSubTLV(in.pbCode, lk.PathBW)}
+		if lk.Prefix.Addr().Is4() {
+			p4 = append(p4, packet.ExtIPPrefix{Metric: lk.Metric, Down: lk.Down, Prefix: lk.Prefix, SubTLVs: subs})
+		} else {
+			p6 = append(p6, packet.IPv6Prefix{Metric: lk.Metric, Down: lk.Down, Prefix: lk.Prefix, SubTLVs: subs})
+		}
 	}
 	tlvs = append(tlvs, packet.PackExtISReach(nbrs)...)
 	tlvs = append(tlvs, packet.PackExtIPReach(p4)...)

@@ -48,6 +48,11 @@ for b in "$FRR/zebra" "$FRR/ospfd" tcpdump vtysh go ip; do
 	command -v "$b" >/dev/null || { echo "capture.sh: $b not found (apt-get install -y frr tcpdump)" >&2; exit 1; }
 done
 
+# ospfd writes graceful-restart state to /var/run/frr/ospfd-gr.json
+# whatever its -N path space; remove it afterwards if this run created it.
+GRSTATE=/var/run/frr/ospfd-gr.json
+[[ -e $GRSTATE ]] && GRKEEP=1 || GRKEEP=0
+
 P=po$$ # per-run prefix: concurrent runs and leftovers of other runs never collide
 TMP=$(mktemp -d "/tmp/${P}.XXXXXX")
 chmod 755 "$TMP"
@@ -73,6 +78,7 @@ cleanup() {
 	for pid in "${BGPIDS[@]}"; do { wait "$pid"; } 2>/dev/null; done
 	for ns in "${NSES[@]}"; do ip netns del "$ns" 2>/dev/null; done
 	for d in "${RUNDIRS[@]}"; do rm -rf "$d"; done
+	((GRKEEP)) || rm -f "$GRSTATE"
 	if [[ $rc -ne 0 ]]; then
 		echo "capture.sh: failed (rc $rc); FRR logs:" >&2
 		tail -n 20 "$TMP"/*.log >&2 2>/dev/null
@@ -106,15 +112,17 @@ node() {
 	local name=${P}r$n
 	local run=/var/run/frr/$name
 	NS[r$n]=$ns
-	mkdir -p "$run"
+	mkdir -p "$run" "/etc/frr/$name"
+	touch "/etc/frr/$name/vtysh.conf" # vtysh -N complains without one
 	RUNDIRS+=("$run" "/etc/frr/$name")
 	ip -n "$ns" addr add "10.255.0.$n/32" dev lo
 
 	{
 		echo "hostname r$n"
 		for i in $ifaces; do
-			printf 'interface %s\n link-params\n  enable\n  max-bw %s\n  max-rsv-bw %s\n  unrsv-bw 0 %s\n  unrsv-bw 7 %s\n exit-link-params\n!\n' \
-				"${i%%:*}" "$BW" "$BW" "$BW" "$BW"
+			printf 'interface %s\n link-params\n  enable\n  max-bw %s\n  max-rsv-bw %s\n' "${i%%:*}" "$BW" "$BW"
+			for c in 0 1 2 3 4 5 6 7; do printf '  unrsv-bw %d %s\n' "$c" "$BW"; done
+			printf ' exit-link-params\n!\n'
 		done
 	} >"$TMP/$name-zebra.conf"
 	{
@@ -163,7 +171,7 @@ nudge() {
 		out=$(vty "r$n" -c 'show ip ospf mpls-te interface' 2>/dev/null || true)
 		local missing=0
 		for i in $ifaces; do
-			if ! grep -A3 "^-- MPLS-TE link parameters for ${i%%:*}" <<<"$out" | grep -q 'Maximum Bandwidth'; then
+			if ! sed -n "/^-- MPLS-TE link parameters for ${i%%:*} /,/^---/p" <<<"$out" | grep -q 'Maximum Bandwidth'; then
 				missing=1
 				vty "r$n" -c 'configure terminal' -c "interface ${i%%:*}" -c 'link-params' \
 					-c 'max-rsv-bw 1' -c "max-rsv-bw $BW" >/dev/null 2>&1 || true

@@ -1,0 +1,219 @@
+package isis
+
+import (
+	"context"
+	"math"
+	"net/netip"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/fared/fared/fare"
+	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/spf"
+)
+
+// leak is one prefix an L1L2 router advertises into level Into because it
+// learned it in the other level (RFC 1195 L1→L2, RFC 5302 L2→L1), with the
+// Path Bandwidth re-advertised per draft-xu-lsr-fare §4.2.
+type leak struct {
+	Prefix      netip.Prefix
+	Into        int
+	Metric      uint32
+	Down        bool
+	PathBW      float32 // what we advertise
+	OrigPathBW  float32 // what the advertisers sent (summed for anycast)
+	HasOrigPB   bool
+	Capacity    float64 // Σ over advertisers of cap(Self→D), bytes/s
+	Advertisers []string
+}
+
+const maxLeakMetric = 0xFE000000 // RFC 5305 §4: larger metrics are not leaked
+
+// LeakView is one leaked prefix for `farectl isis leaks`.
+type LeakView struct {
+	Prefix         string   `json:"prefix"`
+	FromLevel      int      `json:"from_level"`
+	IntoLevel      int      `json:"into_level"`
+	Metric         uint32   `json:"metric"`
+	Down           bool     `json:"down"`
+	PathBW         float64  `json:"path_bandwidth"`
+	OrigPathBW     *float64 `json:"original_path_bandwidth,omitempty"`
+	Capacity       float64  `json:"capacity_to_advertisers"`
+	Advertisers    []string `json:"advertisers"`
+	Recomputations uint64   `json:"recomputations"`
+}
+
+// isL1L2 reports whether this instance leaks between levels.
+func (in *Instance) isL1L2() bool { return in.icfg.Level == 3 }
+
+// attached: an L1L2 router is attached to L2 while it has an Up L2
+// adjacency (our reading of ISO 10589 §7.2.9.2 for fabrics, where every L2
+// neighbour leads to other areas).
+func (in *Instance) attached() bool {
+	if !in.isL1L2() {
+		return false
+	}
+	for _, c := range in.circuits {
+		if c.running && c.levelOn(2) && c.hasUpAdj(2) {
+			return true
+		}
+	}
+	return false
+}
+
+// markLeak notes that level l changed, so what it leaks into the other
+// level must be recomputed (damped by readvertise-hold).
+func (in *Instance) markLeak(from int) {
+	if in.isL1L2() {
+		in.leakDirty[from-1] = true
+	}
+}
+
+// settleLeaks recomputes what each level leaks into the other, at most once
+// per readvertise-hold, and schedules an origination where it changed.
+func (in *Instance) settleLeaks(now time.Time) {
+	for from := 1; from <= 2; from++ {
+		if !in.leakDirty[from-1] {
+			continue
+		}
+		if now.Before(in.lastLeak[from-1].Add(in.icfg.ReadvertiseHold)) {
+			continue // damped: a flapping link cannot drive a flooding storm
+		}
+		in.leakDirty[from-1] = false
+		in.lastLeak[from-1] = now
+		into := 3 - from
+		g := in.Graph(from)
+		if g == nil {
+			continue
+		}
+		ls := in.computeLeaks(g, from)
+		in.leakRuns[from-1]++
+		if !slices.EqualFunc(ls, in.leaks[into-1], leakEqual) {
+			in.leaks[into-1] = ls
+			in.scheduleRegen(in.levels[into-1])
+		}
+	}
+}
+
+func leakEqual(a, b leak) bool {
+	return a.Prefix == b.Prefix && a.Metric == b.Metric && a.Down == b.Down && a.PathBW == b.PathBW
+}
+
+// computeLeaks is the pure part: the prefixes of graph g (level from) to
+// advertise into the other level, with their re-advertised Path Bandwidth:
+//
+//	PB' = min(PB, Σ_N min(bw(R,N), cap(N→D)))             (one advertiser D)
+//	PB' = min(Σ_D PB_D, Σ_D cap(R→D), Σ_N bw(R,N))        (anycast: D1, D2, ...)
+//
+// For L1→L2 the first is draft §4.2's "min(bandwidth toward the
+// originating router, original path bandwidth)"; for L2→L1 it is "min(
+// original path bandwidth, total bandwidth of all paths toward the
+// advertising router)". Anycast sums the advertisers but never exceeds
+// Self's own links toward them.
+func (in *Instance) computeLeaks(g *lsdb.Graph, from int) []leak {
+	r := spf.Run(g)
+	re := fare.NewReadvertiser(r)
+	var out []leak
+	for _, rt := range spf.Routes(r) {
+		if from == 1 && rt.Down {
+			continue // RFC 5302 §3.3: never re-leak a down prefix into L2
+		}
+		if from == 2 && !in.leakL2ToL1(rt.Prefix) {
+			continue
+		}
+		if rt.Metric > maxLeakMetric {
+			continue
+		}
+		lk := leak{Prefix: rt.Prefix, Into: 3 - from, Metric: uint32(rt.Metric), Down: from == 2 || rt.Down}
+		var pbSum, capSum float64
+		allPB := true
+		for _, src := range rt.Sources {
+			p := g.Prefixes[src.Prefix]
+			lk.Advertisers = append(lk.Advertisers, nodeName(g, src.Node))
+			if p.HasPathBW {
+				pbSum += clampBW(p.PathBW)
+			} else {
+				allPB = false
+			}
+			// cap(Self→D) alone: Readvertise without a Path Bandwidth.
+			capSum += float64(re.PathBW(0, false, src.Node))
+		}
+		pb := capSum
+		if allPB {
+			lk.OrigPathBW, lk.HasOrigPB = float32(min(pbSum, math.MaxFloat32)), true
+			pb = min(pb, pbSum)
+		}
+		if len(rt.Sources) > 1 {
+			var egress float64
+			for _, nb := range rt.FirstHops {
+				for _, li := range r.SelfLinks(nb) {
+					if l := g.Links[li]; l.HasBW {
+						egress += clampBW(l.MaxBW)
+					} else {
+						egress = math.Inf(1)
+					}
+				}
+			}
+			pb = min(pb, egress)
+		}
+		lk.Capacity = capSum
+		lk.PathBW = float32(min(pb, math.MaxFloat32))
+		out = append(out, lk)
+	}
+	sort.Slice(out, func(i, j int) bool { return prefixBefore(out[i].Prefix, out[j].Prefix) })
+	return out
+}
+
+func (in *Instance) leakL2ToL1(p netip.Prefix) bool {
+	for _, f := range in.icfg.LeakL2ToL1 {
+		if f.Bits() <= p.Bits() && f.Contains(p.Addr()) {
+			return true
+		}
+	}
+	return false
+}
+
+// clampBW reads a wire bandwidth for sums: non-finite or negative values
+// count as 0 (fare's rules count them as anomalies).
+func clampBW(f float32) float64 {
+	x := float64(f)
+	if math.IsNaN(x) || x < 0 {
+		return 0
+	}
+	return min(x, math.MaxFloat32)
+}
+
+func nodeName(g *lsdb.Graph, n int32) string {
+	if g.Nodes[n].Name != "" {
+		return g.Nodes[n].Name
+	}
+	return g.Nodes[n].ID
+}
+
+func prefixBefore(a, b netip.Prefix) bool {
+	if c := a.Addr().Compare(b.Addr()); c != 0 {
+		return c < 0
+	}
+	return a.Bits() < b.Bits()
+}
+
+// Leaks returns what this router leaks between levels and where each
+// Path Bandwidth came from.
+func (in *Instance) Leaks(ctx context.Context) ([]LeakView, error) {
+	out := []LeakView{}
+	err := in.Query(ctx, func() {
+		for into := 1; into <= 2; into++ {
+			for _, lk := range in.leaks[into-1] {
+				v := LeakView{Prefix: lk.Prefix.String(), FromLevel: 3 - into, IntoLevel: into, Metric: lk.Metric, Down: lk.Down,
+					PathBW: float64(lk.PathBW), Capacity: lk.Capacity, Advertisers: lk.Advertisers, Recomputations: in.leakRuns[2-into]}
+				if lk.HasOrigPB {
+					o := float64(lk.OrigPathBW)
+					v.OrigPathBW = &o
+				}
+				out = append(out, v)
+			}
+		}
+	})
+	return out, err
+}
