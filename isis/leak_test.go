@@ -71,9 +71,9 @@ func TestLeakMath(t *testing.T) {
 			// L2→L1: min(PB 80, total of all paths toward A):
 			// via SS1 min(100, 40) = 40, via SS2 min(10, 100) = 10 → 50.
 			name: "L2 to L1, two paths toward the advertiser", from: 2,
-			links: []tlink{{"R", "SS1", 100}, {"R", "SS2", 10}, {"SS1", "A", 40}, {"SS2", "A", 100}},
-			pfx:   []tpfx{{"A", "10.3.0.0/24", 10, 80, false}},
-			want:  map[string]float32{"10.3.0.0/24": 50},
+			links:  []tlink{{"R", "SS1", 100}, {"R", "SS2", 10}, {"SS1", "A", 40}, {"SS2", "A", 100}},
+			pfx:    []tpfx{{"A", "10.3.0.0/24", 10, 80, false}},
+			want:   map[string]float32{"10.3.0.0/24": 50},
 			metric: map[string]uint32{"10.3.0.0/24": 30},
 		},
 		{
