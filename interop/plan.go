@@ -66,6 +66,9 @@ type Iface struct {
 	Link      int    // index into Lab.Links
 	Bandwidth float64
 	Metric    int
+	// Level is the IS-IS circuit type: the levels both ends run ("1",
+	// "2", "1-2"); on a LAN, the node's level.
+	Level string `json:",omitempty"`
 }
 
 // Link is a p2p link or a LAN segment.
@@ -169,7 +172,7 @@ func plan(t *Topology, name string) (*Lab, error) {
 				addr := netip.PrefixFrom(addOffset(lk.Subnet.Addr(), n.Index), 24)
 				lk.Members = append(lk.Members, Member{Node: m, Iface: s.LAN, Port: m, Addr: addr})
 				n.Interfaces = append(n.Interfaces, Iface{Name: s.LAN, Type: "lan", Addr: addr, Peer: s.LAN,
-					Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric})
+					Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric, Level: n.Level})
 			}
 			l.Netns = append(l.Netns, lk.Netns)
 			lans++
@@ -187,10 +190,14 @@ func plan(t *Topology, name string) (*Lab, error) {
 			lk.IfA, lk.IfB = s.B+"-"+k, s.A+"-"+k
 			lk.AddrA = netip.PrefixFrom(addOffset(p2pBase, 2*i), 31)
 			lk.AddrB = netip.PrefixFrom(addOffset(p2pBase, 2*i+1), 31)
+			lvl, err := commonLevel(a, b)
+			if err != nil {
+				return nil, fmt.Errorf("link %d (%s–%s): %w", i, s.A, s.B, err)
+			}
 			a.Interfaces = append(a.Interfaces, Iface{Name: lk.IfA, Type: "p2p", Addr: lk.AddrA, Peer: s.B, PeerIface: lk.IfB,
-				Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric})
+				Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric, Level: lvl})
 			b.Interfaces = append(b.Interfaces, Iface{Name: lk.IfB, Type: "p2p", Addr: lk.AddrB, Peer: s.A, PeerIface: lk.IfA,
-				Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric})
+				Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric, Level: lvl})
 		}
 		l.Links = append(l.Links, lk)
 	}
@@ -218,4 +225,24 @@ func (l *Lab) setDir(runDir string) {
 			n.Socket = filepath.Join(n.Dir, "fared.sock")
 		}
 	}
+}
+
+var levelBits = map[string]int{"1": 1, "2": 2, "1-2": 3}
+
+// commonLevel is the circuit type of a p2p link: the levels both ends run;
+// level 1 also needs a common area (ISO 10589 §8.2.5.2).
+func commonLevel(a, b *Node) (string, error) {
+	l := levelBits[a.Level] & levelBits[b.Level]
+	if a.Area != b.Area {
+		l &^= 1
+	}
+	switch l {
+	case 1:
+		return "1", nil
+	case 2:
+		return "2", nil
+	case 3:
+		return "1-2", nil
+	}
+	return "", fmt.Errorf("no common level (levels %s and %s, areas %s and %s)", a.Level, b.Level, a.Area, b.Area)
 }

@@ -81,7 +81,11 @@ func RenderISISd(n *Node, d Defaults) string {
 	// loopback prefix, so routes to either kind of node cost the same.
 	fmt.Fprintf(&b, "interface lo\n ip router isis %s\n isis passive\n isis metric 0\nexit\n!\n", isisTag)
 	for _, f := range n.Interfaces {
-		fmt.Fprintf(&b, "interface %s\n ip router isis %s\n isis circuit-type %s\n", f.Name, isisTag, circuitType)
+		ct := circuitType
+		if f.Level != "" {
+			_, ct = frrLevel(f.Level)
+		}
+		fmt.Fprintf(&b, "interface %s\n ip router isis %s\n isis circuit-type %s\n", f.Name, isisTag, ct)
 		if f.Type == "p2p" {
 			b.WriteString(" isis network point-to-point\n")
 		}
@@ -110,6 +114,7 @@ type faredISIS struct {
 	Areas          []string      `yaml:"areas"`
 	Level          string        `yaml:"level"`
 	LSPGenInterval string        `yaml:"lsp-gen-interval"`
+	LeakL2ToL1     []string      `yaml:"leak-l2-to-l1,omitempty"`
 	Interfaces     []faredIface  `yaml:"interfaces"`
 	Prefixes       []faredPrefix `yaml:"prefixes"`
 }
@@ -122,6 +127,7 @@ type faredIface struct {
 	HelloInterval   string `yaml:"hello-interval"`
 	HelloMultiplier int    `yaml:"hello-multiplier"`
 	Priority        *int   `yaml:"priority,omitempty"`
+	Level           string `yaml:"level,omitempty"`
 }
 
 type faredPrefix struct {
@@ -143,9 +149,17 @@ func RenderFared(n *Node, d Defaults) ([]byte, error) {
 			LSPGenInterval: d.LSPGenInterval.String(),
 		},
 	}
+	if n.Level == "1-2" {
+		// A lab L1L2 router leaks everything down (RFC 5302), so leaves
+		// weight paths to other pods by re-advertised Path Bandwidth.
+		c.ISIS.LeakL2ToL1 = []string{"0.0.0.0/0", "::/0"}
+	}
 	for _, f := range n.Interfaces {
 		fi := faredIface{Name: f.Name, Type: f.Type, Metric: f.Metric, Bandwidth: FormatBandwidth(f.Bandwidth),
 			HelloInterval: d.HelloInterval.String(), HelloMultiplier: d.HelloMultiplier}
+		if f.Level != n.Level {
+			fi.Level = f.Level
+		}
 		if f.Type == "lan" && n.Priority >= 0 {
 			pr := n.Priority
 			fi.Priority = &pr

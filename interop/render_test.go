@@ -127,8 +127,32 @@ exit
 	}
 	n := *l.Node("spine1")
 	n.Level = "1-2"
-	if got := RenderISISd(&n, d); !strings.Contains(got, " is-type level-1-2\n") || !strings.Contains(got, " isis circuit-type level-1-2\n") {
-		t.Errorf("level 1-2:\n%s", got)
+	n.Interfaces = append([]Iface(nil), n.Interfaces...)
+	n.Interfaces[0].Level = "1"
+	n.Interfaces[1].Level = "1-2"
+	got = RenderISISd(&n, d)
+	for _, s := range []string{" is-type level-1-2\n", "interface " + n.Interfaces[0].Name + "\n ip router isis fabric\n isis circuit-type level-1\n",
+		"interface " + n.Interfaces[1].Name + "\n ip router isis fabric\n isis circuit-type level-1-2\n"} {
+		if !strings.Contains(got, s) {
+			t.Errorf("level 1-2: lacks %q:\n%s", s, got)
+		}
+	}
+}
+
+// TestCommonLevel: a p2p link runs the levels both ends run, level 1 only
+// within one area.
+func TestCommonLevel(t *testing.T) {
+	for _, tc := range []struct{ la, aa, lb, ab, want string }{
+		{"1", "49.0001", "1-2", "49.0001", "1"},
+		{"1-2", "49.0001", "2", "49.0100", "2"},
+		{"1-2", "49.0001", "1-2", "49.0002", "2"},
+		{"1-2", "49.0001", "1-2", "49.0001", "1-2"},
+		{"1", "49.0001", "1", "49.0002", ""},
+	} {
+		got, err := commonLevel(&Node{Level: tc.la, Area: tc.aa}, &Node{Level: tc.lb, Area: tc.ab})
+		if got != tc.want || (err != nil) != (tc.want == "") {
+			t.Errorf("%+v: %q, %v", tc, got, err)
+		}
 	}
 }
 

@@ -1,0 +1,426 @@
+// Package ospf is fared's OSPFv2 speaker (RFC 2328) with opaque LSAs (RFC
+// 5250) carrying Traffic Engineering Maximum Bandwidth (RFC 3630) and the
+// Extended Prefix LSA (RFC 7684) with the FARE Path Bandwidth sub-TLV
+// (draft-xu-lsr-fare): interface and neighbour state machines, DR/BDR
+// election, database exchange, reliable flooding, aging, origination
+// (Router, Network, Summary, AS-External, TE and Extended Prefix LSAs),
+// area border routing, and the translation of each area's database into an
+// lsdb.Graph.
+//
+// One goroutine (Run) owns all protocol state. Socket readers only copy
+// packets into events; timers are one ticker; readers of state (the control
+// API) send a query that runs inside the loop and returns immutable copies.
+package ospf
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fared/fared/config"
+	"github.com/fared/fared/lsdb"
+)
+
+// Architectural constants (RFC 2328 Appendix B).
+const (
+	MaxAge        = 3600
+	maxAgeDiff    = 900
+	infTransDelay = 1
+	// CheckAge and LSInfinity (0xFFFFFF) are not needed beyond the summary
+	// metric cap.
+	lsInfinity     = 0xFFFFFF
+	initialSeq     = int32(-0x7FFFFFFF) // 0x80000001
+	maxSeq         = int32(0x7FFFFFFF)
+	tickInterval   = 100 * time.Millisecond
+	agingInterval  = time.Second
+	ipHeaderLen    = 20
+	ospfHeaderLen  = 24
+	allSPFRouters  = "224.0.0.5"
+	allDRouters    = "224.0.0.6"
+	optE           = 0x02 // external routing capability
+	optO           = 0x40 // opaque LSAs (RFC 5250)
+	opaqueTE       = 1    // RFC 3630
+	opaqueExtPfx   = 7    // RFC 7684
+	lsaRouter      = 1
+	lsaNetwork     = 2
+	lsaSummary     = 3
+	lsaASBRSummary = 4
+	lsaExternal    = 5
+	lsaOpaqueLink  = 9
+	lsaOpaqueArea  = 10
+	lsaOpaqueAS    = 11
+)
+
+// Multicast destinations.
+var (
+	AllSPFRouters = netip.MustParseAddr(allSPFRouters)
+	AllDRouters   = netip.MustParseAddr(allDRouters)
+)
+
+// Options hold the hooks that differ between production and tests.
+type Options struct {
+	Logger *slog.Logger
+	// OpenPort opens packet I/O for an interface; default OpenRawPort.
+	OpenPort func(ifi *net.Interface, addr netip.Addr) (Port, error)
+	// Interfaces looks interfaces up; default KernelInterface.
+	Interfaces func(name string) (*IfaceInfo, error)
+	// OnGraph is called from the instance goroutine with every new
+	// snapshot of an area (area id as a dotted quad).
+	OnGraph func(area string, g *lsdb.Graph)
+	Now     func() time.Time
+}
+
+// IfaceInfo is what an OSPF interface needs to know about its link.
+type IfaceInfo struct {
+	Iface   net.Interface
+	Running bool
+	Addrs   []netip.Prefix
+	// SpeedBps is the link speed in bits/s, 0 when the kernel does not know.
+	SpeedBps float64
+}
+
+// Instance is one OSPFv2 routing instance.
+type Instance struct {
+	cfg    *config.Config
+	ocfg   *config.OSPF
+	log    *slog.Logger
+	opt    Options
+	rid    netip.Addr
+	pbCode uint16
+
+	events  chan event
+	queries chan func()
+
+	ifaces []*iface
+	areas  []*area // config order of first appearance
+	as     *area   // AS-scope database (types 5 and 11)
+
+	graphs sync.Map // area name -> *atomic.Pointer[lsdb.Graph]
+	start  time.Time
+
+	// Opaque ids of Extended Prefix LSAs, stable for the life of the
+	// instance.
+	pfxIDs    map[netip.Prefix]uint32
+	nextPfxID uint32
+
+	lastAging time.Time
+
+	converged   atomic.Bool
+	lastChange  time.Time
+	lastChanges uint64
+
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+type event interface{}
+
+type rxEvent struct {
+	ifc      *iface
+	src, dst netip.Addr
+	pkt      []byte
+}
+
+// New validates what can be checked before the loop runs and returns an
+// instance ready for Run.
+func New(cfg *config.Config, opt Options) (*Instance, error) {
+	if cfg.OSPF == nil {
+		return nil, fmt.Errorf("ospf: no ospf section in %s", cfg.File)
+	}
+	rid := cfg.OSPFRouterID()
+	if !rid.IsValid() || !rid.Is4() {
+		return nil, fmt.Errorf("ospf: no router id")
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	if opt.OpenPort == nil {
+		opt.OpenPort = OpenRawPort
+	}
+	if opt.Interfaces == nil {
+		opt.Interfaces = KernelInterface
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	in := &Instance{
+		cfg:     cfg,
+		ocfg:    cfg.OSPF,
+		log:     opt.Logger.With("proto", "ospf"),
+		opt:     opt,
+		rid:     rid,
+		pbCode:  cfg.OSPF.PathBandwidthSubTLV,
+		events:  make(chan event, 4096),
+		queries: make(chan func()),
+		pfxIDs:  map[netip.Prefix]uint32{},
+	}
+	in.as = newArea(in, 0, true)
+	for _, a := range cfg.OSPF.Areas() {
+		in.areas = append(in.areas, newArea(in, a, false))
+	}
+	for _, p := range cfg.OSPF.Prefixes {
+		if !p.External && in.area(p.Area) == nil {
+			// A prefix in an area without interfaces still needs a Router
+			// LSA to hang on; config refuses this, tests may not.
+			in.areas = append(in.areas, newArea(in, p.Area, false))
+		}
+	}
+	for i, ic := range cfg.OSPF.Interfaces {
+		in.ifaces = append(in.ifaces, newIface(in, i, ic))
+	}
+	return in, nil
+}
+
+// RouterID returns the instance's router id.
+func (in *Instance) RouterID() netip.Addr { return in.rid }
+
+func (in *Instance) area(id uint32) *area {
+	for _, a := range in.areas {
+		if a.id == id {
+			return a
+		}
+	}
+	return nil
+}
+
+// isABR: attached to more than one area (RFC 2328 §3.3), counting areas
+// with at least one running interface.
+func (in *Instance) isABR() bool {
+	n := 0
+	for _, a := range in.areas {
+		for _, ifc := range in.ifaces {
+			if ifc.area == a && ifc.running {
+				n++
+				break
+			}
+		}
+	}
+	return n > 1
+}
+
+// isASBR: we originate AS-External LSAs.
+func (in *Instance) isASBR() bool {
+	for _, p := range in.ocfg.Prefixes {
+		if p.External {
+			return true
+		}
+	}
+	return false
+}
+
+// Graph returns the latest snapshot of an area (dotted quad), or nil.
+func (in *Instance) Graph(area string) *lsdb.Graph {
+	if v, ok := in.graphs.Load(area); ok {
+		return v.(*atomic.Pointer[lsdb.Graph]).Load()
+	}
+	return nil
+}
+
+// LSDB returns the latest graph of every area, in area order.
+func (in *Instance) LSDB() []*lsdb.Graph {
+	var out []*lsdb.Graph
+	in.graphs.Range(func(_, v any) bool {
+		if g := v.(*atomic.Pointer[lsdb.Graph]).Load(); g != nil {
+			out = append(out, g)
+		}
+		return true
+	})
+	sort.Slice(out, func(i, j int) bool {
+		a, _ := config.ParseArea(out[i].Area)
+		b, _ := config.ParseArea(out[j].Area)
+		return a < b
+	})
+	return out
+}
+
+// Run is the instance goroutine. It returns when ctx is done.
+func (in *Instance) Run(ctx context.Context) error {
+	in.start = in.opt.Now()
+	for _, ifc := range in.ifaces {
+		ifc.refresh(in.start)
+	}
+	t := time.NewTicker(tickInterval)
+	defer t.Stop()
+	defer in.shutdown()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-in.events:
+			in.handle(ev)
+			for n := 0; n < 256; n++ {
+				select {
+				case ev := <-in.events:
+					in.handle(ev)
+					continue
+				default:
+				}
+				break
+			}
+		case q := <-in.queries:
+			q()
+			continue
+		case <-t.C:
+			in.tick(in.opt.Now())
+		}
+		in.settle(in.opt.Now())
+	}
+}
+
+// Query runs f inside the instance goroutine; f must copy what it returns.
+func (in *Instance) Query(ctx context.Context, f func()) error {
+	done := make(chan struct{})
+	select {
+	case in.queries <- func() { f(); close(done) }:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (in *Instance) handle(ev event) {
+	switch e := ev.(type) {
+	case rxEvent:
+		in.receive(e.ifc, e.src, e.dst, e.pkt)
+	case notifyEvent:
+		if ifc := in.iface(e.name); ifc != nil {
+			ifc.refresh(in.opt.Now())
+		}
+	case reconfigEvent:
+		e.done <- in.reconfigure(e.cfg)
+	case bandwidthEvent:
+		e.done <- in.setBandwidth(e.iface, e.bw)
+	}
+}
+
+// tick runs the timer-driven duties: interface polling, hellos, wait and
+// inactivity timers, DBD/LSR/LSU retransmission, delayed acks, aging.
+func (in *Instance) tick(now time.Time) {
+	for _, ifc := range in.ifaces {
+		ifc.tick(now)
+	}
+	if now.Sub(in.lastAging) >= agingInterval {
+		in.lastAging = now
+		for _, a := range in.allDBs() {
+			in.age(a, now)
+		}
+	}
+	in.checkConverged(now)
+}
+
+// allDBs returns every database: the areas and the AS scope.
+func (in *Instance) allDBs() []*area {
+	return append(append([]*area{}, in.areas...), in.as)
+}
+
+func (in *Instance) checkConverged(now time.Time) {
+	if in.converged.Load() {
+		return
+	}
+	var changes uint64
+	for _, a := range in.allDBs() {
+		changes += a.changes
+	}
+	if changes != in.lastChanges || in.lastChange.IsZero() {
+		in.lastChanges, in.lastChange = changes, now
+		return
+	}
+	if now.Sub(in.lastChange) < time.Second {
+		return
+	}
+	for _, ifc := range in.ifaces {
+		if !ifc.running || ifc.cfg.Passive {
+			continue
+		}
+		if !ifc.hasFull() {
+			return
+		}
+	}
+	in.converged.Store(true)
+	in.log.Info("initial convergence reached", "after", now.Sub(in.start).Round(time.Millisecond))
+}
+
+// Converged reports whether the instance has finished its initial database
+// synchronisation: every running interface has a Full adjacency and the
+// databases have been quiet for a second.
+func (in *Instance) Converged() bool { return in.converged.Load() }
+
+// settle does the work events leave pending: origination (subject to the
+// generation interval), ABR summaries, graph snapshots, flooding.
+func (in *Instance) settle(now time.Time) {
+	for _, a := range in.areas {
+		if a.regen && !now.Before(a.lastGen.Add(in.ocfg.LSAGenInterval)) {
+			in.originate(a, now)
+		}
+	}
+	if in.as.regen && !now.Before(in.as.lastGen.Add(in.ocfg.LSAGenInterval)) {
+		in.originateAS(now)
+	}
+	graphs := false
+	for _, a := range in.areas {
+		if a.graphDirty {
+			a.graphDirty = false
+			a.graph = in.buildGraph(a, now)
+			in.publish(a)
+			graphs = true
+		}
+	}
+	if in.as.graphDirty {
+		// Externals live in every area's graph.
+		in.as.graphDirty = false
+		for _, a := range in.areas {
+			a.graph = in.buildGraph(a, now)
+			in.publish(a)
+		}
+		graphs = true
+	}
+	if graphs {
+		in.scheduleSummaries()
+	}
+	for _, ifc := range in.ifaces {
+		ifc.flush(now)
+	}
+}
+
+func (in *Instance) publish(a *area) {
+	v, _ := in.graphs.LoadOrStore(a.name, &atomic.Pointer[lsdb.Graph]{})
+	v.(*atomic.Pointer[lsdb.Graph]).Store(a.graph)
+	if in.opt.OnGraph != nil {
+		in.opt.OnGraph(a.name, a.graph)
+	}
+}
+
+func (in *Instance) shutdown() {
+	for _, ifc := range in.ifaces {
+		ifc.close()
+	}
+	in.wg.Wait()
+}
+
+// scheduleRegen asks for a new origination of our LSAs in an area.
+func (in *Instance) scheduleRegen(a *area) {
+	if a != nil {
+		a.regen = true
+	}
+}
+
+// scheduleAll asks for origination everywhere (interface changes affect
+// the Router LSA of their area, the ABR's summaries in every area, and the
+// B/E bits).
+func (in *Instance) scheduleAll() {
+	for _, a := range in.areas {
+		a.regen = true
+	}
+	in.as.regen = true
+}
