@@ -69,6 +69,8 @@ func Listen(path string, b Backend, log *slog.Logger) (*Server, error) {
 	mux.HandleFunc("GET "+Version+"/isis/neighbors", s.isisNeighbors)
 	mux.HandleFunc("GET "+Version+"/isis/interfaces", s.isisInterfaces)
 	mux.HandleFunc("GET "+Version+"/isis/database", s.isisDatabase)
+	mux.HandleFunc("GET "+Version+"/isis/levels", s.isisLevels)
+	mux.HandleFunc("GET "+Version+"/isis/leaks", s.isisLeaks)
 	mux.HandleFunc("GET "+Version+"/lsdb", s.lsdb)
 	mux.HandleFunc("GET "+Version+"/route", s.routes)
 	mux.HandleFunc("GET "+Version+"/fare", s.fare)
@@ -150,6 +152,22 @@ func (s *Server) isisInterfaces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, err := s.b.ISIS.Interfaces(r.Context())
+	reply(w, v, err)
+}
+
+func (s *Server) isisLevels(w http.ResponseWriter, r *http.Request) {
+	if !s.needISIS(w) {
+		return
+	}
+	v, err := s.b.ISIS.Levels(r.Context())
+	reply(w, v, err)
+}
+
+func (s *Server) isisLeaks(w http.ResponseWriter, r *http.Request) {
+	if !s.needISIS(w) {
+		return
+	}
+	v, err := s.b.ISIS.Leaks(r.Context())
 	reply(w, v, err)
 }
 

@@ -3,7 +3,6 @@ package fare
 import (
 	"math"
 
-	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
 )
 
@@ -145,9 +144,4 @@ func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) 
 		}
 		bw[e], unknown[e] = sum, unk
 	}
-}
-
-func linkBW(g *lsdb.Graph, li int32) (float64, bool) {
-	l := &g.Links[li]
-	return linkValue(l.MaxBW, l.HasBW)
 }

@@ -217,3 +217,33 @@ func (in *Instance) Leaks(ctx context.Context) ([]LeakView, error) {
 	})
 	return out, err
 }
+
+// LevelView is one level's summary (`farectl isis levels`).
+type LevelView struct {
+	Level          int    `json:"level"`
+	LSPs           int    `json:"lsps"`
+	Originated     uint64 `json:"lsps_originated"`
+	Attached       bool   `json:"attached,omitempty"` // L1 of an L1L2 router: ATT set in our LSPs
+	LeakedInto     int    `json:"prefixes_leaked_into"`
+	Recomputations uint64 `json:"leak_recomputations_from"`
+	Converged      bool   `json:"converged"`
+}
+
+// Levels summarises each running level.
+func (in *Instance) Levels(ctx context.Context) ([]LevelView, error) {
+	out := []LevelView{}
+	err := in.Query(ctx, func() {
+		for _, lv := range in.levels {
+			if lv == nil {
+				continue
+			}
+			v := LevelView{Level: lv.n, LSPs: len(lv.db), Originated: lv.originated, LeakedInto: len(in.leaks[lv.n-1]),
+				Recomputations: in.leakRuns[lv.n-1], Converged: in.converged.Load()}
+			if lv.n == 1 {
+				v.Attached = in.icfg.AttachedBit && in.attached()
+			}
+			out = append(out, v)
+		}
+	})
+	return out, err
+}

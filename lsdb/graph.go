@@ -8,8 +8,11 @@
 package lsdb
 
 import (
+	"cmp"
+	"maps"
 	"net/netip"
-	"sort"
+	"slices"
+	"sync"
 )
 
 // Node is a router or an IS-IS pseudonode (LAN).
@@ -35,6 +38,31 @@ type Link struct {
 	RemoteAddr netip.Addr
 }
 
+// LinkTopo is the part of a Link that shortest paths and bandwidth weights
+// read: 20 bytes without pointers, against the 72 bytes of Link whose
+// addresses hold pointers. Graph.Topo keeps one per link.
+type LinkTopo struct {
+	From, To int32
+	Metric   uint32
+	MaxBW    float32 // bytes/s
+	HasBW    bool
+}
+
+// Topo returns the compact form of l.
+func (l *Link) Topo() LinkTopo {
+	return LinkTopo{From: l.From, To: l.To, Metric: l.Metric, MaxBW: l.MaxBW, HasBW: l.HasBW}
+}
+
+// TopoOf returns the compact form of every link, in order: what Build puts in
+// Graph.Topo.
+func TopoOf(links []Link) []LinkTopo {
+	t := make([]LinkTopo, len(links))
+	for i := range links {
+		t[i] = links[i].Topo()
+	}
+	return t
+}
+
 // Prefix is one reachability entry of one advertiser.
 type Prefix struct {
 	Prefix    netip.Prefix
@@ -54,6 +82,10 @@ type Graph struct {
 	Self     int32
 	Nodes    []Node
 	Links    []Link
+	// Topo[i] is Links[i].Topo(): the same links, compact, for SPF and FARE,
+	// which read Topo only. Build fills it; code that derives a Graph from
+	// another by editing Links must update Topo alike (TopoOf, Link.Topo).
+	Topo     []LinkTopo
 	Prefixes []Prefix // sorted by prefix, then advertiser
 	// Adjacencies are Self's live adjacencies when the snapshot was taken:
 	// what turns a first-hop link into a kernel next hop.
@@ -82,6 +114,15 @@ func (g *Graph) Lookup(id string) int32 {
 func (g *Graph) LinksOf(n int32) []Link {
 	nd := &g.Nodes[n]
 	return g.Links[nd.First : nd.First+nd.Count]
+}
+
+// TopoLinks returns g.Topo, or, for a Graph assembled without Build whose
+// Topo does not match Links in length, a fresh TopoOf(g.Links).
+func (g *Graph) TopoLinks() []LinkTopo {
+	if len(g.Topo) == len(g.Links) {
+		return g.Topo
+	}
+	return TopoOf(g.Links)
 }
 
 // Builder collects one database's content; Build turns it into a Graph.
@@ -138,74 +179,163 @@ func (b *Builder) AddAdjacency(a Adjacency) { b.adjs = append(b.adjs, a) }
 
 // Build applies the two-way check (a link A→B is kept only if B, which must
 // have its own database entry, advertises a link back to A) and freezes the
-// snapshot. self may be empty.
+// snapshot. self may be empty. Nodes without their own entry are dropped with
+// their links and prefixes; links are grouped by From, in the order they were
+// added (parallel links stay in order); prefixes are sorted by prefix, then
+// advertiser (stable). Build does not modify the Builder: it may be called
+// again, and the Graph shares nothing with it but the Adjacencies.
 func (b *Builder) Build(self string) *Graph {
 	n := len(b.nodes)
-	present := make([]bool, n)
+	ws := buildPool.Get().(*buildScratch)
+	defer buildPool.Put(ws)
+
+	// New index of every node with its own entry, -1 for the others.
+	remap := grow(ws.remap, n)
+	ws.remap = remap
+	m := 0
 	for i := range b.nodes {
-		present[i] = b.nodes[i].First == 0
-	}
-	// back[a] holds every b such that b advertises a link to a.
-	type pair struct{ a, b int32 }
-	back := make(map[pair]struct{}, len(b.links))
-	for _, l := range b.links {
-		back[pair{l.From, l.To}] = struct{}{}
-	}
-	links := make([]Link, 0, len(b.links))
-	for _, l := range b.links {
-		if !present[l.From] || !present[l.To] || l.From == l.To {
-			continue
-		}
-		if _, ok := back[pair{l.To, l.From}]; !ok {
-			continue
-		}
-		links = append(links, l)
-	}
-	sort.SliceStable(links, func(i, j int) bool { return links[i].From < links[j].From })
-	nodes := make([]Node, 0, n)
-	remap := make([]int32, n)
-	for i := range b.nodes {
-		if !present[i] {
+		if b.nodes[i].First != 0 {
 			remap[i] = -1
 			continue
 		}
-		remap[i] = int32(len(nodes))
-		nodes = append(nodes, b.nodes[i])
+		remap[i] = int32(m)
+		m++
 	}
-	g := &Graph{Protocol: b.protocol, Level: b.level, Area: b.area, Self: -1, index: make(map[string]int32, len(nodes))}
-	for i := range links {
-		links[i].From, links[i].To = remap[links[i].From], remap[links[i].To]
+	nodes := make([]Node, m)
+	for i := range b.nodes {
+		if r := remap[i]; r >= 0 {
+			nodes[r] = b.nodes[i]
+			nodes[r].First, nodes[r].Count = 0, 0
+		}
 	}
-	for i := range nodes {
-		nodes[i].First, nodes[i].Count = 0, 0
+
+	// Candidate links (both ends present, not a loop) in new indices, then
+	// bucketed by From (outs: link indices, ascending within a bucket) and
+	// by To (ins: the From of each).
+	nl := len(b.links)
+	ends := grow(ws.ends, nl)
+	outStart := grow(ws.outStart, m+1)
+	inStart := grow(ws.inStart, m+1)
+	clear(outStart)
+	clear(inStart)
+	cands := 0
+	for i := range b.links {
+		l := &b.links[i]
+		f, t := remap[l.From], remap[l.To]
+		if f < 0 || t < 0 || f == t {
+			f = -1
+		} else {
+			outStart[f+1]++
+			inStart[t+1]++
+			cands++
+		}
+		ends[i] = [2]int32{f, t}
 	}
-	for i := len(links) - 1; i >= 0; i-- {
-		nd := &nodes[links[i].From]
-		nd.First = int32(i)
-		nd.Count++
+	for v := 1; v <= m; v++ {
+		outStart[v] += outStart[v-1]
+		inStart[v] += inStart[v-1]
 	}
-	for i := range nodes {
-		g.index[nodes[i].ID] = int32(i)
+	outs := grow(ws.outs, cands)
+	ins := grow(ws.ins, cands)
+	outFill := grow(ws.outFill, m)
+	inFill := grow(ws.inFill, m)
+	copy(outFill, outStart[:m])
+	copy(inFill, inStart[:m])
+	for i, e := range ends {
+		f, t := e[0], e[1]
+		if f < 0 {
+			continue
+		}
+		outs[outFill[f]] = int32(i)
+		outFill[f]++
+		ins[inFill[t]] = f
+		inFill[t]++
 	}
-	prefixes := make([]Prefix, 0, len(b.prefixes))
+
+	// Two-way check, node by node: mark[x] == a+1 when x links to a; a's
+	// links a→x are kept when x is marked. kept lists them grouped by From.
+	mark := grow(ws.mark, m)
+	clear(mark)
+	kept := ws.kept[:0]
+	for a := int32(0); a < int32(m); a++ {
+		for _, x := range ins[inStart[a]:inStart[a+1]] {
+			mark[x] = a + 1
+		}
+		first := int32(len(kept))
+		for _, li := range outs[outStart[a]:outStart[a+1]] {
+			if mark[ends[li][1]] == a+1 {
+				kept = append(kept, li)
+			}
+		}
+		if c := int32(len(kept)) - first; c > 0 {
+			nodes[a].First, nodes[a].Count = first, c
+		}
+	}
+	links := make([]Link, len(kept))
+	topo := make([]LinkTopo, len(kept))
+	for i, li := range kept {
+		l := &links[i]
+		*l = b.links[li]
+		l.From, l.To = ends[li][0], ends[li][1]
+		topo[i] = l.Topo()
+	}
+	ws.ends, ws.outStart, ws.inStart, ws.outs, ws.ins = ends, outStart, inStart, outs, ins
+	ws.outFill, ws.inFill, ws.mark, ws.kept = outFill, inFill, mark, kept
+
+	g := &Graph{Protocol: b.protocol, Level: b.level, Area: b.area, Self: -1}
+	if m == n {
+		g.index = maps.Clone(b.index) // the same indices
+	} else {
+		g.index = make(map[string]int32, m)
+		for i := range nodes {
+			g.index[nodes[i].ID] = int32(i)
+		}
+	}
+	np := 0
+	for i := range b.prefixes {
+		if remap[b.prefixes[i].Node] >= 0 {
+			np++
+		}
+	}
+	prefixes := make([]Prefix, 0, np)
 	for _, p := range b.prefixes {
 		if r := remap[p.Node]; r >= 0 {
 			p.Node = r
 			prefixes = append(prefixes, p)
 		}
 	}
-	sort.SliceStable(prefixes, func(i, j int) bool {
-		if c := prefixes[i].Prefix.Addr().Compare(prefixes[j].Prefix.Addr()); c != 0 {
-			return c < 0
-		}
-		if prefixes[i].Prefix.Bits() != prefixes[j].Prefix.Bits() {
-			return prefixes[i].Prefix.Bits() < prefixes[j].Prefix.Bits()
-		}
-		return prefixes[i].Node < prefixes[j].Node
-	})
-	g.Nodes, g.Links, g.Prefixes, g.Adjacencies = nodes, links, prefixes, b.adjs
+	if !slices.IsSortedFunc(prefixes, comparePrefix) {
+		slices.SortStableFunc(prefixes, comparePrefix)
+	}
+	g.Nodes, g.Links, g.Topo, g.Prefixes, g.Adjacencies = nodes, links, topo, prefixes, b.adjs
 	if self != "" {
 		g.Self = g.Lookup(self)
 	}
 	return g
+}
+
+// comparePrefix is the order of Graph.Prefixes: address, length, advertiser.
+func comparePrefix(a, b Prefix) int {
+	if c := a.Prefix.Addr().Compare(b.Prefix.Addr()); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Prefix.Bits(), b.Prefix.Bits()); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Node, b.Node)
+}
+
+// buildScratch is Build's working memory, recycled through buildPool.
+type buildScratch struct {
+	remap, outStart, inStart, outs, ins, outFill, inFill, mark, kept []int32
+	ends                                                             [][2]int32
+}
+
+var buildPool = sync.Pool{New: func() any { return new(buildScratch) }}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
 }

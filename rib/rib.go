@@ -291,8 +291,7 @@ func (m *Manager) armRetry() {
 	time.AfterFunc(250*time.Millisecond, func() { m.retry <- struct{}{} })
 }
 
-// build merges the levels (a level-1 route beats a level-2 one, ISO 10589
-// §7.2.12) and resolves next hops.
+// build merges the levels (see better) and resolves next hops.
 func (m *Manager) build() *Snapshot {
 	snap := &Snapshot{Routes: []Route{}}
 	maxW := uint32(255)
@@ -310,16 +309,31 @@ func (m *Manager) build() *Snapshot {
 		g := ls.result.Graph
 		for i := range ls.table.Routes {
 			fr := &ls.table.Routes[i]
-			if _, dup := byPrefix[fr.Prefix]; dup {
+			if j, dup := byPrefix[fr.Prefix]; dup && !better(lvl, fr.Down, snap.Routes[j]) {
 				continue
 			}
 			r := m.route(lvl, g, fr, maxW)
+			if j, dup := byPrefix[fr.Prefix]; dup {
+				snap.Routes[j] = r
+				continue
+			}
 			byPrefix[fr.Prefix] = len(snap.Routes)
 			snap.Routes = append(snap.Routes, r)
 		}
 	}
 	sort.Slice(snap.Routes, func(i, j int) bool { return prefixLess(snap.Routes[i].Prefix, snap.Routes[j].Prefix) })
 	return snap
+}
+
+// better reports whether a route of level lvl with the given up/down bit
+// beats r (RFC 5302 §3.3): an up route beats a down one (a prefix an L1L2
+// router leaked into L1 never wins over the L2 route it came from), then
+// level 1 beats level 2 (ISO 10589 §7.2.12).
+func better(lvl int, down bool, r Route) bool {
+	if down != r.Down {
+		return !down
+	}
+	return lvl < r.Level
 }
 
 func prefixLess(a, b netip.Prefix) bool {

@@ -161,7 +161,7 @@ func mergeInto(buf []int32, from int, add []int32) []int32 {
 
 // SameTopology reports whether a and b have the same SPF input: the same
 // Self, node ids, pseudonode and overload flags, and the same links (order,
-// endpoints, metrics). Bandwidths, addresses and prefixes may differ. When
+// endpoints, metrics; read from Graph.Topo). Bandwidths, addresses and prefixes may differ. When
 // it holds, a previous Result can be rebound with Reuse.
 func SameTopology(a, b *lsdb.Graph) bool {
 	same, _ := TopologyDiff(a, b, false)
@@ -185,8 +185,9 @@ func TopologyDiff(a, b *lsdb.Graph, withBW bool) (same bool, changedBW []int32) 
 			return false, nil
 		}
 	}
-	for i := range a.Links {
-		x, y := &a.Links[i], &b.Links[i]
+	ta, tb := a.TopoLinks(), b.TopoLinks()
+	for i := range ta {
+		x, y := &ta[i], &tb[i]
 		if x.From != y.From || x.To != y.To || x.Metric != y.Metric {
 			return false, nil
 		}
@@ -209,8 +210,9 @@ func Reuse(prev *Result, g *lsdb.Graph) *Result {
 	r.Graph = g
 	r.LinkBW = make([]float32, len(prev.LinkBW))
 	r.LinkHasBW = make([]bool, len(prev.LinkHasBW))
+	topo := g.TopoLinks()
 	for p, li := range r.EdgeLinks {
-		l := &g.Links[li]
+		l := &topo[li]
 		r.LinkBW[p], r.LinkHasBW[p] = l.MaxBW, l.HasBW
 	}
 	return &r
@@ -230,9 +232,10 @@ func ReuseChanged(prev *Result, g *lsdb.Graph, changedBW []int32) *Result {
 	}
 	r.LinkBW = append([]float32(nil), prev.LinkBW...)
 	r.LinkHasBW = append([]bool(nil), prev.LinkHasBW...)
+	topo := g.TopoLinks()
 	for _, li := range changedBW {
 		if p := r.EntryOf(li); p >= 0 {
-			l := &g.Links[li]
+			l := &topo[li]
 			r.LinkBW[p], r.LinkHasBW[p] = l.MaxBW, l.HasBW
 		}
 	}
@@ -245,7 +248,13 @@ func (r *Result) EntryOf(li int32) int32 {
 	if r.ParentStart == nil || li < 0 || int(li) >= len(r.Graph.Links) {
 		return -1
 	}
-	v := r.Graph.Links[li].To
+	g := r.Graph
+	var v int32
+	if len(g.Topo) == len(g.Links) {
+		v = g.Topo[li].To
+	} else {
+		v = g.Links[li].To
+	}
 	for p := r.EdgeLinkStart[r.ParentStart[v]]; p < r.EdgeLinkStart[r.ParentStart[v+1]]; p++ {
 		if r.EdgeLinks[p] == li {
 			return p

@@ -33,10 +33,9 @@ type Result struct {
 	EdgeParent    []int32
 	EdgeLinkStart []int32
 	EdgeLinks     []int32
-	// LinkBW and LinkHasBW snapshot Graph.Links[EdgeLinks[i]].MaxBW/HasBW
+	// LinkBW and LinkHasBW snapshot Graph.Topo[EdgeLinks[i]].MaxBW/HasBW
 	// (taken when Run builds the DAG, refreshed by Reuse/ReuseChanged), so
-	// that bandwidth consumers (fare) read a compact array instead of the
-	// 72-byte Links.
+	// that bandwidth consumers (fare) read compact arrays along the DAG.
 	LinkBW    []float32
 	LinkHasBW []bool
 
@@ -130,6 +129,7 @@ func Run(g *lsdb.Graph) *Result {
 		return r
 	}
 	self := g.Self
+	topo := g.TopoLinks()
 
 	// Dijkstra with an indexed binary heap. The key is 2*dist plus one for a
 	// real router, so that at equal distance pseudonodes settle before
@@ -166,8 +166,9 @@ func Run(g *lsdb.Graph) *Result {
 		}
 		du := dist[u]
 		nd := &g.Nodes[u]
-		for li := nd.First; li < nd.First+nd.Count; li++ {
-			l := &g.Links[li]
+		first := nd.First
+		for k, l := range topo[first : first+nd.Count] {
+			li := first + int32(k)
 			v := l.To
 			if rank[v] >= 0 {
 				continue
@@ -235,7 +236,7 @@ func Run(g *lsdb.Graph) *Result {
 		fill[c.v]++
 		entParent[p] = c.u
 		entLink[p] = c.link
-		l := &g.Links[c.link]
+		l := &topo[c.link]
 		entBW[p], entHas[p] = l.MaxBW, l.HasBW
 		if c.u == self {
 			if g.Nodes[c.v].Pseudo {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fared/fared/api"
 	"github.com/fared/fared/fib"
+	"github.com/fared/fared/isis"
 	"github.com/fared/fared/rib"
 	"github.com/fared/fared/spf"
 )
@@ -141,6 +142,41 @@ func addRouteCommands(root *cobra.Command, g *globals) {
 }
 
 func addISISWriteCommands(isisCmd *cobra.Command, g *globals) {
+	isisCmd.AddCommand(&cobra.Command{
+		Use: "levels", Short: "Per-level summary: LSPs, originations, ATT, leaking", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var v []isis.LevelView
+			b, err := g.get(cmd.Context(), "/isis/levels", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			tw := g.table("Level\tLSPs\tOriginated\tATT\tLeaked into\tLeak recomputations from\tConverged")
+			for _, l := range v {
+				fmt.Fprintf(tw, "L%d\t%d\t%d\t%v\t%d\t%d\t%v\n", l.Level, l.LSPs, l.Originated, l.Attached, l.LeakedInto, l.Recomputations, l.Converged)
+			}
+			return tw.Flush()
+		},
+	})
+	isisCmd.AddCommand(&cobra.Command{
+		Use: "leaks", Short: "Prefixes leaked between levels and where their Path Bandwidth came from", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var v []isis.LeakView
+			b, err := g.get(cmd.Context(), "/isis/leaks", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			tw := g.table("Prefix\tFrom\tInto\tMetric\tDown\tPath bw\t= min(original\tcapacity to advertisers)\tAdvertisers")
+			for _, l := range v {
+				orig := "none"
+				if l.OrigPathBW != nil {
+					orig = formatBytesPerSec(*l.OrigPathBW)
+				}
+				fmt.Fprintf(tw, "%s\tL%d\tL%d\t%d\t%v\t%s\t%s\t%s\t%s\n", l.Prefix, l.FromLevel, l.IntoLevel, l.Metric, l.Down,
+					formatBytesPerSec(l.PathBW), orig, formatBytesPerSec(l.Capacity), strings.Join(l.Advertisers, ","))
+			}
+			return tw.Flush()
+		},
+	})
 	isisCmd.AddCommand(&cobra.Command{
 		Use: "bandwidth IFACE BANDWIDTH", Short: "Override an interface's advertised bandwidth at run time (e.g. 40G)", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
