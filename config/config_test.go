@@ -381,3 +381,18 @@ func TestFIBAndSPFSections(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestLevelsAndLeaking(t *testing.T) {
+	c, err := Parse("l.yaml", []byte("router-id: 10.0.0.1\nisis:\n  areas: [49.0001]\n  level: 1-2\n  attached-bit: false\n  leak-l2-to-l1: [10.0.0.0/8]\n  readvertise-hold: 3s\n  interfaces:\n    - {name: e0}\n    - {name: e1, level: 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	is := c.ISIS
+	if is.Level != 3 || is.AttachedBit || is.ReadvertiseHold != 3*time.Second || len(is.LeakL2ToL1) != 1 || is.Interfaces[0].Level != 3 || is.Interfaces[1].Level != 1 {
+		t.Fatalf("%+v", is)
+	}
+	_, err = Parse("l.yaml", []byte("router-id: 10.0.0.1\nisis:\n  areas: [49.0001]\n  level: 1\n  interfaces:\n    - {name: e0, level: 2}\n"))
+	if err == nil || err.Error() != "l.yaml:6: interface e0: level 2 is not run by this instance (level 1)" {
+		t.Fatalf("err %v", err)
+	}
+}

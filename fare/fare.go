@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
@@ -123,6 +124,25 @@ type workspace struct {
 
 var pool = sync.Pool{New: func() any { return new(workspace) }}
 
+// spare keeps the last workspace returned, in front of pool: a sync.Pool
+// misses whenever the goroutine moved to another P since the Put (or two
+// collections passed), and a missed workspace is regrown from nothing on
+// every large computation. Only concurrent computations reach pool.
+var spare atomic.Pointer[workspace]
+
+func getWorkspace() *workspace {
+	if ws := spare.Swap(nil); ws != nil {
+		return ws
+	}
+	return pool.Get().(*workspace)
+}
+
+func putWorkspace(ws *workspace) {
+	if !spare.CompareAndSwap(nil, ws) {
+		pool.Put(ws)
+	}
+}
+
 // Table is the full result of one FARE computation.
 type Table struct {
 	Routes    []Route   `json:"routes"`
@@ -152,7 +172,7 @@ type engine struct {
 
 func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
 	g := r.Graph
-	ws := pool.Get().(*workspace)
+	ws := getWorkspace()
 	e := &engine{r: r, g: g, opt: opt, an: an, ws: ws, cc: &ws.cc}
 	ne := len(r.EdgeParent)
 	edgeBW, edgeUnk := grow(ws.edgeBW, ne), grow(ws.edgeUnk, ne)
@@ -190,7 +210,7 @@ func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
 
 func (e *engine) release() {
 	e.cc.r, e.cc.edgeBW, e.cc.edgeUnk = nil, nil, nil
-	pool.Put(e.ws)
+	putWorkspace(e.ws)
 	e.ws = nil
 }
 

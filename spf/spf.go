@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fared/fared/lsdb"
 )
@@ -135,8 +136,8 @@ func Run(g *lsdb.Graph) *Result {
 	// real router, so that at equal distance pseudonodes settle before
 	// routers: the zero-metric pseudonode→member links then always point
 	// from an earlier-settled node to a later one.
-	ws := pool.Get().(*workspace)
-	defer pool.Put(ws)
+	ws := getWorkspace()
+	defer putWorkspace(ws)
 	h := heap{pos: grow(ws.pos, n), key: ws.key[:0], node: ws.node[:0]}
 	for i := range h.pos {
 		h.pos[i] = -1
@@ -401,6 +402,25 @@ type workspace struct {
 }
 
 var pool = sync.Pool{New: func() any { return new(workspace) }}
+
+// spare keeps the last workspace returned, in front of pool: a sync.Pool
+// misses whenever the goroutine moved to another P since the Put (or two
+// collections passed), and a missed workspace is regrown from nothing on
+// every large computation. Only concurrent computations reach pool.
+var spare atomic.Pointer[workspace]
+
+func getWorkspace() *workspace {
+	if ws := spare.Swap(nil); ws != nil {
+		return ws
+	}
+	return pool.Get().(*workspace)
+}
+
+func putWorkspace(ws *workspace) {
+	if !spare.CompareAndSwap(nil, ws) {
+		pool.Put(ws)
+	}
+}
 
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
