@@ -243,9 +243,16 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 	nls := r.NeighborLinkStart
 	*rt = Route{Prefix: sr.Prefix, Metric: sr.Metric, Down: sr.Down, External: sr.External, HasPathBW: true,
 		Advertisers: advs, AdvertiserIDs: ids}
-	for _, nb := range sr.FirstHops {
-		if p := nbPos[nb]; p >= 0 {
-			capPB[p], down[p], pbs[p], unk[p] = 0, 0, 0, false
+	// One advertiser (the common case): its first hops are the route's, so
+	// the per-neighbour sums are plain assignments, done together with the
+	// mode checks in one pass.
+	single := len(sr.Sources) == 1 && !opt.ECMPOnly && sameSlice(sr.FirstHops, r.FirstHops(sr.Sources[0].Node))
+	missingAny, anyPos := false, false
+	if !single {
+		for _, nb := range sr.FirstHops {
+			if p := nbPos[nb]; p >= 0 {
+				capPB[p], down[p], pbs[p], unk[p] = 0, 0, 0, false
+			}
 		}
 	}
 	key := uint64(14695981039346656037)
@@ -262,6 +269,30 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 			continue
 		}
 		cv, cu := e.cc.caps(s.Node)
+		if single {
+			fh := sr.FirstHops
+			cv, cu = cv[:len(fh)], cu[:len(fh)]
+			for j, nb := range fh {
+				p := nbPos[nb]
+				if p < 0 {
+					continue
+				}
+				// 0 + x, not x: the same sum as below, bit for bit (-0).
+				c, cp, d, q := 0.0, 0.0, 0.0, 0.0
+				c += min(cv[j], pb)
+				d += cv[j]
+				q += pb
+				cp = c
+				capPB[p], down[p], pbs[p], unk[p] = cp, d, q, cu[j]
+				if cu[j] || selfUnk[p] {
+					missingAny = true
+				}
+				if min(selfBW[p], cp) > 0 {
+					anyPos = true
+				}
+			}
+			continue
+		}
 		for j, nb := range r.FirstHops(s.Node) {
 			p := nbPos[nb]
 			if p < 0 {
@@ -287,9 +318,17 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 	)
 	kind := weighted
 	rt.Mode = ModeWeighted
-	if opt.ECMPOnly {
+	switch {
+	case opt.ECMPOnly:
 		kind, rt.Mode = equal, ModeECMP
-	} else {
+	case single:
+		if missingAny {
+			kind, rt.Mode = missing, ModeMissingBW
+		}
+		if !anyPos {
+			kind, rt.Mode = equal, ModeZeroCapacity
+		}
+	default:
 		anyPos := false
 		for _, nb := range sr.FirstHops {
 			p := nbPos[nb]
@@ -353,6 +392,12 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 		}
 	}
 	e.finish(rt, hops, total, zeros)
+}
+
+// sameSlice reports whether a and b are the same slice (same elements in
+// the same memory).
+func sameSlice(a, b []int32) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // finish moves zero-weight hops to Unused and sets the shares.

@@ -202,6 +202,21 @@ func TestFragmentsAndRefresh(t *testing.T) {
 		}
 		return nil
 	})
+	// Repeated TLVs stay separate, in order, in the detailed view (FRR
+	// 8.4.4's JSON keeps only the last one).
+	v, err := r2.in.Database(context.Background(), DatabaseQuery{LSPID: "0000.0000.0001.00-01", Detail: true})
+	if err != nil || len(v) != 1 {
+		t.Fatalf("fragment 1: %v %v", v, err)
+	}
+	n135 := 0
+	for _, tl := range v[0].TLVs {
+		if fmt.Sprint(tl["type"]) == "135" {
+			n135++
+		}
+	}
+	if n135 < 2 {
+		t.Fatalf("fragment 1 shows %d TLV 135 entries, want several", n135)
+	}
 	seq := func() uint32 {
 		v, _ := r2.in.Database(context.Background(), DatabaseQuery{LSPID: "0000.0000.0001.00-00"})
 		if len(v) != 1 {

@@ -43,6 +43,8 @@ type area struct {
 	// LSAs (an ABR only re-advertises intra-area routes, and backbone
 	// inter-area routes into non-backbone areas).
 	interArea map[prefixAdv]bool
+	// summaries: what we originate into this area as an ABR.
+	summaries map[netip.Prefix]summary
 }
 
 type prefixAdv struct {

@@ -246,7 +246,52 @@ func formatBytesPerSec(b float64) string {
 	return fmt.Sprintf("%g", bits)
 }
 
+// printTLV renders one decoded TLV as indented "key: value" lines; nested
+// lists (neighbours, prefixes, sub-TLVs) are indented below their parent.
 func printTLV(w io.Writer, t map[string]any) {
-	b, _ := json.Marshal(t)
-	fmt.Fprintf(w, "  %s\n", b)
+	head := fmt.Sprintf("TLV %v", t["type"])
+	if n, ok := t["name"]; ok {
+		head += " " + fmt.Sprint(n)
+	}
+	if l, ok := t["length"]; ok {
+		head += fmt.Sprintf(" (length %v)", l)
+	}
+	fmt.Fprintf(w, "  %s\n", head)
+	printFields(w, t, "    ", map[string]bool{"type": true, "name": true, "length": true})
+}
+
+func printFields(w io.Writer, m map[string]any, indent string, skip map[string]bool) {
+	for _, k := range sortedKeys(m) {
+		if skip[k] {
+			continue
+		}
+		switch v := m[k].(type) {
+		case []any:
+			if len(v) == 0 {
+				continue
+			}
+			if _, nested := v[0].(map[string]any); !nested {
+				fmt.Fprintf(w, "%s%s: %v\n", indent, k, v)
+				continue
+			}
+			fmt.Fprintf(w, "%s%s:\n", indent, k)
+			for _, it := range v {
+				if mm, ok := it.(map[string]any); ok {
+					fmt.Fprintf(w, "%s  -\n", indent)
+					printFields(w, mm, indent+"    ", nil)
+				}
+			}
+		case []map[string]any:
+			fmt.Fprintf(w, "%s%s:\n", indent, k)
+			for _, mm := range v {
+				fmt.Fprintf(w, "%s  -\n", indent)
+				printFields(w, mm, indent+"    ", nil)
+			}
+		case map[string]any:
+			fmt.Fprintf(w, "%s%s:\n", indent, k)
+			printFields(w, v, indent+"  ", nil)
+		default:
+			fmt.Fprintf(w, "%s%s: %v\n", indent, k, v)
+		}
+	}
 }

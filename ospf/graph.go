@@ -1,0 +1,257 @@
+package ospf
+
+import (
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/ospf/packet"
+)
+
+// Body accessors: Decode gives pointers, NewLSA keeps what we passed.
+func routerBody(b packet.LSABody) (*packet.RouterLSA, bool) {
+	switch v := b.(type) {
+	case *packet.RouterLSA:
+		return v, v != nil
+	case packet.RouterLSA:
+		return &v, true
+	}
+	return nil, false
+}
+
+func networkBody(b packet.LSABody) (*packet.NetworkLSA, bool) {
+	switch v := b.(type) {
+	case *packet.NetworkLSA:
+		return v, v != nil
+	case packet.NetworkLSA:
+		return &v, true
+	}
+	return nil, false
+}
+
+func summaryBody(b packet.LSABody) (*packet.SummaryLSA, bool) {
+	switch v := b.(type) {
+	case *packet.SummaryLSA:
+		return v, v != nil
+	case packet.SummaryLSA:
+		return &v, true
+	}
+	return nil, false
+}
+
+func externalBody(b packet.LSABody) (*packet.ExternalLSA, bool) {
+	switch v := b.(type) {
+	case *packet.ExternalLSA:
+		return v, v != nil
+	case packet.ExternalLSA:
+		return &v, true
+	}
+	return nil, false
+}
+
+func opaqueBody(b packet.LSABody) (*packet.OpaqueLSA, bool) {
+	switch v := b.(type) {
+	case *packet.OpaqueLSA:
+		return v, v != nil
+	case packet.OpaqueLSA:
+		return &v, true
+	}
+	return nil, false
+}
+
+// extKey finds the Path Bandwidth of one prefix of one advertiser.
+type extKey struct {
+	adv       netip.Addr
+	prefix    netip.Prefix
+	routeType uint8
+}
+
+// pseudoID is the graph id of the network vertex of a Network LSA.
+func pseudoID(id netip.Addr) string { return "net:" + id.String() }
+
+// buildGraph turns one area's database (and the AS-scope externals) into
+// an lsdb snapshot.
+func (in *Instance) buildGraph(a *area, now time.Time) *lsdb.Graph {
+	b := lsdb.NewBuilder("ospf", 0, a.name)
+	te := map[netip.Addr][]packet.TELink{}
+	ext := map[extKey]float32{}
+	addExt := func(e *lsaEntry, o *packet.OpaqueLSA) {
+		ps, err := packet.ExtPrefixes(o)
+		if err != nil {
+			return
+		}
+		for _, p := range ps {
+			if pb, ok := packet.PathBandwidth(p.SubTLVs, in.pbCode); ok {
+				k := extKey{e.lsa.AdvRouter, p.Prefix.Masked(), p.RouteType}
+				if _, dup := ext[k]; !dup {
+					ext[k] = pb
+				}
+			}
+		}
+	}
+	live := func(e *lsaEntry) bool { return e.age(now) < MaxAge && e.lsa.Body != nil }
+	for _, e := range a.db {
+		if !live(e) || e.lsa.Type != lsaOpaqueArea {
+			continue
+		}
+		o, ok := opaqueBody(e.lsa.Body)
+		if !ok {
+			continue
+		}
+		switch o.OpaqueType {
+		case opaqueTE:
+			if ls, err := packet.TELinks(o); err == nil {
+				te[e.lsa.AdvRouter] = append(te[e.lsa.AdvRouter], ls...)
+			}
+		case opaqueExtPfx:
+			addExt(e, o)
+		}
+	}
+	for _, e := range in.as.db {
+		if live(e) && e.lsa.Type == lsaOpaqueAS {
+			if o, ok := opaqueBody(e.lsa.Body); ok && o.OpaqueType == opaqueExtPfx {
+				addExt(e, o)
+			}
+		}
+	}
+	pathBW := func(adv netip.Addr, p netip.Prefix, rt uint8) (float32, bool) {
+		pb, ok := ext[extKey{adv, p, rt}]
+		return pb, ok
+	}
+	// teMatch finds the Maximum Bandwidth (and remote address) of a router
+	// link in its advertiser's TE Link TLVs.
+	teMatch := func(adv netip.Addr, ltype uint8, linkID, local netip.Addr) (packet.TELink, bool) {
+		var fallback *packet.TELink
+		n := 0
+		for i := range te[adv] {
+			t := &te[adv][i]
+			if t.LinkType != ltype || t.LinkID != linkID {
+				continue
+			}
+			if len(t.Local) > 0 && slices.Contains(t.Local, local) {
+				return *t, true
+			}
+			if len(t.Local) == 0 {
+				fallback = t
+				n++
+			}
+		}
+		if n == 1 {
+			return *fallback, true
+		}
+		return packet.TELink{}, false
+	}
+	inter := map[prefixAdv]bool{}
+	for _, e := range a.db {
+		if !live(e) {
+			continue
+		}
+		adv := e.lsa.AdvRouter
+		from := adv.String()
+		switch e.lsa.Type {
+		case lsaRouter:
+			rl, ok := routerBody(e.lsa.Body)
+			if !ok {
+				continue
+			}
+			b.AddNode(lsdb.Node{ID: from, RouterID: adv})
+			for _, l := range rl.Links {
+				switch l.Type {
+				case linkP2P:
+					ll := lsdb.Link{Metric: uint32(l.Metric), LocalAddr: l.Data}
+					if t, ok := teMatch(adv, 1, l.ID, l.Data); ok {
+						ll.MaxBW, ll.HasBW = t.MaxBW, t.HasMaxBW
+						if len(t.Remote) > 0 {
+							ll.RemoteAddr = t.Remote[0]
+						}
+					}
+					b.AddLink(from, l.ID.String(), ll)
+				case linkTransit:
+					ll := lsdb.Link{Metric: uint32(l.Metric), LocalAddr: l.Data}
+					if t, ok := teMatch(adv, 2, l.ID, l.Data); ok {
+						ll.MaxBW, ll.HasBW = t.MaxBW, t.HasMaxBW
+					}
+					b.AddLink(from, pseudoID(l.ID), ll)
+				case linkStub:
+					bits := maskBits(l.Data)
+					if bits < 0 {
+						continue
+					}
+					p := netip.PrefixFrom(l.ID, bits).Masked()
+					lp := lsdb.Prefix{Prefix: p, Metric: uint32(l.Metric)}
+					lp.PathBW, lp.HasPathBW = pathBW(adv, p, routeIntra)
+					b.AddPrefix(from, lp)
+				}
+			}
+		case lsaNetwork:
+			nl, ok := networkBody(e.lsa.Body)
+			if !ok {
+				continue
+			}
+			id := pseudoID(e.lsa.ID)
+			b.AddNode(lsdb.Node{ID: id, Pseudo: true})
+			bits := maskBits(nl.Mask)
+			p := netip.PrefixFrom(e.lsa.ID, max(bits, 0)).Masked()
+			pb, hasPB := pathBW(adv, p, routeIntra)
+			for _, r := range nl.Routers {
+				b.AddLink(id, r.String(), lsdb.Link{})
+				// The network's subnet is reached through any attached
+				// router at the network's distance (the pseudonode's
+				// links are metric 0), as every IS-IS router on a LAN
+				// advertises the LAN's subnet itself.
+				if bits >= 0 {
+					b.AddPrefix(r.String(), lsdb.Prefix{Prefix: p, PathBW: pb, HasPathBW: hasPB})
+				}
+			}
+		case lsaSummary:
+			s, ok := summaryBody(e.lsa.Body)
+			if !ok || adv == in.rid {
+				continue
+			}
+			bits := maskBits(s.Mask)
+			if bits < 0 || s.Metric >= lsInfinity {
+				continue
+			}
+			p := netip.PrefixFrom(e.lsa.ID, bits).Masked()
+			lp := lsdb.Prefix{Prefix: p, Metric: s.Metric}
+			lp.PathBW, lp.HasPathBW = pathBW(adv, p, routeInter)
+			b.AddPrefix(from, lp)
+			inter[prefixAdv{p, from}] = true
+		}
+	}
+	for _, e := range in.as.db {
+		if !live(e) || e.lsa.Type != lsaExternal {
+			continue
+		}
+		x, ok := externalBody(e.lsa.Body)
+		if !ok {
+			continue
+		}
+		bits := maskBits(x.Mask)
+		if bits < 0 || x.Metric >= lsInfinity {
+			continue
+		}
+		p := netip.PrefixFrom(e.lsa.ID, bits).Masked()
+		lp := lsdb.Prefix{Prefix: p, Metric: x.Metric, External: true}
+		lp.PathBW, lp.HasPathBW = pathBW(e.lsa.AdvRouter, p, routeExternal)
+		// Present only where the ASBR has a Router LSA (no type-4 routing).
+		b.AddPrefix(e.lsa.AdvRouter.String(), lp)
+	}
+	a.interArea = inter
+	// Self's adjacencies: every neighbour at least 2-Way (DROthers on a LAN
+	// are next hops to each other without being adjacent).
+	for _, ifc := range in.ifaces {
+		if ifc.area != a || !ifc.running {
+			continue
+		}
+		for _, n := range ifc.sortedNbrs() {
+			if n.state < Nbr2Way || (ifc.isP2P() && n.state != NbrFull) {
+				continue
+			}
+			b.AddAdjacency(lsdb.Adjacency{Node: n.rid.String(), IfIndex: ifc.ifi.Index, IfName: ifc.name,
+				Local: slices.Clone(ifc.addrs), NbrAddrs: []netip.Addr{n.addr}})
+		}
+	}
+	return b.Build(in.rid.String())
+}
