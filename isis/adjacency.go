@@ -2,6 +2,7 @@ package isis
 
 import (
 	"bytes"
+	"net"
 	"net/netip"
 	"time"
 
@@ -405,17 +406,7 @@ func (c *circuit) resignDIS(l int, now time.Time) {
 	c.in.scheduleAll()
 }
 
-func macString(m [6]byte) string {
-	const hex = "0123456789abcdef"
-	b := make([]byte, 0, 17)
-	for i, x := range m {
-		if i > 0 {
-			b = append(b, ':')
-		}
-		b = append(b, hex[x>>4], hex[x&15])
-	}
-	return string(b)
-}
+func macString(m [6]byte) string { return net.HardwareAddr(m[:]).String() }
 
 func formatAreas(as [][]byte) []string {
 	var out []string

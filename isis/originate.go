@@ -135,10 +135,10 @@ func (in *Instance) ownTLVs(l int) packet.TLVs {
 		}
 	}
 	if len(addrs) > 0 {
-		tlvs = append(tlvs, packAddrs4(addrs)...)
+		tlvs = append(tlvs, packet.PackIPv4Addresses(addrs)...)
 	}
 	if len(a6) > 0 {
-		tlvs = append(tlvs, packAddrs6(a6)...)
+		tlvs = append(tlvs, packet.PackIPv6Addresses(a6)...)
 	}
 	var nbrs []packet.ExtISNeighbor
 	var p4 []packet.ExtIPPrefix
@@ -273,26 +273,6 @@ func (in *Instance) fragment(tlvs packet.TLVs) []packet.TLVs {
 	if len(out) > 256 {
 		in.log.Error("LSP content exceeds 256 fragments; truncated", "fragments", len(out))
 		out = out[:256]
-	}
-	return out
-}
-
-func packAddrs4(as []netip.Addr) []packet.TLV {
-	var out []packet.TLV
-	for len(as) > 0 {
-		n := min(len(as), 63)
-		out = append(out, &packet.IPv4Addresses{Addrs: as[:n]})
-		as = as[n:]
-	}
-	return out
-}
-
-func packAddrs6(as []netip.Addr) []packet.TLV {
-	var out []packet.TLV
-	for len(as) > 0 {
-		n := min(len(as), 15)
-		out = append(out, &packet.IPv6Addresses{Addrs: as[:n]})
-		as = as[n:]
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math"
+	"net"
 	"net/netip"
 )
 
@@ -307,17 +308,7 @@ func addrStrings(as []netip.Addr) []string {
 	return out
 }
 
-func macString(m [6]byte) string {
-	const digits = "0123456789abcdef"
-	b := make([]byte, 0, 17)
-	for i, c := range m {
-		if i > 0 {
-			b = append(b, ':')
-		}
-		b = append(b, digits[c>>4], digits[c&15])
-	}
-	return string(b)
-}
+func macString(m [6]byte) string { return net.HardwareAddr(m[:]).String() }
 
 func hex4(v uint16) string { return "0x" + hex.EncodeToString([]byte{byte(v >> 8), byte(v)}) }
 
