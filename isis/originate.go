@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/fared/fared/isis/packet"
@@ -243,11 +244,7 @@ func (in *Instance) pseudoTLVs(c *circuit, l int) packet.TLVs {
 }
 
 func sortNeighbors(ns []packet.ExtISNeighbor) {
-	for i := 1; i < len(ns); i++ {
-		for j := i; j > 0 && bytes.Compare(ns[j].ID[:], ns[j-1].ID[:]) < 0; j-- {
-			ns[j], ns[j-1] = ns[j-1], ns[j]
-		}
-	}
+	slices.SortFunc(ns, func(a, b packet.ExtISNeighbor) int { return a.ID.Compare(b.ID) })
 }
 
 // fragment splits TLVs over as many LSP fragments as the LSP MTU requires.
