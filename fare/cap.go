@@ -55,6 +55,7 @@ type capCalc struct {
 
 	progs  []*program // progs[:nprogs] are in use; the rest are recycled
 	nprogs int
+	last   int // the program returned last, -1 if none: consecutive destinations often share it
 	byHash map[uint64][]int32
 
 	// scratch for compiling (slotOf is indexed by node, reset after each compile)
@@ -76,6 +77,7 @@ func (c *capCalc) reset(r *spf.Result, edgeBW []float64, edgeUnk []bool) {
 	}
 	clear(c.byHash)
 	c.nprogs = 0
+	c.last = -1
 	// slotOf is kept all -1 between compiles; a new size starts fresh.
 	if len(c.slotOf) != n {
 		c.slotOf = make([]int32, n)
@@ -178,9 +180,13 @@ func hashParents(ps []int32) uint64 {
 func (c *capCalc) program(d int32) *program {
 	r := c.r
 	ps := r.EdgeParent[r.ParentStart[d]:r.ParentStart[d+1]]
+	if c.last >= 0 && slices.Equal(c.progs[c.last].parents, ps) {
+		return c.progs[c.last]
+	}
 	h := hashParents(ps)
 	for _, i := range c.byHash[h] {
 		if slices.Equal(c.progs[i].parents, ps) {
+			c.last = int(i)
 			return c.progs[i]
 		}
 	}
@@ -190,6 +196,7 @@ func (c *capCalc) program(d int32) *program {
 	p := c.progs[c.nprogs]
 	c.compile(d, p)
 	c.byHash[h] = append(c.byHash[h], int32(c.nprogs))
+	c.last = c.nprogs
 	c.nprogs++
 	return p
 }

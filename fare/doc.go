@@ -89,8 +89,10 @@
 // reduction (single-input chains collapse into thresholds), leaving per
 // advertiser a handful of evaluations of f(c) = Σ min(t_j, c) over sorted
 // thresholds. A 3-stage fabric has one class; a 5-stage fabric one per pod.
-// Scratch memory is recycled through a sync.Pool; outputs are allocated in a
-// few large blocks. Update recomputes only the routes whose advertisers lie
-// below a changed link (or whose advertisements changed) and shares the
-// other Route values with the previous Table.
+// Scratch memory is recycled (the last workspace is kept, others go through
+// a sync.Pool); outputs are allocated in a few large blocks. Topology and
+// bandwidths are read from lsdb.Graph.Topo, never from the 72-byte Links.
+// Update recomputes only the routes whose advertisers lie below a changed
+// link (or whose advertisements changed) and shares the other Route values
+// with the previous Table.
 package fare

@@ -278,16 +278,15 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 					continue
 				}
 				// 0 + x, not x: the same sum as below, bit for bit (-0).
-				c, cp, d, q := 0.0, 0.0, 0.0, 0.0
+				c, d, q := 0.0, 0.0, 0.0
 				c += min(cv[j], pb)
 				d += cv[j]
 				q += pb
-				cp = c
-				capPB[p], down[p], pbs[p], unk[p] = cp, d, q, cu[j]
+				capPB[p], down[p], pbs[p], unk[p] = c, d, q, cu[j]
 				if cu[j] || selfUnk[p] {
 					missingAny = true
 				}
-				if min(selfBW[p], cp) > 0 {
+				if min(selfBW[p], c) > 0 {
 					anyPos = true
 				}
 			}

@@ -167,9 +167,8 @@ func Run(g *lsdb.Graph) *Result {
 		}
 		du := dist[u]
 		nd := &g.Nodes[u]
-		first := nd.First
-		for k, l := range topo[first : first+nd.Count] {
-			li := first + int32(k)
+		for li := nd.First; li < nd.First+nd.Count; li++ {
+			l := &topo[li]
 			v := l.To
 			if rank[v] >= 0 {
 				continue
