@@ -566,6 +566,9 @@ func (l *Lab) startFRR(ctx context.Context, n *Node) error {
 // update that zebra sends after the circuit exists; the ones read from
 // zebra.conf at start-up are often missed, and the LSP then lacks sub-TLV 9.
 func (l *Lab) nudgeLinkParams(ctx context.Context, n *Node) error {
+	if n.NoTE {
+		return nil
+	}
 	vty := filepath.Join(frrStateDir, n.FRRName, "isisd.vty")
 	if err := Poll(ctx, 10*time.Second, "node "+n.Name+": isisd socket "+vty, func() error {
 		_, err := os.Stat(vty)

@@ -47,7 +47,8 @@ type Node struct {
 	Hostname   string
 	Area       string
 	Level      string
-	Priority   int // LAN priority, -1 = default
+	Priority   int  // LAN priority, -1 = default
+	NoTE       bool `json:",omitempty"` // FRR without mpls-te (see NodeSpec.NoTE)
 	Interfaces []Iface
 	Prefixes   []PrefixSpec // besides the loopback
 	Dir        string       // config, logs, pid files
@@ -146,7 +147,7 @@ func plan(t *Topology, name string) (*Lab, error) {
 			Netns:    name + "-" + s.Name,
 			Loopback: addOffset(loopbackBase, i+1),
 			SystemID: fmt.Sprintf("0000.0000.%04x", i+1),
-			Hostname: s.Name, Area: s.Area, Level: s.Level, Priority: s.Priority,
+			Hostname: s.Name, Area: s.Area, Level: s.Level, Priority: s.Priority, NoTE: s.NoTE,
 			Prefixes: s.Prefixes,
 			Pids:     map[string]int{},
 		}

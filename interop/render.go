@@ -74,8 +74,10 @@ func RenderISISd(n *Node, d Defaults) string {
 	fmt.Fprintf(&b, " net %s\n", n.NET())
 	fmt.Fprintf(&b, " is-type %s\n", isType)
 	b.WriteString(" metric-style wide\n")
-	b.WriteString(" mpls-te on\n")
-	fmt.Fprintf(&b, " mpls-te router-address %s\n", n.Loopback)
+	if !n.NoTE {
+		b.WriteString(" mpls-te on\n")
+		fmt.Fprintf(&b, " mpls-te router-address %s\n", n.Loopback)
+	}
 	b.WriteString(" log-adjacency-changes\nexit\n!\n")
 	// The loopback is passive with metric 0, like fared's originated
 	// loopback prefix, so routes to either kind of node cost the same.

@@ -71,6 +71,10 @@ type NodeSpec struct {
 	Area     string // default "49.0001"
 	Priority int    // LAN DIS priority; -1 = not set
 	Prefixes []PrefixSpec
+	// NoTE turns FRR's traffic engineering off (no mpls-te, no link
+	// params): FRR 8.4.4's isisd crashes in its TE database when a LAN's
+	// DIS changes, so tests of DIS changes run FRR without TE.
+	NoTE bool
 }
 
 // PrefixSpec is a prefix a node originates besides its loopback.
@@ -390,6 +394,15 @@ func (p *tparser) topology(data []byte) *Topology {
 				"area":     p.str(what, &n.Area),
 				"priority": p.integer(what, 0, 127, &n.Priority),
 				"prefixes": func(k, v *yaml.Node) { n.Prefixes = p.prefixes(what, v) },
+				"te": func(k, v *yaml.Node) {
+					switch v.Value {
+					case "true":
+					case "false":
+						n.NoTE = true
+					default:
+						p.errf(v, "%s: te: want true or false, got %q", what, v.Value)
+					}
+				},
 			})
 			switch {
 			case n.Kind == "":

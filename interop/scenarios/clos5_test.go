@@ -158,7 +158,7 @@ func TestFARE5Stage(t *testing.T) {
 			took = append(took, time.Since(t0))
 		}
 		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-		t.Logf("FIGURE clos5 convergence over 10 runs: median %v, min %v, max %v", ((took[4]+took[5])/2).Round(time.Millisecond),
+		t.Logf("FIGURE clos5 convergence over 10 runs: median %v, min %v, max %v", ((took[4] + took[5]) / 2).Round(time.Millisecond),
 			took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
 	})
 	t.Run("a flapping link stays within the damping bound", func(t *testing.T) {
