@@ -53,7 +53,8 @@ type Manager struct {
 	delay  *spf.Delay
 	spfLog spf.Log
 
-	levels  [3]*levelState // index by level (1, 2); protocols without levels use 2
+	// One state per topology: IS-IS level or OSPF area, keyed by topoKey.
+	levels  map[string]*levelState
 	snap    atomic.Pointer[Snapshot]
 	kicked  chan struct{}
 	lastFIB fib.Stats
@@ -89,7 +90,8 @@ func New(cfg Config) *Manager {
 	if cfg.StartupHold == 0 {
 		cfg.StartupHold = 15 * time.Second
 	}
-	m := &Manager{cfg: cfg, log: cfg.Log.With("sub", "rib"), in: make(chan update, 64), kicked: make(chan struct{}, 1), retry: make(chan struct{}, 1)}
+	m := &Manager{cfg: cfg, log: cfg.Log.With("sub", "rib"), in: make(chan update, 64), kicked: make(chan struct{}, 1), retry: make(chan struct{}, 1),
+		levels: map[string]*levelState{}}
 	m.delay = spf.NewDelay(cfg.Delay, cfg.Now)
 	m.ecmp.Store(cfg.ECMPOnly)
 	m.snap.Store(&Snapshot{Routes: []Route{}})
@@ -145,14 +147,11 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case u := <-m.in:
-			lvl := u.g.Level
-			if lvl < 1 || lvl > 2 {
-				lvl = 2
+			k := topoKey(u.g)
+			if m.levels[k] == nil {
+				m.levels[k] = &levelState{}
 			}
-			if m.levels[lvl] == nil {
-				m.levels[lvl] = &levelState{}
-			}
-			m.levels[lvl].g = u.g
+			m.levels[k].g = u.g
 			if timerC == nil {
 				arm(u.trigger)
 			} else {
@@ -300,40 +299,64 @@ func (m *Manager) build() *Snapshot {
 	}
 	snap.WeightMax = maxW
 	byPrefix := map[netip.Prefix]int{}
-	for lvl := 1; lvl <= 2; lvl++ {
-		ls := m.levels[lvl]
-		if ls == nil || ls.result == nil {
+	keys := make([]string, 0, len(m.levels))
+	for k := range m.levels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // deterministic merge order
+	for _, k := range keys {
+		ls := m.levels[k]
+		if ls.result == nil {
 			continue
 		}
 		snap.Anomalies = addAnomalies(snap.Anomalies, ls.table.Anomalies)
 		g := ls.result.Graph
 		for i := range ls.table.Routes {
 			fr := &ls.table.Routes[i]
-			if j, dup := byPrefix[fr.Prefix]; dup && !better(lvl, fr.Down, snap.Routes[j]) {
-				continue
-			}
-			r := m.route(lvl, g, fr, maxW)
-			if j, dup := byPrefix[fr.Prefix]; dup {
+			r := m.route(g, fr, maxW)
+			j, dup := byPrefix[fr.Prefix]
+			switch {
+			case !dup:
+				byPrefix[fr.Prefix] = len(snap.Routes)
+				snap.Routes = append(snap.Routes, r)
+			case better(r, snap.Routes[j]):
 				snap.Routes[j] = r
-				continue
 			}
-			byPrefix[fr.Prefix] = len(snap.Routes)
-			snap.Routes = append(snap.Routes, r)
 		}
 	}
 	sort.Slice(snap.Routes, func(i, j int) bool { return prefixLess(snap.Routes[i].Prefix, snap.Routes[j].Prefix) })
 	return snap
 }
 
-// better reports whether a route of level lvl with the given up/down bit
-// beats r (RFC 5302 §3.3): an up route beats a down one (a prefix an L1L2
-// router leaked into L1 never wins over the L2 route it came from), then
-// level 1 beats level 2 (ISO 10589 §7.2.12).
-func better(lvl int, down bool, r Route) bool {
-	if down != r.Down {
-		return !down
+// Preference between protocols when one daemon runs both, as in FRR's
+// default administrative distances: OSPF 110 beats IS-IS 115.
+var distance = map[string]int{"ospf": 110, "isis": 115}
+
+// topoKey names the topology of a snapshot: protocol plus level or area.
+func topoKey(g *lsdb.Graph) string {
+	if g.Area != "" {
+		return g.Protocol + "/" + g.Area
 	}
-	return lvl < r.Level
+	return fmt.Sprintf("%s/L%d", g.Protocol, g.Level)
+}
+
+// better reports whether route a beats route b for the same prefix:
+// the protocol with the lower distance first; then an up route beats a
+// down one (RFC 5302 §3.3: a prefix an L1L2 router leaked into L1 never
+// wins over the L2 route it came from; for OSPF, intra-area beats
+// inter-area); then level 1 beats level 2 (ISO 10589 §7.2.12); then the
+// lower metric.
+func better(a, b Route) bool {
+	if da, db := distance[a.Protocol], distance[b.Protocol]; da != db {
+		return da < db
+	}
+	if a.Down != b.Down {
+		return !a.Down
+	}
+	if a.Level != b.Level {
+		return a.Level < b.Level
+	}
+	return a.Metric < b.Metric
 }
 
 func prefixLess(a, b netip.Prefix) bool {
@@ -344,8 +367,8 @@ func prefixLess(a, b netip.Prefix) bool {
 }
 
 // route resolves one FARE route into kernel next hops.
-func (m *Manager) route(lvl int, g *lsdb.Graph, fr *fare.Route, maxW uint32) Route {
-	r := Route{Prefix: fr.Prefix, Level: lvl, Metric: fr.Metric, Mode: fr.Mode, Down: fr.Down}
+func (m *Manager) route(g *lsdb.Graph, fr *fare.Route, maxW uint32) Route {
+	r := Route{Prefix: fr.Prefix, Protocol: g.Protocol, Level: g.Level, Area: g.Area, Metric: fr.Metric, Mode: fr.Mode, Down: fr.Down}
 	if fr.HasPathBW {
 		pb := fr.PathBW
 		r.PathBW = &pb

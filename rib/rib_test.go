@@ -25,7 +25,9 @@ func (r *recorder) Sync(routes []fib.Route) (fib.Stats, error) {
 	return fib.Stats{}, nil
 }
 
-func (r *recorder) Capabilities() fib.Capabilities { return fib.Capabilities{NexthopObjects: true, Weight16: true} }
+func (r *recorder) Capabilities() fib.Capabilities {
+	return fib.Capabilities{NexthopObjects: true, Weight16: true}
+}
 
 func (r *recorder) last() ([]fib.Route, int) {
 	r.mu.Lock()

@@ -27,7 +27,9 @@ type Snapshot struct {
 // Route is one prefix with its weighted next hops.
 type Route struct {
 	Prefix      netip.Prefix `json:"prefix"`
-	Level       int          `json:"level"`
+	Protocol    string       `json:"protocol"`
+	Level       int          `json:"level,omitempty"` // IS-IS
+	Area        string       `json:"area,omitempty"`  // OSPF
 	Metric      uint64       `json:"metric"`
 	Mode        string       `json:"mode"` // fare.Mode*
 	Advertisers []string     `json:"advertisers"`

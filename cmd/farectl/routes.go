@@ -31,13 +31,13 @@ func addRouteCommands(root *cobra.Command, g *globals) {
 			if err != nil || g.json {
 				return g.emit(b, err)
 			}
-			tw := g.table("Prefix\tLvl\tMetric\tMode\tVia\tInterface\tNeighbor\tWeight (bw)\tShare\tKernel weight")
+			tw := g.table("Prefix\tFrom\tMetric\tMode\tVia\tInterface\tNeighbor\tWeight (bw)\tShare\tKernel weight")
 			for _, r := range v {
 				first := true
 				for _, h := range r.NextHops {
 					p, l, m, mode := "", "", "", ""
 					if first {
-						p, l, m, mode = r.Prefix.String(), fmt.Sprintf("L%d", r.Level), fmt.Sprint(r.Metric), r.Mode
+						p, l, m, mode = r.Prefix.String(), where(r), fmt.Sprint(r.Metric), r.Mode
 					}
 					first = false
 					via := h.Gateway.String()
@@ -47,7 +47,7 @@ func addRouteCommands(root *cobra.Command, g *globals) {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%d\n", p, l, m, mode, via, h.Interface, h.NeighborName, formatBytesPerSec(h.Weight), 100*h.Share, h.KernelWeight)
 				}
 				if len(r.NextHops) == 0 {
-					fmt.Fprintf(tw, "%s\tL%d\t%d\t%s\t-\t\t\t\t\t\n", r.Prefix, r.Level, r.Metric, r.Mode)
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t-\t\t\t\t\t\n", r.Prefix, where(r), r.Metric, r.Mode)
 				}
 			}
 			return tw.Flush()
@@ -65,7 +65,7 @@ func addRouteCommands(root *cobra.Command, g *globals) {
 			if v.PathBW != nil {
 				pb = formatBytesPerSec(*v.PathBW)
 			}
-			fmt.Fprintf(g.out, "%s  level %d  metric %d  mode %s  advertisers %s  path bandwidth %s\n", v.Prefix, v.Level, v.Metric, v.Mode, strings.Join(v.Advertisers, ","), pb)
+			fmt.Fprintf(g.out, "%s  %s  metric %d  mode %s  advertisers %s  path bandwidth %s\n", v.Prefix, where(v.Route), v.Metric, v.Mode, strings.Join(v.Advertisers, ","), pb)
 			fmt.Fprintf(g.out, "weight = min(link bandwidth to neighbour, downstream capacity, path bandwidth); kernel weights scaled to %d\n\n", v.WeightMax)
 			tw := g.table("Neighbor\tVia\tInterface\tLink bw\tNeighbor bw\tDownstream cap\tPath bw\tWeight\tShare\tKernel weight\tKernel share")
 			for _, h := range v.NextHops {
@@ -223,4 +223,13 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// where says which protocol topology a route comes from: "isis L2",
+// "ospf 0.0.0.0".
+func where(r rib.Route) string {
+	if r.Area != "" {
+		return r.Protocol + " " + r.Area
+	}
+	return fmt.Sprintf("%s L%d", r.Protocol, r.Level)
 }
