@@ -110,7 +110,7 @@ func Up(ctx context.Context, t *Topology, o Options) (*Lab, error) {
 	for _, n := range l.Nodes {
 		switch n.Kind {
 		case "frr":
-			for _, d := range []string{"zebra", "isisd"} {
+			for _, d := range []string{"zebra", frrDaemon(n)} {
 				if _, err := os.Stat(filepath.Join(FRRDir, d)); err != nil {
 					return nil, fmt.Errorf("node %s: FRR not installed (%v); apt-get install frr", n.Name, err)
 				}
@@ -514,8 +514,8 @@ func (l *Lab) startFRR(ctx context.Context, n *Node) error {
 		return err
 	}
 	files := map[string]string{
-		"zebra.conf": RenderZebra(n),
-		"isisd.conf": RenderISISd(n, l.Topo.Defaults),
+		"zebra.conf":           RenderZebra(n),
+		frrDaemon(n) + ".conf": renderFRRProtocol(n, l.Topo.Defaults),
 	}
 	for f, s := range files {
 		if err := os.WriteFile(filepath.Join(n.Dir, f), []byte(s), 0o644); err != nil {
@@ -542,7 +542,7 @@ func (l *Lab) startFRR(ctx context.Context, n *Node) error {
 	if err := os.WriteFile(filepath.Join(etc, "vtysh.conf"), []byte(vtyshMarker+" lab "+l.Name+"\n"), 0o644); err != nil {
 		return err
 	}
-	for _, d := range []string{"zebra", "isisd"} {
+	for _, d := range []string{"zebra", frrDaemon(n)} {
 		if err := l.startFRRDaemon(ctx, n, d); err != nil {
 			return err
 		}
@@ -569,8 +569,8 @@ func (l *Lab) nudgeLinkParams(ctx context.Context, n *Node) error {
 	if n.NoTE {
 		return nil
 	}
-	vty := filepath.Join(frrStateDir, n.FRRName, "isisd.vty")
-	if err := Poll(ctx, 10*time.Second, "node "+n.Name+": isisd socket "+vty, func() error {
+	vty := filepath.Join(frrStateDir, n.FRRName, frrDaemon(n)+".vty")
+	if err := Poll(ctx, 10*time.Second, "node "+n.Name+": "+frrDaemon(n)+" socket "+vty, func() error {
 		_, err := os.Stat(vty)
 		return err
 	}); err != nil {
@@ -580,13 +580,13 @@ func (l *Lab) nudgeLinkParams(ctx context.Context, n *Node) error {
 	// update that arrives before isisd has its circuits from zebra is lost
 	// as well.
 	return Poll(ctx, 20*time.Second, "node "+n.Name+": isisd TE link parameters", func() error {
-		out, err := l.Vtysh(ctx, n.Name, "show isis mpls-te interface")
+		out, err := l.Vtysh(ctx, n.Name, teInterfaceCommand(n))
 		if err != nil {
 			return err
 		}
 		var missing []string
 		for _, f := range n.Interfaces {
-			if !strings.Contains(out, "link parameters for "+f.Name+" ") {
+			if !teParamsShown(n, out, f.Name) {
 				missing = append(missing, f.Name)
 			}
 		}
@@ -657,7 +657,7 @@ func (l *Lab) FaredCommand(n *Node) []string {
 }
 
 func (l *Lab) startFared(ctx context.Context, n *Node) error {
-	cfg, err := RenderFared(n, l.Topo.Defaults)
+	cfg, err := renderFaredConfig(n, l.Topo.Defaults)
 	if err != nil {
 		return err
 	}
@@ -696,10 +696,11 @@ func (l *Lab) startFared(ctx context.Context, n *Node) error {
 func (l *Lab) waitReady(ctx context.Context, n *Node) error {
 	switch n.Kind {
 	case "frr":
-		sock := filepath.Join(frrStateDir, n.FRRName, "isisd.vty")
-		return Poll(ctx, 10*time.Second, "node "+n.Name+": isisd vty "+sock, func() error {
-			if !alive(n.Pids["isisd"]) {
-				return Permanent(fmt.Errorf("isisd exited:\n%s", tail(filepath.Join(n.Dir, "isisd.log"), 2000)))
+		d := frrDaemon(n)
+		sock := filepath.Join(frrStateDir, n.FRRName, d+".vty")
+		return Poll(ctx, 10*time.Second, "node "+n.Name+": "+d+" vty "+sock, func() error {
+			if !alive(n.Pids[d]) {
+				return Permanent(fmt.Errorf("%s exited:\n%s", d, tail(filepath.Join(n.Dir, d+".log"), 2000)))
 			}
 			_, err := os.Stat(sock)
 			return err

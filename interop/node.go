@@ -148,7 +148,7 @@ func (l *Lab) FaredLog(node string) string {
 // recycled pid is never signalled.
 func (l *Lab) daemons(n *Node) map[string]int {
 	m := map[string]int{}
-	names := []string{"isisd", "zebra"}
+	names := []string{frrDaemon(n), "zebra"}
 	if n.Kind == "fared" {
 		names = []string{"fared"}
 	}
@@ -179,7 +179,7 @@ func (l *Lab) StopNode(ctx context.Context, node string) error {
 		return err
 	}
 	d := l.daemons(n)
-	for _, name := range []string{"isisd", "zebra", "fared"} {
+	for _, name := range []string{"isisd", "ospfd", "zebra", "fared"} {
 		if p, ok := d[name]; ok {
 			fmt.Fprintf(l.opts.Log, "stopping %s %s (pid %d)\n", node, name, p)
 			if err := terminate([]int{p}, 10*time.Second); err != nil {

@@ -47,8 +47,9 @@ type Node struct {
 	Hostname   string
 	Area       string
 	Level      string
-	Priority   int  // LAN priority, -1 = default
-	NoTE       bool `json:",omitempty"` // FRR without mpls-te (see NodeSpec.NoTE)
+	Protocol   string `json:",omitempty"` // "isis" (default) or "ospf"
+	Priority   int    // LAN priority, -1 = default
+	NoTE       bool   `json:",omitempty"` // FRR without mpls-te (see NodeSpec.NoTE)
 	Interfaces []Iface
 	Prefixes   []PrefixSpec // besides the loopback
 	Dir        string       // config, logs, pid files
@@ -70,6 +71,8 @@ type Iface struct {
 	// Level is the IS-IS circuit type: the levels both ends run ("1",
 	// "2", "1-2"); on a LAN, the node's level.
 	Level string `json:",omitempty"`
+	// Area is the OSPF area of the interface (link area, else the node's).
+	Area string `json:",omitempty"`
 }
 
 // Link is a p2p link or a LAN segment.
@@ -150,6 +153,7 @@ func plan(t *Topology, name string) (*Lab, error) {
 			Hostname: s.Name, Area: s.Area, Level: s.Level, Priority: s.Priority, NoTE: s.NoTE,
 			Prefixes: s.Prefixes,
 			Pids:     map[string]int{},
+			Protocol: s.Protocol,
 		}
 		if n.Kind == "frr" {
 			n.FRRName = n.Netns
@@ -200,6 +204,7 @@ func plan(t *Topology, name string) (*Lab, error) {
 			b.Interfaces = append(b.Interfaces, Iface{Name: lk.IfB, Type: "p2p", Addr: lk.AddrB, Peer: s.A, PeerIface: lk.IfA,
 				Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric, Level: lvl})
 		}
+		setIfaceAreas(byName, i, s)
 		l.Links = append(l.Links, lk)
 	}
 	for _, n := range l.Nodes {

@@ -206,3 +206,49 @@ func TestParseISISNeighbors(t *testing.T) {
 		t.Errorf("got %+v", got)
 	}
 }
+
+func TestRenderOSPF(t *testing.T) {
+	topo, err := ParseTopology([]byte(`name: o
+protocol: ospf
+nodes:
+  f1: {kind: fared, prefixes: [{prefix: 10.10.1.0/24, path-bandwidth: 40G}]}
+  r1: {kind: frr, area: 1}
+  r2: {kind: frr, priority: 5}
+links:
+  - {a: f1, b: r1, bandwidth: 100G, area: 1}
+  - {lan: seg1, nodes: [f1, r2]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Plan(topo, Options{RunDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1 := RenderOSPFd(l.Node("r1"), topo.Defaults)
+	for _, want := range []string{"interface lo\n ip ospf area 0.0.0.1\n", "interface f1-1\n ip ospf area 0.0.0.1\n ip ospf network point-to-point\n ip ospf hello-interval 1\n ip ospf dead-interval 3\n",
+		" capability opaque\n mpls-te on\n mpls-te router-address 10.255.0.2\n"} {
+		if !strings.Contains(r1, want) {
+			t.Errorf("ospfd.conf lacks %q:\n%s", want, r1)
+		}
+	}
+	if r2 := RenderOSPFd(l.Node("r2"), topo.Defaults); !strings.Contains(r2, " ip ospf network broadcast\n") || !strings.Contains(r2, " ip ospf priority 5\n") {
+		t.Errorf("r2 ospfd.conf:\n%s", r2)
+	}
+	b, err := renderFaredConfig(l.Node("f1"), topo.Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse("fared.yaml", b)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	o := cfg.OSPF
+	if o == nil || cfg.ISIS != nil || len(o.Interfaces) != 2 || o.Interfaces[0].Area != 1 || o.Interfaces[0].Type != "p2p" ||
+		o.Interfaces[1].Type != "broadcast" || o.Interfaces[1].Area != 0 || o.Interfaces[0].Bandwidth != 100e9 {
+		t.Fatalf("fared ospf config %+v\n%s", o, b)
+	}
+	if len(o.Prefixes) != 2 || o.Prefixes[1].PathBandwidth != 40e9 {
+		t.Fatalf("prefixes %+v", o.Prefixes)
+	}
+}

@@ -90,6 +90,7 @@ type LinkSpec struct {
 	Nodes     []string
 	Bandwidth float64 // bits/s
 	Metric    int
+	Area      string // OSPF area of the link's interfaces; default: each node's area
 }
 
 // IsLAN reports whether the link is a LAN segment.
@@ -361,8 +362,8 @@ func (p *tparser) topology(data []byte) *Topology {
 	} else if err := checkName("lab", t.Name, MaxLabName); err != nil {
 		p.errf(nameLine, "%v", err)
 	}
-	if t.Protocol != "isis" {
-		p.errf(root, "protocol %q not supported (want isis)", t.Protocol)
+	if !validProtocol(t.Protocol) {
+		p.errf(root, "protocol %q not supported (want isis or ospf)", t.Protocol)
 	}
 
 	// Node and LAN names share one space: both become namespaces.
@@ -375,6 +376,7 @@ func (p *tparser) topology(data []byte) *Topology {
 		for i := 0; i+1 < len(nodesNode.Content); i += 2 {
 			k, v := nodesNode.Content[i], nodesNode.Content[i+1]
 			n := NodeSpec{Name: k.Value, Protocol: t.Protocol, Level: "2", Area: "49.0001", Priority: -1}
+			areaSet := false
 			what := "node " + k.Value
 			if err := checkName("node", n.Name, MaxNodeName); err != nil {
 				p.errf(k, "%v", err)
@@ -391,7 +393,7 @@ func (p *tparser) topology(data []byte) *Topology {
 				"kind":     p.str(what, &n.Kind),
 				"protocol": p.str(what, &n.Protocol),
 				"level":    p.str(what, &n.Level),
-				"area":     p.str(what, &n.Area),
+				"area":     func(k, v *yaml.Node) { areaSet = true; p.str(what, &n.Area)(k, v) },
 				"priority": p.integer(what, 0, 127, &n.Priority),
 				"prefixes": func(k, v *yaml.Node) { n.Prefixes = p.prefixes(what, v) },
 				"te": func(k, v *yaml.Node) {
@@ -410,13 +412,16 @@ func (p *tparser) topology(data []byte) *Topology {
 			case n.Kind != "frr" && n.Kind != "fared":
 				p.errf(v, "%s: kind %q: want frr or fared", what, n.Kind)
 			}
-			if n.Protocol != "isis" {
-				p.errf(v, "%s: protocol %q not supported (want isis)", what, n.Protocol)
+			if !validProtocol(n.Protocol) {
+				p.errf(v, "%s: protocol %q not supported (want isis or ospf)", what, n.Protocol)
+			}
+			if n.Protocol == "ospf" {
+				p.ospfNodeArea(v, what, &n, areaSet)
 			}
 			if !validLevels[n.Level] {
 				p.errf(v, "%s: level %q: want 1, 2 or 1-2", what, n.Level)
 			}
-			if !areaRE.MatchString(n.Area) {
+			if n.Protocol != "ospf" && !areaRE.MatchString(n.Area) {
 				p.errf(v, "%s: area %q: want dotted hex like 49.0001", what, n.Area)
 			}
 			t.Nodes = append(t.Nodes, n)
@@ -445,6 +450,7 @@ func (p *tparser) topology(data []byte) *Topology {
 				"nodes":     func(k, v *yaml.Node) { l.Nodes = p.names(what+": nodes", v) },
 				"bandwidth": p.bandwidth(what, &l.Bandwidth),
 				"metric":    p.integer(what, 1, 16777214, &l.Metric),
+				"area":      func(k, v *yaml.Node) { p.ospfLinkArea(v, what, &l) },
 			})
 			if !ok {
 				continue

@@ -100,8 +100,8 @@ func TestParseErrors(t *testing.T) {
 			`line 3: node a: prefix "10.0.0.1/24" has host bits set (want 10.0.0.0/24)`},
 		{"bad level", "name: x\nnodes:\n  a: {kind: frr, level: 3}\n",
 			`line 3: node a: level "3": want 1, 2 or 1-2`},
-		{"bad protocol", "name: x\nprotocol: ospf\nnodes:\n  a: {kind: frr}\n",
-			`line 1: protocol "ospf" not supported (want isis)` + "\n" + `line 4: node a: protocol "ospf" not supported (want isis)`},
+		{"bad protocol", "name: x\nprotocol: rip\nnodes:\n  a: {kind: frr}\n",
+			`line 1: protocol "rip" not supported (want isis or ospf)` + "\n" + `line 4: node a: protocol "rip" not supported (want isis or ospf)`},
 		{"bad duration", "name: x\ndefaults: {hello-interval: fast}\nnodes:\n  a: {kind: frr}\n",
 			`line 2: defaults: hello-interval: bad duration "fast" (want e.g. 1s or 500ms)`},
 	} {

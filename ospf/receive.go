@@ -109,8 +109,8 @@ func (ifc *iface) nbrFor(rid, src netip.Addr) *neighbor {
 func (ifc *iface) rxHello(h *packet.Hello, src netip.Addr, now time.Time) {
 	rid := h.RouterID
 	if !ifc.isP2P() {
-		if mask := maskBits(h.NetworkMask); mask != ifc.addr.Bits() {
-			ifc.reject("netmask_mismatch", "hello with another network mask", "mask", h.NetworkMask, "ours", ifc.addr.Bits(), "from", src)
+		if mask := maskBits(h.Mask); mask != ifc.addr.Bits() {
+			ifc.reject("netmask_mismatch", "hello with another network mask", "mask", h.Mask, "ours", ifc.addr.Bits(), "from", src)
 			return
 		}
 	}
@@ -554,4 +554,6 @@ func (in *Instance) ownNewer(a *area, n *neighbor, l packet.LSA, now time.Time) 
 	in.flush(a, e, now)
 }
 
-func knownType(t uint8) bool { return t >= lsaRouter && t <= lsaExternal || t >= lsaOpaqueLink && t <= lsaOpaqueAS }
+func knownType(t uint8) bool {
+	return t >= lsaRouter && t <= lsaExternal || t >= lsaOpaqueLink && t <= lsaOpaqueAS
+}

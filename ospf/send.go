@@ -38,14 +38,14 @@ func (ifc *iface) sendRaw(dst netip.Addr, b []byte, kind string) {
 
 func (ifc *iface) sendHello() {
 	h := &packet.Hello{
-		NetworkMask:   maskAddr(ifc.addr.Bits()),
+		Mask:          maskAddr(ifc.addr.Bits()),
 		HelloInterval: uint16(ifc.cfg.HelloInterval / time.Second),
 		Options:       optE,
 		Priority:      ifc.cfg.Priority,
 		DeadInterval:  uint32(ifc.cfg.DeadInterval / time.Second),
 	}
 	if ifc.isP2P() {
-		h.NetworkMask = netip.AddrFrom4([4]byte{})
+		h.Mask = netip.AddrFrom4([4]byte{})
 		h.Priority = 0
 	} else {
 		h.DR, h.BDR = ifc.dr, ifc.bdr

@@ -131,6 +131,7 @@ func newRoot(out io.Writer) *cobra.Command {
 	addISISWriteCommands(isisCmd, g)
 	root.AddCommand(isisCmd)
 	addRouteCommands(root, g)
+	addOSPFCommands(root, g)
 
 	root.AddCommand(&cobra.Command{
 		Use: "lsdb", Short: "The protocol-neutral topology snapshot used by SPF", Args: cobra.NoArgs,

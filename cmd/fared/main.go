@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -20,6 +21,7 @@ import (
 	"github.com/fared/fared/fib"
 	"github.com/fared/fared/isis"
 	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/ospf"
 	"github.com/fared/fared/rib"
 	"github.com/fared/fared/spf"
 )
@@ -60,7 +62,7 @@ func run() int {
 
 	var kernel *fib.FIB
 	if cfg.FIB.Enabled {
-		fc := fib.Config{Metric: cfg.FIB.Metric, KeepOnShutdown: cfg.FIB.OnShutdown == "keep"}
+		fc := fib.Config{Protocol: fibProtocol(cfg), Metric: cfg.FIB.Metric, KeepOnShutdown: cfg.FIB.OnShutdown == "keep"}
 		if r := cfg.FIB.Resilient; r != nil {
 			fc.Resilient = &fib.Resilient{Buckets: r.Buckets, IdleTimer: r.IdleTimer, UnbalancedTimer: r.UnbalancedTimer}
 		}
@@ -79,16 +81,13 @@ func run() int {
 		warnCompatMode(log)
 	}
 
+	// One routing table for every protocol; the hooks below run only once
+	// the instances' Run has started, after routes is set.
 	var inst *isis.Instance
+	var oinst *ospf.Instance
 	var routes *rib.Manager
+	var ready []func() bool
 	if cfg.ISIS != nil {
-		rc := rib.Config{ECMPOnly: cfg.ISIS.ECMPOnly, Log: log, Delay: spf.DelayConfig{
-			InitialDelay: cfg.ISIS.SPF.InitialDelay, ShortDelay: cfg.ISIS.SPF.ShortDelay, LongDelay: cfg.ISIS.SPF.LongDelay,
-			TimeToLearn: cfg.ISIS.SPF.TimeToLearn, Holddown: cfg.ISIS.SPF.Holddown}}
-		if kernel != nil {
-			rc.FIB = kernel
-		}
-		// The hook runs only once inst.Run has started, after routes is set.
 		inst, err = isis.New(cfg, isis.Options{Logger: log, OnGraph: func(level int, g *lsdb.Graph) {
 			routes.Submit(g, fmt.Sprintf("isis L%d lsdb", level))
 		}})
@@ -96,7 +95,38 @@ func run() int {
 			log.Error("cannot start IS-IS", "err", err)
 			return 1
 		}
-		rc.Ready = inst.Converged
+		ready = append(ready, inst.Converged)
+	}
+	if cfg.OSPF != nil {
+		oinst, err = newOSPF(cfg, log, func(g *lsdb.Graph, trigger string) { routes.Submit(g, trigger) })
+		if err != nil {
+			log.Error("cannot start OSPF", "err", err)
+			return 1
+		}
+		ready = append(ready, oinst.Converged)
+	}
+	if inst != nil || oinst != nil {
+		// ECMP-only and the SPF timers come from IS-IS when it runs, else
+		// from OSPF (docs/config.md).
+		ecmp, t := false, config.SPF{}
+		if cfg.ISIS != nil {
+			ecmp, t = cfg.ISIS.ECMPOnly, cfg.ISIS.SPF
+		} else {
+			ecmp, t = cfg.OSPF.ECMPOnly, cfg.OSPF.SPF
+		}
+		rc := rib.Config{ECMPOnly: ecmp, Log: log, Delay: spf.DelayConfig{InitialDelay: t.InitialDelay, ShortDelay: t.ShortDelay,
+			LongDelay: t.LongDelay, TimeToLearn: t.TimeToLearn, Holddown: t.Holddown}}
+		if kernel != nil {
+			rc.FIB = kernel
+		}
+		rc.Ready = func() bool {
+			for _, f := range ready {
+				if !f() {
+					return false
+				}
+			}
+			return true
+		}
 		routes = rib.New(rc)
 	}
 	reload := func() ([]string, error) {
@@ -106,23 +136,38 @@ func run() int {
 			return nil, err
 		}
 		var warn []string
+		rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+		defer rcancel()
 		if inst != nil {
-			rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
-			warn, err = inst.Reconfigure(rctx, nc)
-			rcancel()
+			w, err := inst.Reconfigure(rctx, nc)
 			if err != nil {
 				return nil, err
 			}
+			warn = append(warn, w...)
 			if nc.ISIS != nil {
 				routes.SetECMPOnly(nc.ISIS.ECMPOnly)
+			}
+		}
+		if oinst != nil {
+			w, err := oinst.Reconfigure(rctx, nc)
+			if err != nil {
+				return nil, err
+			}
+			warn = append(warn, w...)
+			if inst == nil && nc.OSPF != nil {
+				routes.SetECMPOnly(nc.OSPF.ECMPOnly)
 			}
 		}
 		log.Info("configuration reloaded", "config", cfg.File, "warnings", len(warn))
 		return warn, nil
 	}
+	var extra map[string]http.HandlerFunc
+	if oinst != nil {
+		extra = api.OSPFHandlers(oinst)
+	}
 
 	started := time.Now()
-	srv, err := api.Listen(sock, api.Backend{ISIS: inst, RIB: routes, Protocol: unix.RTPROT_ISIS, Reload: reload, Status: func() any {
+	srv, err := api.Listen(sock, api.Backend{ISIS: inst, RIB: routes, Protocol: fibProtocol(cfg), Extra: extra, Reload: reload, Status: func() any {
 		return map[string]any{
 			"version":   version(),
 			"hostname":  cfg.Hostname,
@@ -150,7 +195,7 @@ func run() int {
 			}
 		}
 	}()
-	if kernel != nil && inst != nil {
+	if kernel != nil && (inst != nil || oinst != nil) {
 		// Link and address changes reach IS-IS at once; the monitor also
 		// drops the nexthops of a dead link before IS-IS notices.
 		evs := make(chan fib.LinkEvent, 64)
@@ -163,7 +208,12 @@ func run() int {
 			for {
 				select {
 				case ev := <-evs:
-					inst.Notify(ev.Name)
+					if inst != nil {
+						inst.Notify(ev.Name)
+					}
+					if oinst != nil {
+						oinst.Notify(ev.Name)
+					}
 				case <-ctx.Done():
 					return
 				}
@@ -174,13 +224,28 @@ func run() int {
 		go routes.Run(ctx)
 	}
 
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
+	running := 0
 	if inst != nil {
+		running++
 		go func() { errc <- inst.Run(ctx) }()
-	} else {
+	}
+	if oinst != nil {
+		running++
+		go func() { errc <- oinst.Run(ctx) }()
+	}
+	if running == 0 {
+		running++
 		go func() { <-ctx.Done(); errc <- nil }()
 	}
-	err = <-errc
+	for ; running > 0; running-- {
+		if e := <-errc; e != nil {
+			if err == nil {
+				err = e
+			}
+			cancel() // one protocol failed: stop the others too
+		}
+	}
 	if kernel != nil {
 		if cerr := kernel.Close(); cerr != nil {
 			log.Error("closing the kernel FIB", "err", cerr)
@@ -192,6 +257,15 @@ func run() int {
 	}
 	log.Info("fared stopped")
 	return 0
+}
+
+// fibProtocol is the kernel protocol of our routes and nexthops: isis,
+// or ospf for an OSPF-only daemon (one FIB holds all of fared's routes).
+func fibProtocol(cfg *config.Config) uint8 {
+	if cfg.ISIS == nil && cfg.OSPF != nil {
+		return unix.RTPROT_OSPF
+	}
+	return unix.RTPROT_ISIS
 }
 
 // warnCompatMode: with net.ipv4.nexthop_compat_mode=1 (the kernel default)

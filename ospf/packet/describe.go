@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"strconv"
 )
 
 // LSATypeName is the snake_case name of an LSA type ("unknown" if none).
@@ -119,12 +120,14 @@ func addrStrings(as []netip.Addr) []string {
 
 func hex2(v uint8) string { return fmt.Sprintf("0x%02x", v) }
 
-// jsonFloat keeps float32 values JSON can carry as numbers.
+// jsonFloat gives a float32 as the float64 of its shortest decimal form
+// (1.25e10, not 12499999744), and values JSON cannot carry as strings.
 func jsonFloat(v float32) any {
 	f := float64(v)
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return fmt.Sprint(f)
 	}
+	f, _ = strconv.ParseFloat(strconv.FormatFloat(f, 'g', -1, 32), 64)
 	return f
 }
 
@@ -175,6 +178,9 @@ func describeOpaque(o *OpaqueLSA, pbCode uint16) map[string]any {
 	tlvs := make([]map[string]any, len(o.TLVs))
 	for i, t := range o.TLVs {
 		tlvs[i] = describeTLV(o.OpaqueType, t, pbCode)
+		if t.Pad != nil {
+			tlvs[i]["pad_hex"] = hex.EncodeToString(t.Pad)
+		}
 	}
 	return map[string]any{"opaque_type": o.OpaqueType, "opaque_type_name": OpaqueTypeName(o.OpaqueType),
 		"opaque_id": o.OpaqueID, "tlvs": tlvs}

@@ -164,7 +164,7 @@ func Decode(b []byte) (Packet, error) {
 	body := buf[HeaderLen:]
 	var (
 		p   Packet
-		err error
+		err *DecodeError
 	)
 	switch t {
 	case TypeHello:
@@ -179,7 +179,7 @@ func Decode(b []byte) (Packet, error) {
 		p, err = decodeLSAck(h, body)
 	}
 	if err != nil {
-		return fail(err.(*DecodeError))
+		return fail(err)
 	}
 	return p, nil
 }

@@ -65,11 +65,17 @@ func decodeOpaqueLSA(id netip.Addr, b []byte) (LSABody, *DecodeError) {
 func (o OpaqueLSA) AppendBody(b []byte) []byte { return AppendTLVs(b, o.TLVs) }
 
 // TLV is one TLV or sub-TLV of an opaque LSA: 16-bit type, 16-bit length
-// (of Value, padding excluded), Value padded with zeros to a multiple of 4
-// bytes on the wire (RFC 3630 §2.3.2, RFC 7684 §2.1).
+// (of Value, padding excluded), Value padded to a multiple of 4 bytes on
+// the wire (RFC 3630 §2.3.2, RFC 7684 §2.1).
+//
+// Pad holds the padding bytes as received when they are not all zero
+// (FRR 8.4.4 pads its SR-Algorithm TLV with 0xff), so that encoding a
+// decoded body reproduces it; nil otherwise. AppendTo writes Pad when it
+// has the right length for Value, zeros otherwise.
 type TLV struct {
 	Type  uint16
 	Value []byte
+	Pad   []byte
 }
 
 func pad4(n int) int { return (n + 3) &^ 3 }
@@ -82,10 +88,11 @@ func (t TLV) AppendTo(b []byte) []byte {
 	b = appendU16(b, t.Type)
 	b = appendU16(b, uint16(len(t.Value)))
 	b = append(b, t.Value...)
-	for range pad4(len(t.Value)) - len(t.Value) {
-		b = append(b, 0)
+	n := pad4(len(t.Value)) - len(t.Value)
+	if len(t.Pad) == n {
+		return append(b, t.Pad...)
 	}
-	return b
+	return append(b, make([]byte, n)...)
 }
 
 // AppendTLVs appends TLVs in order.
@@ -138,8 +145,18 @@ func parseTLVs(b []byte) ([]TLV, *DecodeError) {
 	off := 0
 	for i := range ts {
 		l := int(binary.BigEndian.Uint16(b[off+2:]))
-		ts[i] = TLV{Type: binary.BigEndian.Uint16(b[off:]), Value: b[off+4 : off+4+l : off+4+l]}
+		end := off + 4 + l
+		ts[i] = TLV{Type: binary.BigEndian.Uint16(b[off:])}
+		if l > 0 {
+			ts[i].Value = b[off+4 : end : end]
+		}
 		off += 4 + pad4(l)
+		for _, p := range b[end:off] {
+			if p != 0 {
+				ts[i].Pad = b[end:off:off]
+				break
+			}
+		}
 	}
 	return ts, nil
 }

@@ -21,11 +21,23 @@
 # then written next to this script, with `show ip ospf database` output for
 # reference and a tcpdump -vvv check of the TE LSA.
 #
+# What FRR 8.4.4 sends (the tests pin it down):
+#   - one LSU per router with all its opaque LSAs: TE (opaque type 1, one
+#     LSA per interface carrying BOTH the Router Address TLV and the Link
+#     TLV), Extended Link (8), Extended Prefix (7), Router Information (4);
+#   - the RI SR-Algorithm TLV (length 1) padded with 0xff bytes, not zeros;
+#   - Extended Link TLVs with sub-TLV 32768 (remote interface address, in
+#     the Extended Link registry's experimental range) and two Adj-SIDs;
+#   - sometimes two instances of the same LSA in one LSU;
+#   - the interface mask in hellos on point-to-point networks.
+#
 # FRR 8.4.4 quirks handled here:
 #   - link params read from zebra.conf at start-up are often not passed on
 #     to ospfd; once ospfd is up each interface's link-params are changed
 #     (max-rsv-bw 1, then back) until `show ip ospf mpls-te interface`
 #     shows them.
+#   - ospfd writes /var/run/frr/ospfd-gr.json outside its -N path space
+#     (removed afterwards unless it was there before).
 #   - FRR insists its user is in the frrvty group, which root is not: the
 #     daemons run as frr.
 #

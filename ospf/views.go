@@ -1,0 +1,240 @@
+package ospf
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fared/fared/config"
+	"github.com/fared/fared/ospf/packet"
+)
+
+// The types below are the stable JSON shapes of `farectl ospf ...`.
+
+// NeighborView is one neighbour.
+type NeighborView struct {
+	RouterID   string  `json:"router_id"`
+	Address    string  `json:"address"`
+	Interface  string  `json:"interface"`
+	Area       string  `json:"area"`
+	State      string  `json:"state"`
+	Priority   int     `json:"priority"`
+	DR         string  `json:"dr,omitempty"`
+	BDR        string  `json:"bdr,omitempty"`
+	Role       string  `json:"role,omitempty"` // master | slave during and after the exchange
+	DeadIn     float64 `json:"dead_in"`
+	Requests   int     `json:"requests_pending"`
+	Retransmit int     `json:"retransmit_pending"`
+	UpSince    string  `json:"up_since,omitempty"`
+	// FullAfterMs is how long the last exchange took (ExStart to Full).
+	FullAfterMs int64 `json:"full_after_ms,omitempty"`
+	Flaps       int   `json:"flaps"`
+}
+
+// InterfaceView is one OSPF interface with its counters.
+type InterfaceView struct {
+	Name           string            `json:"name"`
+	Index          int               `json:"ifindex"`
+	Area           string            `json:"area"`
+	Type           string            `json:"type"`
+	State          string            `json:"state"`
+	Passive        bool              `json:"passive"`
+	MTU            int               `json:"mtu"`
+	Cost           int               `json:"cost"`
+	BandwidthBytes float32           `json:"bandwidth_bytes"`
+	Address        string            `json:"address,omitempty"`
+	HelloInterval  float64           `json:"hello_interval"`
+	DeadInterval   float64           `json:"dead_interval"`
+	Priority       int               `json:"priority"`
+	DR             string            `json:"dr,omitempty"`
+	BDR            string            `json:"bdr,omitempty"`
+	Neighbors      int               `json:"neighbors"`
+	Adjacencies    int               `json:"adjacencies_full"`
+	Counters       map[string]uint64 `json:"counters"`
+}
+
+// LSAView is one database entry.
+type LSAView struct {
+	Area      string         `json:"area"` // "AS" for AS-scope LSAs
+	Type      int            `json:"type"`
+	TypeName  string         `json:"type_name"`
+	ID        string         `json:"id"`
+	AdvRouter string         `json:"adv_router"`
+	Seq       int32          `json:"sequence"`
+	SeqHex    string         `json:"sequence_hex"`
+	Checksum  uint16         `json:"checksum"`
+	ChecksumX string         `json:"checksum_hex"`
+	Age       uint16         `json:"age"`
+	Length    int            `json:"length"`
+	Options   string         `json:"options"`
+	Own       bool           `json:"own"`
+	Detail    map[string]any `json:"detail,omitempty"`
+	Raw       string         `json:"raw_hex,omitempty"`
+}
+
+// Neighbors returns every neighbour, by interface and router id.
+func (in *Instance) Neighbors(ctx context.Context) ([]NeighborView, error) {
+	out := []NeighborView{}
+	err := in.Query(ctx, func() {
+		now := in.opt.Now()
+		for _, ifc := range in.ifaces {
+			for _, n := range ifc.sortedNbrs() {
+				v := NeighborView{RouterID: n.rid.String(), Address: n.addr.String(), Interface: ifc.name, Area: ifc.area.name,
+					State: n.state.String(), Priority: int(n.prio), DeadIn: max(0, n.deadAt.Sub(now).Seconds()),
+					Requests: len(n.requests), Retransmit: len(n.rxmt), Flaps: n.flaps, FullAfterMs: n.fullAfterMs}
+				if !ifc.isP2P() {
+					v.DR, v.BDR = addrView(n.dr), addrView(n.bdr)
+				}
+				if n.state >= NbrExchange {
+					v.Role = "slave"
+					if n.master {
+						v.Role = "master" // we are master
+					}
+				}
+				if n.state == NbrFull {
+					v.UpSince = n.since.UTC().Format(time.RFC3339)
+				}
+				out = append(out, v)
+			}
+		}
+	})
+	return out, err
+}
+
+func addrView(a netip.Addr) string {
+	if !a.IsValid() || a.IsUnspecified() {
+		return ""
+	}
+	return a.String()
+}
+
+// Interfaces returns the OSPF interfaces with their counters.
+func (in *Instance) Interfaces(ctx context.Context) ([]InterfaceView, error) {
+	out := []InterfaceView{}
+	err := in.Query(ctx, func() {
+		for _, ifc := range in.ifaces {
+			v := InterfaceView{Name: ifc.name, Index: ifc.ifi.Index, Area: ifc.area.name, Type: ifc.cfg.Type, State: ifc.state.String(),
+				Passive: ifc.cfg.Passive, MTU: ifc.mtu, Cost: int(ifc.cfg.Cost), BandwidthBytes: ifc.bw,
+				HelloInterval: ifc.cfg.HelloInterval.Seconds(), DeadInterval: ifc.cfg.DeadInterval.Seconds(),
+				Priority: int(ifc.cfg.Priority), DR: addrView(ifc.dr), BDR: addrView(ifc.bdr), Neighbors: len(ifc.nbrs),
+				Counters: maps.Clone(ifc.counters)}
+			if ifc.addr.IsValid() {
+				v.Address = ifc.addr.String()
+			}
+			for _, n := range ifc.nbrs {
+				if n.state == NbrFull {
+					v.Adjacencies++
+				}
+			}
+			out = append(out, v)
+		}
+	})
+	return out, err
+}
+
+// DatabaseQuery selects database entries.
+type DatabaseQuery struct {
+	Area   string // "" all; a dotted quad or number; "AS" for the AS scope
+	Type   string // "" all; a number or router|network|summary|asbr-summary|external|opaque-link|opaque-area|opaque-as
+	Detail bool
+}
+
+var typeNames = map[string]uint8{
+	"router": lsaRouter, "network": lsaNetwork, "summary": lsaSummary, "asbr-summary": lsaASBRSummary,
+	"external": lsaExternal, "opaque-link": lsaOpaqueLink, "opaque-area": lsaOpaqueArea, "opaque-as": lsaOpaqueAS,
+}
+
+// ParseLSAType parses a database type filter (0 = all).
+func ParseLSAType(s string) (uint8, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if t, ok := typeNames[strings.ToLower(s)]; ok {
+		return t, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= 255 {
+		return uint8(n), nil
+	}
+	return 0, fmt.Errorf("unknown LSA type %q (want 1..255 or router, network, summary, asbr-summary, external, opaque-link, opaque-area, opaque-as)", s)
+}
+
+// ErrBadQuery marks a malformed query (API: 400).
+type ErrBadQuery struct{ Err error }
+
+func (e ErrBadQuery) Error() string { return e.Err.Error() }
+
+// ErrNotFound marks a query for something that does not exist (API: 404).
+type ErrNotFound struct{ What string }
+
+func (e ErrNotFound) Error() string { return e.What + " not found" }
+
+// Database returns LSAs sorted by area (AS scope last), type, id and
+// advertising router.
+func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSAView, error) {
+	typ, err := ParseLSAType(q.Type)
+	if err != nil {
+		return nil, ErrBadQuery{err}
+	}
+	var areaID *uint32
+	if q.Area != "" && !strings.EqualFold(q.Area, "AS") {
+		a, err := config.ParseArea(q.Area)
+		if err != nil {
+			return nil, ErrBadQuery{err}
+		}
+		areaID = &a
+	}
+	out := []LSAView{}
+	var qerr error
+	err = in.Query(ctx, func() {
+		now := in.opt.Now()
+		if areaID != nil && in.area(*areaID) == nil {
+			qerr = ErrNotFound{What: "area " + config.AreaString(*areaID)}
+			return
+		}
+		for _, a := range in.allDBs() {
+			if areaID != nil && (a.as || a.id != *areaID) {
+				continue
+			}
+			if strings.EqualFold(q.Area, "AS") && !a.as {
+				continue
+			}
+			keys := make([]lsaKey, 0, len(a.db))
+			for k := range a.db {
+				if typ == 0 || k.typ == typ {
+					keys = append(keys, k)
+				}
+			}
+			sort.Slice(keys, func(i, j int) bool { return lessKey(keys[i], keys[j]) })
+			for _, k := range keys {
+				e := a.db[k]
+				h := e.header(now)
+				v := LSAView{Area: a.name, Type: int(h.Type), TypeName: packet.LSATypeName(h.Type), ID: h.ID.String(), AdvRouter: h.AdvRouter.String(),
+					Seq: h.Seq, SeqHex: seqHex(h.Seq), Checksum: h.Checksum, ChecksumX: fmt.Sprintf("0x%04x", h.Checksum),
+					Age: h.Age, Length: len(e.lsa.Raw), Options: fmt.Sprintf("0x%02x", h.Options), Own: e.own}
+				if q.Detail {
+					l := e.lsa
+					l.Age = h.Age
+					v.Detail = packet.Describe(&l, in.pbCode)
+					v.Raw = hex.EncodeToString(e.lsa.Raw)
+				}
+				out = append(out, v)
+			}
+		}
+	})
+	if qerr != nil {
+		return nil, qerr
+	}
+	return out, err
+}
+
+func seqHex(s int32) string { return fmt.Sprintf("0x%08x", uint32(s)) }
+
+func lsaName(k lsaKey) string {
+	return fmt.Sprintf("%s/%s/%s", packet.LSATypeName(k.typ), k.id, k.adv)
+}
