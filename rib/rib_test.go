@@ -147,3 +147,28 @@ func TestLevelPreference(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestProtocolPreference: with IS-IS and OSPF both routing a prefix, OSPF
+// (distance 110) wins over IS-IS (115), as in FRR's defaults.
+func TestProtocolPreference(t *testing.T) {
+	rec := &recorder{}
+	m := New(Config{FIB: rec})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.Run(ctx)
+	m.Submit(square(2, false), "isis")
+	o := square(0, false)
+	o.Protocol, o.Area = "ospf", "0.0.0.0"
+	m.Submit(o, "ospf")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s := m.Snapshot()
+		if len(s.Routes) == 1 && s.Routes[0].Protocol == "ospf" && s.Routes[0].Area == "0.0.0.0" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("routes %+v", s.Routes)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
