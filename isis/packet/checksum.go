@@ -1,6 +1,10 @@
 package packet
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/fared/fared/internal/fletcher"
+)
 
 // The LSP checksum (ISO 10589 7.3.11, algorithm of ISO 8473 annex C /
 // RFC 1008) covers the PDU from the LSP ID to the end. Remaining lifetime is
@@ -10,46 +14,6 @@ const (
 	lspCksumField = 24 // checksum, big endian
 	lspLifetime   = 10
 )
-
-// fletcherSums returns C0 and C1 (mod 255) over b. Sums are kept in uint64
-// and reduced every 4096 bytes, far from overflow, to avoid a modulo per byte.
-func fletcherSums(b []byte) (c0, c1 uint64) {
-	for len(b) > 0 {
-		n := min(len(b), 4096)
-		for _, v := range b[:n] {
-			c0 += uint64(v)
-			c1 += c0
-		}
-		c0 %= 255
-		c1 %= 255
-		b = b[n:]
-	}
-	return c0, c1
-}
-
-// fletcherChecksum computes the checksum for b with the two checksum bytes
-// at b[pos:pos+2] taken as zero, such that both running sums over the
-// whole of b are 0 mod 255 once they are written. Neither byte is ever 0
-// (0 would mean "not computed").
-func fletcherChecksum(b []byte, pos int) uint16 {
-	saved0, saved1 := b[pos], b[pos+1]
-	b[pos], b[pos+1] = 0, 0
-	c0, c1 := fletcherSums(b)
-	b[pos], b[pos+1] = saved0, saved1
-
-	// X sits at 1-based position n = pos+1 of L bytes:
-	// X = (L-n)*C0 - C1, Y = C1 - (L-n+1)*C0, all mod 255.
-	k := uint64(len(b)-pos-1) % 255
-	x := (k*c0 + 255 - c1) % 255
-	y := (c1 + 255*2 - ((k+1)%255)*c0%255) % 255
-	if x == 0 {
-		x = 255
-	}
-	if y == 0 {
-		y = 255
-	}
-	return uint16(x)<<8 | uint16(y)
-}
 
 // lspPDULen is the LSP's own length field if it is usable on raw.
 func lspPDULen(raw []byte) (int, bool) {
@@ -74,7 +38,7 @@ func LSPChecksumOK(raw []byte) bool {
 	if binary.BigEndian.Uint16(raw[lspCksumField:]) == 0 {
 		return binary.BigEndian.Uint16(raw[lspLifetime:]) == 0
 	}
-	c0, c1 := fletcherSums(raw[lspCksumStart:n])
+	c0, c1 := fletcher.Sums(raw[lspCksumStart:n])
 	return c0 == 0 && c1 == 0
 }
 
@@ -86,7 +50,7 @@ func LSPChecksum(raw []byte) uint16 {
 	if !ok {
 		return 0
 	}
-	return fletcherChecksum(raw[lspCksumStart:n], lspCksumField-lspCksumStart)
+	return fletcher.Checksum(raw[lspCksumStart:n], lspCksumField-lspCksumStart)
 }
 
 // SetLSPLifetime patches the remaining lifetime of a raw LSP in place. The

@@ -4,11 +4,13 @@ import (
 	"encoding/hex"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/fared/fared/internal/fletcher"
 )
 
 // bruteChecksum finds the checksum from the definition alone (ISO 8473
 // annex C): the two bytes, each 1..255, for which both running sums over
-// the whole region are 0 mod 255. Independent of fletcherChecksum's algebra.
+// the whole region are 0 mod 255. Independent of fletcher.Checksum's algebra.
 func bruteChecksum(region []byte, pos int) (uint16, bool) {
 	b := append([]byte(nil), region...)
 	for x := 1; x < 256; x++ {
@@ -61,7 +63,7 @@ func TestChecksumMatchesDefinition(t *testing.T) {
 		if !ok {
 			t.Fatalf("no checksum exists for %x", b)
 		}
-		if got := fletcherChecksum(b, pos); got != want {
+		if got := fletcher.Checksum(b, pos); got != want {
 			t.Fatalf("len %d: got %04x want %04x", n, got, want)
 		}
 	}

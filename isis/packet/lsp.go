@@ -1,6 +1,10 @@
 package packet
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/fared/fared/internal/fletcher"
+)
 
 // LSP flag bits (ISO 10589 9.8).
 const (
@@ -39,7 +43,7 @@ func (l *LSP) ISType() uint8 { return l.Flags & LSPFlagISTypeMask }
 func (l *LSP) AppendTo(b []byte) []byte {
 	start := len(b)
 	b = l.AppendToKeepChecksum(b)
-	binary.BigEndian.PutUint16(b[start+lspCksumField:], fletcherChecksum(b[start+lspCksumStart:], lspCksumField-lspCksumStart))
+	binary.BigEndian.PutUint16(b[start+lspCksumField:], fletcher.Checksum(b[start+lspCksumStart:], lspCksumField-lspCksumStart))
 	return b
 }
 

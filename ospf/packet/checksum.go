@@ -1,6 +1,10 @@
 package packet
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/fared/fared/internal/fletcher"
+)
 
 // Packet checksum (RFC 2328 A.3.1): the 16-bit one's complement of the one's
 // complement sum of the whole packet, the 64-bit authentication field
@@ -60,44 +64,6 @@ const (
 	lsaCksumField = 16 // checksum, big endian
 )
 
-// fletcherSums returns C0 and C1 (mod 255) over b. Sums are kept in uint64
-// and reduced every 4096 bytes, far from overflow.
-func fletcherSums(b []byte) (c0, c1 uint64) {
-	for len(b) > 0 {
-		n := min(len(b), 4096)
-		for _, v := range b[:n] {
-			c0 += uint64(v)
-			c1 += c0
-		}
-		c0 %= 255
-		c1 %= 255
-		b = b[n:]
-	}
-	return c0, c1
-}
-
-// fletcher computes the checksum for b with the two checksum bytes at
-// b[pos:pos+2] taken as zero, so that both running sums over b are 0 mod
-// 255 once they are written. Neither byte is ever 0.
-func fletcher(b []byte, pos int) uint16 {
-	s0, s1 := b[pos], b[pos+1]
-	b[pos], b[pos+1] = 0, 0
-	c0, c1 := fletcherSums(b)
-	b[pos], b[pos+1] = s0, s1
-	// X sits at 1-based position pos+1 of L bytes:
-	// X = (L-pos-1)*C0 - C1, Y = C1 - (L-pos)*C0, all mod 255.
-	k := uint64(len(b)-pos-1) % 255
-	x := (k*c0 + 255 - c1) % 255
-	y := (c1 + 2*255 - ((k+1)%255)*c0%255) % 255
-	if x == 0 {
-		x = 255
-	}
-	if y == 0 {
-		y = 255
-	}
-	return uint16(x)<<8 | uint16(y)
-}
-
 // lsaLen is the LSA's own length field if it is usable on raw.
 func lsaLen(raw []byte) (int, bool) {
 	if len(raw) < LSAHeaderLen {
@@ -117,7 +83,7 @@ func LSAChecksumOK(raw []byte) bool {
 	if !ok || binary.BigEndian.Uint16(raw[lsaCksumField:]) == 0 {
 		return false
 	}
-	c0, c1 := fletcherSums(raw[lsaCksumStart:n])
+	c0, c1 := fletcher.Sums(raw[lsaCksumStart:n])
 	return c0 == 0 && c1 == 0
 }
 
@@ -129,7 +95,7 @@ func LSAChecksum(raw []byte) uint16 {
 	if !ok {
 		return 0
 	}
-	return fletcher(raw[lsaCksumStart:n], lsaCksumField-lsaCksumStart)
+	return fletcher.Checksum(raw[lsaCksumStart:n], lsaCksumField-lsaCksumStart)
 }
 
 // SetLSAAge patches the LS age of a raw LSA in place. The checksum does not

@@ -3,6 +3,8 @@ package packet
 import (
 	"encoding/binary"
 	"net/netip"
+
+	"github.com/fared/fared/internal/fletcher"
 )
 
 // LSAHeaderLen is the length of the LSA header.
@@ -208,7 +210,7 @@ func (l *LSA) encode(b []byte) []byte {
 	}
 	p := b[start:]
 	binary.BigEndian.PutUint16(p[18:], uint16(len(p)))
-	binary.BigEndian.PutUint16(p[lsaCksumField:], fletcher(p[lsaCksumStart:], lsaCksumField-lsaCksumStart))
+	binary.BigEndian.PutUint16(p[lsaCksumField:], fletcher.Checksum(p[lsaCksumStart:], lsaCksumField-lsaCksumStart))
 	return b
 }
 
