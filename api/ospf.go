@@ -18,6 +18,7 @@ import (
 //	GET  /v1/ospf/interfaces
 //	GET  /v1/ospf/database?area=A&type=T&detail=true
 //	GET  /v1/ospf/lsdb?area=A
+//	GET  /v1/ospf/summaries
 //	POST /v1/ospf/bandwidth {"interface": "eth0", "bandwidth": "40G"}
 func RegisterOSPF(mux *http.ServeMux, inst *ospf.Instance) {
 	for p, h := range OSPFHandlers(inst) {
@@ -47,6 +48,10 @@ func OSPFHandlers(inst *ospf.Instance) map[string]http.HandlerFunc {
 				}
 			}
 			v, err := inst.Database(r.Context(), q)
+			ospfReply(w, v, err)
+		},
+		"GET " + Version + "/ospf/summaries": func(w http.ResponseWriter, r *http.Request) {
+			v, err := inst.Summaries(r.Context())
 			ospfReply(w, v, err)
 		},
 		"GET " + Version + "/ospf/lsdb": func(w http.ResponseWriter, r *http.Request) {

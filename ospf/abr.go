@@ -1,8 +1,11 @@
 package ospf
 
 import (
+	"context"
 	"maps"
 	"net/netip"
+	"slices"
+	"sort"
 
 	"github.com/fared/fared/fare"
 	"github.com/fared/fared/spf"
@@ -19,6 +22,27 @@ type abrRoute struct {
 	metric uint32
 	pb     float32
 	intra  bool
+	// For the view: the original Path Bandwidth and cap(self→D) of the
+	// advertiser that gave pb, and the advertisers.
+	origPB, capacity float32
+	hasOrigPB        bool
+	advertisers      []string
+}
+
+// SummaryView is one Summary LSA an ABR originates into an area, with the
+// Path Bandwidth re-advertisement behind it (draft-xu-lsr-fare §4.2):
+// PathBW = min(OrigPathBW, Capacity), Capacity = Σ_N min(bw(self,N),
+// cap(N→D)) toward the advertiser D in FromArea. Bandwidths in bytes/s;
+// OrigPathBW is omitted when the advertiser sent none (no constraint).
+type SummaryView struct {
+	Area        string   `json:"area"`
+	Prefix      string   `json:"prefix"`
+	Metric      uint32   `json:"metric"`
+	FromArea    string   `json:"from_area"`
+	Advertisers []string `json:"advertisers"`
+	OrigPathBW  *float32 `json:"orig_path_bw,omitempty"`
+	Capacity    float32  `json:"capacity"`
+	PathBW      float32  `json:"path_bw"`
 }
 
 // scheduleSummaries recomputes, after a graph change, the Summary LSAs an
@@ -37,6 +61,7 @@ func (in *Instance) scheduleSummaries() {
 	}
 	for _, t := range in.areas {
 		want := map[netip.Prefix]summary{}
+		views := map[netip.Prefix]SummaryView{}
 		if abr && in.attached(t) {
 			for _, s := range in.areas {
 				if s == t || !in.attached(s) {
@@ -53,9 +78,21 @@ func (in *Instance) scheduleSummaries() {
 						continue
 					}
 					want[p] = summary{metric: r.metric, pb: r.pb}
+					v := SummaryView{Area: t.name, Prefix: p.String(), Metric: r.metric, FromArea: s.name,
+						Advertisers: r.advertisers, Capacity: r.capacity, PathBW: r.pb}
+					if r.hasOrigPB {
+						o := r.origPB
+						v.OrigPathBW = &o
+					}
+					views[p] = v
 				}
 			}
 		}
+		t.summaryViews = t.summaryViews[:0]
+		for _, v := range views {
+			t.summaryViews = append(t.summaryViews, v)
+		}
+		sort.Slice(t.summaryViews, func(i, j int) bool { return t.summaryViews[i].Prefix < t.summaryViews[j].Prefix })
 		if !maps.Equal(want, t.summaries) {
 			t.summaries = want
 			t.regen = true
@@ -85,26 +122,53 @@ func (in *Instance) areaRoutes(a *area) map[netip.Prefix]abrRoute {
 			if rt.External || len(rt.Sources) == 0 {
 				continue
 			}
-			intra := true
-			pb := float32(0)
-			for _, s := range rt.Sources {
-				if a.interArea[prefixAdv{rt.Prefix, g.Nodes[s.Node].ID}] {
-					intra = false
+			ar := abrRoute{metric: uint32(min(rt.Metric, lsInfinity-1)), intra: true}
+			for i, s := range rt.Sources {
+				id := g.Nodes[s.Node].ID
+				if a.interArea[prefixAdv{rt.Prefix, id}] {
+					ar.intra = false
 				}
+				ar.advertisers = append(ar.advertisers, id)
 				gp := &g.Prefixes[s.Prefix]
-				pb = max(pb, rv.PathBW(gp.PathBW, gp.HasPathBW, s.Node))
+				if pb := rv.PathBW(gp.PathBW, gp.HasPathBW, s.Node); i == 0 || pb > ar.pb {
+					ar.pb = pb
+					ar.origPB, ar.hasOrigPB = gp.PathBW, gp.HasPathBW
+					ar.capacity = rv.PathBW(0, false, s.Node)
+				}
 			}
-			out[rt.Prefix] = abrRoute{metric: uint32(min(rt.Metric, lsInfinity-1)), pb: pb, intra: intra}
+			sort.Strings(ar.advertisers)
+			out[rt.Prefix] = ar
 		}
 	}
 	_, stubs := in.routerLSA(a)
 	for _, s := range stubs {
-		out[s.prefix] = abrRoute{metric: uint32(s.metric), pb: s.pb, intra: true}
+		out[s.prefix] = abrRoute{metric: uint32(s.metric), pb: s.pb, intra: true, origPB: s.pb, hasOrigPB: s.pb < MaxPathBandwidth,
+			capacity: MaxPathBandwidth, advertisers: []string{in.rid.String()}}
 	}
 	for _, ifc := range in.ifaces {
 		if ifc.area == a && ifc.running && ifc.transit() {
-			out[ifc.addr.Masked()] = abrRoute{metric: uint32(ifc.cfg.Cost), pb: MaxPathBandwidth, intra: true}
+			out[ifc.addr.Masked()] = abrRoute{metric: uint32(ifc.cfg.Cost), pb: MaxPathBandwidth, intra: true,
+				capacity: MaxPathBandwidth, advertisers: []string{in.rid.String()}}
 		}
 	}
 	return out
+}
+
+// Summaries returns the Summary LSAs we originate as an ABR, by area and
+// prefix, with their Path Bandwidth re-advertisement.
+func (in *Instance) Summaries(ctx context.Context) ([]SummaryView, error) {
+	out := []SummaryView{}
+	err := in.Query(ctx, func() {
+		for _, a := range in.areas {
+			for _, v := range a.summaryViews {
+				v.Advertisers = slices.Clone(v.Advertisers)
+				if v.OrigPathBW != nil {
+					o := *v.OrigPathBW
+					v.OrigPathBW = &o
+				}
+				out = append(out, v)
+			}
+		}
+	})
+	return out, err
 }

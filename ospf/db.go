@@ -43,8 +43,10 @@ type area struct {
 	// LSAs (an ABR only re-advertises intra-area routes, and backbone
 	// inter-area routes into non-backbone areas).
 	interArea map[prefixAdv]bool
-	// summaries: what we originate into this area as an ABR.
-	summaries map[netip.Prefix]summary
+	// summaries: what we originate into this area as an ABR;
+	// summaryViews explains each one (`farectl ospf summaries`).
+	summaries    map[netip.Prefix]summary
+	summaryViews []SummaryView
 }
 
 type prefixAdv struct {

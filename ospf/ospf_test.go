@@ -273,6 +273,25 @@ func TestABR(t *testing.T) {
 	poll(t, 10*time.Second, "r3 sees r1's loopback via r2", find(r3, "0.0.0.0", "10.255.0.1/32", "10.255.0.2"))
 	poll(t, 10*time.Second, "r1 sees r3's loopback via r2", find(r1, "0.0.0.1", "10.255.0.3/32", "10.255.0.2"))
 	poll(t, 10*time.Second, "r1 sees r2's backbone loopback", find(r1, "0.0.0.1", "10.255.0.2/32", "10.255.0.2"))
+	// The ABR explains it: from area 1, advertiser r1, original 40G,
+	// capacity 10G (the link), result 10G.
+	sv, err := r2.in.Summaries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range sv {
+		if s.Prefix == "10.10.1.0/24" {
+			orig := float32(-1)
+			if s.OrigPathBW != nil {
+				orig = *s.OrigPathBW
+			}
+			got = append(got, fmt.Sprintf("%s<-%s %v %g %g %g", s.Area, s.FromArea, s.Advertisers, orig, s.Capacity, s.PathBW))
+		}
+	}
+	if want := "[0.0.0.0<-0.0.0.1 [10.255.0.1] 5e+09 1.25e+09 1.25e+09]"; fmt.Sprint(got) != want {
+		t.Errorf("summaries of 10.10.1.0/24: %v, want %s", got, want)
+	}
 	// The ABR sets the B bit.
 	v, _ := r3.in.Database(context.Background(), DatabaseQuery{Type: "router", Detail: true})
 	for _, e := range v {

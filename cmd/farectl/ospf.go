@@ -13,7 +13,7 @@ import (
 )
 
 // addOSPFCommands adds `farectl ospf neighbors | interfaces | database
-// [TYPE] [--area A] [--detail] | lsdb | bandwidth IFACE BW`.
+// [TYPE] [--area A] [--detail] | lsdb | summaries | bandwidth IFACE BW`.
 func addOSPFCommands(root *cobra.Command, g *globals) {
 	oc := &cobra.Command{Use: "ospf", Short: "OSPF state"}
 	oc.AddCommand(&cobra.Command{
@@ -134,6 +134,27 @@ func addOSPFCommands(root *cobra.Command, g *globals) {
 				tw.Flush()
 			}
 			return nil
+		},
+	})
+	oc.AddCommand(&cobra.Command{
+		Use: "summaries", Aliases: []string{"summary"}, Args: cobra.NoArgs,
+		Short: "The Summary LSAs this ABR originates, with their Path Bandwidth re-advertisement (draft-xu-lsr-fare §4.2)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var v []ospf.SummaryView
+			b, err := g.get(cmd.Context(), "/ospf/summaries", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			tw := g.table("Into area\tPrefix\tMetric\tFrom area\tAdvertisers\tOriginal PB\tCapacity\tPath bandwidth")
+			for _, s := range v {
+				orig := "-"
+				if s.OrigPathBW != nil {
+					orig = formatBytesPerSec(float64(*s.OrigPathBW))
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Area, s.Prefix, s.Metric, s.FromArea, strings.Join(s.Advertisers, ","),
+					orig, formatBytesPerSec(float64(s.Capacity)), formatBytesPerSec(float64(s.PathBW)))
+			}
+			return tw.Flush()
 		},
 	})
 	oc.AddCommand(&cobra.Command{

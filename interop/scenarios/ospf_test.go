@@ -21,8 +21,11 @@ nodes:
   f1: {kind: fared, prefixes: [{prefix: 10.10.1.0/24, path-bandwidth: 40G}]}
   r1: {kind: frr}
 links:
-  - {a: f1, b: r1, bandwidth: 100G}
+  - {a: r1, b: f1, bandwidth: 100G}
 `
+	// r1 is side A so that f1's interface address is 10.254.0.1: FRR
+	// 8.4.4's TED drops every edge whose local address ends in .0
+	// (docs/ospf.md), and f1's edge is what we check there.
 	start := time.Now()
 	l := startLab(t, topo)
 	ctx := ctxT(t)
@@ -50,12 +53,41 @@ links:
 			if err != nil {
 				return err
 			}
-			if len(hops) != 1 || hops[0] != l.Links[0].AddrA.Addr().String() {
+			if len(hops) != 1 || hops[0] != l.Links[0].AddrB.Addr().String() {
 				return fmt.Errorf("installed next hops %v", hops)
 			}
 			return nil
 		})
 	}
+	// FRR's link-state TED (built from our Router LSA and our TE link
+	// LSA) holds our edge with our Maximum Bandwidth.
+	poll(t, ctx, 20*time.Second, "FRR's TED shows our maximum bandwidth", func() error {
+		var v struct {
+			TED struct {
+				Edges []struct {
+					AdvRouter string `json:"advertised-router"`
+					Attr      struct {
+						Local  string  `json:"local-address"`
+						Remote string  `json:"remote-address"`
+						MaxBW  float64 `json:"max-link-bandwidth"`
+					} `json:"edge-attributes"`
+				} `json:"edges"`
+			} `json:"ted"`
+		}
+		if err := l.VtyshJSON(ctx, "r1", "show ip ospf mpls-te database json", &v); err != nil {
+			return err
+		}
+		for _, e := range v.TED.Edges {
+			if e.AdvRouter != rid(l, "f1") {
+				continue
+			}
+			if e.Attr.Local != l.Links[0].AddrB.Addr().String() || e.Attr.Remote != l.Links[0].AddrA.Addr().String() || e.Attr.MaxBW != float64(float32(1.25e10)) {
+				return fmt.Errorf("our edge in FRR's TED: %+v", e)
+			}
+			return nil
+		}
+		return fmt.Errorf("no edge advertised by %s in FRR's TED: %+v", rid(l, "f1"), v.TED.Edges)
+	})
 	poll(t, ctx, 20*time.Second, "fared sees FRR's link bandwidth and loopback", func() error {
 		g, err := faredOSPFGraph(ctx, l, "f1", "0.0.0.0")
 		if err != nil {
