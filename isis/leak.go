@@ -2,7 +2,6 @@ package isis
 
 import (
 	"context"
-	"math"
 	"net/netip"
 	"slices"
 	"sort"
@@ -101,16 +100,11 @@ func leakEqual(a, b leak) bool {
 }
 
 // computeLeaks is the pure part: the prefixes of graph g (level from) to
-// advertise into the other level, with their re-advertised Path Bandwidth:
-//
-//	PB' = min(PB, Σ_N min(bw(R,N), cap(N→D)))             (one advertiser D)
-//	PB' = min(Σ_D PB_D, Σ_D cap(R→D), Σ_N bw(R,N))        (anycast: D1, D2, ...)
-//
-// For L1→L2 the first is draft §4.2's "min(bandwidth toward the
-// originating router, original path bandwidth)"; for L2→L1 it is "min(
-// original path bandwidth, total bandwidth of all paths toward the
-// advertising router)". Anycast sums the advertisers but never exceeds
-// Self's own links toward them.
+// advertise into the other level, with their re-advertised Path Bandwidth
+// (fare.Readvertiser.Route). For L1→L2 that is draft §4.2's "min(bandwidth
+// toward the originating router, original path bandwidth)"; for L2→L1
+// "min(original path bandwidth, total bandwidth of all paths toward the
+// advertising router)".
 func (in *Instance) computeLeaks(g *lsdb.Graph, from int) []leak {
 	r := spf.Run(g)
 	re := fare.NewReadvertiser(r)
@@ -126,39 +120,11 @@ func (in *Instance) computeLeaks(g *lsdb.Graph, from int) []leak {
 			continue
 		}
 		lk := leak{Prefix: rt.Prefix, Into: 3 - from, Metric: uint32(rt.Metric), Down: from == 2 || rt.Down}
-		var pbSum, capSum float64
-		allPB := true
 		for _, src := range rt.Sources {
-			p := g.Prefixes[src.Prefix]
 			lk.Advertisers = append(lk.Advertisers, nodeName(g, src.Node))
-			if p.HasPathBW {
-				pbSum += clampBW(p.PathBW)
-			} else {
-				allPB = false
-			}
-			// cap(Self→D) alone: Readvertise without a Path Bandwidth.
-			capSum += float64(re.PathBW(0, false, src.Node))
 		}
-		pb := capSum
-		if allPB {
-			lk.OrigPathBW, lk.HasOrigPB = float32(min(pbSum, math.MaxFloat32)), true
-			pb = min(pb, pbSum)
-		}
-		if len(rt.Sources) > 1 {
-			var egress float64
-			for _, nb := range rt.FirstHops {
-				for _, li := range r.SelfLinks(nb) {
-					if l := g.Links[li]; l.HasBW {
-						egress += clampBW(l.MaxBW)
-					} else {
-						egress = math.Inf(1)
-					}
-				}
-			}
-			pb = min(pb, egress)
-		}
-		lk.Capacity = capSum
-		lk.PathBW = float32(min(pb, math.MaxFloat32))
+		ra := re.Route(rt)
+		lk.PathBW, lk.OrigPathBW, lk.HasOrigPB, lk.Capacity = ra.PathBW, ra.OrigPathBW, ra.HasOrigPB, ra.Capacity
 		out = append(out, lk)
 	}
 	sort.Slice(out, func(i, j int) bool { return prefixBefore(out[i].Prefix, out[j].Prefix) })
@@ -172,16 +138,6 @@ func (in *Instance) leakL2ToL1(p netip.Prefix) bool {
 		}
 	}
 	return false
-}
-
-// clampBW reads a wire bandwidth for sums: non-finite or negative values
-// count as 0 (fare's rules count them as anomalies).
-func clampBW(f float32) float64 {
-	x := float64(f)
-	if math.IsNaN(x) || x < 0 {
-		return 0
-	}
-	return min(x, math.MaxFloat32)
 }
 
 func nodeName(g *lsdb.Graph, n int32) string {

@@ -123,19 +123,18 @@ func (in *Instance) areaRoutes(a *area) map[netip.Prefix]abrRoute {
 				continue
 			}
 			ar := abrRoute{metric: uint32(min(rt.Metric, lsInfinity-1)), intra: true}
-			for i, s := range rt.Sources {
+			for _, s := range rt.Sources {
 				id := g.Nodes[s.Node].ID
 				if a.interArea[prefixAdv{rt.Prefix, id}] {
 					ar.intra = false
 				}
 				ar.advertisers = append(ar.advertisers, id)
-				gp := &g.Prefixes[s.Prefix]
-				if pb := rv.PathBW(gp.PathBW, gp.HasPathBW, s.Node); i == 0 || pb > ar.pb {
-					ar.pb = pb
-					ar.origPB, ar.hasOrigPB = gp.PathBW, gp.HasPathBW
-					ar.capacity = rv.PathBW(0, false, s.Node)
-				}
 			}
+			// The same re-advertisement rule as IS-IS levels (anycast
+			// included).
+			ra := rv.Route(rt)
+			ar.pb, ar.origPB, ar.hasOrigPB = ra.PathBW, ra.OrigPathBW, ra.HasOrigPB
+			ar.capacity = float32(min(ra.Capacity, MaxPathBandwidth))
 			sort.Strings(ar.advertisers)
 			out[rt.Prefix] = ar
 		}
