@@ -8,13 +8,12 @@ import (
 	"net/netip"
 	"os"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/isis/packet"
 )
 
@@ -93,27 +92,7 @@ func (c *circuit) holdTime() time.Duration {
 }
 
 // KernelInterface reads an interface from the kernel.
-func KernelInterface(name string) (*IfaceInfo, error) {
-	ifi, err := net.InterfaceByName(name)
-	if err != nil {
-		return nil, err
-	}
-	info := &IfaceInfo{Iface: *ifi, Running: ifi.Flags&net.FlagUp != 0 && ifi.Flags&net.FlagRunning != 0}
-	addrs, _ := ifi.Addrs()
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok {
-			ip, _ := netip.AddrFromSlice(ipn.IP)
-			ones, _ := ipn.Mask.Size()
-			info.Addrs = append(info.Addrs, netip.PrefixFrom(ip.Unmap(), ones))
-		}
-	}
-	if b, err := os.ReadFile("/sys/class/net/" + name + "/speed"); err == nil {
-		if mbps, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil && mbps > 0 {
-			info.SpeedBps = mbps * 1e6
-		}
-	}
-	return info, nil
-}
+var KernelInterface = netif.Lookup
 
 // refresh polls the interface: existence, oper state, addresses, speed. The
 // netlink monitor of the fib package will replace the polling; until then a

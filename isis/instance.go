@@ -13,12 +13,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/isis/packet"
 	"github.com/fared/fared/lsdb"
 )
@@ -48,13 +48,7 @@ type Options struct {
 }
 
 // IfaceInfo is what a circuit needs to know about its interface.
-type IfaceInfo struct {
-	Iface   net.Interface
-	Running bool
-	Addrs   []netip.Prefix
-	// SpeedBps is the link speed in bits/s, 0 when the kernel does not know.
-	SpeedBps float64
-}
+type IfaceInfo = netif.Info
 
 // Instance is one IS-IS routing instance.
 type Instance struct {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/lsdb"
 )
 
@@ -76,14 +77,8 @@ type Options struct {
 	Now     func() time.Time
 }
 
-// IfaceInfo is what an OSPF interface needs to know about its link.
-type IfaceInfo struct {
-	Iface   net.Interface
-	Running bool
-	Addrs   []netip.Prefix
-	// SpeedBps is the link speed in bits/s, 0 when the kernel does not know.
-	SpeedBps float64
-}
+// IfaceInfo is what an interface needs to know about its link.
+type IfaceInfo = netif.Info
 
 // Instance is one OSPFv2 routing instance.
 type Instance struct {

@@ -6,12 +6,12 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fared/fared/internal/netif"
 )
 
 // Port is one interface's packet I/O: raw IP protocol 89 on real
@@ -188,26 +188,6 @@ func (p *rawPort) Recv(buf []byte) (src, dst netip.Addr, pkt []byte, err error) 
 func (p *rawPort) Close() error { return p.f.Close() }
 
 // KernelInterface reads an interface from the kernel.
-func KernelInterface(name string) (*IfaceInfo, error) {
-	ifi, err := net.InterfaceByName(name)
-	if err != nil {
-		return nil, err
-	}
-	info := &IfaceInfo{Iface: *ifi, Running: ifi.Flags&net.FlagUp != 0 && (ifi.Flags&net.FlagRunning != 0 || ifi.Flags&net.FlagLoopback != 0)}
-	addrs, _ := ifi.Addrs()
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok {
-			ip, _ := netip.AddrFromSlice(ipn.IP)
-			ones, _ := ipn.Mask.Size()
-			info.Addrs = append(info.Addrs, netip.PrefixFrom(ip.Unmap(), ones))
-		}
-	}
-	if b, err := os.ReadFile("/sys/class/net/" + name + "/speed"); err == nil {
-		if mbps, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil && mbps > 0 {
-			info.SpeedBps = mbps * 1e6
-		}
-	}
-	return info, nil
-}
+var KernelInterface = netif.Lookup
 
 var _ = syscall.EAGAIN

@@ -1,0 +1,46 @@
+// Package netif reads what a routing protocol needs to know about an
+// interface from the kernel: index, MAC, MTU, oper state, addresses and
+// link speed.
+package netif
+
+import (
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Info is one interface as the protocols see it.
+type Info struct {
+	Iface   net.Interface
+	Running bool // admin up and carrier (loopbacks: admin up)
+	Addrs   []netip.Prefix
+	// SpeedBps is the link speed in bits/s, 0 when the kernel does not know.
+	SpeedBps float64
+}
+
+// Lookup reads an interface from the kernel.
+func Lookup(name string) (*Info, error) {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return nil, err
+	}
+	up := ifi.Flags&net.FlagUp != 0
+	info := &Info{Iface: *ifi, Running: up && (ifi.Flags&net.FlagRunning != 0 || ifi.Flags&net.FlagLoopback != 0)}
+	addrs, _ := ifi.Addrs()
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok {
+			ip, _ := netip.AddrFromSlice(ipn.IP)
+			ones, _ := ipn.Mask.Size()
+			info.Addrs = append(info.Addrs, netip.PrefixFrom(ip.Unmap(), ones))
+		}
+	}
+	// /sys/class/net/IF/speed is in Mb/s; -1 or an error means unknown.
+	if b, err := os.ReadFile("/sys/class/net/" + name + "/speed"); err == nil {
+		if mbps, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil && mbps > 0 {
+			info.SpeedBps = mbps * 1e6
+		}
+	}
+	return info, nil
+}
