@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -190,4 +189,3 @@ func (p *rawPort) Close() error { return p.f.Close() }
 // KernelInterface reads an interface from the kernel.
 var KernelInterface = netif.Lookup
 
-var _ = syscall.EAGAIN
