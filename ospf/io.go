@@ -188,4 +188,3 @@ func (p *rawPort) Close() error { return p.f.Close() }
 
 // KernelInterface reads an interface from the kernel.
 var KernelInterface = netif.Lookup
-
