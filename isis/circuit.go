@@ -227,7 +227,7 @@ func (c *circuit) reader(p Port) {
 		}
 		cp := make([]byte, len(pdu))
 		copy(cp, pdu)
-		c.in.events <- rxEvent{c: c, src: src, pdu: cp}
+		c.in.lp.Post(rxEvent{c: c, src: src, pdu: cp})
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/isis/packet"
 	"github.com/fared/fared/lsdb"
@@ -60,8 +61,7 @@ type Instance struct {
 	areas  [][]byte
 	pbCode uint8
 
-	events  chan event
-	queries chan func()
+	lp *loop.Loop // events, queries, ticker: the instance goroutine
 
 	circuits []*circuit
 	levels   [2]*level // [0] L1, [1] L2; nil when the level is off
@@ -88,8 +88,6 @@ type Instance struct {
 	wg       sync.WaitGroup
 }
 
-type event interface{}
-
 type rxEvent struct {
 	c   *circuit
 	src [6]byte
@@ -115,15 +113,14 @@ func New(cfg *config.Config, opt Options) (*Instance, error) {
 		opt.Now = time.Now
 	}
 	in := &Instance{
-		cfg:     cfg,
-		icfg:    cfg.ISIS,
-		log:     opt.Logger.With("proto", "isis"),
-		opt:     opt,
-		sysID:   packet.SystemID(cfg.SystemID),
-		areas:   cfg.ISIS.Areas,
-		pbCode:  cfg.ISIS.PathBandwidthSubTLV,
-		events:  make(chan event, 1024),
-		queries: make(chan func()),
+		cfg:    cfg,
+		icfg:   cfg.ISIS,
+		log:    opt.Logger.With("proto", "isis"),
+		opt:    opt,
+		sysID:  packet.SystemID(cfg.SystemID),
+		areas:  cfg.ISIS.Areas,
+		pbCode: cfg.ISIS.PathBandwidthSubTLV,
+		lp:     loop.New(1024),
 	}
 	for l := 1; l <= 2; l++ {
 		if in.levelEnabled(l) {
@@ -163,52 +160,23 @@ func (in *Instance) Run(ctx context.Context) error {
 	for _, c := range in.circuits {
 		c.refresh(in.start)
 	}
-	t := time.NewTicker(tickInterval)
-	defer t.Stop()
 	defer in.shutdown()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev := <-in.events:
-			in.handle(ev)
-			// Drain what is queued so one origination covers a burst.
-			for n := 0; n < 256; n++ {
-				select {
-				case ev := <-in.events:
-					in.handle(ev)
-					continue
-				default:
-				}
-				break
-			}
-		case q := <-in.queries:
-			q()
-			continue
-		case <-t.C:
-			in.tick(in.opt.Now())
-		}
-		in.settle(in.opt.Now())
-	}
+	in.lp.Run(ctx, tickInterval, in.opt.Now, handler{in})
+	return nil
 }
+
+// handler adapts the instance to loop.Handler without exporting its
+// event methods.
+type handler struct{ in *Instance }
+
+func (h handler) Handle(ev any)        { h.in.handle(ev) }
+func (h handler) Tick(now time.Time)   { h.in.tick(now) }
+func (h handler) Settle(now time.Time) { h.in.settle(now) }
 
 // Query runs f inside the instance goroutine; f must copy what it returns.
-func (in *Instance) Query(ctx context.Context, f func()) error {
-	done := make(chan struct{})
-	select {
-	case in.queries <- func() { f(); close(done) }:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (in *Instance) Query(ctx context.Context, f func()) error { return in.lp.Query(ctx, f) }
 
-func (in *Instance) handle(ev event) {
+func (in *Instance) handle(ev any) {
 	switch e := ev.(type) {
 	case rxEvent:
 		in.receive(e.c, e.src, e.pdu)

@@ -6,28 +6,26 @@ import (
 	"slices"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/loop"
 )
 
 type notifyEvent struct{ name string }
 
 type reconfigEvent struct {
 	cfg  *config.Config
-	done chan []string
+	done chan<- []string
 }
 
 type bandwidthEvent struct {
 	iface string
 	bw    config.Bandwidth
-	done  chan error
+	done  chan<- error
 }
 
 // Notify tells the instance that an interface changed (from the netlink
 // monitor), so it re-reads it now instead of at the next poll.
 func (in *Instance) Notify(name string) {
-	select {
-	case in.events <- notifyEvent{name}:
-	default: // the poll catches up
-	}
+	in.lp.TryPost(notifyEvent{name}) // if the queue is full, the poll catches up
 }
 
 // Reconfigure applies a new configuration to the running instance. What
@@ -36,34 +34,16 @@ func (in *Instance) Notify(name string) {
 // cannot (system id, areas, level, the set of interfaces) is returned as
 // warnings and left as it was.
 func (in *Instance) Reconfigure(ctx context.Context, cfg *config.Config) ([]string, error) {
-	ev := reconfigEvent{cfg: cfg, done: make(chan []string, 1)}
-	select {
-	case in.events <- ev:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	select {
-	case w := <-ev.done:
-		return w, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return loop.Ask(ctx, in.lp, func(r chan<- []string) any { return reconfigEvent{cfg: cfg, done: r} })
 }
 
 // SetBandwidth overrides an interface's bandwidth at run time (bits/s).
 func (in *Instance) SetBandwidth(ctx context.Context, iface string, bw config.Bandwidth) error {
-	ev := bandwidthEvent{iface: iface, bw: bw, done: make(chan error, 1)}
-	select {
-	case in.events <- ev:
-	case <-ctx.Done():
-		return ctx.Err()
+	err, aerr := loop.Ask(ctx, in.lp, func(r chan<- error) any { return bandwidthEvent{iface: iface, bw: bw, done: r} })
+	if aerr != nil {
+		return aerr
 	}
-	select {
-	case err := <-ev.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return err
 }
 
 func (in *Instance) circuit(name string) *circuit {

@@ -218,7 +218,7 @@ func (ifc *iface) reader(p Port) {
 		}
 		cp := make([]byte, len(pkt))
 		copy(cp, pkt)
-		ifc.in.events <- rxEvent{ifc: ifc, src: src, dst: dst, pkt: cp}
+		ifc.in.lp.Post(rxEvent{ifc: ifc, src: src, dst: dst, pkt: cp})
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/lsdb"
 )
@@ -89,8 +90,7 @@ type Instance struct {
 	rid    netip.Addr
 	pbCode uint16
 
-	events  chan event
-	queries chan func()
+	lp *loop.Loop // events, queries, ticker: the instance goroutine
 
 	ifaces []*iface
 	areas  []*area // config order of first appearance
@@ -113,8 +113,6 @@ type Instance struct {
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 }
-
-type event interface{}
 
 type rxEvent struct {
 	ifc      *iface
@@ -145,15 +143,14 @@ func New(cfg *config.Config, opt Options) (*Instance, error) {
 		opt.Now = time.Now
 	}
 	in := &Instance{
-		cfg:     cfg,
-		ocfg:    cfg.OSPF,
-		log:     opt.Logger.With("proto", "ospf"),
-		opt:     opt,
-		rid:     rid,
-		pbCode:  cfg.OSPF.PathBandwidthSubTLV,
-		events:  make(chan event, 4096),
-		queries: make(chan func()),
-		pfxIDs:  map[netip.Prefix]uint32{},
+		cfg:    cfg,
+		ocfg:   cfg.OSPF,
+		log:    opt.Logger.With("proto", "ospf"),
+		opt:    opt,
+		rid:    rid,
+		pbCode: cfg.OSPF.PathBandwidthSubTLV,
+		lp:     loop.New(4096),
+		pfxIDs: map[netip.Prefix]uint32{},
 	}
 	in.as = newArea(in, 0, true)
 	for _, a := range cfg.OSPF.Areas() {
@@ -240,51 +237,23 @@ func (in *Instance) Run(ctx context.Context) error {
 	for _, ifc := range in.ifaces {
 		ifc.refresh(in.start)
 	}
-	t := time.NewTicker(tickInterval)
-	defer t.Stop()
 	defer in.shutdown()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev := <-in.events:
-			in.handle(ev)
-			for n := 0; n < 256; n++ {
-				select {
-				case ev := <-in.events:
-					in.handle(ev)
-					continue
-				default:
-				}
-				break
-			}
-		case q := <-in.queries:
-			q()
-			continue
-		case <-t.C:
-			in.tick(in.opt.Now())
-		}
-		in.settle(in.opt.Now())
-	}
+	in.lp.Run(ctx, tickInterval, in.opt.Now, handler{in})
+	return nil
 }
+
+// handler adapts the instance to loop.Handler without exporting its
+// event methods.
+type handler struct{ in *Instance }
+
+func (h handler) Handle(ev any)        { h.in.handle(ev) }
+func (h handler) Tick(now time.Time)   { h.in.tick(now) }
+func (h handler) Settle(now time.Time) { h.in.settle(now) }
 
 // Query runs f inside the instance goroutine; f must copy what it returns.
-func (in *Instance) Query(ctx context.Context, f func()) error {
-	done := make(chan struct{})
-	select {
-	case in.queries <- func() { f(); close(done) }:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (in *Instance) Query(ctx context.Context, f func()) error { return in.lp.Query(ctx, f) }
 
-func (in *Instance) handle(ev event) {
+func (in *Instance) handle(ev any) {
 	switch e := ev.(type) {
 	case rxEvent:
 		in.receive(e.ifc, e.src, e.dst, e.pkt)

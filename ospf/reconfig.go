@@ -5,28 +5,26 @@ import (
 	"fmt"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/loop"
 )
 
 type notifyEvent struct{ name string }
 
 type reconfigEvent struct {
 	cfg  *config.Config
-	done chan []string
+	done chan<- []string
 }
 
 type bandwidthEvent struct {
 	iface string
 	bw    config.Bandwidth
-	done  chan error
+	done  chan<- error
 }
 
 // Notify tells the instance that an interface changed (from the netlink
 // monitor), so it re-reads it now instead of at the next poll.
 func (in *Instance) Notify(name string) {
-	select {
-	case in.events <- notifyEvent{name}:
-	default: // the poll catches up
-	}
+	in.lp.TryPost(notifyEvent{name}) // if the queue is full, the poll catches up
 }
 
 // Reconfigure applies a new configuration to the running instance. What
@@ -35,34 +33,16 @@ func (in *Instance) Notify(name string) {
 // interfaces, interface type, hello/dead intervals, the Path Bandwidth
 // codepoint) is returned as warnings and left as it was.
 func (in *Instance) Reconfigure(ctx context.Context, cfg *config.Config) ([]string, error) {
-	ev := reconfigEvent{cfg: cfg, done: make(chan []string, 1)}
-	select {
-	case in.events <- ev:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	select {
-	case w := <-ev.done:
-		return w, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return loop.Ask(ctx, in.lp, func(r chan<- []string) any { return reconfigEvent{cfg: cfg, done: r} })
 }
 
 // SetBandwidth overrides an interface's bandwidth at run time (bits/s).
 func (in *Instance) SetBandwidth(ctx context.Context, iface string, bw config.Bandwidth) error {
-	ev := bandwidthEvent{iface: iface, bw: bw, done: make(chan error, 1)}
-	select {
-	case in.events <- ev:
-	case <-ctx.Done():
-		return ctx.Err()
+	err, aerr := loop.Ask(ctx, in.lp, func(r chan<- error) any { return bandwidthEvent{iface: iface, bw: bw, done: r} })
+	if aerr != nil {
+		return aerr
 	}
-	select {
-	case err := <-ev.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return err
 }
 
 func (in *Instance) reconfigure(nc *config.Config) []string {

@@ -1,0 +1,107 @@
+// Package loop is the shape both protocol instances share: one goroutine
+// owns all state; socket readers and the API send it events; one ticker
+// drives the timers; readers get copies made inside the goroutine.
+package loop
+
+import (
+	"context"
+	"time"
+)
+
+// Handler is the protocol side of a Loop. All three run on the loop's
+// goroutine.
+type Handler interface {
+	Handle(ev any)        // one event
+	Tick(now time.Time)   // timer duties, every tick
+	Settle(now time.Time) // work events leave pending (after a burst or a tick)
+}
+
+// Loop carries events and queries to its goroutine.
+type Loop struct {
+	events  chan any
+	queries chan func()
+}
+
+// New returns a loop whose event queue holds size events.
+func New(size int) *Loop {
+	return &Loop{events: make(chan any, size), queries: make(chan func())}
+}
+
+// Run is the owning goroutine; it returns when ctx is done.
+func (l *Loop) Run(ctx context.Context, tick time.Duration, now func() time.Time, h Handler) {
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-l.events:
+			h.Handle(ev)
+			// Drain what is queued so one settle covers a burst.
+		drain:
+			for n := 0; n < 256; n++ {
+				select {
+				case ev := <-l.events:
+					h.Handle(ev)
+				default:
+					break drain
+				}
+			}
+		case q := <-l.queries:
+			q()
+			continue
+		case <-t.C:
+			h.Tick(now())
+		}
+		h.Settle(now())
+	}
+}
+
+// Post queues an event; it blocks while the queue is full (readers apply
+// back-pressure rather than lose packets silently).
+func (l *Loop) Post(ev any) { l.events <- ev }
+
+// TryPost queues an event unless the queue is full; a hint that can be
+// lost (the poll catches up) uses it.
+func (l *Loop) TryPost(ev any) bool {
+	select {
+	case l.events <- ev:
+		return true
+	default:
+		return false
+	}
+}
+
+// Query runs f inside the loop goroutine; f must copy what it returns.
+func (l *Loop) Query(ctx context.Context, f func()) error {
+	done := make(chan struct{})
+	select {
+	case l.queries <- func() { f(); close(done) }:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Ask posts the event mk builds around a reply channel and waits for the
+// reply (Reconfigure, SetBandwidth and the like).
+func Ask[T any](ctx context.Context, l *Loop, mk func(reply chan<- T) any) (T, error) {
+	reply := make(chan T, 1)
+	var zero T
+	select {
+	case l.events <- mk(reply):
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+	select {
+	case v := <-reply:
+		return v, nil
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
