@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -126,7 +127,7 @@ func (c *circuit) refresh(now time.Time) {
 	} else if info.SpeedBps > 0 {
 		bw = float32(info.SpeedBps / 8)
 	}
-	changed := !equalPrefixes(a4, c.addrs4) || !equalPrefixes(a6, c.addrs6) || bw != c.bw
+	changed := !slices.Equal(a4, c.addrs4) || !slices.Equal(a6, c.addrs6) || bw != c.bw
 	c.addrs4, c.addrs6, c.bw = a4, a6, bw
 	c.ifi = info.Iface
 	copy(c.mac[:], info.Iface.HardwareAddr)
@@ -145,18 +146,6 @@ func (c *circuit) refresh(now time.Time) {
 	if changed {
 		c.in.scheduleAll()
 	}
-}
-
-func equalPrefixes(a, b []netip.Prefix) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (c *circuit) setUp(now time.Time) error {

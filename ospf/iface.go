@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -105,7 +106,7 @@ func (ifc *iface) refresh(now time.Time) {
 	} else if info.SpeedBps > 0 {
 		bw = float32(info.SpeedBps / 8)
 	}
-	changed := !equalPrefixes(a4, ifc.addrs) || bw != ifc.bw
+	changed := !slices.Equal(a4, ifc.addrs) || bw != ifc.bw
 	ifc.ifi = info.Iface
 	ifc.mtu = info.Iface.MTU
 	if changed && ifc.running && len(a4) > 0 && a4[0] != ifc.addr {
@@ -135,18 +136,6 @@ func (ifc *iface) refresh(now time.Time) {
 		ifc.in.scheduleAll()
 		ifc.area.graphDirty = true
 	}
-}
-
-func equalPrefixes(a, b []netip.Prefix) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // setUp is the InterfaceUp event (RFC 2328 §9.3).
