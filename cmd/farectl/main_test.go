@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFormatBytesPerSec(t *testing.T) {
+	for in, want := range map[float64]string{1.25e10: "100G", 5e9: "40G", 3.125e9: "25G", 1.25e8: "1G", 125e3: "1M", 3.4028235e38: "max"} {
+		if got := formatBytesPerSec(in); got != want {
+			t.Errorf("%g: %q, want %q", in, got, want)
+		}
+	}
+}
+
+// serve answers every request with body on a unix socket, like fared.
+func serve(t *testing.T, code int, body string) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "f.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(code)
+		w.Write([]byte(body))
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return sock
+}
+
+func run(t *testing.T, args ...string) (string, error) {
+	var out bytes.Buffer
+	root := newRoot(&out)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+// -j prints fared's JSON unchanged; the table is rendered from it.
+func TestNeighborsJSONAndTable(t *testing.T) {
+	body := `[{"system_id":"0000.0000.0002","hostname":"r1","interface":"e0","level":"L2","state":"Up","type":"p2p","snpa":"aa:bb:cc:dd:ee:ff","hold_time":3,"expires_in":2.5,"areas":["49.0001"],"ipv4":["10.0.0.1"],"flaps":0}]`
+	sock := serve(t, 200, body)
+	out, err := run(t, "-s", sock, "-j", "isis", "neighbors")
+	if err != nil || out != body {
+		t.Fatalf("-j: %q, %v", out, err)
+	}
+	out, err = run(t, "-s", sock, "isis", "neighbors")
+	if err != nil || !strings.Contains(out, "0000.0000.0002  r1") || !strings.Contains(out, "10.0.0.1") {
+		t.Fatalf("table: %q, %v", out, err)
+	}
+}
+
+// An API error reaches the user with fared's reason and a failure.
+func TestAPIErrorIsReported(t *testing.T) {
+	sock := serve(t, 404, `{"error":"no route for 10.9.9.0/24"}`)
+	_, err := run(t, "-s", sock, "fare", "10.9.9.0/24")
+	if err == nil || !strings.Contains(err.Error(), "no route for 10.9.9.0/24") || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("err %v", err)
+	}
+}
