@@ -163,6 +163,10 @@ func RenderOSPFd(n *Node, d Defaults) string {
 	}
 	fmt.Fprintf(&b, "router ospf\n ospf router-id %s\n log-adjacency-changes\n", n.Loopback)
 	b.WriteString(" timers throttle spf 0 50 1000\n")
+	// ospfd waits its minimum LSA interval (5 s) after the first Full
+	// adjacency before originating area-scope opaque LSAs (its TE LSA);
+	// a lab does not need that wait.
+	b.WriteString(" timers throttle lsa all 0\n")
 	b.WriteString(" capability opaque\n")
 	if !n.NoTE {
 		fmt.Fprintf(&b, " mpls-te on\n mpls-te router-address %s\n", n.Loopback)
