@@ -68,6 +68,16 @@ type fabric struct {
 	t   *testing.T
 	ctx context.Context
 	l   *interop.Lab
+	// proto is the kernel protocol of fared's routes: isis (the zero
+	// value), or ospf for OSPF-only labs.
+	proto uint8
+}
+
+func (f *fabric) protocol() uint8 {
+	if f.proto == 0 {
+		return unix.RTPROT_ISIS
+	}
+	return f.proto
 }
 
 func (f *fabric) ns(node string) netns.NsHandle {
@@ -107,7 +117,7 @@ func (f *fabric) labels(node string) map[netip.Addr]string {
 // kernelRoute reads node's route for prefix back from the kernel over
 // netlink and returns its members (one for a plain nexthop).
 func (f *fabric) kernelRoute(ns netns.NsHandle, node, prefix string) ([]member, error) {
-	routes, nhs, err := fib.Dump(ns, unix.RTPROT_ISIS)
+	routes, nhs, err := fib.Dump(ns, f.protocol())
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +146,7 @@ func (f *fabric) kernelRoute(ns netns.NsHandle, node, prefix string) ([]member, 
 		sort.Slice(ms, func(i, j int) bool { return ms[i].label < ms[j].label })
 		return ms, nil
 	}
-	return nil, fmt.Errorf("%s: no isis route for %s in the kernel", node, prefix)
+	return nil, fmt.Errorf("%s: no route of protocol %d for %s in the kernel", node, f.protocol(), prefix)
 }
 
 // shares turns member weights into shares by label.

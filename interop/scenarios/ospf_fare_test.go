@@ -3,16 +3,13 @@ package scenarios
 import (
 	"fmt"
 	"math"
-	"net/netip"
-	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/fared/fared/fib"
 	"github.com/fared/fared/ospf"
 )
 
@@ -21,84 +18,7 @@ import (
 // FRR), unequal bandwidths and one parallel pair l2–s2. FRR spines
 // advertise their Maximum Bandwidth in TE LSAs; fared leaves advertise
 // theirs and the Path Bandwidth of their prefixes in Extended Prefix LSAs.
-const ospfClos3 = `name: oclos
-protocol: ospf
-defaults: {hello-interval: 1s}
-nodes:
-  s1: {kind: fared}
-  s2: {kind: fared}
-  s3: {kind: frr}
-  s4: {kind: frr}
-  l1: {kind: fared, prefixes: [10.10.1.0/24]}
-  l2: {kind: fared, prefixes: [10.10.2.0/24]}
-  l3: {kind: fared, prefixes: [{prefix: 10.10.3.0/24, path-bandwidth: 20G}]}
-  l4: {kind: frr}
-links:
-  - {a: l1, b: s1, bandwidth: 100G}
-  - {a: l1, b: s2, bandwidth: 100G}
-  - {a: l1, b: s3, bandwidth: 100G}
-  - {a: l1, b: s4, bandwidth: 10G}
-  - {a: l2, b: s1, bandwidth: 40G}
-  - {a: l2, b: s2, bandwidth: 25G}
-  - {a: l2, b: s2, bandwidth: 25G}
-  - {a: l2, b: s3, bandwidth: 100G}
-  - {a: l2, b: s4, bandwidth: 100G}
-  - {a: l3, b: s1, bandwidth: 100G}
-  - {a: l3, b: s2, bandwidth: 100G}
-  - {a: l3, b: s3, bandwidth: 40G}
-  - {a: l3, b: s4, bandwidth: 100G}
-  - {a: l4, b: s1, bandwidth: 100G}
-  - {a: l4, b: s2, bandwidth: 100G}
-  - {a: l4, b: s3, bandwidth: 100G}
-  - {a: l4, b: s4, bandwidth: 100G}
-`
-
-// ospfRoute reads node's OSPF route (RTPROT_OSPF: fared's FIB protocol
-// when it runs OSPF) for prefix back from the kernel, like
-// fabric.kernelRoute does for IS-IS.
-func (f *fabric) ospfRoute(ns netns.NsHandle, node, prefix string) ([]member, error) {
-	routes, nhs, err := fib.Dump(ns, unix.RTPROT_OSPF)
-	if err != nil {
-		return nil, err
-	}
-	byID := map[uint32]fib.KernelNexthop{}
-	for _, n := range nhs {
-		byID[n.ID] = n
-	}
-	lbl := f.labels(node)
-	p := netip.MustParsePrefix(prefix)
-	for _, r := range routes {
-		if r.Prefix != p {
-			continue
-		}
-		top, ok := byID[r.NhID]
-		if !ok {
-			return nil, fmt.Errorf("%s: route %s points to unknown nexthop %d", node, prefix, r.NhID)
-		}
-		if len(top.Group) == 0 {
-			return []member{{gw: top.Gateway, label: lbl[top.Gateway], weight: 1}}, nil
-		}
-		var ms []member
-		for _, g := range top.Group {
-			n := byID[g.ID]
-			ms = append(ms, member{gw: n.Gateway, label: lbl[n.Gateway], weight: g.Weight})
-		}
-		sort.Slice(ms, func(i, j int) bool { return ms[i].label < ms[j].label })
-		return ms, nil
-	}
-	return nil, fmt.Errorf("%s: no ospf route for %s in the kernel", node, prefix)
-}
-
-func (f *fabric) waitOSPFRoute(ns netns.NsHandle, node, prefix string, want map[string]float64, d time.Duration) {
-	f.t.Helper()
-	poll(f.t, f.ctx, d, fmt.Sprintf("%s: kernel weights for %s", node, prefix), func() error {
-		ms, err := f.ospfRoute(ns, node, prefix)
-		if err != nil {
-			return err
-		}
-		return expect(ms, want)
-	})
-}
+var ospfClos3 = strings.Replace(clos3, "name: clos\n", "name: oclos\nprotocol: ospf\n", 1)
 
 // TestOSPFFARE3Stage: draft §4.1 over OSPFv2 with FRR spines: a fared
 // leaf's kernel weights, read back over netlink, equal min(up, down, PB)
@@ -107,7 +27,7 @@ func (f *fabric) waitOSPFRoute(ns netns.NsHandle, node, prefix string, want map[
 func TestOSPFFARE3Stage(t *testing.T) {
 	start := time.Now()
 	l := startLab(t, ospfClos3)
-	f := &fabric{t: t, ctx: ctxT(t), l: l}
+	f := &fabric{t: t, ctx: ctxT(t), l: l, proto: unix.RTPROT_OSPF}
 	l1 := f.ns("l1")
 	l2 := f.ns("l2")
 
@@ -116,26 +36,26 @@ func TestOSPFFARE3Stage(t *testing.T) {
 	//   s1 min(100,40)=40  s2 min(100,50)=50  s3 min(100,100)=100  s4 min(10,100)=10
 	// (s3 and s4 are FRR: their downlinks' 100G come from FRR's TE LSAs.)
 	l2Want := map[string]float64{"s1": 40, "s2": 50, "s3": 100, "s4": 10}
-	f.waitOSPFRoute(l1, "l1", "10.10.2.0/24", l2Want, 60*time.Second)
+	f.waitRoute(l1, "l1", "10.10.2.0/24", l2Want, 60*time.Second)
 	t.Logf("FIGURE ospf clos: weighted group for 10.10.2.0/24 in l1's kernel %v after lab start", time.Since(start).Round(time.Millisecond))
 
 	t.Run("path bandwidth caps the weights", func(t *testing.T) {
 		// l3 advertises 10.10.3.0/24 with Path Bandwidth 20G:
 		//   s1 min(100,100,20)=20  s2 min(100,100,20)=20  s3 min(100,40,20)=20  s4 min(10,100,20)=10
-		f.waitOSPFRoute(l1, "l1", "10.10.3.0/24", map[string]float64{"s1": 20, "s2": 20, "s3": 20, "s4": 10}, 20*time.Second)
+		f.waitRoute(l1, "l1", "10.10.3.0/24", map[string]float64{"s1": 20, "s2": 20, "s3": 20, "s4": 10}, 20*time.Second)
 		// l3's loopback has no Path Bandwidth: the s3 downlink (40G) shows.
 		//   s1 min(100,100)=100  s2 100  s3 min(100,40)=40  s4 min(10,100)=10
-		f.waitOSPFRoute(l1, "l1", l.Node("l3").Loopback.String()+"/32", map[string]float64{"s1": 100, "s2": 100, "s3": 40, "s4": 10}, 20*time.Second)
+		f.waitRoute(l1, "l1", l.Node("l3").Loopback.String()+"/32", map[string]float64{"s1": 100, "s2": 100, "s3": 40, "s4": 10}, 20*time.Second)
 	})
 	t.Run("parallel links summed per neighbour, split per link", func(t *testing.T) {
 		// At l2 toward l1: s1 min(40,100)=40, s2 min(25+25,100)=50 split
 		// 25/25 over the two links, s3 min(100,100)=100, s4 min(100,10)=10.
-		f.waitOSPFRoute(l2, "l2", "10.10.1.0/24", map[string]float64{"s1": 40, "s2": 25, "s2#2": 25, "s3": 100, "s4": 10}, 20*time.Second)
+		f.waitRoute(l2, "l2", "10.10.1.0/24", map[string]float64{"s1": 40, "s2": 25, "s2#2": 25, "s3": 100, "s4": 10}, 20*time.Second)
 	})
 	t.Run("paths through FRR spines to an FRR leaf", func(t *testing.T) {
 		// l4 (FRR) sends no Path Bandwidth; every downlink to l4 is 100G:
 		//   s1 min(100,100)  s2 min(100,100)  s3 min(100,100)  s4 min(10,100)
-		f.waitOSPFRoute(l1, "l1", l.Node("l4").Loopback.String()+"/32", map[string]float64{"s1": 100, "s2": 100, "s3": 100, "s4": 10}, 20*time.Second)
+		f.waitRoute(l1, "l1", l.Node("l4").Loopback.String()+"/32", map[string]float64{"s1": 100, "s2": 100, "s3": 100, "s4": 10}, 20*time.Second)
 	})
 	t.Run("FRR leaf gets four equal-cost routes", func(t *testing.T) {
 		poll(t, f.ctx, 20*time.Second, "l4: 4 next hops to 10.10.1.0/24", func() error {
@@ -154,7 +74,7 @@ func TestOSPFFARE3Stage(t *testing.T) {
 		// link changes, so l1's weights toward l2 become 40/50/100/20.
 		t0 := time.Now()
 		ospfSetBW(t, f, "l1", "s4", "20G")
-		f.waitOSPFRoute(l1, "l1", "10.10.2.0/24", map[string]float64{"s1": 40, "s2": 50, "s3": 100, "s4": 20}, 20*time.Second)
+		f.waitRoute(l1, "l1", "10.10.2.0/24", map[string]float64{"s1": 40, "s2": 50, "s3": 100, "s4": 20}, 20*time.Second)
 		t.Logf("FIGURE ospf clos: local bandwidth change to new weights in the kernel %v", time.Since(t0).Round(time.Millisecond))
 		// s1–l2 40G → 10G at s1 (a fared spine): the downstream
 		// bandwidth is the one s1 advertises for its link to l2 (l2's own
@@ -162,7 +82,7 @@ func TestOSPFFARE3Stage(t *testing.T) {
 		// LSA: s1 min(100,10)=10.
 		t0 = time.Now()
 		ospfSetBW(t, f, "s1", "l2", "10G")
-		f.waitOSPFRoute(l1, "l1", "10.10.2.0/24", map[string]float64{"s1": 10, "s2": 50, "s3": 100, "s4": 20}, 20*time.Second)
+		f.waitRoute(l1, "l1", "10.10.2.0/24", map[string]float64{"s1": 10, "s2": 50, "s3": 100, "s4": 20}, 20*time.Second)
 		t.Logf("FIGURE ospf clos: remote bandwidth change to new weights in l1's kernel %v", time.Since(t0).Round(time.Millisecond))
 	})
 }
@@ -228,7 +148,7 @@ links:
 func TestOSPFFARE5Stage(t *testing.T) {
 	start := time.Now()
 	l := startLab(t, ospfClos5)
-	f := &fabric{t: t, ctx: ctxT(t), l: l}
+	f := &fabric{t: t, ctx: ctxT(t), l: l, proto: unix.RTPROT_OSPF}
 	cl1 := f.ns("c-l1")
 	const pA = "10.1.1.0/24" // a-l1's prefix, no Path Bandwidth (sent as "max")
 
@@ -241,7 +161,7 @@ func TestOSPFFARE5Stage(t *testing.T) {
 	//        min(40G, min(100,100) + min(100,100) = 200G) = 40G
 	//  c-l1 in pod C: min(uplink, re-advertised PB) per spine:
 	//        c-s1 min(100,100) = 100, c-s2 min(100,40) = 40.
-	f.waitOSPFRoute(cl1, "c-l1", pA, map[string]float64{"c-s1": 100, "c-s2": 40}, 60*time.Second)
+	f.waitRoute(cl1, "c-l1", pA, map[string]float64{"c-s1": 100, "c-s2": 40}, 60*time.Second)
 	t.Logf("FIGURE ospf clos5: far-pod weights in c-l1's kernel %v after lab start", time.Since(start).Round(time.Millisecond))
 	checkSummary(t, f, "a-s1", pA, "0.0.0.0", 100, 100)
 	checkSummary(t, f, "a-s2", pA, "0.0.0.0", 40, 40)
@@ -308,7 +228,7 @@ func TestOSPFFARE5Stage(t *testing.T) {
 		// C; c-l1: c-s1 100, c-s2 min(100,10) = 10.
 		t0 := time.Now()
 		ospfSetBW(t, f, "a-s2", "a-l1", "10G")
-		f.waitOSPFRoute(cl1, "c-l1", pA, map[string]float64{"c-s1": 100, "c-s2": 10}, 20*time.Second)
+		f.waitRoute(cl1, "c-l1", pA, map[string]float64{"c-s1": 100, "c-s2": 10}, 20*time.Second)
 		t.Logf("FIGURE ospf clos5: origin-pod bandwidth change (a-s2) to far-pod weights in c-l1's kernel %v", time.Since(t0).Round(time.Millisecond))
 		checkSummary(t, f, "a-s2", pA, "0.0.0.0", 10, 10)
 		checkSummary(t, f, "c-s2", pA, "0.0.0.3", 10, 200)
@@ -319,7 +239,7 @@ func TestOSPFFARE5Stage(t *testing.T) {
 		// c-l1: c-s1 min(100,60) = 60, c-s2 10.
 		t0 := time.Now()
 		ospfSetBW(t, f, "c-s1", "x2", "20G")
-		f.waitOSPFRoute(cl1, "c-l1", pA, map[string]float64{"c-s1": 60, "c-s2": 10}, 20*time.Second)
+		f.waitRoute(cl1, "c-l1", pA, map[string]float64{"c-s1": 60, "c-s2": 10}, 20*time.Second)
 		t.Logf("FIGURE ospf clos5: far-pod ABR bandwidth change (c-s1) to weights in c-l1's kernel %v", time.Since(t0).Round(time.Millisecond))
 		checkSummary(t, f, "c-s1", pA, "0.0.0.3", 60, 60)
 	})
