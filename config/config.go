@@ -595,18 +595,7 @@ func (p *parser) isis(k, v *yaml.Node) *ISIS {
 				is.LeakL2ToL1 = append(is.LeakL2ToL1, pf.Masked())
 			}
 		},
-		"spf": func(k, v *yaml.Node) {
-			if !p.want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
-				return
-			}
-			p.mapping(v, map[string]field{
-				"initial-delay": p.setDur(&is.SPF.InitialDelay, 0, time.Minute),
-				"short-delay":   p.setDur(&is.SPF.ShortDelay, 0, time.Minute),
-				"long-delay":    p.setDur(&is.SPF.LongDelay, 0, 10*time.Minute),
-				"time-to-learn": p.setDur(&is.SPF.TimeToLearn, 0, 10*time.Minute),
-				"holddown":      p.setDur(&is.SPF.Holddown, 0, 10*time.Minute),
-			})
-		},
+		"spf": p.spf(&is.SPF),
 		"interfaces": p.list(func(v *yaml.Node) {
 			it := p.iface(v)
 			if first, dup := ifLines[it.Name]; dup && it.Name != "" {
@@ -763,4 +752,20 @@ func levelName(l int) string {
 		return "2"
 	}
 	return "1-2"
+}
+
+// spf parses an spf: section (RFC 8405 timers), shared by isis and ospf.
+func (p *parser) spf(t *SPF) field {
+	return func(k, v *yaml.Node) {
+		if !p.want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
+			return
+		}
+		p.mapping(v, map[string]field{
+			"initial-delay": p.setDur(&t.InitialDelay, 0, time.Minute),
+			"short-delay":   p.setDur(&t.ShortDelay, 0, time.Minute),
+			"long-delay":    p.setDur(&t.LongDelay, 0, 10*time.Minute),
+			"time-to-learn": p.setDur(&t.TimeToLearn, 0, 10*time.Minute),
+			"holddown":      p.setDur(&t.Holddown, 0, 10*time.Minute),
+		})
+	}
 }

@@ -160,18 +160,7 @@ func (p *parser) ospf(k, v *yaml.Node) *OSPF {
 		"min-ls-arrival":      p.setDur(&o.MinLSArrival, 0, time.Minute),
 		"retransmit-interval": p.setDur(&o.RetransmitInterval, time.Second, 65535*time.Second),
 		"ecmp-only":           p.boolean(&o.ECMPOnly),
-		"spf": func(k, v *yaml.Node) {
-			if !p.want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
-				return
-			}
-			p.mapping(v, map[string]field{
-				"initial-delay": p.setDur(&o.SPF.InitialDelay, 0, time.Minute),
-				"short-delay":   p.setDur(&o.SPF.ShortDelay, 0, time.Minute),
-				"long-delay":    p.setDur(&o.SPF.LongDelay, 0, 10*time.Minute),
-				"time-to-learn": p.setDur(&o.SPF.TimeToLearn, 0, 10*time.Minute),
-				"holddown":      p.setDur(&o.SPF.Holddown, 0, 10*time.Minute),
-			})
-		},
+		"spf":                 p.spf(&o.SPF),
 		"interfaces": p.list(func(v *yaml.Node) {
 			it := p.ospfIface(v)
 			if first, dup := ifLines[it.Name]; dup && it.Name != "" {
