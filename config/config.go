@@ -418,19 +418,7 @@ func (p *parser) config(data []byte) *Config {
 			}
 			return ""
 		}),
-		"router-id": func(k, v *yaml.Node) {
-			if s, ok := p.text(k, v); ok {
-				a, err := netip.ParseAddr(s)
-				switch {
-				case err != nil || !a.Is4():
-					p.errf(v, "%s: invalid IPv4 address %q", k.Value, s)
-				case a.IsUnspecified():
-					p.errf(v, "%s: must not be 0.0.0.0", k.Value)
-				default:
-					c.RouterID = a
-				}
-			}
-		},
+		"router-id": p.routerID(&c.RouterID),
 		"system-id": func(k, v *yaml.Node) {
 			if s, ok := p.text(k, v); ok {
 				b, err := hex.DecodeString(strings.ReplaceAll(s, ".", ""))
@@ -767,5 +755,22 @@ func (p *parser) spf(t *SPF) field {
 			"time-to-learn": p.setDur(&t.TimeToLearn, 0, 10*time.Minute),
 			"holddown":      p.setDur(&t.Holddown, 0, 10*time.Minute),
 		})
+	}
+}
+
+// routerID parses a router id: an IPv4 address other than 0.0.0.0.
+func (p *parser) routerID(dst *netip.Addr) field {
+	return func(k, v *yaml.Node) {
+		if s, ok := p.text(k, v); ok {
+			a, err := netip.ParseAddr(s)
+			switch {
+			case err != nil || !a.Is4():
+				p.errf(v, "%s: invalid IPv4 address %q", k.Value, s)
+			case a.IsUnspecified():
+				p.errf(v, "%s: must not be 0.0.0.0", k.Value)
+			default:
+				*dst = a
+			}
+		}
 	}
 }

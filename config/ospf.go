@@ -131,19 +131,7 @@ func (p *parser) ospf(k, v *yaml.Node) *OSPF {
 	areaSet := map[*yaml.Node]bool{} // prefixes with an explicit area
 	var pfxNodes []*yaml.Node
 	p.mapping(v, map[string]field{
-		"router-id": func(k, v *yaml.Node) {
-			if s, ok := p.text(k, v); ok {
-				a, err := netip.ParseAddr(s)
-				switch {
-				case err != nil || !a.Is4():
-					p.errf(v, "%s: invalid IPv4 address %q", k.Value, s)
-				case a.IsUnspecified():
-					p.errf(v, "%s: must not be 0.0.0.0", k.Value)
-				default:
-					o.RouterID = a
-				}
-			}
-		},
+		"router-id": p.routerID(&o.RouterID),
 		"path-bandwidth-subtlv": func(k, v *yaml.Node) {
 			n, ok := p.integer(k, v, 1, 33023)
 			if !ok {
