@@ -2,18 +2,15 @@ package isis
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
 	"sort"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/isis/packet"
 )
@@ -203,13 +200,12 @@ func (c *circuit) reader(p Port) {
 	buf := make([]byte, 9216+64)
 	for {
 		src, pdu, err := p.Recv(buf)
-		if errors.Is(err, unix.ENETDOWN) {
-			// The socket reports a link going down once and stays usable:
-			// it is kept across down/up, so the reader must be too.
-			continue
-		}
 		if err != nil {
-			if !errors.Is(err, os.ErrClosed) && !errors.Is(err, net.ErrClosed) {
+			retry, closed := loop.ReadResult(err)
+			if retry {
+				continue
+			}
+			if !closed {
 				c.in.log.Debug("reader stopped", "iface", c.name, "err", err)
 			}
 			return

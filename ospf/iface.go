@@ -1,17 +1,14 @@
 package ospf
 
 import (
-	"errors"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
 	"sort"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/loop"
 )
 
 // IfState is an interface state (RFC 2328 §9.1).
@@ -196,11 +193,12 @@ func (ifc *iface) reader(p Port) {
 	buf := make([]byte, 65536)
 	for {
 		src, dst, pkt, err := p.Recv(buf)
-		if errors.Is(err, unix.ENETDOWN) {
-			continue
-		}
 		if err != nil {
-			if !errors.Is(err, os.ErrClosed) && !errors.Is(err, net.ErrClosed) {
+			retry, closed := loop.ReadResult(err)
+			if retry {
+				continue
+			}
+			if !closed {
 				ifc.in.log.Debug("reader stopped", "iface", ifc.name, "err", err)
 			}
 			return

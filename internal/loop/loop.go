@@ -5,7 +5,12 @@ package loop
 
 import (
 	"context"
+	"errors"
+	"net"
+	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Handler is the protocol side of a Loop. All three run on the loop's
@@ -104,4 +109,15 @@ func Ask[T any](ctx context.Context, l *Loop, mk func(reply chan<- T) any) (T, e
 	case <-ctx.Done():
 		return zero, ctx.Err()
 	}
+}
+
+// ReadResult classifies a socket reader's error: a link going down is
+// reported once by AF_PACKET and raw IP sockets, which stay usable across
+// down/up, so the reader retries; any other error ends it, and closed is
+// true when that is our own Close rather than a failure worth logging.
+func ReadResult(err error) (retry, closed bool) {
+	if errors.Is(err, unix.ENETDOWN) {
+		return true, false
+	}
+	return false, errors.Is(err, os.ErrClosed) || errors.Is(err, net.ErrClosed)
 }
