@@ -1,6 +1,10 @@
-// Package api is fared's control API: JSON over HTTP on a unix socket.
-// Handlers only read immutable snapshots or ask the protocol goroutine for
-// copies; they never touch live protocol state.
+// Package api is fared's control API server: JSON over HTTP on a unix
+// socket. It knows no module: the core registers its routes with Handle,
+// and each module mounts its own under /v1/<module>/ with Mount. Handlers
+// only read immutable snapshots or ask a module's goroutine for copies;
+// they never touch live protocol state.
+//
+// The JSON shapes live in api/wire, the client in api/client.
 package api
 
 import (
@@ -14,41 +18,65 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
-	"github.com/fared/fared/isis"
-	"github.com/fared/fared/lsdb"
-	"github.com/fared/fared/rib"
+	"github.com/fared/fared/api/wire"
 )
 
-// Version is the API's path prefix.
-const Version = "/v1"
+// Handler answers one request with a value to encode as JSON, or an error
+// whose HTTP status comes from Status (400, 404, 422), else 503.
+type Handler func(r *http.Request) (any, error)
 
-// Backend is what the daemon exposes to the API.
-type Backend struct {
-	ISIS *isis.Instance
-	// Status returns daemon-level information (version, uptime, config).
-	Status func() any
-	RIB    *rib.Manager
-	// Protocol is the kernel route protocol of our routes (fib dump).
-	Protocol uint8
-	// Reload re-reads the config file (as SIGHUP does).
-	Reload func() ([]string, error)
-	// Extra handlers registered by later subsystems.
-	Extra map[string]http.HandlerFunc
+// StatusError carries the HTTP status of an error answer.
+type StatusError struct {
+	Code int
+	Err  error
+}
+
+func (e *StatusError) Error() string { return e.Err.Error() }
+func (e *StatusError) Unwrap() error { return e.Err }
+
+// BadRequest marks err as the caller's mistake (400).
+func BadRequest(err error) error { return &StatusError{http.StatusBadRequest, err} }
+
+// NotFound marks err as "no such thing" (404).
+func NotFound(err error) error { return &StatusError{http.StatusNotFound, err} }
+
+// Unprocessable marks a well-formed request that cannot be carried out,
+// such as a reload of a config with errors (422).
+func Unprocessable(err error) error { return &StatusError{http.StatusUnprocessableEntity, err} }
+
+// Errorf is BadRequest(fmt.Errorf(...)).
+func Errorf(format string, args ...any) error { return BadRequest(fmt.Errorf(format, args...)) }
+
+// Status is the HTTP status for err.
+func Status(err error) int {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Code
+	}
+	return http.StatusServiceUnavailable
 }
 
 // Server serves the API on a unix socket.
 type Server struct {
-	b    Backend
 	log  *slog.Logger
 	http *http.Server
 	ln   net.Listener
 	path string
+	mux  *http.ServeMux
+
+	mu      sync.RWMutex
+	modules map[string]*http.ServeMux // mounted modules
+	known   map[string]bool           // modules this daemon can run
 }
 
 // Listen creates the socket (and its directory) and starts serving.
-func Listen(path string, b Backend, log *slog.Logger) (*Server, error) {
+// known names the modules the daemon has (configured or not), so that a
+// request for one that is not configured says so.
+func Listen(path string, log *slog.Logger, known []string) (*Server, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
@@ -63,35 +91,96 @@ func Listen(path string, b Backend, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
-	s := &Server{b: b, log: log, ln: ln, path: path}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+Version+"/status", s.status)
-	mux.HandleFunc("GET "+Version+"/isis/neighbors", s.isisNeighbors)
-	mux.HandleFunc("GET "+Version+"/isis/interfaces", s.isisInterfaces)
-	mux.HandleFunc("GET "+Version+"/isis/database", s.isisDatabase)
-	mux.HandleFunc("GET "+Version+"/isis/levels", s.isisLevels)
-	mux.HandleFunc("GET "+Version+"/isis/leaks", s.isisLeaks)
-	mux.HandleFunc("GET "+Version+"/lsdb", s.lsdb)
-	mux.HandleFunc("GET "+Version+"/route", s.routes)
-	mux.HandleFunc("GET "+Version+"/fare", s.fare)
-	mux.HandleFunc("GET "+Version+"/spf/log", s.spfLog)
-	mux.HandleFunc("GET "+Version+"/fib", s.fibDump)
-	mux.HandleFunc("GET "+Version+"/fib/capabilities", s.fibCaps)
-	mux.HandleFunc("POST "+Version+"/isis/bandwidth", s.setBandwidth)
-	mux.HandleFunc("POST "+Version+"/reload", s.reload)
-	for p, h := range b.Extra {
-		mux.HandleFunc(p, h)
+	s := &Server{log: log, ln: ln, path: path, mux: http.NewServeMux(), modules: map[string]*http.ServeMux{}, known: map[string]bool{}}
+	for _, k := range known {
+		s.known[k] = true
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc(wire.Version+"/{module}/", s.dispatch)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		Error(w, http.StatusNotFound, fmt.Errorf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	s.http = &http.Server{Handler: s.mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("api stopped", "err", err)
 		}
 	}()
 	return s, nil
+}
+
+// Handle registers a core route: pattern is "METHOD /path" below /v1
+// ("GET /route"). Core routes take precedence over module routes of the
+// same path.
+func (s *Server) Handle(pattern string, h Handler) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		panic("api: pattern needs a method: " + pattern)
+	}
+	s.mux.HandleFunc(method+" "+wire.Version+path, serve(h))
+}
+
+// Router registers one module's routes.
+type Router struct {
+	module string
+	mux    *http.ServeMux
+}
+
+// Handle registers pattern "METHOD path" of the module, path relative to
+// /v1/<module>/ ("GET neighbors" is GET /v1/isis/neighbors).
+func (r *Router) Handle(pattern string, h Handler) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		panic("api: pattern needs a method: " + pattern)
+	}
+	r.mux.HandleFunc(method+" "+wire.Version+"/"+r.module+"/"+strings.TrimPrefix(path, "/"), serve(h))
+}
+
+// Mount gives a module a fresh set of routes under /v1/<module>/: register
+// adds them, and they go live together when it returns, replacing what a
+// previous instance of the module mounted.
+func (s *Server) Mount(module string, register func(*Router)) {
+	m := http.NewServeMux()
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		Error(w, http.StatusNotFound, fmt.Errorf("no such endpoint: %s %s", r.Method, r.URL.Path))
+	})
+	register(&Router{module: module, mux: m})
+	s.mu.Lock()
+	s.modules[module] = m
+	s.known[module] = true
+	s.mu.Unlock()
+}
+
+// Unmount removes a module's routes (its section was removed).
+func (s *Server) Unmount(module string) {
+	s.mu.Lock()
+	delete(s.modules, module)
+	s.mu.Unlock()
+}
+
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("module")
+	s.mu.RLock()
+	m, known := s.modules[name], s.known[name]
+	s.mu.RUnlock()
+	switch {
+	case m != nil:
+		m.ServeHTTP(w, r)
+	case known:
+		Error(w, http.StatusNotFound, fmt.Errorf("%s is not configured on this daemon", name))
+	default:
+		Error(w, http.StatusNotFound, fmt.Errorf("no such endpoint: %s %s", r.Method, r.URL.Path))
+	}
+}
+
+func serve(h Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := h(r)
+		if err != nil {
+			Error(w, Status(err), err)
+			return
+		}
+		JSON(w, v)
+	}
 }
 
 // Close stops serving and removes the socket.
@@ -108,127 +197,40 @@ func JSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "->" and "<" stay readable in reports
 	enc.Encode(v)
-}
-
-// ErrorBody is the JSON shape of every error answer.
-type ErrorBody struct {
-	Error string `json:"error"`
 }
 
 // Error writes a JSON error with the given status.
 func Error(w http.ResponseWriter, code int, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(ErrorBody{Error: err.Error()})
+	json.NewEncoder(w).Encode(wire.ErrorBody{Error: err.Error()})
 }
 
-func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	if s.b.Status == nil {
-		JSON(w, map[string]any{})
-		return
+// Decode reads a JSON request body into v, refusing unknown fields; a bad
+// body is the caller's mistake (400).
+func Decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return BadRequest(fmt.Errorf("body: %v", err))
 	}
-	JSON(w, s.b.Status())
+	return nil
 }
 
-func (s *Server) needISIS(w http.ResponseWriter) bool {
-	if s.b.ISIS == nil {
-		Error(w, http.StatusNotFound, errors.New("IS-IS is not configured"))
-		return false
-	}
-	return true
-}
+// Query returns the query parameter name, or "".
+func Query(r *http.Request, name string) string { return r.URL.Query().Get(name) }
 
-func (s *Server) isisNeighbors(w http.ResponseWriter, r *http.Request) {
-	if !s.needISIS(w) {
-		return
-	}
-	v, err := s.b.ISIS.Neighbors(r.Context())
-	reply(w, v, err)
-}
-
-func (s *Server) isisInterfaces(w http.ResponseWriter, r *http.Request) {
-	if !s.needISIS(w) {
-		return
-	}
-	v, err := s.b.ISIS.Interfaces(r.Context())
-	reply(w, v, err)
-}
-
-func (s *Server) isisLevels(w http.ResponseWriter, r *http.Request) {
-	if !s.needISIS(w) {
-		return
-	}
-	v, err := s.b.ISIS.Levels(r.Context())
-	reply(w, v, err)
-}
-
-func (s *Server) isisLeaks(w http.ResponseWriter, r *http.Request) {
-	if !s.needISIS(w) {
-		return
-	}
-	v, err := s.b.ISIS.Leaks(r.Context())
-	reply(w, v, err)
-}
-
-func (s *Server) isisDatabase(w http.ResponseWriter, r *http.Request) {
-	if !s.needISIS(w) {
-		return
-	}
-	q := isis.DatabaseQuery{LSPID: r.URL.Query().Get("lsp")}
-	var err error
-	if q.Level, err = levelParam(r); err != nil {
-		Error(w, http.StatusBadRequest, err)
-		return
-	}
-	if d := r.URL.Query().Get("detail"); d != "" {
-		if q.Detail, err = strconv.ParseBool(d); err != nil {
-			Error(w, http.StatusBadRequest, fmt.Errorf("detail: %q is not a boolean", d))
-			return
-		}
-	}
-	v, err := s.b.ISIS.Database(r.Context(), q)
-	reply(w, v, err)
-}
-
-func levelParam(r *http.Request) (int, error) {
-	s := r.URL.Query().Get("level")
+// BoolQuery parses an optional boolean query parameter (strconv.ParseBool).
+func BoolQuery(r *http.Request, name string) (bool, error) {
+	s := r.URL.Query().Get(name)
 	if s == "" {
-		return 0, nil
+		return false, nil
 	}
-	l, err := strconv.Atoi(s)
-	if err != nil || l < 1 || l > 2 {
-		return 0, fmt.Errorf("level: %q is not 1 or 2", s)
-	}
-	return l, nil
-}
-
-func (s *Server) lsdb(w http.ResponseWriter, r *http.Request) {
-	if !s.needISIS(w) {
-		return
-	}
-	l, err := levelParam(r)
+	b, err := strconv.ParseBool(s)
 	if err != nil {
-		Error(w, http.StatusBadRequest, err)
-		return
+		return false, Errorf("%s: %q is not a boolean", name, s)
 	}
-	out := []lsdb.View{}
-	for _, g := range s.b.ISIS.LSDB() {
-		if l == 0 || g.Level == l {
-			out = append(out, g.View())
-		}
-	}
-	JSON(w, out)
-}
-
-func reply(w http.ResponseWriter, v any, err error) {
-	var nf isis.ErrNotFound
-	switch {
-	case errors.As(err, &nf):
-		Error(w, http.StatusNotFound, err)
-	case err != nil:
-		Error(w, http.StatusServiceUnavailable, err)
-	default:
-		JSON(w, v)
-	}
+	return b, nil
 }

@@ -26,6 +26,7 @@ func TestParseExample(t *testing.T) {
 		LogLevel: slog.LevelInfo,
 		Socket:   "/run/fared/fared.sock",
 		FIB:      FIB{Enabled: true, Metric: 20, OnShutdown: "keep"},
+		RIB:      RIB{Distance: map[string]uint8{"isis": 115, "ospf": 110}},
 		ISIS: &ISIS{
 			Areas:               [][]byte{{0x49, 0x00, 0x01}},
 			Level:               2,
@@ -39,12 +40,12 @@ func TestParseExample(t *testing.T) {
 			HelloPadding:        true,
 			AttachedBit:         true,
 			ReadvertiseHold:     time.Second,
-			Interfaces: []Interface{
+			Interfaces: []ISISInterface{
 				{Name: "eth0", Type: "p2p", Metric: 10, Bandwidth: 100e9, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Level: 2, Line: 21},
 				{Name: "eth1", Type: "p2p", Metric: 10, Bandwidth: 40e9, HelloInterval: time.Second, HelloMultiplier: 4, Priority: 64, Level: 2, Line: 25},
 				{Name: "lo", Type: "lan", Metric: 10, Passive: true, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Level: 2, Line: 30},
 			},
-			Prefixes: []Prefix{
+			Prefixes: []ISISPrefix{
 				{Prefix: netip.MustParsePrefix("10.10.1.0/24"), PathBandwidth: 40e9, Line: 34},
 				{Prefix: netip.MustParsePrefix("2001:db8:1::/48"), Line: 37},
 			},
@@ -99,6 +100,7 @@ isis:
 		LogLevel: slog.LevelInfo,
 		Socket:   DefaultSocket,
 		FIB:      FIB{Enabled: true, Metric: 20, OnShutdown: "keep"},
+		RIB:      RIB{Distance: map[string]uint8{"isis": 115, "ospf": 110}},
 		ISIS: &ISIS{
 			Areas:               [][]byte{{0x49, 0x00, 0x01}},
 			Level:               2,
@@ -112,8 +114,8 @@ isis:
 			HelloPadding:        true,
 			AttachedBit:         true,
 			ReadvertiseHold:     time.Second,
-			Interfaces:          []Interface{{Name: "eth0", Type: "lan", Metric: 10, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Level: 2, Line: 5}},
-			Prefixes:            []Prefix{{Prefix: netip.MustParsePrefix("2001:db8::/32"), Line: 7}},
+			Interfaces:          []ISISInterface{{Name: "eth0", Type: "lan", Metric: 10, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Level: 2, Line: 5}},
+			Prefixes:            []ISISPrefix{{Prefix: netip.MustParsePrefix("2001:db8::/32"), Line: 7}},
 		},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -373,7 +375,7 @@ func TestFIBAndSPFSections(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := FIB{Enabled: true, Metric: 30, OnShutdown: "flush", Resilient: &Resilient{Buckets: 64, IdleTimer: 5 * time.Second}}
-	if !reflect.DeepEqual(c.FIB, want) || !c.ISIS.ECMPOnly || c.ISIS.SPF.InitialDelay != 10*time.Millisecond || c.ISIS.SPF.Holddown != 2*time.Second {
+	if !reflect.DeepEqual(c.FIB, want) || !c.Routing("isis").ECMPOnly || c.ISIS.SPF.InitialDelay != 10*time.Millisecond || c.ISIS.SPF.Holddown != 2*time.Second {
 		t.Fatalf("got %+v %+v %+v", c.FIB, c.FIB.Resilient, c.ISIS.SPF)
 	}
 	_, err = Parse("f.yaml", []byte("router-id: 10.0.0.1\nfib:\n  on-shutdown: maybe\n"))

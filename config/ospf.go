@@ -31,7 +31,9 @@ type OSPF struct {
 	// RetransmitInterval is RxmtInterval for DBDs, LSRs and LSUs (default 5s).
 	RetransmitInterval time.Duration
 
-	ECMPOnly bool
+	// ECMPOnly and SPF override the rib section for OSPF's topologies
+	// (nil, zero timers: not set). Read them through Config.Routing.
+	ECMPOnly *bool
 	SPF      SPF
 
 	Interfaces []OSPFInterface
@@ -103,12 +105,12 @@ func (o *OSPF) Areas() []uint32 {
 	return out
 }
 
-func (p *parser) area(dst *uint32) field {
+func (p *Walker) area(dst *uint32) Field {
 	return func(k, v *yaml.Node) {
-		if s, ok := p.text(k, v); ok {
+		if s, ok := p.Text(k, v); ok {
 			a, err := ParseArea(s)
 			if err != nil {
-				p.errf(v, "%s: %v", k.Value, err)
+				p.Errf(v, "%s: %v", k.Value, err)
 				return
 			}
 			*dst = a
@@ -116,8 +118,8 @@ func (p *parser) area(dst *uint32) field {
 	}
 }
 
-func (p *parser) ospf(k, v *yaml.Node) *OSPF {
-	if !p.want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
+func (p *Walker) ospf(k, v *yaml.Node) *OSPF {
+	if !p.Want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
 		return nil
 	}
 	o := &OSPF{
@@ -130,38 +132,38 @@ func (p *parser) ospf(k, v *yaml.Node) *OSPF {
 	ifLines, pfxLines := map[string]int{}, map[netip.Prefix]int{}
 	areaSet := map[*yaml.Node]bool{} // prefixes with an explicit area
 	var pfxNodes []*yaml.Node
-	p.mapping(v, map[string]field{
+	p.Mapping(v, map[string]Field{
 		"router-id": p.routerID(&o.RouterID),
 		"path-bandwidth-subtlv": func(k, v *yaml.Node) {
-			n, ok := p.integer(k, v, 1, 33023)
+			n, ok := p.Integer(k, v, 1, 33023)
 			if !ok {
 				return
 			}
 			if name, taken := assignedExtPrefixSubTLVs[n]; taken {
-				p.errf(v, "%s: codepoint %d is assigned (%s)", k.Value, n, name)
+				p.Errf(v, "%s: codepoint %d is assigned (%s)", k.Value, n, name)
 				return
 			}
 			o.PathBandwidthSubTLV = uint16(n)
 		},
-		"lsa-refresh":         p.setDur(&o.LSARefresh, time.Second, 50*time.Minute),
-		"lsa-gen-interval":    p.setDur(&o.LSAGenInterval, 0, time.Minute),
-		"min-ls-arrival":      p.setDur(&o.MinLSArrival, 0, time.Minute),
-		"retransmit-interval": p.setDur(&o.RetransmitInterval, time.Second, 65535*time.Second),
-		"ecmp-only":           p.boolean(&o.ECMPOnly),
+		"lsa-refresh":         p.SetDuration(&o.LSARefresh, time.Second, 50*time.Minute),
+		"lsa-gen-interval":    p.SetDuration(&o.LSAGenInterval, 0, time.Minute),
+		"min-ls-arrival":      p.SetDuration(&o.MinLSArrival, 0, time.Minute),
+		"retransmit-interval": p.SetDuration(&o.RetransmitInterval, time.Second, 65535*time.Second),
+		"ecmp-only":           p.BoolPtr(&o.ECMPOnly),
 		"spf":                 p.spf(&o.SPF),
-		"interfaces": p.list(func(v *yaml.Node) {
+		"interfaces": p.List(func(v *yaml.Node) {
 			it := p.ospfIface(v)
 			if first, dup := ifLines[it.Name]; dup && it.Name != "" {
-				p.errf(v, "duplicate interface %q (first at line %d)", it.Name, first)
+				p.Errf(v, "duplicate interface %q (first at line %d)", it.Name, first)
 			} else {
 				ifLines[it.Name] = it.Line
 			}
 			o.Interfaces = append(o.Interfaces, it)
 		}),
-		"prefixes": p.list(func(v *yaml.Node) {
+		"prefixes": p.List(func(v *yaml.Node) {
 			pf, hasArea := p.ospfPrefix(v)
 			if first, dup := pfxLines[pf.Prefix]; dup && pf.Prefix.IsValid() {
-				p.errf(v, "duplicate prefix %s (first at line %d)", pf.Prefix, first)
+				p.Errf(v, "duplicate prefix %s (first at line %d)", pf.Prefix, first)
 			} else {
 				pfxLines[pf.Prefix] = pf.Line
 			}
@@ -184,7 +186,7 @@ func (p *parser) ospf(k, v *yaml.Node) *OSPF {
 		case 1:
 			pf.Area = areas[0]
 		default:
-			p.errf(pfxNodes[i], "prefix %s: area required (interfaces are in %d areas)", pf.Prefix, len(areas))
+			p.Errf(pfxNodes[i], "prefix %s: area required (interfaces are in %d areas)", pf.Prefix, len(areas))
 		}
 	}
 	for i, pf := range o.Prefixes {
@@ -196,85 +198,85 @@ func (p *parser) ospf(k, v *yaml.Node) *OSPF {
 			known = known || a == pf.Area
 		}
 		if !known {
-			p.errf(pfxNodes[i], "prefix %s: area %s has no interface", pf.Prefix, AreaString(pf.Area))
+			p.Errf(pfxNodes[i], "prefix %s: area %s has no interface", pf.Prefix, AreaString(pf.Area))
 		}
 	}
 	return o
 }
 
-func (p *parser) ospfIface(v *yaml.Node) OSPFInterface {
+func (p *Walker) ospfIface(v *yaml.Node) OSPFInterface {
 	it := OSPFInterface{Type: "broadcast", Cost: 10, HelloInterval: 10 * time.Second, Priority: 1, Line: v.Line}
-	seen := p.mapping(v, map[string]field{
-		"name": p.str(&it.Name, func(s string) string {
+	seen := p.Mapping(v, map[string]Field{
+		"name": p.Str(&it.Name, func(s string) string {
 			if s == "" || len(s) > 15 || strings.ContainsAny(s, "/ \t") {
 				return fmt.Sprintf("invalid interface name %q", s)
 			}
 			return ""
 		}),
 		"area": p.area(&it.Area),
-		"type": p.str(&it.Type, func(s string) string {
+		"type": p.Str(&it.Type, func(s string) string {
 			if s != "p2p" && s != "broadcast" {
 				return fmt.Sprintf("must be p2p or broadcast, got %q", s)
 			}
 			return ""
 		}),
-		"cost":           setInt(p, &it.Cost, 1, 65535),
-		"bandwidth":      p.bandwidth(&it.Bandwidth),
-		"hello-interval": p.setDur(&it.HelloInterval, time.Second, 65535*time.Second),
-		"dead-interval":  p.setDur(&it.DeadInterval, time.Second, 65535*time.Second),
-		"priority":       setInt(p, &it.Priority, 0, 255),
-		"passive":        p.boolean(&it.Passive),
+		"cost":           SetInt(p, &it.Cost, 1, 65535),
+		"bandwidth":      p.Bandwidth(&it.Bandwidth),
+		"hello-interval": p.SetDuration(&it.HelloInterval, time.Second, 65535*time.Second),
+		"dead-interval":  p.SetDuration(&it.DeadInterval, time.Second, 65535*time.Second),
+		"priority":       SetInt(p, &it.Priority, 0, 255),
+		"passive":        p.Bool(&it.Passive),
 	})
 	if seen["name"] == nil {
-		p.errf(v, "missing required key \"name\"")
+		p.Errf(v, "missing required key \"name\"")
 	}
 	// Both intervals are whole seconds on the wire.
 	if it.HelloInterval%time.Second != 0 {
-		p.errf(seen["hello-interval"], "interface %s: hello-interval %s: must be whole seconds", it.Name, it.HelloInterval)
+		p.Errf(seen["hello-interval"], "interface %s: hello-interval %s: must be whole seconds", it.Name, it.HelloInterval)
 	}
 	if seen["dead-interval"] == nil {
 		it.DeadInterval = 4 * it.HelloInterval
 	} else if it.DeadInterval%time.Second != 0 {
-		p.errf(seen["dead-interval"], "interface %s: dead-interval %s: must be whole seconds", it.Name, it.DeadInterval)
+		p.Errf(seen["dead-interval"], "interface %s: dead-interval %s: must be whole seconds", it.Name, it.DeadInterval)
 	} else if it.DeadInterval <= it.HelloInterval {
-		p.errf(seen["dead-interval"], "interface %s: dead-interval %s must be longer than hello-interval %s", it.Name, fmtDur(it.DeadInterval), fmtDur(it.HelloInterval))
+		p.Errf(seen["dead-interval"], "interface %s: dead-interval %s must be longer than hello-interval %s", it.Name, fmtDur(it.DeadInterval), fmtDur(it.HelloInterval))
 	}
 	return it
 }
 
-func (p *parser) ospfPrefix(v *yaml.Node) (OSPFPrefix, bool) {
+func (p *Walker) ospfPrefix(v *yaml.Node) (OSPFPrefix, bool) {
 	pf := OSPFPrefix{Line: v.Line}
-	seen := p.mapping(v, map[string]field{
+	seen := p.Mapping(v, map[string]Field{
 		"prefix": func(k, v *yaml.Node) {
-			s, ok := p.text(k, v)
+			s, ok := p.Text(k, v)
 			if !ok {
 				return
 			}
 			pp, err := netip.ParsePrefix(s)
 			switch {
 			case err != nil:
-				p.errf(v, "%s: invalid prefix %q", k.Value, s)
+				p.Errf(v, "%s: invalid prefix %q", k.Value, s)
 			case !pp.Addr().Is4():
-				p.errf(v, "%s: %s is not IPv4 (OSPFv2 carries IPv4 only)", k.Value, s)
+				p.Errf(v, "%s: %s is not IPv4 (OSPFv2 carries IPv4 only)", k.Value, s)
 			case pp != pp.Masked():
-				p.errf(v, "%s: host bits set, did you mean %s", k.Value, pp.Masked())
+				p.Errf(v, "%s: host bits set, did you mean %s", k.Value, pp.Masked())
 			default:
 				pf.Prefix = pp
 			}
 		},
 		"area":           p.area(&pf.Area),
-		"metric":         setInt(p, &pf.Metric, 0, 0xFFFFFF),
-		"path-bandwidth": p.bandwidth(&pf.PathBandwidth),
-		"external":       p.boolean(&pf.External),
+		"metric":         SetInt(p, &pf.Metric, 0, 0xFFFFFF),
+		"path-bandwidth": p.Bandwidth(&pf.PathBandwidth),
+		"external":       p.Bool(&pf.External),
 	})
 	if seen["prefix"] == nil {
-		p.errf(v, "missing required key \"prefix\"")
+		p.Errf(v, "missing required key \"prefix\"")
 	}
 	if pf.External && seen["area"] != nil {
-		p.errf(seen["area"], "prefix %s: an external prefix has no area (AS scope)", pf.Prefix)
+		p.Errf(seen["area"], "prefix %s: an external prefix has no area (AS scope)", pf.Prefix)
 	}
 	if !pf.External && pf.Metric > 0xFFFF {
-		p.errf(v, "prefix %s: metric %d: a stub link metric is 16 bits (0..65535)", pf.Prefix, pf.Metric)
+		p.Errf(v, "prefix %s: metric %d: a stub link metric is 16 bits (0..65535)", pf.Prefix, pf.Metric)
 	}
 	return pf, seen["area"] != nil
 }

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fared/fared/fare/fabric"
+	"github.com/fared/fared/bench/fabric"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
 )

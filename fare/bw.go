@@ -3,6 +3,7 @@ package fare
 import (
 	"math"
 
+	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/spf"
 )
 
@@ -17,28 +18,7 @@ var inf = math.Inf(1)
 // routes that fell back to equal weights. Link counters cover every link on
 // the shortest-path DAG once (links elsewhere do not influence weights);
 // path counters cover every selected prefix advertisement once.
-type Anomalies struct {
-	LinkMissing  int `json:"link_missing"`  // no Maximum Link Bandwidth sub-TLV
-	LinkNaN      int `json:"link_nan"`      // NaN → 0 (unusable)
-	LinkInf      int `json:"link_inf"`      // +Inf → largest finite float32
-	LinkNegative int `json:"link_negative"` // < 0 or -Inf → 0 (unusable)
-	LinkZero     int `json:"link_zero"`     // 0 as received (unusable)
-	PathNaN      int `json:"path_nan"`      // Path Bandwidth NaN → 0
-	PathInf      int `json:"path_inf"`      // +Inf → largest finite float32
-	PathNegative int `json:"path_negative"` // < 0 or -Inf → 0
-	PathZero     int `json:"path_zero"`     // 0 as received
-	// RoutesMissingBW fell back to ECMP because a hop had no bandwidth.
-	RoutesMissingBW int `json:"routes_missing_bandwidth"`
-	// RoutesZeroCapacity fell back to ECMP because every first hop had
-	// zero capacity.
-	RoutesZeroCapacity int `json:"routes_zero_capacity"`
-}
-
-// Total is the number of anomalous values and fallbacks.
-func (a Anomalies) Total() int {
-	return a.LinkMissing + a.LinkNaN + a.LinkInf + a.LinkNegative + a.LinkZero +
-		a.PathNaN + a.PathInf + a.PathNegative + a.PathZero + a.RoutesMissingBW + a.RoutesZeroCapacity
-}
+type Anomalies = wire.FareAnomalies
 
 // linkValue maps a wire bandwidth to the value used in the math. known is
 // false when the sub-TLV was absent (the value is then +Inf, "unconstrained",
@@ -57,7 +37,7 @@ func linkValue(f float32, has bool) (v float64, known bool) {
 	return x, true
 }
 
-func (a *Anomalies) countLink(f float32, has bool) {
+func countLink(a *Anomalies, f float32, has bool) {
 	if !has {
 		a.LinkMissing++
 		return
@@ -91,7 +71,7 @@ func pathValue(f float32, has bool) float64 {
 	return x
 }
 
-func (a *Anomalies) countPath(f float32, has bool) {
+func countPath(a *Anomalies, f float32, has bool) {
 	if !has {
 		return
 	}
@@ -137,7 +117,7 @@ func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) 
 				sum += float64(f)
 				continue
 			}
-			an.countLink(f, has)
+			countLink(an, f, has)
 			v, known := linkValue(f, has)
 			sum += v
 			unk = unk || !known

@@ -230,7 +230,7 @@ func (e *engine) hopCount(sr *spf.Route) int32 {
 func (e *engine) countPaths(sr *spf.Route) {
 	for _, s := range sr.Sources {
 		px := &e.g.Prefixes[s.Prefix]
-		e.an.countPath(px.PathBW, px.HasPathBW)
+		countPath(e.an, px.PathBW, px.HasPathBW)
 	}
 }
 
@@ -260,7 +260,7 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 		advs[si] = s.Node
 		ids[si] = g.Nodes[s.Node].ID
 		px := &g.Prefixes[s.Prefix]
-		an.countPath(px.PathBW, px.HasPathBW)
+		countPath(an, px.PathBW, px.HasPathBW)
 		key = mix(key, uint64(uint32(s.Node)), uint64(math.Float32bits(px.PathBW)), b2u(px.HasPathBW))
 		pb := pathValue(px.PathBW, px.HasPathBW)
 		rt.HasPathBW = rt.HasPathBW && px.HasPathBW
@@ -423,7 +423,7 @@ func (e *engine) finish(rt *Route, hops []NextHop, total float64, zeros int) {
 	rt.NextHops = hops
 }
 
-func (a *Anomalies) countMode(mode string) {
+func countMode(a *Anomalies, mode string) {
 	switch mode {
 	case ModeMissingBW:
 		a.RoutesMissingBW++
@@ -474,7 +474,7 @@ func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
 		sr := &routes[i]
 		c, ns := rcount[i], len(sr.Sources)
 		e.route(sr, &t.Routes[i], hops[:c:c], advs[:ns:ns], ids[:ns:ns])
-		t.Anomalies.countMode(t.Routes[i].Mode)
+		countMode(&t.Anomalies, t.Routes[i].Mode)
 		hops, advs, ids = hops[c:], advs[ns:], ids[ns:]
 	}
 	return t
@@ -547,7 +547,7 @@ func Update(prev Table, prevR, r *spf.Result, routes []spf.Route, changedBW []in
 		if j < len(old) && old[j].Prefix == sr.Prefix && e.same(&old[j], sr, aff) {
 			t.Routes[i] = old[j]
 			e.countPaths(sr)
-			t.Anomalies.countMode(old[j].Mode)
+			countMode(&t.Anomalies, old[j].Mode)
 			continue
 		}
 		redo = append(redo, int32(i))
@@ -565,7 +565,7 @@ func Update(prev Table, prevR, r *spf.Result, routes []spf.Route, changedBW []in
 		sr := &routes[i]
 		c, ns := e.hopCount(sr), len(sr.Sources)
 		e.route(sr, &t.Routes[i], hops[:c:c], advs[:ns:ns], ids[:ns:ns])
-		t.Anomalies.countMode(t.Routes[i].Mode)
+		countMode(&t.Anomalies, t.Routes[i].Mode)
 		hops, advs, ids = hops[c:], advs[ns:], ids[ns:]
 	}
 	return t

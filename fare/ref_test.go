@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fared/fared/fare/fabric"
+	"github.com/fared/fared/bench/fabric"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
 )

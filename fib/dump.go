@@ -6,51 +6,19 @@ import (
 	"sort"
 	"time"
 
+	"github.com/fared/fared/api/wire"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
-// KernelNexthop is one nexthop object as the kernel reports it.
-type KernelNexthop struct {
-	ID        uint32         `json:"id"`
-	Protocol  uint8          `json:"protocol"`
-	Family    string         `json:"family,omitempty"` // inet, inet6; empty for groups and blackholes
-	Gateway   netip.Addr     `json:"gateway,omitzero"`
-	IfIndex   int            `json:"ifindex,omitempty"`
-	Blackhole bool           `json:"blackhole,omitempty"`
-	Flags     uint32         `json:"flags,omitempty"` // RTNH_F_*
-	Group     []GroupMember  `json:"group,omitempty"` // weights decoded with weight_high
-	GroupType string         `json:"group_type,omitempty"`
-	Resilient *ResilientInfo `json:"resilient,omitempty"`
-}
-
-// ResilientInfo is the NHA_RES_GROUP nest read back from the kernel.
-type ResilientInfo struct {
-	Buckets         uint16        `json:"buckets"`
-	IdleTimer       time.Duration `json:"idle_timer"`
-	UnbalancedTimer time.Duration `json:"unbalanced_timer"`
-	UnbalancedTime  time.Duration `json:"unbalanced_time"` // how long it has been unbalanced
-}
-
-// KernelRoute is one unicast route as the kernel reports it.
-type KernelRoute struct {
-	Prefix   netip.Prefix `json:"prefix"`
-	Table    int          `json:"table"`
-	Protocol uint8        `json:"protocol"`
-	Metric   uint32       `json:"metric"`
-	NhID     uint32       `json:"nh_id,omitempty"` // RTA_NH_ID; 0 for routes without a nexthop object
-	// Paths are the legacy next hops (RTA_GATEWAY/RTA_OIF or RTA_MULTIPATH)
-	// for routes without a nexthop object; weight is rtnh_hops+1.
-	Paths []KernelPath `json:"paths,omitempty"`
-}
-
-// KernelPath is one legacy next hop of a route.
-type KernelPath struct {
-	Gateway netip.Addr `json:"gateway,omitzero"`
-	IfIndex int        `json:"ifindex"`
-	Weight  uint32     `json:"weight"`
-}
+// The read-back shapes are the API's (api/wire).
+type (
+	KernelNexthop = wire.KernelNexthop
+	ResilientInfo = wire.ResilientInfo
+	KernelRoute   = wire.KernelRoute
+	KernelPath    = wire.KernelPath
+)
 
 func clockToDuration(v uint64) time.Duration { return time.Duration(v) * (time.Second / userHZ) }
 

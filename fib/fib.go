@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fared/fared/api/wire"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -53,20 +54,7 @@ type Config struct {
 
 // Stats counts what one Sync changed. Messages is the number of netlink
 // requests sent (the cost of the Sync).
-type Stats struct {
-	RoutesAdded     int `json:"routes_added"`
-	RoutesReplaced  int `json:"routes_replaced"`
-	RoutesDeleted   int `json:"routes_deleted"`
-	GroupsAdded     int `json:"groups_added"`
-	GroupsReplaced  int `json:"groups_replaced"`
-	GroupsDeleted   int `json:"groups_deleted"`
-	NexthopsAdded   int `json:"nexthops_added"`
-	NexthopsDeleted int `json:"nexthops_deleted"`
-	// RoutesUnresolved counts prefixes left with no usable next hop (none
-	// given, or all on links reported down): they are not in the kernel.
-	RoutesUnresolved int `json:"routes_unresolved"`
-	Messages         int `json:"messages"`
-}
+type Stats = wire.FIBStats
 
 // nhKey identifies a single nexthop object. fam is the nexthop's own
 // family (that of the gateway, or of the route for device nexthops).

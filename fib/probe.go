@@ -4,16 +4,13 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/fared/fared/api/wire"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
 // Capabilities is what the kernel's nexthop code supports.
-type Capabilities struct {
-	NexthopObjects bool `json:"nexthop_objects"` // RTM_NEWNEXTHOP (Linux 5.3)
-	Weight16       bool `json:"weight16"`        // nexthop_grp.weight_high (Linux 6.12)
-	Resilient      bool `json:"resilient"`       // NEXTHOP_GRP_TYPE_RES (Linux 5.13)
-}
+type Capabilities = wire.FIBCapabilities
 
 // probeIDs are where Probe creates its throw-away objects: the top of the
 // id space, far from IDBase and from what iproute2 users pick by hand.

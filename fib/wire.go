@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/fared/fared/api/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -122,10 +123,7 @@ const (
 )
 
 // GroupMember is one entry of a kernel nexthop group.
-type GroupMember struct {
-	ID     uint32 `json:"id"`
-	Weight uint32 `json:"weight"` // 1..65536 (1..256 on kernels without weight_high)
-}
+type GroupMember = wire.GroupMember
 
 // encodeGroup returns the NHA_GROUP payload: an array of
 // struct nexthop_grp {u32 id; u8 weight; u8 weight_high; u16 resvd}, where

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fared/fared/config"
 	"gopkg.in/yaml.v3"
 )
 
@@ -106,30 +107,14 @@ func (t *Topology) Node(name string) *NodeSpec {
 	return nil
 }
 
-// TopologyError is one problem in a topology file.
-type TopologyError struct {
-	File string // "" for ParseTopology
-	Line int
-	Msg  string
-}
+// TopologyError is one problem in a topology file: file:line (or "line
+// N" for ParseTopology) and what is wrong. Topology files and fared's
+// config share one YAML walker (config.Walker).
+type TopologyError = config.Error
 
-func (e *TopologyError) Error() string {
-	if e.File == "" {
-		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-}
-
-// TopologyErrors is returned when a file has several problems.
-type TopologyErrors []*TopologyError
-
-func (es TopologyErrors) Error() string {
-	s := make([]string, len(es))
-	for i, e := range es {
-		s[i] = e.Error()
-	}
-	return strings.Join(s, "\n")
-}
+// TopologyErrors is returned when a file has several problems, in line
+// order.
+type TopologyErrors = config.Errors
 
 // LoadTopology reads and validates a topology file.
 func LoadTopology(path string) (*Topology, error) {
@@ -144,29 +129,19 @@ func LoadTopology(path string) (*Topology, error) {
 func ParseTopology(data []byte) (*Topology, error) { return parseTopology("", data) }
 
 func parseTopology(file string, data []byte) (*Topology, error) {
-	p := &tparser{file: file}
+	p := &tparser{Walker: &config.Walker{File: file}}
 	t := p.topology(data)
-	switch len(p.errs) {
-	case 0:
-		return t, nil
-	case 1:
-		return nil, p.errs[0]
+	if err := p.Err(); err != nil {
+		return nil, err
 	}
-	return nil, p.errs
+	return t, nil
 }
 
 type tparser struct {
-	file string
-	errs TopologyErrors
+	*config.Walker
 }
 
-func (p *tparser) errf(n *yaml.Node, format string, args ...any) {
-	line := 1
-	if n != nil && n.Line > 0 {
-		line = n.Line
-	}
-	p.errs = append(p.errs, &TopologyError{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)})
-}
+func (p *tparser) errf(n *yaml.Node, format string, args ...any) { p.Errf(n, format, args...) }
 
 // keys walks a mapping, reporting unknown and duplicate keys. It returns
 // false if n is not a mapping.
@@ -175,23 +150,11 @@ func (p *tparser) keys(n *yaml.Node, what string, f map[string]func(k, v *yaml.N
 		p.errf(n, "%s: expected a mapping", what)
 		return false
 	}
-	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		for v.Kind == yaml.AliasNode && v.Alias != nil {
-			v = v.Alias
-		}
-		fn, ok := f[k.Value]
-		switch {
-		case !ok:
-			p.errf(k, "%s: unknown key %q", what, k.Value)
-		case seen[k.Value] != 0:
-			p.errf(k, "%s: duplicate key %q (first at line %d)", what, k.Value, seen[k.Value])
-		default:
-			seen[k.Value] = k.Line
-			fn(k, v)
-		}
+	fields := make(map[string]config.Field, len(f))
+	for k, fn := range f {
+		fields[k] = fn
 	}
+	p.MappingIn(what, n, fields)
 	return true
 }
 
@@ -326,7 +289,7 @@ var areaRE = regexp.MustCompile(`^[0-9a-fA-F]{2}(\.[0-9a-fA-F]{4}){0,6}$`)
 func (p *tparser) topology(data []byte) *Topology {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		p.errs = append(p.errs, &TopologyError{File: p.file, Line: 1, Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")})
+		p.Document(data) // records the syntax error at its line
 		return nil
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
@@ -506,7 +469,7 @@ func (p *tparser) topology(data []byte) *Topology {
 			p.errf(linksNode, "links: %d LANs, at most %d are supported", lans, MaxLANs)
 		}
 	}
-	if len(p.errs) == 0 {
+	if len(p.Errs) == 0 {
 		// Interface names are derived from peers; check them here so a bad
 		// topology fails at load time, not halfway through Up.
 		if _, err := plan(t, t.Name); err != nil {

@@ -19,7 +19,7 @@ import (
 type circuit struct {
 	in   *Instance
 	idx  int
-	cfg  config.Interface
+	cfg  config.ISISInterface
 	name string
 
 	ifi      net.Interface
@@ -64,7 +64,7 @@ type lanLevel struct {
 	electAt time.Time
 }
 
-func newCircuit(in *Instance, idx int, ic config.Interface) *circuit {
+func newCircuit(in *Instance, idx int, ic config.ISISInterface) *circuit {
 	c := &circuit{in: in, idx: idx, cfg: ic, name: ic.Name, localID: uint8(idx + 1),
 		counters: map[string]uint64{}, logged: map[string]bool{}}
 	for l := 0; l < 2; l++ {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 
+	apiwire "github.com/fared/fared/api/wire"
+
 	"github.com/fared/fared/fare"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
@@ -29,19 +31,8 @@ type leak struct {
 
 const maxLeakMetric = 0xFE000000 // RFC 5305 §4: larger metrics are not leaked
 
-// LeakView is one leaked prefix for `farectl isis leaks`.
-type LeakView struct {
-	Prefix         string   `json:"prefix"`
-	FromLevel      int      `json:"from_level"`
-	IntoLevel      int      `json:"into_level"`
-	Metric         uint32   `json:"metric"`
-	Down           bool     `json:"down"`
-	PathBW         float64  `json:"path_bandwidth"`
-	OrigPathBW     *float64 `json:"original_path_bandwidth,omitempty"`
-	Capacity       float64  `json:"capacity_to_advertisers"`
-	Advertisers    []string `json:"advertisers"`
-	Recomputations uint64   `json:"recomputations"`
-}
+// LeakView is the API shape of one leaked prefix.
+type LeakView = apiwire.ISISLeak
 
 // isL1L2 reports whether this instance leaks between levels.
 func (in *Instance) isL1L2() bool { return in.icfg.Level == 3 }
@@ -174,16 +165,8 @@ func (in *Instance) Leaks(ctx context.Context) ([]LeakView, error) {
 	return out, err
 }
 
-// LevelView is one level's summary (`farectl isis levels`).
-type LevelView struct {
-	Level          int    `json:"level"`
-	LSPs           int    `json:"lsps"`
-	Originated     uint64 `json:"lsps_originated"`
-	Attached       bool   `json:"attached,omitempty"` // L1 of an L1L2 router: ATT set in our LSPs
-	LeakedInto     int    `json:"prefixes_leaked_into"`
-	Recomputations uint64 `json:"leak_recomputations_from"`
-	Converged      bool   `json:"converged"`
-}
+// LevelView is the API shape of one level.
+type LevelView = apiwire.ISISLevel
 
 // Levels summarises each running level.
 func (in *Instance) Levels(ctx context.Context) ([]LevelView, error) {

@@ -10,79 +10,19 @@ import (
 	"sort"
 	"time"
 
+	apiwire "github.com/fared/fared/api/wire"
+
 	"github.com/fared/fared/isis/packet"
 	"github.com/fared/fared/lsdb"
 )
 
-// The types below are the stable JSON shapes of `farectl isis ...`.
-
-// NeighborView is one adjacency.
-type NeighborView struct {
-	SystemID  string   `json:"system_id"`
-	Hostname  string   `json:"hostname,omitempty"`
-	Interface string   `json:"interface"`
-	Level     string   `json:"level"`
-	State     string   `json:"state"`
-	Type      string   `json:"type"` // p2p | lan
-	SNPA      string   `json:"snpa"`
-	HoldTime  int      `json:"hold_time"`
-	ExpiresIn float64  `json:"expires_in"`
-	Priority  int      `json:"priority,omitempty"`
-	LANID     string   `json:"lan_id,omitempty"`
-	Areas     []string `json:"areas"`
-	IPv4      []string `json:"ipv4,omitempty"`
-	IPv6      []string `json:"ipv6,omitempty"`
-	UpSince   string   `json:"up_since,omitempty"`
-	Flaps     int      `json:"flaps"`
-}
-
-// InterfaceView is one circuit with its counters.
-type InterfaceView struct {
-	Name           string            `json:"name"`
-	Index          int               `json:"ifindex"`
-	Type           string            `json:"type"`
-	State          string            `json:"state"`
-	Passive        bool              `json:"passive"`
-	MTU            int               `json:"mtu"`
-	MAC            string            `json:"mac"`
-	Metric         uint32            `json:"metric"`
-	BandwidthBytes float32           `json:"bandwidth_bytes"`
-	CircuitID      int               `json:"circuit_id"`
-	Addresses      []string          `json:"addresses"`
-	HelloInterval  float64           `json:"hello_interval"`
-	HoldTime       float64           `json:"hold_time"`
-	Priority       int               `json:"priority,omitempty"`
-	Levels         []LANLevelView    `json:"levels,omitempty"`
-	Adjacencies    int               `json:"adjacencies_up"`
-	Counters       map[string]uint64 `json:"counters"`
-}
-
-// LANLevelView is the DIS state of one level on a LAN.
-type LANLevelView struct {
-	Level int    `json:"level"`
-	DIS   bool   `json:"is_dis"`
-	LANID string `json:"lan_id,omitempty"`
-}
-
-// LSPView is one database entry.
-type LSPView struct {
-	LSPID     string           `json:"lsp_id"`
-	Hostname  string           `json:"hostname,omitempty"`
-	Level     int              `json:"level"`
-	Seq       uint32           `json:"sequence"`
-	SeqHex    string           `json:"sequence_hex"`
-	Checksum  uint16           `json:"checksum"`
-	ChecksumX string           `json:"checksum_hex"`
-	Lifetime  uint16           `json:"remaining_lifetime"`
-	Length    int              `json:"length"`
-	Own       bool             `json:"own"`
-	Attached  bool             `json:"attached"`
-	Overload  bool             `json:"overload"`
-	ISType    uint8            `json:"is_type"`
-	Purged    bool             `json:"purged,omitempty"`
-	TLVs      []map[string]any `json:"tlvs,omitempty"`
-	Raw       string           `json:"raw_hex,omitempty"`
-}
+// The JSON shapes of `farectl isis ...` live in api/wire.
+type (
+	NeighborView  = apiwire.ISISNeighbor
+	InterfaceView = apiwire.ISISInterface
+	LANLevelView  = apiwire.ISISLANLevel
+	LSPView       = apiwire.ISISLSP
+)
 
 // Neighbors returns every adjacency that is not Down.
 func (in *Instance) Neighbors(ctx context.Context) ([]NeighborView, error) {

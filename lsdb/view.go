@@ -1,48 +1,19 @@
 package lsdb
 
-import "math"
+import (
+	"math"
 
-// View is the stable JSON shape of a Graph (farectl lsdb).
-type View struct {
-	Protocol string       `json:"protocol"`
-	Level    int          `json:"level,omitempty"`
-	Area     string       `json:"area,omitempty"`
-	Self     string       `json:"self,omitempty"`
-	Nodes    []NodeView   `json:"nodes"`
-	Prefixes []PrefixView `json:"prefixes"`
-}
+	"github.com/fared/fared/api/wire"
+)
 
-// NodeView is one node with its two-way-checked links.
-type NodeView struct {
-	ID       string     `json:"id"`
-	Name     string     `json:"name,omitempty"`
-	Pseudo   bool       `json:"pseudonode,omitempty"`
-	Overload bool       `json:"overload,omitempty"`
-	Attached bool       `json:"attached,omitempty"`
-	RouterID string     `json:"router_id,omitempty"`
-	Links    []LinkView `json:"links"`
-}
-
-// LinkView is one directed link; parallel links appear separately.
-type LinkView struct {
-	To         string   `json:"to"`
-	ToName     string   `json:"to_name,omitempty"`
-	Metric     uint32   `json:"metric"`
-	MaxBW      *float64 `json:"max_bandwidth_bytes,omitempty"`
-	LocalAddr  string   `json:"local_addr,omitempty"`
-	RemoteAddr string   `json:"remote_addr,omitempty"`
-}
-
-// PrefixView is one prefix of one advertiser.
-type PrefixView struct {
-	Prefix     string   `json:"prefix"`
-	Advertiser string   `json:"advertiser"`
-	Name       string   `json:"advertiser_name,omitempty"`
-	Metric     uint32   `json:"metric"`
-	PathBW     *float64 `json:"path_bandwidth_bytes,omitempty"`
-	Down       bool     `json:"down,omitempty"`
-	External   bool     `json:"external,omitempty"`
-}
+// The JSON shapes of a Graph live in api/wire (farectl links them, not
+// this package).
+type (
+	View       = wire.Topology
+	NodeView   = wire.TopoNode
+	LinkView   = wire.TopoLink
+	PrefixView = wire.TopoPrefix
+)
 
 // View renders the graph for JSON output.
 func (g *Graph) View() View {

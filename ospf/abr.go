@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 
+	apiwire "github.com/fared/fared/api/wire"
+
 	"github.com/fared/fared/fare"
 	"github.com/fared/fared/spf"
 )
@@ -29,21 +31,8 @@ type abrRoute struct {
 	advertisers      []string
 }
 
-// SummaryView is one Summary LSA an ABR originates into an area, with the
-// Path Bandwidth re-advertisement behind it (draft-xu-lsr-fare §4.2):
-// PathBW = min(OrigPathBW, Capacity), Capacity = Σ_N min(bw(self,N),
-// cap(N→D)) toward the advertiser D in FromArea. Bandwidths in bytes/s;
-// OrigPathBW is omitted when the advertiser sent none (no constraint).
-type SummaryView struct {
-	Area        string   `json:"area"`
-	Prefix      string   `json:"prefix"`
-	Metric      uint32   `json:"metric"`
-	FromArea    string   `json:"from_area"`
-	Advertisers []string `json:"advertisers"`
-	OrigPathBW  *float32 `json:"orig_path_bw,omitempty"`
-	Capacity    float32  `json:"capacity"`
-	PathBW      float32  `json:"path_bw"`
-}
+// SummaryView is the API shape of one originated Summary LSA.
+type SummaryView = apiwire.OSPFSummary
 
 // scheduleSummaries recomputes, after a graph change, the Summary LSAs an
 // ABR originates (RFC 2328 §12.4.3): into each attached area, the

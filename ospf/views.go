@@ -11,72 +11,18 @@ import (
 	"strings"
 	"time"
 
+	apiwire "github.com/fared/fared/api/wire"
+
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/ospf/packet"
 )
 
-// The types below are the stable JSON shapes of `farectl ospf ...`.
-
-// NeighborView is one neighbour.
-type NeighborView struct {
-	RouterID   string  `json:"router_id"`
-	Address    string  `json:"address"`
-	Interface  string  `json:"interface"`
-	Area       string  `json:"area"`
-	State      string  `json:"state"`
-	Priority   int     `json:"priority"`
-	DR         string  `json:"dr,omitempty"`
-	BDR        string  `json:"bdr,omitempty"`
-	Role       string  `json:"role,omitempty"` // master | slave during and after the exchange
-	DeadIn     float64 `json:"dead_in"`
-	Requests   int     `json:"requests_pending"`
-	Retransmit int     `json:"retransmit_pending"`
-	UpSince    string  `json:"up_since,omitempty"`
-	// FullAfterMs is how long the last exchange took (ExStart to Full).
-	FullAfterMs int64 `json:"full_after_ms,omitempty"`
-	Flaps       int   `json:"flaps"`
-}
-
-// InterfaceView is one OSPF interface with its counters.
-type InterfaceView struct {
-	Name           string            `json:"name"`
-	Index          int               `json:"ifindex"`
-	Area           string            `json:"area"`
-	Type           string            `json:"type"`
-	State          string            `json:"state"`
-	Passive        bool              `json:"passive"`
-	MTU            int               `json:"mtu"`
-	Cost           int               `json:"cost"`
-	BandwidthBytes float32           `json:"bandwidth_bytes"`
-	Address        string            `json:"address,omitempty"`
-	HelloInterval  float64           `json:"hello_interval"`
-	DeadInterval   float64           `json:"dead_interval"`
-	Priority       int               `json:"priority"`
-	DR             string            `json:"dr,omitempty"`
-	BDR            string            `json:"bdr,omitempty"`
-	Neighbors      int               `json:"neighbors"`
-	Adjacencies    int               `json:"adjacencies_full"`
-	Counters       map[string]uint64 `json:"counters"`
-}
-
-// LSAView is one database entry.
-type LSAView struct {
-	Area      string         `json:"area"` // "AS" for AS-scope LSAs
-	Type      int            `json:"type"`
-	TypeName  string         `json:"type_name"`
-	ID        string         `json:"id"`
-	AdvRouter string         `json:"adv_router"`
-	Seq       int32          `json:"sequence"`
-	SeqHex    string         `json:"sequence_hex"`
-	Checksum  uint16         `json:"checksum"`
-	ChecksumX string         `json:"checksum_hex"`
-	Age       uint16         `json:"age"`
-	Length    int            `json:"length"`
-	Options   string         `json:"options"`
-	Own       bool           `json:"own"`
-	Detail    map[string]any `json:"detail,omitempty"`
-	Raw       string         `json:"raw_hex,omitempty"`
-}
+// The JSON shapes of `farectl ospf ...` live in api/wire.
+type (
+	NeighborView  = apiwire.OSPFNeighbor
+	InterfaceView = apiwire.OSPFInterface
+	LSAView       = apiwire.OSPFLSA
+)
 
 // Neighbors returns every neighbour, by interface and router id.
 func (in *Instance) Neighbors(ctx context.Context) ([]NeighborView, error) {

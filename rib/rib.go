@@ -12,9 +12,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"slices"
 	"sort"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,11 +34,25 @@ type Installer interface {
 	Capabilities() fib.Capabilities
 }
 
-// Config tunes a Manager.
-type Config struct {
+// Routing is what the manager applies to one protocol's topologies: FARE
+// or plain ECMP, and the RFC 8405 back-off of its SPF runs. Each protocol
+// has its own back-off, as each IGP instance has in RFC 8405: churn in one
+// does not delay the other.
+type Routing struct {
 	ECMPOnly bool
 	Delay    spf.DelayConfig
-	FIB      Installer // nil: compute only
+	// Distance ranks protocols when several know a prefix: the lower wins
+	// (config.DefaultDistance has FRR's values, OSPF 110 before IS-IS 115).
+	Distance uint8
+}
+
+// Config tunes a Manager.
+type Config struct {
+	// Routing per protocol ("isis", "ospf"); a protocol without an entry
+	// gets Default.
+	Routing map[string]Routing
+	Default Routing
+	FIB     Installer // nil: compute only
 	// Ready reports that the protocols finished their initial database
 	// sync. Until then (at most StartupHold, default 15 s) the kernel keeps
 	// what a previous run installed, so a restart leaves no forwarding gap.
@@ -49,17 +66,26 @@ type Config struct {
 type Manager struct {
 	cfg    Config
 	log    *slog.Logger
-	in     chan update
-	delay  *spf.Delay
 	spfLog spf.Log
+
+	// The mailbox keeps the newest graph per topology: a burst in one
+	// topology replaces its own pending graph and never pushes out another
+	// topology's only one.
+	mu       sync.Mutex
+	pending  map[string]update
+	routing  map[string]Routing // protocol -> settings (owned by mu until Run takes them)
+	changed  map[string]bool    // protocols whose settings changed
+	dropped  map[string]bool    // protocols to forget
+	mail     chan struct{}      // something is pending (capacity 1)
+	subsMu   sync.Mutex
+	subs     map[*Subscription]struct{}
+	protoSet map[string]*protoState // owned by Run
 
 	// One state per topology: IS-IS level or OSPF area, keyed by topoKey.
 	levels  map[string]*levelState
 	snap    atomic.Pointer[Snapshot]
-	kicked  chan struct{}
 	lastFIB fib.Stats
 	fibErr  string
-	ecmp    atomic.Bool
 	started time.Time
 	synced  bool // the first Sync happened
 	retry   chan struct{}
@@ -68,8 +94,8 @@ type Manager struct {
 }
 
 type update struct {
-	g       *lsdb.Graph
-	trigger string
+	g        *lsdb.Graph
+	triggers []string
 }
 
 type levelState struct {
@@ -77,6 +103,15 @@ type levelState struct {
 	done   *lsdb.Graph // last computed
 	result *spf.Result
 	table  fare.Table
+}
+
+// protoState is one protocol's back-off: its delay machine, the time its
+// next computation is due (zero: none armed) and what triggered it.
+type protoState struct {
+	routing  Routing
+	delay    *spf.Delay
+	due      time.Time
+	triggers []string
 }
 
 // New returns a Manager; call Run.
@@ -90,105 +125,278 @@ func New(cfg Config) *Manager {
 	if cfg.StartupHold == 0 {
 		cfg.StartupHold = 15 * time.Second
 	}
-	m := &Manager{cfg: cfg, log: cfg.Log.With("sub", "rib"), in: make(chan update, 64), kicked: make(chan struct{}, 1), retry: make(chan struct{}, 1),
+	m := &Manager{cfg: cfg, log: cfg.Log.With("sub", "rib"), retry: make(chan struct{}, 1),
+		pending: map[string]update{}, routing: map[string]Routing{}, changed: map[string]bool{}, dropped: map[string]bool{},
+		mail: make(chan struct{}, 1), subs: map[*Subscription]struct{}{}, protoSet: map[string]*protoState{},
 		levels: map[string]*levelState{}}
-	m.delay = spf.NewDelay(cfg.Delay, cfg.Now)
-	m.ecmp.Store(cfg.ECMPOnly)
-	m.snap.Store(&Snapshot{Routes: []Route{}})
+	for p, r := range cfg.Routing {
+		m.routing[p] = r
+	}
+	m.snap.Store(&Snapshot{Routes: []Route{}, Delays: map[string]spf.DelayView{}})
 	return m
 }
 
-// Submit hands a new snapshot of one level to the manager. It never blocks
-// the protocol for long: only the newest snapshot per level matters.
+// Submit hands a new snapshot of one topology to the manager. It never
+// blocks: only the newest snapshot per topology matters, and a newer one
+// replaces a pending one of the same topology only.
 func (m *Manager) Submit(g *lsdb.Graph, trigger string) {
+	k := topoKey(g)
+	m.mu.Lock()
+	u := m.pending[k]
+	u.g = g
+	if len(u.triggers) < 8 {
+		u.triggers = append(u.triggers, trigger)
+	}
+	m.pending[k] = u
+	m.mu.Unlock()
+	m.kick()
+}
+
+func (m *Manager) kick() {
 	select {
-	case m.in <- update{g, trigger}:
+	case m.mail <- struct{}{}:
 	default:
-		// Queue full: drop the oldest and keep the newest.
-		select {
-		case <-m.in:
-		default:
-		}
-		m.in <- update{g, trigger}
 	}
 }
 
-// SetECMPOnly switches FARE weights off or on and recomputes.
-func (m *Manager) SetECMPOnly(on bool) {
-	m.ecmp.Store(on)
-	select {
-	case m.kicked <- struct{}{}:
-	default:
+// SetRouting changes one protocol's settings (a reload): new SPF timers
+// take effect from the next event, and switching ECMP-only recomputes that
+// protocol's topologies in full.
+func (m *Manager) SetRouting(protocol string, r Routing) {
+	m.mu.Lock()
+	m.routing[protocol] = r
+	m.changed[protocol] = true
+	m.mu.Unlock()
+	m.kick()
+}
+
+// Routing returns the settings in force for a protocol.
+func (m *Manager) Routing(protocol string) Routing {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.routing[protocol]; ok {
+		return r
 	}
+	return m.cfg.Default
+}
+
+// SetECMPOnly switches FARE weights off or on for every protocol.
+func (m *Manager) SetECMPOnly(on bool) {
+	m.mu.Lock()
+	m.cfg.Default.ECMPOnly = on
+	for p, r := range m.routing {
+		r.ECMPOnly = on
+		m.routing[p] = r
+		m.changed[p] = true
+	}
+	m.mu.Unlock()
+	m.kick()
+}
+
+// Drop forgets every topology of a protocol (its module stopped): its
+// routes leave the table, and the kernel, at once.
+func (m *Manager) Drop(protocol string) {
+	m.mu.Lock()
+	m.dropped[protocol] = true
+	for k := range m.pending {
+		if strings.HasPrefix(k, protocol+"/") {
+			delete(m.pending, k)
+		}
+	}
+	m.mu.Unlock()
+	m.kick()
 }
 
 // Snapshot returns the latest computed state.
 func (m *Manager) Snapshot() *Snapshot { return m.snap.Load() }
 
+// Subscription delivers the newest Snapshot after each computation. A slow
+// reader misses intermediate snapshots, never the latest.
+type Subscription struct {
+	m *Manager
+	c chan *Snapshot
+}
+
+// C receives snapshots.
+func (s *Subscription) C() <-chan *Snapshot { return s.c }
+
+// Close stops the deliveries.
+func (s *Subscription) Close() {
+	s.m.subsMu.Lock()
+	delete(s.m.subs, s)
+	s.m.subsMu.Unlock()
+}
+
+// Subscribe returns a subscription whose channel first holds the current
+// snapshot. Modules that follow the topology or the routes (INC builds its
+// trees from it) read it instead of polling.
+func (m *Manager) Subscribe() *Subscription {
+	s := &Subscription{m: m, c: make(chan *Snapshot, 1)}
+	s.c <- m.snap.Load()
+	m.subsMu.Lock()
+	m.subs[s] = struct{}{}
+	m.subsMu.Unlock()
+	return s
+}
+
+func (m *Manager) publish(snap *Snapshot) {
+	m.snap.Store(snap)
+	m.subsMu.Lock()
+	defer m.subsMu.Unlock()
+	for s := range m.subs {
+		select {
+		case <-s.c: // drop the stale one
+		default:
+		}
+		s.c <- snap
+	}
+}
+
+func (m *Manager) proto(p string) *protoState {
+	ps := m.protoSet[p]
+	if ps == nil {
+		m.mu.Lock()
+		r, ok := m.routing[p]
+		if !ok {
+			r = m.cfg.Default
+		}
+		m.mu.Unlock()
+		ps = &protoState{routing: r, delay: spf.NewDelay(r.Delay, m.cfg.Now)}
+		m.protoSet[p] = ps
+	}
+	return ps
+}
+
 // Run computes until ctx ends.
 func (m *Manager) Run(ctx context.Context) {
 	m.started = m.cfg.Now()
-	var timer *time.Timer
-	var timerC <-chan time.Time
-	triggers := []string{}
-	arm := func(trigger string) {
-		triggers = append(triggers, trigger)
-		at := m.delay.Event(m.cfg.Now())
-		d := max(0, at.Sub(m.cfg.Now()))
-		if timer == nil {
-			timer = time.NewTimer(d)
-		} else {
-			timer.Reset(d)
-		}
-		timerC = timer.C
-	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case u := <-m.in:
-			k := topoKey(u.g)
-			if m.levels[k] == nil {
-				m.levels[k] = &levelState{}
-			}
-			m.levels[k].g = u.g
-			if timerC == nil {
-				arm(u.trigger)
-			} else {
-				triggers = append(triggers, u.trigger)
-			}
-		case <-m.kicked:
-			for _, ls := range m.levels {
-				if ls != nil {
-					ls.done, ls.result = nil, nil // full recompute in the new mode
-				}
-			}
-			if timerC == nil {
-				arm("ecmp-only toggled")
-			}
+		case <-m.mail:
+			m.takeMail()
 		case <-m.retry:
 			m.retryArmed = false
 			if !m.holding() {
 				// The hold ended, maybe while a computation waits out the
 				// SPF back-off: compute from the newest snapshots now, so
 				// the first write reflects the converged database.
-				m.compute(append(triggers, "initial convergence"))
-				triggers = triggers[:0]
+				var trig []string
+				var ran []*protoState
+				for _, ps := range m.protoSet {
+					trig = append(trig, ps.triggers...)
+					if !ps.due.IsZero() {
+						ran = append(ran, ps)
+					}
+					ps.triggers, ps.due = nil, time.Time{}
+				}
+				m.compute(nil, append(trig, "initial convergence"))
+				for _, ps := range ran {
+					ps.delay.Ran(m.cfg.Now())
+				}
 			} else {
 				m.armRetry()
 			}
-		case <-timerC:
-			timerC = nil
-			m.compute(triggers)
-			triggers = triggers[:0]
-			m.delay.Ran(m.cfg.Now())
+		case <-timer.C:
+		}
+		m.runDue()
+		if next := m.nextDue(); !next.IsZero() {
+			timer.Reset(max(0, next.Sub(m.cfg.Now())))
 		}
 	}
 }
 
-// compute runs SPF and FARE where the topology changed and installs the
-// merged table.
-func (m *Manager) compute(triggers []string) {
+// takeMail moves what Submit, SetRouting and Drop left into Run's state
+// and arms the affected protocols' SPF timers.
+func (m *Manager) takeMail() {
+	m.mu.Lock()
+	pending, changed, dropped := m.pending, m.changed, m.dropped
+	m.pending, m.changed, m.dropped = map[string]update{}, map[string]bool{}, map[string]bool{}
+	routing := maps.Clone(m.routing)
+	m.mu.Unlock()
+	now := m.cfg.Now()
+	for p := range dropped {
+		for k := range m.levels {
+			if strings.HasPrefix(k, p+"/") {
+				delete(m.levels, k)
+			}
+		}
+		delete(m.protoSet, p)
+		m.compute(nil, []string{p + " stopped"})
+	}
+	for p := range changed {
+		ps := m.proto(p)
+		r := routing[p]
+		if r.Delay != ps.routing.Delay {
+			// New timers: a fresh back-off machine (in QUIET) that uses them.
+			ps.delay = spf.NewDelay(r.Delay, m.cfg.Now)
+		}
+		if r.ECMPOnly != ps.routing.ECMPOnly {
+			for k, ls := range m.levels {
+				if strings.HasPrefix(k, p+"/") {
+					ls.done, ls.result = nil, nil // full recompute in the new mode
+				}
+			}
+			m.arm(ps, now, "ecmp-only changed")
+		}
+		ps.routing = r
+	}
+	for k, u := range pending {
+		if m.levels[k] == nil {
+			m.levels[k] = &levelState{}
+		}
+		m.levels[k].g = u.g
+		m.arm(m.proto(u.g.Protocol), now, u.triggers...)
+	}
+}
+
+// arm records an SPF event for the protocol: RFC 8405 gives the time of
+// the computation; a computation already armed keeps its time.
+func (m *Manager) arm(ps *protoState, now time.Time, triggers ...string) {
+	ps.triggers = append(ps.triggers, triggers...)
+	at := ps.delay.Event(now)
+	if ps.due.IsZero() {
+		ps.due = at
+	}
+}
+
+func (m *Manager) nextDue() time.Time {
+	var next time.Time
+	for _, ps := range m.protoSet {
+		if !ps.due.IsZero() && (next.IsZero() || ps.due.Before(next)) {
+			next = ps.due
+		}
+	}
+	return next
+}
+
+// runDue computes every protocol whose SPF time has come, in one pass.
+func (m *Manager) runDue() {
+	now := m.cfg.Now()
+	var due []string
+	var trig []string
+	for p, ps := range m.protoSet {
+		if !ps.due.IsZero() && !ps.due.After(now) {
+			due = append(due, p)
+			trig = append(trig, ps.triggers...)
+			ps.due, ps.triggers = time.Time{}, nil
+		}
+	}
+	if len(due) == 0 {
+		return
+	}
+	m.compute(due, trig)
+	for _, p := range due {
+		m.protoSet[p].delay.Ran(m.cfg.Now())
+	}
+}
+
+// compute runs SPF and FARE where the topologies of the given protocols
+// (nil: all) changed, and installs the merged table.
+func (m *Manager) compute(protocols []string, triggers []string) {
 	start := m.cfg.Now()
 	kind := "route-only"
 	nodes := 0
@@ -196,7 +404,10 @@ func (m *Manager) compute(triggers []string) {
 		if ls == nil || ls.g == nil || ls.g == ls.done {
 			continue
 		}
-		opt := fare.Options{ECMPOnly: m.ecmp.Load()}
+		if protocols != nil && !slices.Contains(protocols, ls.g.Protocol) {
+			continue
+		}
+		opt := fare.Options{ECMPOnly: m.proto(ls.g.Protocol).routing.ECMPOnly}
 		if same, changed := topologyDiff(ls); same {
 			// Only prefixes or bandwidths changed: keep the DAG, redo
 			// FARE only below the links whose bandwidth changed.
@@ -218,8 +429,16 @@ func (m *Manager) compute(triggers []string) {
 	changed := diffRoutes(prev.Routes, snap.Routes)
 	m.spfLog.Add(spf.LogEntry{At: start, Trigger: joinTriggers(triggers), Kind: kind, Duration: m.cfg.Now().Sub(start), Nodes: nodes, RoutesChanged: changed})
 	snap.Log = m.spfLog.Entries()
-	snap.Delay = m.delay.View()
-	m.snap.Store(snap)
+	snap.Delays = map[string]spf.DelayView{}
+	for p, ps := range m.protoSet {
+		snap.Delays[p] = ps.delay.View()
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.levels)) {
+		if ls := m.levels[k]; ls.done != nil {
+			snap.Graphs = append(snap.Graphs, ls.done)
+		}
+	}
+	m.publish(snap)
 	m.log.Debug("routes computed", "kind", kind, "routes", len(snap.Routes), "changed", changed, "took", m.cfg.Now().Sub(start))
 }
 
@@ -309,7 +528,7 @@ func (m *Manager) build() *Snapshot {
 		if ls.result == nil {
 			continue
 		}
-		snap.Anomalies = addAnomalies(snap.Anomalies, ls.table.Anomalies)
+		snap.Anomalies = snap.Anomalies.Add(ls.table.Anomalies)
 		g := ls.result.Graph
 		for i := range ls.table.Routes {
 			fr := &ls.table.Routes[i]
@@ -319,7 +538,7 @@ func (m *Manager) build() *Snapshot {
 			case !dup:
 				byPrefix[fr.Prefix] = len(snap.Routes)
 				snap.Routes = append(snap.Routes, r)
-			case better(r, snap.Routes[j]):
+			case better(r, snap.Routes[j], m.distance(r.Protocol), m.distance(snap.Routes[j].Protocol)):
 				snap.Routes[j] = r
 			}
 		}
@@ -328,9 +547,10 @@ func (m *Manager) build() *Snapshot {
 	return snap
 }
 
-// Preference between protocols when one daemon runs both, as in FRR's
-// default administrative distances: OSPF 110 beats IS-IS 115.
-var distance = map[string]int{"ospf": 110, "isis": 115}
+// distance is the administrative distance of a protocol's routes.
+func (m *Manager) distance(protocol string) int {
+	return int(m.proto(protocol).routing.Distance)
+}
 
 // topoKey names the topology of a snapshot: protocol plus level or area.
 func topoKey(g *lsdb.Graph) string {
@@ -341,13 +561,13 @@ func topoKey(g *lsdb.Graph) string {
 }
 
 // better reports whether route a beats route b for the same prefix:
-// the protocol with the lower distance first; then an up route beats a
+// the protocol with the lower distance (da, db) first; then an up route beats a
 // down one (RFC 5302 §3.3: a prefix an L1L2 router leaked into L1 never
 // wins over the L2 route it came from; for OSPF, intra-area beats
 // inter-area); then level 1 beats level 2 (ISO 10589 §7.2.12); then the
 // lower metric.
-func better(a, b Route) bool {
-	if da, db := distance[a.Protocol], distance[b.Protocol]; da != db {
+func better(a, b Route, da, db int) bool {
+	if da != db {
 		return da < db
 	}
 	if a.Down != b.Down {
@@ -463,13 +683,13 @@ func resolve(g *lsdb.Graph, nh fare.NextHop, v4 bool) (netip.Addr, *lsdb.Adjacen
 func diffRoutes(a, b []Route) int {
 	am := map[netip.Prefix]string{}
 	for _, r := range a {
-		am[r.Prefix] = r.sig()
+		am[r.Prefix] = sig(&r)
 	}
 	n := 0
 	seen := map[netip.Prefix]bool{}
 	for _, r := range b {
 		seen[r.Prefix] = true
-		if am[r.Prefix] != r.sig() {
+		if am[r.Prefix] != sig(&r) {
 			n++
 		}
 	}
@@ -479,19 +699,4 @@ func diffRoutes(a, b []Route) int {
 		}
 	}
 	return n
-}
-
-func addAnomalies(a, b fare.Anomalies) fare.Anomalies {
-	a.LinkMissing += b.LinkMissing
-	a.LinkNaN += b.LinkNaN
-	a.LinkInf += b.LinkInf
-	a.LinkNegative += b.LinkNegative
-	a.LinkZero += b.LinkZero
-	a.PathNaN += b.PathNaN
-	a.PathInf += b.PathInf
-	a.PathNegative += b.PathNegative
-	a.PathZero += b.PathZero
-	a.RoutesMissingBW += b.RoutesMissingBW
-	a.RoutesZeroCapacity += b.RoutesZeroCapacity
-	return a
 }

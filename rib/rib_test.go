@@ -152,7 +152,7 @@ func TestLevelPreference(t *testing.T) {
 // (distance 110) wins over IS-IS (115), as in FRR's defaults.
 func TestProtocolPreference(t *testing.T) {
 	rec := &recorder{}
-	m := New(Config{FIB: rec})
+	m := New(Config{FIB: rec, Routing: map[string]Routing{"ospf": {Distance: 110}, "isis": {Distance: 115}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go m.Run(ctx)

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/fare"
 	"github.com/fared/fared/fib"
+	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
 )
 
@@ -21,41 +23,19 @@ type Snapshot struct {
 	FIB       fib.Stats      `json:"fib_last_sync"`
 	FIBError  string         `json:"fib_error,omitempty"`
 	Log       []spf.LogEntry `json:"-"`
-	Delay     spf.DelayView  `json:"-"`
+	// Delays is the RFC 8405 back-off of each protocol.
+	Delays map[string]spf.DelayView `json:"-"`
+	// Graphs are the topologies the routes were computed from, sorted by
+	// protocol and level or area.
+	Graphs []*lsdb.Graph `json:"-"`
 }
 
-// Route is one prefix with its weighted next hops.
-type Route struct {
-	Prefix      netip.Prefix `json:"prefix"`
-	Protocol    string       `json:"protocol"`
-	Level       int          `json:"level,omitempty"` // IS-IS
-	Area        string       `json:"area,omitempty"`  // OSPF
-	Metric      uint64       `json:"metric"`
-	Mode        string       `json:"mode"` // fare.Mode*
-	Advertisers []string     `json:"advertisers"`
-	PathBW      *float64     `json:"path_bandwidth,omitempty"` // bytes/s, when every advertiser sent one
-	Down        bool         `json:"down,omitempty"`
-	NextHops    []NextHop    `json:"next_hops"`
-	QuantError  float64      `json:"quantisation_error_pp"` // largest |intended − kernel| share, percentage points
-}
-
-// NextHop is one kernel next hop with the numbers behind its weight.
-type NextHop struct {
-	Neighbor     string     `json:"neighbor"`
-	NeighborName string     `json:"neighbor_name,omitempty"`
-	Gateway      netip.Addr `json:"gateway,omitzero"`
-	Interface    string     `json:"interface,omitempty"`
-	IfIndex      int        `json:"ifindex,omitempty"`
-	Unresolved   bool       `json:"unresolved,omitempty"` // no adjacency/address to reach it (not installed)
-	LinkBW       float64    `json:"link_bandwidth"`       // bytes/s of this link
-	NeighborBW   float64    `json:"neighbor_bandwidth"`   // bw(self, N): sum of parallel links
-	DownCap      float64    `json:"downstream_capacity"`  // cap(N→D)
-	PathBW       float64    `json:"path_bandwidth"`
-	Weight       float64    `json:"weight"` // FARE weight, bytes/s
-	Share        float64    `json:"share"`  // Weight / total
-	KernelWeight uint32     `json:"kernel_weight"`
-	KernelShare  float64    `json:"kernel_share"`
-}
+// Route and NextHop are the API's shapes (api/wire): the rib builds them
+// directly.
+type (
+	Route   = wire.Route
+	NextHop = wire.NextHop
+)
 
 // Lookup returns the route for an exact prefix or, for an address, the
 // longest match.
@@ -100,7 +80,7 @@ func (s *Snapshot) fibRoutes() []fib.Route {
 }
 
 // sig identifies what the kernel sees of a route.
-func (r *Route) sig() string {
+func sig(r *Route) string {
 	var b strings.Builder
 	for _, h := range r.NextHops {
 		fmt.Fprintf(&b, "%s%%%d*%d,", h.Gateway, h.IfIndex, h.KernelWeight)

@@ -3,6 +3,8 @@ package spf
 import (
 	"sync"
 	"time"
+
+	"github.com/fared/fared/api/wire"
 )
 
 // DelayState is a state of the RFC 8405 back-off state machine.
@@ -182,12 +184,7 @@ func (d *Delay) Pending() (time.Time, bool) {
 }
 
 // DelayView is the JSON shape of the back-off state (farectl).
-type DelayView struct {
-	State      string    `json:"state"`
-	SPFAt      time.Time `json:"spf_at,omitzero"`
-	LearnAt    time.Time `json:"learn_at,omitzero"`
-	HolddownAt time.Time `json:"holddown_at,omitzero"`
-}
+type DelayView = wire.SPFDelay
 
 // View returns the state and timer deadlines at the clock's current time.
 func (d *Delay) View() DelayView {
@@ -198,14 +195,7 @@ func (d *Delay) View() DelayView {
 }
 
 // LogEntry records one SPF computation.
-type LogEntry struct {
-	At            time.Time     `json:"at"`
-	Trigger       string        `json:"trigger"`
-	Kind          string        `json:"kind"` // "full" | "route-only"
-	Duration      time.Duration `json:"duration_ns"`
-	Nodes         int           `json:"nodes"`
-	RoutesChanged int           `json:"routes_changed"`
-}
+type LogEntry = wire.SPFLogEntry
 
 // LogSize is the capacity of a Log.
 const LogSize = 64

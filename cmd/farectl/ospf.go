@@ -7,19 +7,19 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fared/fared/api"
-	"github.com/fared/fared/lsdb"
-	"github.com/fared/fared/ospf"
+	"github.com/fared/fared/api/wire"
 )
 
-// addOSPFCommands adds `farectl ospf neighbors | interfaces | database
-// [TYPE] [--area A] [--detail] | lsdb | summaries | bandwidth IFACE BW`.
-func addOSPFCommands(root *cobra.Command, g *globals) {
+func init() { nouns = append(nouns, ospfCommand) }
+
+// ospfCommand: farectl ospf neighbors | interfaces | database [TYPE]
+// [--area A] [--detail] | lsdb | summaries | bandwidth IFACE BW.
+func ospfCommand(g *globals) *cobra.Command {
 	oc := &cobra.Command{Use: "ospf", Short: "OSPF state"}
 	oc.AddCommand(&cobra.Command{
 		Use: "neighbors", Aliases: []string{"neighbor", "nei"}, Short: "OSPF neighbours", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var v []ospf.NeighborView
+			var v []wire.OSPFNeighbor
 			b, err := g.get(cmd.Context(), "/ospf/neighbors", &v)
 			if err != nil || g.json {
 				return g.emit(b, err)
@@ -34,7 +34,7 @@ func addOSPFCommands(root *cobra.Command, g *globals) {
 	oc.AddCommand(&cobra.Command{
 		Use: "interfaces", Aliases: []string{"interface", "int"}, Short: "OSPF interfaces and their counters", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var v []ospf.InterfaceView
+			var v []wire.OSPFInterface
 			b, err := g.get(cmd.Context(), "/ospf/interfaces", &v)
 			if err != nil || g.json {
 				return g.emit(b, err)
@@ -67,7 +67,7 @@ func addOSPFCommands(root *cobra.Command, g *globals) {
 			if detail {
 				q.Set("detail", "true")
 			}
-			var v []ospf.LSAView
+			var v []wire.OSPFLSA
 			b, err := g.get(cmd.Context(), "/ospf/database?"+q.Encode(), &v)
 			if err != nil || g.json {
 				return g.emit(b, err)
@@ -102,7 +102,7 @@ func addOSPFCommands(root *cobra.Command, g *globals) {
 			if len(args) == 1 {
 				path += "?area=" + url.QueryEscape(args[0])
 			}
-			var v []lsdb.View
+			var v []wire.Topology
 			b, err := g.get(cmd.Context(), path, &v)
 			if err != nil || g.json {
 				return g.emit(b, err)
@@ -140,7 +140,7 @@ func addOSPFCommands(root *cobra.Command, g *globals) {
 		Use: "summaries", Aliases: []string{"summary"}, Args: cobra.NoArgs,
 		Short: "The Summary LSAs this ABR originates, with their Path Bandwidth re-advertisement (draft-xu-lsr-fare §4.2)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var v []ospf.SummaryView
+			var v []wire.OSPFSummary
 			b, err := g.get(cmd.Context(), "/ospf/summaries", &v)
 			if err != nil || g.json {
 				return g.emit(b, err)
@@ -157,13 +157,8 @@ func addOSPFCommands(root *cobra.Command, g *globals) {
 			return tw.Flush()
 		},
 	})
-	oc.AddCommand(&cobra.Command{
-		Use: "bandwidth IFACE BANDWIDTH", Short: "Override an OSPF interface's advertised bandwidth at run time (e.g. 40G)", Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.post(cmd.Context(), "/ospf/bandwidth", api.BandwidthRequest{Interface: args[0], Bandwidth: args[1]})
-		},
-	})
-	root.AddCommand(oc)
+	oc.AddCommand(bandwidthCommand(g, "ospf"))
+	return oc
 }
 
 func dash(s string) string {

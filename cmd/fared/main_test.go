@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fared/fared/api"
+	"github.com/fared/fared/api/client"
 )
 
 func build(t *testing.T) string {
@@ -51,7 +51,7 @@ func TestServeAndSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	c := api.NewClient(sock)
+	c := client.New(sock)
 	var st map[string]any
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -44,3 +44,37 @@ func Lookup(name string) (*Info, error) {
 	}
 	return info, nil
 }
+
+// EventKind says what changed on an interface.
+type EventKind int
+
+// The kinds of interface change the monitor reports.
+const (
+	LinkUp EventKind = iota + 1
+	LinkDown
+	AddrAdded
+	AddrRemoved
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case LinkUp:
+		return "link-up"
+	case LinkDown:
+		return "link-down"
+	case AddrAdded:
+		return "addr-added"
+	case AddrRemoved:
+		return "addr-removed"
+	}
+	return "EventKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Event is one interface change, as the netlink monitor reports it to the
+// FIB and the modules.
+type Event struct {
+	Kind    EventKind
+	IfIndex int
+	Name    string
+	Addr    netip.Prefix // AddrAdded, AddrRemoved: the address with its prefix length
+}

@@ -1,0 +1,96 @@
+package wire
+
+// The shapes of `farectl isis ...` (GET /v1/isis/...).
+
+// ISISNeighbor is one adjacency.
+type ISISNeighbor struct {
+	SystemID  string   `json:"system_id"`
+	Hostname  string   `json:"hostname,omitempty"`
+	Interface string   `json:"interface"`
+	Level     string   `json:"level"`
+	State     string   `json:"state"`
+	Type      string   `json:"type"` // p2p | lan
+	SNPA      string   `json:"snpa"`
+	HoldTime  int      `json:"hold_time"`
+	ExpiresIn float64  `json:"expires_in"`
+	Priority  int      `json:"priority,omitempty"`
+	LANID     string   `json:"lan_id,omitempty"`
+	Areas     []string `json:"areas"`
+	IPv4      []string `json:"ipv4,omitempty"`
+	IPv6      []string `json:"ipv6,omitempty"`
+	UpSince   string   `json:"up_since,omitempty"`
+	Flaps     int      `json:"flaps"`
+}
+
+// ISISInterface is one circuit with its counters.
+type ISISInterface struct {
+	Name           string            `json:"name"`
+	Index          int               `json:"ifindex"`
+	Type           string            `json:"type"`
+	State          string            `json:"state"`
+	Passive        bool              `json:"passive"`
+	MTU            int               `json:"mtu"`
+	MAC            string            `json:"mac"`
+	Metric         uint32            `json:"metric"`
+	BandwidthBytes float32           `json:"bandwidth_bytes"`
+	CircuitID      int               `json:"circuit_id"`
+	Addresses      []string          `json:"addresses"`
+	HelloInterval  float64           `json:"hello_interval"`
+	HoldTime       float64           `json:"hold_time"`
+	Priority       int               `json:"priority,omitempty"`
+	Levels         []ISISLANLevel    `json:"levels,omitempty"`
+	Adjacencies    int               `json:"adjacencies_up"`
+	Counters       map[string]uint64 `json:"counters"`
+}
+
+// ISISLANLevel is the DIS state of one level on a LAN.
+type ISISLANLevel struct {
+	Level int    `json:"level"`
+	DIS   bool   `json:"is_dis"`
+	LANID string `json:"lan_id,omitempty"`
+}
+
+// ISISLSP is one database entry.
+type ISISLSP struct {
+	LSPID     string           `json:"lsp_id"`
+	Hostname  string           `json:"hostname,omitempty"`
+	Level     int              `json:"level"`
+	Seq       uint32           `json:"sequence"`
+	SeqHex    string           `json:"sequence_hex"`
+	Checksum  uint16           `json:"checksum"`
+	ChecksumX string           `json:"checksum_hex"`
+	Lifetime  uint16           `json:"remaining_lifetime"`
+	Length    int              `json:"length"`
+	Own       bool             `json:"own"`
+	Attached  bool             `json:"attached"`
+	Overload  bool             `json:"overload"`
+	ISType    uint8            `json:"is_type"`
+	Purged    bool             `json:"purged,omitempty"`
+	TLVs      []map[string]any `json:"tlvs,omitempty"`
+	Raw       string           `json:"raw_hex,omitempty"`
+}
+
+// ISISLeak is one leaked prefix for `farectl isis leaks`.
+type ISISLeak struct {
+	Prefix         string   `json:"prefix"`
+	FromLevel      int      `json:"from_level"`
+	IntoLevel      int      `json:"into_level"`
+	Metric         uint32   `json:"metric"`
+	Down           bool     `json:"down"`
+	PathBW         float64  `json:"path_bandwidth"`
+	OrigPathBW     *float64 `json:"original_path_bandwidth,omitempty"`
+	Capacity       float64  `json:"capacity_to_advertisers"`
+	Advertisers    []string `json:"advertisers"`
+	Recomputations uint64   `json:"recomputations"`
+}
+
+// ISISLevel is one level's summary (`farectl isis levels`).
+type ISISLevel struct {
+	Level          int    `json:"level"`
+	LSPs           int    `json:"lsps"`
+	Originated     uint64 `json:"lsps_originated"`
+	Attached       bool   `json:"attached,omitempty"` // L1 of an L1L2 router: ATT set in our LSPs
+	LeakedInto     int    `json:"prefixes_leaked_into"`
+	Recomputations uint64 `json:"leak_recomputations_from"`
+	Converged      bool   `json:"converged"`
+}

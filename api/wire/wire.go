@@ -1,0 +1,60 @@
+// Package wire holds the JSON shapes of fared's control API: what the
+// daemon sends and farectl (or any script) reads. It imports nothing of the
+// daemon, so a client links only these types.
+//
+// Field names are stable: scripts depend on them. A field may be added, or
+// deprecated (kept, documented as such, and filled) in favour of a new
+// one; it is never renamed or removed.
+package wire
+
+// Version is the API's path prefix.
+const Version = "/v1"
+
+// ErrorBody is the JSON shape of every error answer (4xx, 5xx).
+type ErrorBody struct {
+	Error string `json:"error"`
+}
+
+// Reload is the answer of POST /v1/reload: the new configuration was
+// validated by every module first, then applied by each.
+type Reload struct {
+	Reloaded bool `json:"reloaded"`
+	// Warnings gathers every module's warnings (kept for scripts written
+	// before Modules existed).
+	Warnings []string `json:"warnings"`
+	// Modules reports per module what was applied ("changed"), what was
+	// not ("warnings"), or why applying failed ("error").
+	Modules map[string]ModuleReload `json:"modules"`
+	// Started and Stopped list modules whose section was added or removed.
+	Started []string `json:"started,omitempty"`
+	Stopped []string `json:"stopped,omitempty"`
+}
+
+// ModuleReload is one module's part of a reload.
+type ModuleReload struct {
+	Changed  []string `json:"changed"`
+	Warnings []string `json:"warnings"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// Status is GET /v1/status.
+type Status struct {
+	Version  string `json:"version"`
+	Hostname string `json:"hostname"`
+	RouterID string `json:"router_id"`
+	Config   string `json:"config"`
+	// Uptime is a Go duration string ("1h2m3s"); UptimeSeconds is the
+	// same as a number.
+	Uptime        string   `json:"uptime"`
+	UptimeSeconds float64  `json:"uptime_seconds"`
+	Modules       []string `json:"modules"`
+	// ModuleStatus holds the summary of each module that gives one.
+	ModuleStatus map[string]any `json:"module_status,omitempty"`
+}
+
+// BandwidthRequest is the body of POST /v1/isis/bandwidth and
+// /v1/ospf/bandwidth.
+type BandwidthRequest struct {
+	Interface string `json:"interface"`
+	Bandwidth string `json:"bandwidth"` // bits/s with K/M/G/T
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fared/fared/api/wire"
+)
+
+func init() { nouns = append(nouns, fibCommand) }
+
+// fibCommand: farectl fib | fib capabilities.
+func fibCommand(g *globals) *cobra.Command {
+	fibCmd := &cobra.Command{
+		Use: "fib", Short: "Our routes and nexthop objects as the kernel holds them (read back over netlink)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var v wire.FIBView
+			b, err := g.get(cmd.Context(), "/fib", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			nhs := map[uint32]wire.KernelNexthop{}
+			for _, n := range v.Nexthops {
+				nhs[n.ID] = n
+			}
+			tw := g.table("Prefix\tMetric\tNH id\tMembers (id:gateway@ifindex weight)")
+			for _, r := range v.Routes {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", r.Prefix, r.Metric, r.NhID, describeNH(nhs, r.NhID))
+			}
+			tw.Flush()
+			fmt.Fprintf(g.out, "\n%d routes, %d nexthop objects\n", len(v.Routes), len(v.Nexthops))
+			return nil
+		},
+	}
+	fibCmd.AddCommand(&cobra.Command{
+		Use: "capabilities", Short: "What the kernel supports: nexthop objects, 16-bit weights, resilient groups", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var v wire.FIBCapabilities
+			b, err := g.get(cmd.Context(), "/fib/capabilities", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			fmt.Fprintf(g.out, "nexthop objects   %v\n16-bit weights    %v\nresilient groups  %v\n", v.NexthopObjects, v.Weight16, v.Resilient)
+			return nil
+		},
+	})
+	return fibCmd
+}
+
+func describeNH(nhs map[uint32]wire.KernelNexthop, id uint32) string {
+	n, ok := nhs[id]
+	if !ok {
+		return "?"
+	}
+	one := func(n wire.KernelNexthop) string {
+		return fmt.Sprintf("%d:%s@%d", n.ID, n.Gateway, n.IfIndex)
+	}
+	if len(n.Group) == 0 {
+		return one(n)
+	}
+	var parts []string
+	for _, m := range n.Group {
+		parts = append(parts, fmt.Sprintf("%s w%d", one(nhs[m.ID]), m.Weight))
+	}
+	return strings.Join(parts, ", ")
+}

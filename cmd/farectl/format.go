@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+)
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// formatBytesPerSec shows a wire bandwidth (bytes/s) the way operators
+// configure it (bits/s with a unit).
+func formatBytesPerSec(b float64) string {
+	bits := b * 8
+	switch {
+	case bits >= 1e30:
+		return "max"
+	case bits >= 1e12:
+		return fmt.Sprintf("%.4gT", bits/1e12)
+	case bits >= 1e9:
+		return fmt.Sprintf("%.4gG", bits/1e9)
+	case bits >= 1e6:
+		return fmt.Sprintf("%.4gM", bits/1e6)
+	case bits >= 1e3:
+		return fmt.Sprintf("%.4gK", bits/1e3)
+	}
+	return fmt.Sprintf("%g", bits)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// printTLV renders one decoded TLV as indented "key: value" lines; nested
+// lists (neighbours, prefixes, sub-TLVs) are indented below their parent.
+func printTLV(w io.Writer, t map[string]any) {
+	head := fmt.Sprintf("TLV %v", t["type"])
+	if n, ok := t["name"]; ok {
+		head += " " + fmt.Sprint(n)
+	}
+	if l, ok := t["length"]; ok {
+		head += fmt.Sprintf(" (length %v)", l)
+	}
+	fmt.Fprintf(w, "  %s\n", head)
+	printFields(w, t, "    ", map[string]bool{"type": true, "name": true, "length": true})
+}
+
+func printFields(w io.Writer, m map[string]any, indent string, skip map[string]bool) {
+	for _, k := range sortedKeys(m) {
+		if skip[k] {
+			continue
+		}
+		switch v := m[k].(type) {
+		case []any:
+			if len(v) == 0 {
+				continue
+			}
+			if _, nested := v[0].(map[string]any); !nested {
+				fmt.Fprintf(w, "%s%s: %v\n", indent, k, v)
+				continue
+			}
+			fmt.Fprintf(w, "%s%s:\n", indent, k)
+			for _, it := range v {
+				if mm, ok := it.(map[string]any); ok {
+					fmt.Fprintf(w, "%s  -\n", indent)
+					printFields(w, mm, indent+"    ", nil)
+				}
+			}
+		case []map[string]any:
+			fmt.Fprintf(w, "%s%s:\n", indent, k)
+			for _, mm := range v {
+				fmt.Fprintf(w, "%s  -\n", indent)
+				printFields(w, mm, indent+"    ", nil)
+			}
+		case map[string]any:
+			fmt.Fprintf(w, "%s%s:\n", indent, k)
+			printFields(w, v, indent+"  ", nil)
+		default:
+			fmt.Fprintf(w, "%s%s: %v\n", indent, k, v)
+		}
+	}
+}

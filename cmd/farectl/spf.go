@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fared/fared/api/wire"
+)
+
+func init() { nouns = append(nouns, spfCommand) }
+
+// spfCommand: farectl spf log.
+func spfCommand(g *globals) *cobra.Command {
+	spfCmd := &cobra.Command{Use: "spf", Short: "SPF state"}
+	spfCmd.AddCommand(&cobra.Command{
+		Use: "log", Short: "Recent SPF runs: trigger, kind, duration, nodes, routes changed", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var v wire.SPFView
+			b, err := g.get(cmd.Context(), "/spf/log", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			for _, p := range sortedKeys(v.Delays) {
+				fmt.Fprintf(g.out, "%s SPF back-off (RFC 8405): %s\n", p, describeDelay(v.Delays[p], time.Now()))
+			}
+			fmt.Fprintln(g.out)
+			tw := g.table("When\tKind\tDuration\tNodes\tRoutes changed\tTrigger")
+			for _, e := range v.Log {
+				fmt.Fprintf(tw, "%s\t%s\t%v\t%d\t%d\t%s\n", e.At.Format(time.TimeOnly+".000"), e.Kind, e.Duration, e.Nodes, e.RoutesChanged, e.Trigger)
+			}
+			return tw.Flush()
+		},
+	})
+	return spfCmd
+}
+
+// describeDelay says the RFC 8405 state and its pending timers in words.
+func describeDelay(d wire.SPFDelay, now time.Time) string {
+	s := d.State
+	in := func(t time.Time) string {
+		if t.Before(now) {
+			return "due"
+		}
+		return "in " + t.Sub(now).Round(time.Millisecond).String()
+	}
+	if !d.SPFAt.IsZero() {
+		s += ", next SPF " + in(d.SPFAt)
+	}
+	if !d.LearnAt.IsZero() {
+		s += ", learn timer ends " + in(d.LearnAt)
+	}
+	if !d.HolddownAt.IsZero() {
+		s += ", holddown ends " + in(d.HolddownAt)
+	}
+	return s
+}

@@ -1,0 +1,14 @@
+package main
+
+import (
+	"github.com/fared/fared/daemon"
+	"github.com/fared/fared/isis"
+	"github.com/fared/fared/ospf"
+)
+
+// modules is fared's module table: a module runs when its config section
+// is present. Adding a module is its package plus one line here.
+var modules = []daemon.Spec{
+	isis.Spec,
+	ospf.Spec,
+}

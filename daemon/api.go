@@ -1,0 +1,146 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strconv"
+
+	"github.com/fared/fared/api"
+	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/config"
+	"github.com/fared/fared/fib"
+	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/rib"
+)
+
+// coreRoutes registers the API of the core: status and reload, and the
+// protocol-neutral views of the rib (routes, FARE, SPF log, topologies)
+// and of the kernel (fib).
+func (d *Daemon) coreRoutes() {
+	s := d.srv
+	s.Handle("GET /status", func(r *http.Request) (any, error) {
+		st := d.Status()
+		if ms := d.moduleStatus(); len(ms) > 0 {
+			st.ModuleStatus = ms
+		}
+		return st, nil
+	})
+	s.Handle("POST /reload", func(r *http.Request) (any, error) {
+		res, err := d.Reload(r.Context())
+		var re *ReloadError
+		switch {
+		case errors.As(err, &re):
+			return nil, api.Unprocessable(err)
+		case err != nil && !res.Reloaded:
+			return nil, api.Unprocessable(err)
+		case err != nil:
+			return nil, err // applied with errors: 503 with the reason
+		}
+		return res, nil
+	})
+	s.Handle("GET /route", func(r *http.Request) (any, error) {
+		snap := d.core.RIB.Snapshot()
+		if q := api.Query(r, "prefix"); q != "" {
+			rt, err := lookup(snap, q)
+			if err != nil {
+				return nil, err
+			}
+			return []rib.Route{*rt}, nil
+		}
+		return snap.Routes, nil
+	})
+	s.Handle("GET /fare", func(r *http.Request) (any, error) {
+		q := api.Query(r, "prefix")
+		if q == "" {
+			return nil, api.Errorf("prefix: required")
+		}
+		snap := d.core.RIB.Snapshot()
+		rt, err := lookup(snap, q)
+		if err != nil {
+			return nil, err
+		}
+		return wire.FareView{Route: *rt, WeightMax: snap.WeightMax}, nil
+	})
+	s.Handle("GET /spf/log", func(r *http.Request) (any, error) {
+		snap := d.core.RIB.Snapshot()
+		v := wire.SPFView{Log: snap.Log, Delays: snap.Delays, LastSync: snap.FIB, FIBError: snap.FIBError, Anomalies: snap.Anomalies}
+		// "delay" predates per-protocol back-off: the first protocol's.
+		for _, p := range []string{"isis", "ospf"} {
+			if dv, ok := snap.Delays[p]; ok {
+				v.Delay = dv
+				break
+			}
+		}
+		return v, nil
+	})
+	s.Handle("GET /lsdb", func(r *http.Request) (any, error) {
+		level, err := levelParam(r)
+		if err != nil {
+			return nil, err
+		}
+		area := api.Query(r, "area")
+		if area != "" {
+			a, err := config.ParseArea(area)
+			if err != nil {
+				return nil, api.BadRequest(err)
+			}
+			area = config.AreaString(a)
+		}
+		proto := api.Query(r, "protocol")
+		out := []lsdb.View{}
+		for _, g := range d.core.RIB.Snapshot().Graphs {
+			if (level == 0 || g.Level == level) && (area == "" || g.Area == area) && (proto == "" || g.Protocol == proto) {
+				out = append(out, g.View())
+			}
+		}
+		return out, nil
+	})
+	s.Handle("GET /fib", func(r *http.Request) (any, error) {
+		caps, err := fib.Probe(d.opt.NetNS)
+		if err != nil {
+			return nil, err
+		}
+		routes, nhs, err := fib.Dump(d.opt.NetNS, d.core.Protocol)
+		if err != nil {
+			return nil, err
+		}
+		if routes == nil {
+			routes = []fib.KernelRoute{}
+		}
+		if nhs == nil {
+			nhs = []fib.KernelNexthop{}
+		}
+		return wire.FIBView{Capabilities: caps, Routes: routes, Nexthops: nhs}, nil
+	})
+	s.Handle("GET /fib/capabilities", func(r *http.Request) (any, error) {
+		return fib.Probe(d.opt.NetNS)
+	})
+}
+
+// lookup answers 400 for a malformed prefix and 404 for an unknown one.
+func lookup(snap *rib.Snapshot, q string) (*rib.Route, error) {
+	if _, err := netip.ParsePrefix(q); err != nil {
+		if _, err2 := netip.ParseAddr(q); err2 != nil {
+			return nil, api.Errorf("prefix: %q is neither a prefix nor an address", q)
+		}
+	}
+	rt, ok := snap.Lookup(q)
+	if !ok {
+		return nil, api.NotFound(fmt.Errorf("no route for %s", q))
+	}
+	return rt, nil
+}
+
+func levelParam(r *http.Request) (int, error) {
+	s := api.Query(r, "level")
+	if s == "" {
+		return 0, nil
+	}
+	l, err := strconv.Atoi(s)
+	if err != nil || l < 1 || l > 2 {
+		return 0, api.Errorf("level: %q is not 1 or 2", s)
+	}
+	return l, nil
+}

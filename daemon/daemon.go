@@ -1,0 +1,346 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fared/fared/api"
+	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/config"
+	"github.com/fared/fared/fib"
+	"github.com/fared/fared/internal/netif"
+	"github.com/fared/fared/rib"
+	"github.com/fared/fared/spf"
+	"github.com/vishvananda/netns"
+)
+
+// Options are what the command line adds to the config.
+type Options struct {
+	// Socket is the control socket; empty: the config's.
+	Socket string
+	Log    *slog.Logger
+	// Level is the handler's level, changed live by a reload of log-level.
+	Level   *slog.LevelVar
+	Version string
+	// NetNS is the network namespace of the kernel FIB and the link
+	// monitor (tests); 0: the current one.
+	NetNS netns.NsHandle
+}
+
+// Daemon is one fared: the core and its modules.
+type Daemon struct {
+	opt   Options
+	specs []Spec
+	log   *slog.Logger
+	core  *Core
+	srv   *api.Server
+
+	reloadMu sync.Mutex // one reload at a time (SIGHUP and the API)
+
+	mu      sync.Mutex // guards cfg and mods
+	cfg     *config.Config
+	mods    map[string]*running
+	runCtx  context.Context
+	exited  chan exit
+	started time.Time
+}
+
+type running struct {
+	spec   Spec
+	m      Module
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type exit struct {
+	name string
+	err  error
+}
+
+// New prepares a daemon for cfg with the given module table; Run starts it.
+func New(cfg *config.Config, specs []Spec, o Options) *Daemon {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Socket == "" {
+		o.Socket = cfg.Socket
+	}
+	return &Daemon{opt: o, specs: specs, log: o.Log, cfg: cfg, mods: map[string]*running{}, exited: make(chan exit, len(specs))}
+}
+
+// Config returns the configuration in force.
+func (d *Daemon) Config() *config.Config {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cfg
+}
+
+// Run builds the core and the configured modules, runs them until ctx ends
+// or one of them fails, and stops them in order: modules first (they may
+// still withdraw routes), then the rib and the link monitor, then the
+// kernel FIB (keep or flush), then the API.
+func (d *Daemon) Run(ctx context.Context) error {
+	cfg := d.Config()
+	d.started = time.Now()
+	if err := d.buildCore(cfg); err != nil {
+		return err
+	}
+	defer d.closeCore()
+
+	// Build every configured module before anything runs: a module that
+	// cannot start stops the daemon before it touches the network.
+	var built []*running
+	for _, s := range d.specs {
+		if !s.Configured(cfg) {
+			continue
+		}
+		m, err := s.New(d.core, cfg)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		built = append(built, &running{spec: s, m: m})
+	}
+	srv, err := api.Listen(d.opt.Socket, d.log, d.specNames())
+	if err != nil {
+		return err
+	}
+	d.srv = srv
+	defer srv.Close()
+	d.coreRoutes()
+
+	coreCtx, stopCore := context.WithCancel(context.Background())
+	var coreWG sync.WaitGroup
+	coreWG.Add(1)
+	go func() { defer coreWG.Done(); d.core.RIB.Run(coreCtx) }()
+	if d.core.FIB != nil {
+		coreWG.Add(1)
+		go func() { defer coreWG.Done(); d.monitor(coreCtx) }()
+	}
+
+	modCtx, stopMods := context.WithCancel(context.Background())
+	d.mu.Lock()
+	d.runCtx = modCtx
+	for _, r := range built {
+		d.start(r)
+	}
+	d.mu.Unlock()
+	d.log.Info("fared started", "config", cfg.File, "socket", d.opt.Socket, "modules", strings.Join(d.Modules(), ","))
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case e := <-d.exited:
+		runErr = fmt.Errorf("%s: %w", e.name, e.err)
+		d.log.Error("module failed, stopping", "module", e.name, "err", e.err)
+	}
+	stopMods()
+	d.mu.Lock()
+	mods := d.mods
+	d.mu.Unlock()
+	for _, r := range mods {
+		<-r.done
+	}
+	stopCore()
+	coreWG.Wait()
+	return runErr
+}
+
+// start runs a built module under the daemon's module context; d.mu held.
+func (d *Daemon) start(r *running) {
+	ctx, cancel := context.WithCancel(d.runCtx)
+	r.cancel, r.done = cancel, make(chan struct{})
+	d.mods[r.spec.Name] = r
+	d.srv.Mount(r.spec.Name, r.m.Routes)
+	go func() {
+		defer close(r.done)
+		err := r.m.Run(ctx)
+		if err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+			select {
+			case d.exited <- exit{r.spec.Name, err}:
+			default:
+			}
+		}
+	}()
+}
+
+// stop ends a running module whose section was removed; d.mu not held.
+func (d *Daemon) stop(r *running) {
+	d.srv.Unmount(r.spec.Name)
+	r.cancel()
+	<-r.done
+	d.mu.Lock()
+	delete(d.mods, r.spec.Name)
+	d.mu.Unlock()
+	d.core.RIB.Drop(r.spec.Name) // a routing protocol's topologies go with it
+}
+
+// RIB is the daemon's routing table (nil before Run).
+func (d *Daemon) RIB() *rib.Manager {
+	if d.core == nil {
+		return nil
+	}
+	return d.core.RIB
+}
+
+// Modules returns the names of the running modules, sorted.
+func (d *Daemon) Modules() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]string, 0, len(d.mods))
+	for n := range d.mods {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (d *Daemon) specNames() []string {
+	out := make([]string, len(d.specs))
+	for i, s := range d.specs {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// buildCore opens the kernel FIB (adopting what a previous run left) and
+// creates the rib.
+func (d *Daemon) buildCore(cfg *config.Config) error {
+	d.core = &Core{Log: d.log, Protocol: fibProtocol(cfg)}
+	if cfg.FIB.Enabled {
+		fc := fib.Config{Protocol: d.core.Protocol, Metric: cfg.FIB.Metric, KeepOnShutdown: cfg.FIB.OnShutdown == "keep", NetNS: d.opt.NetNS}
+		if r := cfg.FIB.Resilient; r != nil {
+			fc.Resilient = &fib.Resilient{Buckets: r.Buckets, IdleTimer: r.IdleTimer, UnbalancedTimer: r.UnbalancedTimer}
+		}
+		k, err := fib.Open(fc)
+		if err != nil {
+			return fmt.Errorf("cannot open the kernel FIB: %w", err)
+		}
+		// Keep what a previous run installed until the first computation
+		// after convergence replaces it.
+		if err := k.Adopt(); err != nil {
+			k.Close()
+			return fmt.Errorf("cannot read back the kernel FIB: %w", err)
+		}
+		d.log.Info("kernel FIB", "capabilities", fmt.Sprintf("%+v", k.Capabilities()), "on_shutdown", cfg.FIB.OnShutdown)
+		warnCompatMode(d.log)
+		d.core.FIB = k
+	}
+	rc := rib.Config{Routing: routing(cfg), Default: ribRouting(cfg.Routing("")), Log: d.log, Ready: d.converged}
+	if d.core.FIB != nil {
+		rc.FIB = d.core.FIB
+	}
+	d.core.RIB = rib.New(rc)
+	return nil
+}
+
+func (d *Daemon) closeCore() {
+	if d.core == nil || d.core.FIB == nil {
+		return
+	}
+	if err := d.core.FIB.Close(); err != nil {
+		d.log.Error("closing the kernel FIB", "err", err)
+	}
+}
+
+// converged: every module that gates the start-up hold is done.
+func (d *Daemon) converged() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range d.mods {
+		if c, ok := r.m.(Converger); ok && !c.Converged() {
+			return false
+		}
+	}
+	return true
+}
+
+// monitor follows the kernel's links and addresses: the FIB drops the next
+// hops of a link that went down at once, then every module that watches
+// links hears of it.
+func (d *Daemon) monitor(ctx context.Context) {
+	evs := make(chan fib.LinkEvent, 64)
+	go func() {
+		if err := d.core.FIB.Monitor(ctx, evs); err != nil && ctx.Err() == nil {
+			d.log.Error("netlink monitor stopped", "err", err)
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-evs:
+			e := netif.Event{Kind: netif.EventKind(ev.Kind), IfIndex: ev.IfIndex, Name: ev.Name, Addr: ev.Addr}
+			d.mu.Lock()
+			for _, r := range d.mods {
+				if w, ok := r.m.(LinkWatcher); ok {
+					w.LinkEvent(e)
+				}
+			}
+			d.mu.Unlock()
+		}
+	}
+}
+
+// routing turns the config's per-protocol settings into the rib's.
+func routing(cfg *config.Config) map[string]rib.Routing {
+	out := map[string]rib.Routing{}
+	for _, p := range []string{"isis", "ospf"} {
+		out[p] = ribRouting(cfg.Routing(p))
+	}
+	return out
+}
+
+func ribRouting(r config.Routing) rib.Routing {
+	t := r.SPF
+	return rib.Routing{ECMPOnly: r.ECMPOnly, Distance: r.Distance, Delay: spf.DelayConfig{InitialDelay: t.InitialDelay,
+		ShortDelay: t.ShortDelay, LongDelay: t.LongDelay, TimeToLearn: t.TimeToLearn, Holddown: t.Holddown}}
+}
+
+// fibProtocol is the kernel protocol of our routes and nexthops: isis,
+// or ospf for an OSPF-only daemon (one FIB holds all of fared's routes).
+func fibProtocol(cfg *config.Config) uint8 {
+	if cfg.ISIS == nil && cfg.OSPF != nil {
+		return unix.RTPROT_OSPF
+	}
+	return unix.RTPROT_ISIS
+}
+
+// warnCompatMode: with net.ipv4.nexthop_compat_mode=1 (the kernel default)
+// every group replace also makes the kernel announce each route using the
+// group, which defeats "reweight touches no route" for listeners.
+func warnCompatMode(log *slog.Logger) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/nexthop_compat_mode")
+	if err == nil && len(b) > 0 && b[0] == '1' {
+		log.Warn("net.ipv4.nexthop_compat_mode=1: the kernel will announce every route of a reweighted group; set it to 0")
+	}
+}
+
+// Status is GET /v1/status.
+func (d *Daemon) Status() wire.Status {
+	cfg := d.Config()
+	up := time.Since(d.started)
+	return wire.Status{Version: d.opt.Version, Hostname: cfg.Hostname, RouterID: cfg.RouterID.String(), Config: cfg.File,
+		Uptime: up.Round(time.Second).String(), UptimeSeconds: up.Seconds(), Modules: d.Modules()}
+}
+
+// ModuleStatus collects the StatusReporter summaries.
+func (d *Daemon) moduleStatus() map[string]any {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := map[string]any{}
+	for n, r := range d.mods {
+		if s, ok := r.m.(StatusReporter); ok {
+			out[n] = s.Status()
+		}
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+// Package daemon puts fared together: a small core (the kernel FIB, the
+// rib, the link monitor and the control API) and the modules that run on
+// it (IS-IS, OSPF, and the policy modules). docs/architecture.md draws the
+// picture; this file is the contract a module signs.
+package daemon
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fared/fared/api"
+	"github.com/fared/fared/config"
+	"github.com/fared/fared/fib"
+	"github.com/fared/fared/internal/netif"
+	"github.com/fared/fared/rib"
+)
+
+// Spec is a module kind: one entry of the module table (cmd/fared's
+// modules.go). Adding a module is one package plus one Spec there.
+type Spec struct {
+	// Name is the module's config key, its API prefix (/v1/<name>/), its
+	// farectl noun and its log attribute.
+	Name string
+	// Configured reports whether a config runs the module (its section is
+	// present). A module whose section appears or disappears on reload is
+	// started or stopped.
+	Configured func(cfg *config.Config) bool
+	// New builds the module from a validated config. It may check what
+	// only the running system can tell (interfaces, sockets) and fail;
+	// it must not start goroutines: Run does.
+	New func(core *Core, cfg *config.Config) (Module, error)
+}
+
+// Module is one running protocol or policy module.
+//
+// Every method but Run is called from the daemon's goroutines, never
+// concurrently with itself; a module that keeps its state in its own
+// goroutine (internal/loop) hands the work to it.
+type Module interface {
+	// Run runs the module until ctx ends. An error stops the daemon: the
+	// other modules are stopped in order, and fared exits non-zero.
+	Run(ctx context.Context) error
+	// Check is the first phase of a reload: validate cfg, the whole new
+	// configuration, against the running module, changing nothing. An
+	// error rejects the reload of every module, with its reason.
+	Check(cfg *config.Config) error
+	// Reconfigure is the second phase: apply cfg, which every module's
+	// Check accepted. It reports what changed and what it could not apply
+	// live (and left as it was).
+	Reconfigure(ctx context.Context, cfg *config.Config) (Change, error)
+	// Routes adds the module's API routes (below /v1/<name>/).
+	Routes(r *api.Router)
+}
+
+// Change is what one module did with a reload.
+type Change struct {
+	Changed  []string // applied, in words: "interface eth1: metric 10 -> 20"
+	Warnings []string // not applied (and why)
+}
+
+// Optional capabilities: a module implements those it needs.
+type (
+	// LinkWatcher receives every link and address change of the
+	// namespace (the netlink monitor), after the FIB has dropped the next
+	// hops of a link that went down. LinkEvent must not block: post the
+	// event to the module's loop.
+	LinkWatcher interface{ LinkEvent(ev netif.Event) }
+	// Converger gates the FIB's start-up hold: the kernel keeps what a
+	// previous run installed until every Converger reports true (or the
+	// hold ends), so a restart leaves no forwarding gap.
+	Converger interface{ Converged() bool }
+	// Collector exports the module's Prometheus metrics.
+	Collector interface{ Collectors() []prometheus.Collector }
+	// StatusReporter adds a module's summary to GET /v1/status.
+	StatusReporter interface{ Status() any }
+)
+
+// Core is what a module may use of the daemon.
+type Core struct {
+	Log *slog.Logger
+	// RIB takes routing protocols' topology snapshots (Submit) and serves
+	// routes and topologies to anyone (Snapshot, Subscribe).
+	RIB *rib.Manager
+	// FIB is the kernel table, nil when fib.enabled is false. Modules
+	// other than the rib only read it (lookups, capabilities).
+	FIB *fib.FIB
+	// Protocol is the kernel route protocol of fared's routes.
+	Protocol uint8
+}
