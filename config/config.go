@@ -156,6 +156,7 @@ func (p *Walker) config(data []byte) *Config {
 	sectionsMu.RUnlock()
 	seen := p.Mapping(root, fields)
 
+	p.checkSPF(c)
 	if seen["router-id"] == nil {
 		p.Errf(root, "missing required key \"router-id\"")
 	}

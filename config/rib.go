@@ -4,6 +4,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/fared/fared/spf"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -120,6 +122,10 @@ func (p *Walker) spf(t *SPF) Field {
 		if !p.IsMapping(k, v) {
 			return
 		}
+		if p.spfAt == nil {
+			p.spfAt = map[*SPF]*yaml.Node{}
+		}
+		p.spfAt[t] = k
 		p.Mapping(v, map[string]Field{
 			"initial-delay": p.SetDuration(&t.InitialDelay, 0, time.Minute),
 			"short-delay":   p.SetDuration(&t.ShortDelay, 0, time.Minute),
@@ -127,5 +133,27 @@ func (p *Walker) spf(t *SPF) Field {
 			"time-to-learn": p.SetDuration(&t.TimeToLearn, 0, 10*time.Minute),
 			"holddown":      p.SetDuration(&t.Holddown, 0, 10*time.Minute),
 		})
+	}
+}
+
+// checkSPF refuses timers RFC 8405 §6 forbids, as each protocol will run
+// them (its own values over the rib's over the defaults), at the line of
+// the spf section that set them.
+func (p *Walker) checkSPF(c *Config) {
+	check := func(proto string, at *yaml.Node) {
+		t := c.Routing(proto).SPF
+		d := spf.DelayConfig{InitialDelay: t.InitialDelay, ShortDelay: t.ShortDelay, LongDelay: t.LongDelay, TimeToLearn: t.TimeToLearn, Holddown: t.Holddown}
+		if err := d.Validate(); err != nil {
+			p.Errf(at, "%s spf: %v", proto, err)
+		}
+	}
+	if at := p.spfAt[&c.RIB.SPF]; at != nil {
+		check("rib", at)
+	}
+	if c.ISIS != nil && p.spfAt[&c.ISIS.SPF] != nil {
+		check("isis", p.spfAt[&c.ISIS.SPF])
+	}
+	if c.OSPF != nil && p.spfAt[&c.OSPF.SPF] != nil {
+		check("ospf", p.spfAt[&c.OSPF.SPF])
 	}
 }

@@ -86,3 +86,22 @@ func TestRegisteredSection(t *testing.T) {
 	}()
 	Register(Section{Key: "isis"})
 }
+
+// RFC 8405 §6: holddown must be longer than time-to-learn, as the
+// protocol will run them (its override over the rib's over the defaults).
+func TestSPFTimersChecked(t *testing.T) {
+	for in, want := range map[string]string{
+		"router-id: 10.0.0.1\nrib:\n  spf: {holddown: 100ms}\n":                                                       "s.yaml:3: rib spf: holddown 100ms must be longer than time-to-learn 500ms (RFC 8405 §6)",
+		"router-id: 10.0.0.1\nrib:\n  spf: {time-to-learn: 20s}\nisis:\n  areas: [49.0001]\n  spf: {holddown: 30s}\n": "s.yaml:3: rib spf: holddown 10s must be longer than time-to-learn 20s (RFC 8405 §6)",
+	} {
+		_, err := Parse("s.yaml", []byte(in))
+		if err == nil || err.Error() != want {
+			t.Errorf("%q:\n got %v\nwant %s", in, err, want)
+		}
+	}
+	// A protocol's override is checked with the rib's other timers: here
+	// isis's 1s holddown meets the rib's 20s time-to-learn.
+	if _, err := Parse("s.yaml", []byte("router-id: 10.0.0.1\nrib:\n  spf: {time-to-learn: 20s, holddown: 30s}\nisis:\n  areas: [49.0001]\n  spf: {holddown: 1s}\n")); err == nil || err.Error() != "s.yaml:6: isis spf: holddown 1s must be longer than time-to-learn 20s (RFC 8405 §6)" {
+		t.Errorf("isis override: %v", err)
+	}
+}

@@ -20,6 +20,8 @@ import (
 type Walker struct {
 	File string // for messages; "" prints "line N: ..."
 	Errs Errors
+
+	spfAt map[*SPF]*yaml.Node // spf sections seen, for checks across sections
 }
 
 // Field handles the value v of the key k.

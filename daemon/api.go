@@ -112,7 +112,11 @@ func (d *Daemon) coreRoutes() {
 		if nhs == nil {
 			nhs = []fib.KernelNexthop{}
 		}
-		return wire.FIBView{Capabilities: caps, Routes: routes, Nexthops: nhs}, nil
+		v := wire.FIBView{Capabilities: caps, Routes: routes, Nexthops: nhs, Conflicts: []wire.FIBConflict{}}
+		if d.core.FIB != nil {
+			v.Conflicts = append(v.Conflicts, d.core.FIB.Conflicts()...)
+		}
+		return v, nil
 	})
 	s.Handle("GET /fib/capabilities", func(r *http.Request) (any, error) {
 		return fib.Probe(d.opt.NetNS)

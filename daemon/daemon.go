@@ -216,7 +216,7 @@ func (d *Daemon) specNames() []string {
 func (d *Daemon) buildCore(cfg *config.Config) error {
 	d.core = &Core{Log: d.log, Protocol: fibProtocol(cfg)}
 	if cfg.FIB.Enabled {
-		fc := fib.Config{Protocol: d.core.Protocol, Metric: cfg.FIB.Metric, KeepOnShutdown: cfg.FIB.OnShutdown == "keep", NetNS: d.opt.NetNS}
+		fc := fib.Config{Protocol: d.core.Protocol, Metric: cfg.FIB.Metric, KeepOnShutdown: cfg.FIB.OnShutdown == "keep", NetNS: d.opt.NetNS, Logger: d.log}
 		if r := cfg.FIB.Resilient; r != nil {
 			fc.Resilient = &fib.Resilient{Buckets: r.Buckets, IdleTimer: r.IdleTimer, UnbalancedTimer: r.UnbalancedTimer}
 		}

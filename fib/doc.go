@@ -37,7 +37,8 @@
 //
 //  1. new nexthop objects
 //  2. new groups
-//  3. routes added or repointed (RTM_NEWROUTE, CREATE|REPLACE: atomic)
+//  3. routes added (RTM_NEWROUTE, CREATE|EXCL) or repointed (REPLACE:
+//     atomic); see "Other protocols' routes"
 //  4. groups rewritten in place (reweight)
 //  5. stale routes deleted
 //  6. unreferenced groups deleted
@@ -49,6 +50,61 @@
 // interface index, an IPv4 gateway for an IPv6 prefix or a prefix given
 // twice fail the whole Sync with nothing written. Kernel errors are per
 // object: the rest is applied, the prefix concerned keeps what it had.
+//
+// One bad member never blocks a Sync. A next hop whose nexthop object the
+// kernel refuses (its interface was deleted: "Invalid device index"; or is
+// down and LinkDown was not called yet: "Nexthop device is not up") is
+// left out of every route of this Sync: each is installed with its other
+// members (weights reduced again, no renormalisation), a route left with
+// one member uses that plain nexthop, and only a route left with none
+// keeps what it had. The failure is reported as an *OpError and retried
+// next time. If the kernel says a group or route names a nexthop id it
+// does not have (EINVAL, "Invalid nexthop id" / "Nexthop id does not
+// exist": an interface deleted before Monitor's LinkDown ran deletes its
+// nexthops behind our back), Sync re-reads our objects (one nexthop dump)
+// and does the whole Sync once more from the kernel's state; only that
+// second pass's errors are returned.
+//
+// # Other protocols' routes
+//
+// The kernel keeps one route per key: table, prefix, metric (and for
+// IPv4 the TOS), whatever the protocol or type. RTM_NEWROUTE with
+// CREATE|REPLACE would therefore overwrite a static route, a blackhole or
+// another daemon's route that happens to use our metric, and our later
+// withdrawal would leave the prefix with nothing. So a prefix we do not
+// hold is always added with NLM_F_CREATE|NLM_F_EXCL; only a route of
+// ours is repointed with NLM_F_REPLACE (without CREATE: if someone deleted
+// it, the kernel answers ENOENT and the prefix is added exclusively). When
+// the kernel answers EEXIST, the FIB reads the routes of that family once
+// (only then: the 100k-route path reads nothing) and looks at the holder:
+//
+//   - our protocol (an operator's `ip route add ... proto isis`, a second
+//     writer): ours, as on Adopt; it is taken over with REPLACE;
+//   - any other protocol: a conflict. The prefix is not installed, one
+//     log line (warning) names prefix, protocol and type, and it is
+//     listed in Stats.Conflicts / FIB.Conflicts (RoutesConflicting
+//     counts them). The objects it would use are kept. Each later Sync
+//     retries the exclusive add (one message per conflicting prefix, no
+//     read): once the other route is gone, ours is installed and one log
+//     line says so, as when the prefix is withdrawn meanwhile.
+//
+// Withdrawal deletes with our protocol in the request; the kernel matches
+// it, so another protocol's route for the prefix (same metric: we never
+// installed ours; other metric: both were there) is never deleted. Routes
+// of other protocols with another metric are no conflict: both are in the
+// kernel and the lower metric forwards. The FIB keeps the configured
+// metric (default 20); see docs/config.md for why. Not covered: if
+// someone deletes one of our routes and installs theirs under the same
+// key between two Syncs, our next repoint of that prefix replaces theirs
+// (the kernel offers no replace-if-protocol; we do not monitor routes).
+// The RTA_MULTIPATH fallback follows the same rules, but its repoint is
+// netlink's CREATE|REPLACE.
+//
+// FRR 8.4.4's zebra, for comparison, sends every route with CREATE|REPLACE
+// and metric 20, and avoids overwriting by keeping its own RIB: it reads
+// other protocols' kernel routes as "kernel" routes of distance 0, which
+// win selection, so it never installs over them, and it installs its own
+// when the kernel route is deleted (it listens to route notifications).
 //
 // # Reweight in place
 //

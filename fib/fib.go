@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
@@ -46,6 +47,8 @@ type Config struct {
 	IDCount uint32
 	// NetNS is the namespace to program (tests); 0 = current.
 	NetNS netns.NsHandle
+	// Logger gets one line per route conflict (nil = slog.Default()).
+	Logger *slog.Logger
 
 	// forceMultipath selects the RTA_MULTIPATH fallback on any kernel
 	// (tests of the code path old kernels take).
@@ -55,6 +58,21 @@ type Config struct {
 // Stats counts what one Sync changed. Messages is the number of netlink
 // requests sent (the cost of the Sync).
 type Stats = wire.FIBStats
+
+// plusStats adds the work of a second pass to s (RoutesUnresolved and the
+// conflicts are state, taken from the later pass).
+func plusStats(s, o Stats) Stats {
+	s.RoutesAdded += o.RoutesAdded
+	s.RoutesReplaced += o.RoutesReplaced
+	s.RoutesDeleted += o.RoutesDeleted
+	s.GroupsAdded += o.GroupsAdded
+	s.GroupsReplaced += o.GroupsReplaced
+	s.GroupsDeleted += o.GroupsDeleted
+	s.NexthopsAdded += o.NexthopsAdded
+	s.NexthopsDeleted += o.NexthopsDeleted
+	s.RoutesUnresolved = o.RoutesUnresolved
+	return s
+}
 
 // nhKey identifies a single nexthop object. fam is the nexthop's own
 // family (that of the gateway, or of the route for device nexthops).
@@ -113,6 +131,7 @@ type routeEnt struct {
 type FIB struct {
 	cfg  Config
 	caps Capabilities
+	log  *slog.Logger
 
 	mu       sync.Mutex
 	c        *conn
@@ -123,11 +142,13 @@ type FIB struct {
 	groups   map[uint32]*group
 	grpByKey map[string]*group
 	routes   map[netip.Prefix]*routeEnt
-	stale    []routeHdr          // our routes with another metric (old config)
-	ids      map[uint32]struct{} // allocated or reserved ids in our range
-	cursor   uint32
-	down     map[int]bool
-	gen      uint64 // Sync generation
+	// conflicts: prefixes wanted but held by another protocol's route.
+	conflicts map[netip.Prefix]*conflictEnt
+	stale     []routeHdr          // our routes with another metric (old config)
+	ids       map[uint32]struct{} // allocated or reserved ids in our range
+	cursor    uint32
+	down      map[int]bool
+	gen       uint64 // Sync generation
 }
 
 const (
@@ -181,7 +202,10 @@ func Open(cfg Config) (*FIB, error) {
 		c.close()
 		return nil, errors.New("fib: resilient groups requested but the kernel has none")
 	}
-	f := &FIB{cfg: cfg, caps: caps, c: c, down: map[int]bool{}}
+	f := &FIB{cfg: cfg, caps: caps, c: c, down: map[int]bool{}, log: cfg.Logger}
+	if f.log == nil {
+		f.log = slog.Default()
+	}
 	if !caps.NexthopObjects {
 		if f.h, err = netlink.NewHandleAt(nsOrNone(cfg.NetNS)); err != nil {
 			c.close()
@@ -205,6 +229,7 @@ func (f *FIB) reset() {
 	f.groups = map[uint32]*group{}
 	f.grpByKey = map[string]*group{}
 	f.routes = map[netip.Prefix]*routeEnt{}
+	f.conflicts = map[netip.Prefix]*conflictEnt{}
 	f.stale = nil
 	f.ids = map[uint32]struct{}{}
 	f.cursor = f.cfg.IDBase
@@ -508,12 +533,49 @@ func (f *FIB) recount() {
 			g.refs++
 		}
 	}
+	for _, c := range f.conflicts {
+		if g := f.groups[c.nh]; g != nil {
+			g.refs++
+		}
+	}
 }
 
 // isGone reports errors that mean "already deleted" (by the kernel on a
 // link down, or by an operator).
 func isGone(err error) bool {
 	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH)
+}
+
+// missingObject reports the kernel's answer to a group or route naming a
+// nexthop id it does not have ("Invalid nexthop id", "Nexthop id does not
+// exist"): EINVAL, on Linux 5.3 to 6.18. Other EINVALs make Sync re-read
+// its objects once for nothing, which is harmless.
+func missingObject(err error) bool { return errors.Is(err, unix.EINVAL) }
+
+// withoutFailed returns keys and weights without the next hops whose
+// object could not be created, the weights reduced again (so the rest
+// shares a group with the same ratio). It copies: the slabs are shared
+// with a possible second pass.
+func withoutFailed(keys []nhKey, weights []uint32, failed map[nhKey]bool, limit uint32) ([]nhKey, []uint32) {
+	n := 0
+	for _, k := range keys {
+		if failed[k] {
+			n++
+		}
+	}
+	if n == 0 {
+		return keys, weights
+	}
+	ks := make([]nhKey, 0, len(keys)-n)
+	ws := make([]uint32, 0, len(keys)-n)
+	for i, k := range keys {
+		if !failed[k] {
+			ks = append(ks, k)
+			ws = append(ws, weights[i])
+		}
+	}
+	reduceInPlace(ws, limit)
+	return ks, ws
 }
 
 type pendRoute struct {
@@ -533,7 +595,11 @@ type groupOp struct {
 // validated first; an invalid route (weight 0, no interface, duplicate
 // prefix) fails the whole Sync before anything is written. Kernel errors
 // are per object: the rest is still applied, the failures come back
-// joined as *OpError, and the next Sync retries them.
+// joined as *OpError, and the next Sync retries them. A next hop whose
+// object cannot be created (its interface is gone) is left out of its
+// routes, which are installed with the other members. A prefix that
+// another protocol's route holds (same table, prefix, metric) is never
+// replaced: it is reported in Stats.Conflicts and retried on later Syncs.
 func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -549,10 +615,36 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 	start := f.c.msgs
 	defer func() { st.Messages = f.c.msgs - start }()
 	if !f.caps.NexthopObjects {
-		return f.syncMultipath(wants)
+		st, err = f.syncMultipath(wants)
+		f.endConflicts(&st)
+		return st, err
 	}
-	var errs []error
+	st, errs, stale, err := f.syncObjects(wants)
+	if err == nil && stale {
+		// The kernel refused an object we believe exists: something
+		// deleted it behind our back (an interface removed before
+		// Monitor's LinkDown ran, an operator's flush). Re-read our
+		// objects and do the Sync once more from the kernel's state; the
+		// first pass's errors were about objects that no longer exist.
+		if err = f.refresh(); err == nil {
+			var st2 Stats
+			st2, errs, _, err = f.syncObjects(wants)
+			st = plusStats(st, st2)
+		}
+	}
+	f.endConflicts(&st)
+	if err != nil {
+		return st, err
+	}
+	return st, errors.Join(errs...)
+}
+
+// syncObjects is one pass of Sync with nexthop objects. stale reports a
+// kernel answer that means our state names an object the kernel no longer
+// has; err is a socket-level failure.
+func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err error) {
 	proto := f.cfg.Protocol
+	limit := f.weightLimit()
 
 	// 1. Nexthop objects per (gateway, ifindex).
 	var newNH []*nhObj
@@ -564,7 +656,7 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 			}
 			id, err := f.alloc()
 			if err != nil {
-				return st, err
+				return st, errs, stale, err
 			}
 			o := &nhObj{id: id, key: k, indexed: true}
 			f.nhByKey[k] = o // provisional; undone on failure
@@ -574,7 +666,7 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 	}
 	res, err := f.c.run(b, func(i int) string { return fmt.Sprintf("add nexthop %#x %s", newNH[i].id, newNH[i].key) }, nil)
 	if err != nil {
-		return st, err
+		return st, errs, stale, err
 	}
 	failedNH := map[nhKey]bool{}
 	for i, o := range newNH {
@@ -598,29 +690,33 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 	var ms []GroupMember
 	for i := range wants {
 		w := &wants[i]
-		w.cur = f.routes[w.prefix]
+		w.cur, w.target = f.routes[w.prefix], 0
 		if len(w.keys) == 0 {
 			st.RoutesUnresolved++
 			continue
 		}
-		failed := false
-		for _, k := range w.keys {
-			failed = failed || failedNH[k]
+		if c := f.conflicts[w.prefix]; c != nil {
+			c.gen = f.gen
 		}
-		if failed {
-			// Leave the prefix as it is in the kernel; the error is reported.
+		keys, weights := w.keys, w.weights
+		if len(failedNH) > 0 {
+			keys, weights = withoutFailed(keys, weights, failedNH, limit)
+		}
+		if len(keys) == 0 {
+			// No member could be created: leave the prefix as it is in
+			// the kernel; the errors say why.
 			if w.cur != nil {
 				w.target = w.cur.nh
 			}
 			continue
 		}
-		if len(w.keys) == 1 {
-			w.target = f.nhByKey[w.keys[0]].id
+		if len(keys) == 1 {
+			w.target = f.nhByKey[keys[0]].id
 			continue
 		}
 		ms = ms[:0]
-		for j, k := range w.keys {
-			ms = append(ms, GroupMember{ID: f.nhByKey[k].id, Weight: w.weights[j]})
+		for j, k := range keys {
+			ms = append(ms, GroupMember{ID: f.nhByKey[k].id, Weight: weights[j]})
 		}
 		sortMembers(ms)
 		kb = appendGroupKey(kb[:0], ms)
@@ -637,6 +733,7 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 		}
 		pending[cur] = append(pending[cur], &pendRoute{w: w, members: slices.Clone(ms), key: string(kb)})
 	}
+	f.dropUnwanted()
 	// Reweight in place: a group none of whose routes keeps its current
 	// content is rewritten (same id, NLM_F_REPLACE) to the content most of
 	// its routes now want. Those routes need no message at all; routes
@@ -680,24 +777,25 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 			}
 			id, err := f.alloc()
 			if err != nil {
-				return st, err
+				return st, errs, stale, err
 			}
 			claimed[p.key] = id
 			p.w.target = id
 			creates = append(creates, groupOp{id: id, members: p.members, key: p.key})
 			if err := appendGroup(&b.buf, b.next(), unix.NLM_F_CREATE|unix.NLM_F_EXCL, id, proto, p.members, f.cfg.Resilient); err != nil {
-				return st, err // weights were reduced: cannot happen
+				return st, errs, stale, err // weights were reduced: cannot happen
 			}
 		}
 	}
 	res, err = f.c.run(b, func(i int) string { return "add " + groupString(creates[i].id, creates[i].members) }, nil)
 	if err != nil {
-		return st, err
+		return st, errs, stale, err
 	}
 	failedGrp := map[uint32]bool{}
 	for i, op := range creates {
 		if res[i] != nil {
 			errs = append(errs, res[i])
+			stale = stale || missingObject(res[i])
 			failedGrp[op.id] = true
 			f.free(op.id)
 			continue
@@ -708,7 +806,11 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 		st.GroupsAdded++
 	}
 
-	// 3. Routes: add or repoint (one atomic RTM_NEWROUTE replace each).
+	// 3. Routes: a prefix we hold is repointed with NLM_F_REPLACE (atomic);
+	// one we do not hold is added with NLM_F_CREATE|NLM_F_EXCL, so a route
+	// of another protocol under the same key is never replaced: the kernel
+	// answers EEXIST and existing() finds out whose route it is. Only that
+	// error path reads the kernel.
 	var rts []*want
 	b = f.c.newBatch()
 	b.buf.b = slices.Grow(b.buf.b, 64*len(wants))
@@ -730,40 +832,84 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 			}
 		}
 		rts = append(rts, w)
-		appendRoute(&b.buf, b.next(), f.hdr(w.prefix), w.target)
+		appendRoute(&b.buf, b.next(), f.hdr(w.prefix), w.target, w.cur != nil)
 	}
 	res, err = f.c.run(b, func(i int) string { return fmt.Sprintf("route %s nhid %#x", rts[i].prefix, rts[i].target) }, nil)
 	if err != nil {
-		return st, err
+		return st, errs, stale, err
 	}
+	var exist, readd []*want
 	for i, w := range rts {
+		e := res[i]
+		switch {
+		case e == nil:
+			if w.cur != nil {
+				w.cur.nh = w.target
+				st.RoutesReplaced++
+			} else {
+				f.routes[w.prefix] = &routeEnt{nh: w.target, gen: f.gen}
+				f.resolved(w.prefix)
+				st.RoutesAdded++
+			}
+		case w.cur == nil && errors.Is(e, unix.EEXIST):
+			if c := f.conflicts[w.prefix]; c != nil {
+				c.nh = w.target // still held by the other protocol
+			} else {
+				exist = append(exist, w)
+			}
+		case w.cur != nil && isGone(e):
+			// Our route was deleted behind our back: add it afresh,
+			// exclusively, as a prefix we do not hold.
+			delete(f.routes, w.prefix)
+			w.cur = nil
+			readd = append(readd, w)
+		default:
+			errs = append(errs, e)
+			stale = stale || missingObject(e)
+		}
+	}
+	takeover, retry, err := f.existing(exist)
+	if err != nil {
+		return st, errs, stale, err
+	}
+	retry = append(retry, readd...)
+	ops := append(takeover, retry...)
+	b = f.c.newBatch()
+	for i, w := range ops {
+		appendRoute(&b.buf, b.next(), f.hdr(w.prefix), w.target, i < len(takeover))
+	}
+	res, err = f.c.run(b, func(i int) string { return fmt.Sprintf("route %s nhid %#x (retry)", ops[i].prefix, ops[i].target) }, nil)
+	if err != nil {
+		return st, errs, stale, err
+	}
+	for i, w := range ops {
 		if res[i] != nil {
+			// A second EEXIST, or the route went away between the dump
+			// and the replace: the next Sync looks again.
 			errs = append(errs, res[i])
+			stale = stale || missingObject(res[i])
 			continue
 		}
-		if w.cur != nil {
-			w.cur.nh = w.target
-			st.RoutesReplaced++
-		} else {
-			f.routes[w.prefix] = &routeEnt{nh: w.target, gen: f.gen}
-			st.RoutesAdded++
-		}
+		f.routes[w.prefix] = &routeEnt{nh: w.target, gen: f.gen}
+		f.resolved(w.prefix)
+		st.RoutesAdded++
 	}
 
 	// 4. Groups rewritten in place, now that routes leaving them have left.
 	b = f.c.newBatch()
 	for _, op := range replaces {
 		if err := appendGroup(&b.buf, b.next(), unix.NLM_F_REPLACE, op.id, proto, op.members, f.cfg.Resilient); err != nil {
-			return st, err
+			return st, errs, stale, err
 		}
 	}
 	res, err = f.c.run(b, func(i int) string { return "replace " + groupString(replaces[i].id, replaces[i].members) }, nil)
 	if err != nil {
-		return st, err
+		return st, errs, stale, err
 	}
 	for i, op := range replaces {
 		if res[i] != nil {
 			errs = append(errs, res[i])
+			stale = stale || missingObject(res[i])
 			continue
 		}
 		g := f.groups[op.id]
@@ -788,7 +934,7 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 	}
 	res, err = f.c.run(b, func(i int) string { return fmt.Sprintf("delete route %s metric %d", dels[i].prefix, dels[i].metric) }, nil)
 	if err != nil {
-		return st, err
+		return st, errs, stale, err
 	}
 	var stillStale []routeHdr
 	for i, h := range dels {
@@ -811,14 +957,14 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 	gd, err := f.deleteUnusedGroups(&errs)
 	st.GroupsDeleted = gd
 	if err != nil {
-		return st, err
+		return st, errs, stale, err
 	}
 	nd, err := f.deleteUnusedNexthops(&errs)
 	st.NexthopsDeleted = nd
 	if err != nil {
-		return st, err
+		return st, errs, stale, err
 	}
-	return st, errors.Join(errs...)
+	return st, errs, stale, nil
 }
 
 func (f *FIB) deleteUnusedGroups(errs *[]error) (int, error) {
@@ -855,6 +1001,9 @@ func (f *FIB) deleteUnusedNexthops(errs *[]error) (int, error) {
 	used := map[uint32]bool{}
 	for _, r := range f.routes {
 		used[r.nh] = true
+	}
+	for _, c := range f.conflicts {
+		used[c.nh] = true
 	}
 	for _, g := range f.groups {
 		for _, m := range g.members {
@@ -1000,6 +1149,11 @@ func (f *FIB) refresh() error {
 	for p, r := range f.routes {
 		if r.nh != 0 && f.nhs[r.nh] == nil && f.groups[r.nh] == nil {
 			delete(f.routes, p) // the kernel deleted it with its nexthop
+		}
+	}
+	for _, c := range f.conflicts {
+		if f.nhs[c.nh] == nil && f.groups[c.nh] == nil {
+			c.nh = 0
 		}
 	}
 	f.recount()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -127,7 +128,7 @@ func TestSyncReadBack(t *testing.T) {
 
 	// Idempotent: the same state again sends nothing.
 	st = mustSync(t, f, routes)
-	if st != (Stats{}) {
+	if !reflect.DeepEqual(st, Stats{}) {
 		t.Errorf("second identical Sync: %+v, want no work", st)
 	}
 }

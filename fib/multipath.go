@@ -53,15 +53,39 @@ func (f *FIB) netlinkRoute(h routeHdr) *netlink.Route {
 	}
 }
 
+func (f *FIB) mpRoute(w *want) *netlink.Route {
+	rt := f.netlinkRoute(f.hdr(w.prefix))
+	if len(w.keys) == 1 {
+		rt.LinkIndex = w.keys[0].ifindex
+		if w.keys[0].gw.IsValid() {
+			rt.Gw = w.keys[0].gw.AsSlice()
+		}
+		return rt
+	}
+	for j, k := range w.keys {
+		nh := &netlink.NexthopInfo{LinkIndex: k.ifindex, Hops: int(w.weights[j] - 1)}
+		if k.gw.IsValid() {
+			nh.Gw = k.gw.AsSlice()
+		}
+		rt.MultiPath = append(rt.MultiPath, nh)
+	}
+	return rt
+}
+
 func (f *FIB) syncMultipath(wants []want) (Stats, error) {
 	var st Stats
 	var errs []error
+	f.gen++
 	live := map[string]bool{}
+	var exist []*want
 	for i := range wants {
 		w := &wants[i]
 		if len(w.keys) == 0 {
 			st.RoutesUnresolved++
 			continue
+		}
+		if c := f.conflicts[w.prefix]; c != nil {
+			c.gen = f.gen
 		}
 		live[w.prefix.String()] = true
 		sig := pathSig(w)
@@ -69,23 +93,27 @@ func (f *FIB) syncMultipath(wants []want) (Stats, error) {
 		if cur != nil && cur.sig == sig {
 			continue
 		}
-		rt := f.netlinkRoute(f.hdr(w.prefix))
-		if len(w.keys) == 1 {
-			rt.LinkIndex = w.keys[0].ifindex
-			if w.keys[0].gw.IsValid() {
-				rt.Gw = w.keys[0].gw.AsSlice()
-			}
-		} else {
-			for j, k := range w.keys {
-				nh := &netlink.NexthopInfo{LinkIndex: k.ifindex, Hops: int(w.weights[j] - 1)}
-				if k.gw.IsValid() {
-					nh.Gw = k.gw.AsSlice()
-				}
-				rt.MultiPath = append(rt.MultiPath, nh)
-			}
-		}
+		rt := f.mpRoute(w)
 		f.c.msgs++
-		if err := f.h.RouteReplace(rt); err != nil {
+		// As with nexthop objects: replace only a route we hold, add
+		// exclusively otherwise, so another protocol's route is never
+		// overwritten. (netlink's RouteReplace is CREATE|REPLACE: a route
+		// of ours deleted and re-added by someone else between two Syncs
+		// would still be replaced.)
+		var err error
+		if cur != nil {
+			err = f.h.RouteReplace(rt)
+		} else {
+			err = f.h.RouteAdd(rt)
+		}
+		switch {
+		case err == nil:
+		case cur == nil && errors.Is(err, unix.EEXIST):
+			if f.conflicts[w.prefix] == nil {
+				exist = append(exist, w)
+			}
+			continue
+		default:
 			errs = append(errs, &OpError{Op: fmt.Sprintf("route %s multipath %s", w.prefix, sig), Err: err})
 			continue
 		}
@@ -94,8 +122,30 @@ func (f *FIB) syncMultipath(wants []want) (Stats, error) {
 			st.RoutesReplaced++
 		} else {
 			f.routes[w.prefix] = &routeEnt{sig: sig}
+			f.resolved(w.prefix)
 			st.RoutesAdded++
 		}
+	}
+	f.dropUnwanted()
+	takeover, retry, err := f.existing(exist)
+	if err != nil {
+		return st, err
+	}
+	for i, w := range append(takeover, retry...) {
+		rt := f.mpRoute(w)
+		f.c.msgs++
+		if i < len(takeover) {
+			err = f.h.RouteReplace(rt)
+		} else {
+			err = f.h.RouteAdd(rt)
+		}
+		if err != nil {
+			errs = append(errs, &OpError{Op: fmt.Sprintf("route %s multipath %s (retry)", w.prefix, pathSig(w)), Err: err})
+			continue
+		}
+		f.routes[w.prefix] = &routeEnt{sig: pathSig(w)}
+		f.resolved(w.prefix)
+		st.RoutesAdded++
 	}
 	var dels []routeHdr
 	for p := range f.routes {

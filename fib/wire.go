@@ -267,9 +267,18 @@ func appendRouteHdr(m *msgBuf, h routeHdr, scope, typ uint8) {
 }
 
 // appendRoute appends RTM_NEWROUTE pointing the prefix at nexthop id nh.
-// CREATE|REPLACE makes it idempotent: it adds or atomically repoints.
-func appendRoute(m *msgBuf, seq uint32, h routeHdr, nh uint32) {
-	m.begin(unix.RTM_NEWROUTE, unix.NLM_F_REQUEST|unix.NLM_F_ACK|unix.NLM_F_CREATE|unix.NLM_F_REPLACE, seq)
+// With replace (a route we hold) it atomically repoints it, and fails with
+// ENOENT if the route is gone; without, it adds with CREATE|EXCL, which the
+// kernel refuses with EEXIST if any route holds the key (table, prefix,
+// metric, and for IPv4 TOS), whatever its protocol or type: the kernel
+// keeps one route per key, so CREATE|REPLACE would overwrite a static or
+// another daemon's route.
+func appendRoute(m *msgBuf, seq uint32, h routeHdr, nh uint32, replace bool) {
+	flags := uint16(unix.NLM_F_CREATE | unix.NLM_F_EXCL)
+	if replace {
+		flags = unix.NLM_F_REPLACE
+	}
+	m.begin(unix.RTM_NEWROUTE, unix.NLM_F_REQUEST|unix.NLM_F_ACK|flags, seq)
 	appendRouteHdr(m, h, unix.RT_SCOPE_UNIVERSE, unix.RTN_UNICAST)
 	m.u32(rtaNHID, nh)
 	m.end()

@@ -86,17 +86,26 @@ func TestAppendGroupMessage(t *testing.T) {
 }
 
 func TestAppendRouteMessage(t *testing.T) {
-	var m msgBuf
-	appendRoute(&m, 1, routeHdr{prefix: netip.MustParsePrefix("10.20.0.0/16"), table: 254, protocol: 187, metric: 20}, 0x0FA00003)
-	want := []byte{
-		52, 0, 0, 0, 24, 0, 0x05, 0x05, 1, 0, 0, 0, 0, 0, 0, 0, // RTM_NEWROUTE, REQUEST|ACK|REPLACE|CREATE
-		2, 16, 0, 0, 254, 187, 0, 1, 0, 0, 0, 0, // rtmsg: inet /16 main isis universe unicast
-		8, 0, 1, 0, 10, 20, 0, 0, // RTA_DST
-		8, 0, 6, 0, 20, 0, 0, 0, // RTA_PRIORITY
-		8, 0, 30, 0, 3, 0, 0xA0, 0x0F, // RTA_NH_ID
-	}
-	if !bytes.Equal(m.b, want) {
-		t.Fatalf("message:\n got % x\nwant % x", m.b, want)
+	h := routeHdr{prefix: netip.MustParsePrefix("10.20.0.0/16"), table: 254, protocol: 187, metric: 20}
+	for _, c := range []struct {
+		replace bool
+		flags   [2]byte // nlmsg_flags, little endian
+	}{
+		{false, [2]byte{0x05, 0x06}}, // REQUEST|ACK|EXCL|CREATE: a prefix we do not hold
+		{true, [2]byte{0x05, 0x01}},  // REQUEST|ACK|REPLACE: repoint a route we hold
+	} {
+		var m msgBuf
+		appendRoute(&m, 1, h, 0x0FA00003, c.replace)
+		want := []byte{
+			52, 0, 0, 0, 24, 0, c.flags[0], c.flags[1], 1, 0, 0, 0, 0, 0, 0, 0, // RTM_NEWROUTE
+			2, 16, 0, 0, 254, 187, 0, 1, 0, 0, 0, 0, // rtmsg: inet /16 main isis universe unicast
+			8, 0, 1, 0, 10, 20, 0, 0, // RTA_DST
+			8, 0, 6, 0, 20, 0, 0, 0, // RTA_PRIORITY
+			8, 0, 30, 0, 3, 0, 0xA0, 0x0F, // RTA_NH_ID
+		}
+		if !bytes.Equal(m.b, want) {
+			t.Fatalf("replace=%v message:\n got % x\nwant % x", c.replace, m.b, want)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package spf
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -51,6 +52,19 @@ func DefaultDelayConfig() DelayConfig {
 	}
 }
 
+// Validate checks the one constraint RFC 8405 §6 makes a MUST:
+// HOLDDOWN_INTERVAL longer than TIME_TO_LEARN_INTERVAL (after defaults).
+// Otherwise a quiet spell shorter than TIME_TO_LEARN would end SHORT_WAIT
+// (transition 6) before LONG_WAIT could ever be learnt. The ordering
+// INITIAL <= SHORT <= LONG is only RECOMMENDED and is not checked.
+func (c DelayConfig) Validate() error {
+	c = c.withDefaults()
+	if c.Holddown <= c.TimeToLearn {
+		return fmt.Errorf("holddown %v must be longer than time-to-learn %v (RFC 8405 §6)", c.Holddown, c.TimeToLearn)
+	}
+	return nil
+}
+
 func (c DelayConfig) withDefaults() DelayConfig {
 	d := DefaultDelayConfig()
 	if c.InitialDelay <= 0 {
@@ -77,6 +91,13 @@ func (c DelayConfig) withDefaults() DelayConfig {
 // arms itself and acknowledges with Ran when the computation has run. All
 // methods take the current time explicitly; the clock given to NewDelay is
 // only used by State and Pending. Delay is safe for concurrent use.
+//
+// The caller must call Event for every IGP event, including those that
+// arrive while an SPF run is already pending: RFC 8405 §5 restarts the
+// HOLDDOWN_TIMER on every event in every state (transitions 1, 2 and 4),
+// so skipping Event while the SPF timer is armed ends the back-off early.
+// Event then returns the deadline already armed, so re-arming with it
+// changes nothing else.
 type Delay struct {
 	mu       sync.Mutex
 	cfg      DelayConfig
@@ -159,13 +180,14 @@ func (d *Delay) Event(now time.Time) (runAt time.Time) {
 }
 
 // Ran records that the SPF_TIMER fired and SPF was computed at now
-// (transition 7: the state does not change).
+// (transitions 7, 8, 9 in QUIET, SHORT_WAIT, LONG_WAIT: the state does not
+// change).
 func (d *Delay) Ran(now time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.advance(now)
 	d.spfAt = time.Time{}
-	d.lastTran = 7
+	d.lastTran = 7 + int(d.state)
 }
 
 // State returns the state at the clock's current time.

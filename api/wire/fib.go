@@ -11,6 +11,9 @@ type FIBView struct {
 	Capabilities FIBCapabilities `json:"capabilities"`
 	Routes       []KernelRoute   `json:"routes"`
 	Nexthops     []KernelNexthop `json:"nexthops"`
+	// Conflicts are the prefixes fared computed but did not install:
+	// another protocol's route holds them.
+	Conflicts []FIBConflict `json:"conflicts"`
 }
 
 // FIBCapabilities is what the kernel supports (GET /v1/fib/capabilities).
@@ -33,7 +36,24 @@ type FIBStats struct {
 	// RoutesUnresolved counts prefixes left with no usable next hop (none
 	// given, or all on links reported down): they are not in the kernel.
 	RoutesUnresolved int `json:"routes_unresolved"`
-	Messages         int `json:"messages"`
+	// RoutesConflicting counts prefixes not installed because another
+	// protocol's route holds the same table, prefix and metric; Conflicts
+	// lists them. Both describe the state after the Sync.
+	RoutesConflicting int           `json:"routes_conflicting"`
+	Conflicts         []FIBConflict `json:"conflicts,omitempty"`
+	Messages          int           `json:"messages"`
+}
+
+// FIBConflict is one prefix fared did not install because another
+// protocol's route holds the same table, prefix and metric.
+type FIBConflict struct {
+	Prefix       netip.Prefix `json:"prefix"`
+	Table        int          `json:"table"`
+	Metric       uint32       `json:"metric"`
+	Protocol     uint8        `json:"protocol"`      // the holder's rtm_protocol
+	ProtocolName string       `json:"protocol_name"` // iproute2's name for it
+	Type         string       `json:"type"`          // the holder's route type: unicast, blackhole, ...
+	Since        time.Time    `json:"since"`
 }
 
 // KernelNexthop is one nexthop object as the kernel reports it.

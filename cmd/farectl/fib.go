@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,14 @@ func fibCommand(g *globals) *cobra.Command {
 			}
 			tw.Flush()
 			fmt.Fprintf(g.out, "\n%d routes, %d nexthop objects\n", len(v.Routes), len(v.Nexthops))
+			if len(v.Conflicts) > 0 {
+				fmt.Fprintf(g.out, "\nNot installed: another protocol's route holds the same table, prefix and metric\n")
+				tw = g.table("Prefix\tTable\tMetric\tHeld by\tType\tSince")
+				for _, c := range v.Conflicts {
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%s (%d)\t%s\t%s\n", c.Prefix, c.Table, c.Metric, c.ProtocolName, c.Protocol, c.Type, c.Since.Format(time.DateTime))
+				}
+				tw.Flush()
+			}
 			return nil
 		},
 	}
