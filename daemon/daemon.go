@@ -121,10 +121,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	var coreWG sync.WaitGroup
 	coreWG.Add(1)
 	go func() { defer coreWG.Done(); d.core.RIB.Run(coreCtx) }()
-	if d.core.FIB != nil {
-		coreWG.Add(1)
-		go func() { defer coreWG.Done(); d.monitor(coreCtx) }()
-	}
+	coreWG.Add(1)
+	go func() { defer coreWG.Done(); d.monitor(coreCtx) }()
 
 	modCtx, stopMods := context.WithCancel(context.Background())
 	d.mu.Lock()
@@ -264,12 +262,12 @@ func (d *Daemon) converged() bool {
 }
 
 // monitor follows the kernel's links and addresses: the FIB drops the next
-// hops of a link that went down at once, then every module that watches
-// links hears of it.
+// hops of a link that went down at once (before any protocol notices),
+// then every module that watches links hears of it.
 func (d *Daemon) monitor(ctx context.Context) {
-	evs := make(chan fib.LinkEvent, 64)
+	evs := make(chan netif.Event, 64)
 	go func() {
-		if err := d.core.FIB.Monitor(ctx, evs); err != nil && ctx.Err() == nil {
+		if err := netif.Monitor(ctx, d.opt.NetNS, evs); err != nil && ctx.Err() == nil {
 			d.log.Error("netlink monitor stopped", "err", err)
 		}
 	}()
@@ -278,11 +276,20 @@ func (d *Daemon) monitor(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case ev := <-evs:
-			e := netif.Event{Kind: netif.EventKind(ev.Kind), IfIndex: ev.IfIndex, Name: ev.Name, Addr: ev.Addr}
+			if k := d.core.FIB; k != nil {
+				switch ev.Kind {
+				case netif.LinkDown:
+					// Errors are per object and retried by the next Sync;
+					// the event matters more than the report.
+					_ = k.LinkDown(ev.IfIndex)
+				case netif.LinkUp:
+					k.LinkUp(ev.IfIndex)
+				}
+			}
 			d.mu.Lock()
 			for _, r := range d.mods {
 				if w, ok := r.m.(LinkWatcher); ok {
-					w.LinkEvent(e)
+					w.LinkEvent(ev)
 				}
 			}
 			d.mu.Unlock()

@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netns"
+	"github.com/fared/fared/internal/testns"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/fared/fared/api"
@@ -104,41 +105,6 @@ func (t *toy) LinkEvent(ev netif.Event) {
 	t.events = append(t.events, ev.Name+" "+ev.Kind.String())
 }
 
-// requireRoot: the daemon's link monitor and kernel FIB run in a network
-// namespace of the test's own. In CI a missing root is a failure.
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("CI=true but the daemon test needs root (network namespaces)")
-	}
-	t.Skip("needs root (network namespaces)")
-}
-
-// newNetns creates a named namespace removed at cleanup.
-func newNetns(t *testing.T) (string, netns.NsHandle) {
-	t.Helper()
-	name := fmt.Sprintf("fdt%d-%s", os.Getpid(), strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
-	if len(name) > 30 {
-		name = name[:30]
-	}
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
-	if out, err := exec.Command("ip", "-n", name, "link", "set", "lo", "up").CombinedOutput(); err != nil {
-		t.Fatalf("lo up: %v %s", err, out)
-	}
-	h, err := netns.GetFromName(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	return name, h
-}
-
 type harness struct {
 	t    *testing.T
 	ns   string
@@ -150,8 +116,8 @@ type harness struct {
 
 func start(t *testing.T, cfgText string, specs ...daemon.Spec) *harness {
 	t.Helper()
-	requireRoot(t)
-	ns, h := newNetns(t)
+	n := testns.New(t, "fdt")
+	ns, h := n.Name, n.Handle
 	dir := t.TempDir()
 	file := filepath.Join(dir, "fared.yaml")
 	sock := filepath.Join(dir, "fared.sock")

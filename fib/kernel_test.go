@@ -3,7 +3,6 @@ package fib
 import (
 	"github.com/vishvananda/netlink/nl"
 
-	"context"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -622,55 +621,6 @@ func TestMultipathFallback(t *testing.T) {
 	if _, ok := n.routeByPrefix("10.130.0.0/24"); ok {
 		t.Error("fallback route not deleted")
 	}
-}
-
-func TestMonitor(t *testing.T) {
-	n := newNS(t)
-	l := n.veths(1)
-	f := n.open(Config{})
-	defer f.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ev := make(chan LinkEvent, 64)
-	errc := make(chan error, 1)
-	go func() { errc <- f.Monitor(ctx, ev) }()
-	var seen []LinkEvent
-	wait := func(match func(LinkEvent) bool) {
-		t.Helper()
-		for i, e := range seen {
-			if match(e) {
-				seen = seen[i+1:]
-				return
-			}
-		}
-		seen = nil
-		tm := time.After(5 * time.Second)
-		for {
-			select {
-			case e := <-ev:
-				t.Logf("event %v #%d %s %v", e.Kind, e.IfIndex, e.Name, e.Addr)
-				if match(e) {
-					return
-				}
-				seen = append(seen, e)
-			case err := <-errc:
-				t.Fatalf("monitor ended: %v", err)
-			case <-tm:
-				t.Fatal("event not seen")
-			}
-		}
-	}
-	wait(func(e LinkEvent) bool { return e.Kind == LinkUp && e.IfIndex == l[0].idx })
-	wait(func(e LinkEvent) bool { return e.Kind == AddrAdded && e.Addr == pfx("10.1.0.1/24") })
-	n.ip("link", "set", l[0].peer, "down")
-	wait(func(e LinkEvent) bool { return e.Kind == LinkDown && e.IfIndex == l[0].idx })
-	if !func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.down[l[0].idx] }() {
-		t.Error("Monitor did not mark the link down in the FIB")
-	}
-	n.ip("addr", "del", "10.1.0.1/24", "dev", l[0].dev)
-	wait(func(e LinkEvent) bool { return e.Kind == AddrRemoved && e.Addr == pfx("10.1.0.1/24") })
-	n.ip("link", "set", l[0].peer, "up")
-	wait(func(e LinkEvent) bool { return e.Kind == LinkUp && e.IfIndex == l[0].idx })
 }
 
 // The real split: 10,000 UDP 5-tuples through RTM_GETROUTE with L4

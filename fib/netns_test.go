@@ -1,98 +1,39 @@
 package fib
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
-	"github.com/vishvananda/netlink"
+	"github.com/fared/fared/internal/testns"
+
 	"github.com/vishvananda/netns"
 )
 
-// requireRoot skips kernel tests when not root, except in CI (CI=true),
-// where a skipped kernel test would hide a broken FIB: there it fails.
-func requireRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("kernel FIB tests need root (CI=true: not skipping)")
-	}
-	t.Skip("kernel FIB tests need root")
-}
+func requireRoot(t testing.TB) { testns.RequireRoot(t) }
 
-// testNS is a private network namespace for one test.
+// testNS is a private network namespace for one test, with the FIB's
+// helpers.
 type testNS struct {
+	*testns.NS
 	t    testing.TB
 	name string
 	h    netns.NsHandle
 }
 
-// newNS creates a namespace with a per-run unique name, removed in
-// t.Cleanup even when the test fails.
 func newNS(t testing.TB) *testNS {
 	t.Helper()
-	requireRoot(t)
-	var r [4]byte
-	_, _ = rand.Read(r[:])
-	name := "fibt" + hex.EncodeToString(r[:])
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v: %s", err, out)
-	}
-	n := &testNS{t: t, name: name}
-	t.Cleanup(func() {
-		if n.h.IsOpen() {
-			n.h.Close()
-		}
-		_ = exec.Command("ip", "netns", "del", name).Run()
-	})
-	h, err := netns.GetFromName(name)
-	if err != nil {
-		t.Fatalf("netns %s: %v", name, err)
-	}
-	n.h = h
-	n.ip("link", "set", "lo", "up")
-	return n
+	n := testns.New(t, "fibt")
+	return &testNS{NS: n, t: t, name: n.Name, h: n.Handle}
 }
 
-// ip runs `ip -n NS args...` and returns stdout.
-func (n *testNS) ip(args ...string) string {
-	n.t.Helper()
-	out, err := exec.Command("ip", append([]string{"-n", n.name}, args...)...).CombinedOutput()
-	if err != nil {
-		n.t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
+func (n *testNS) ip(args ...string) string { n.t.Helper(); return n.IP(args...) }
 
-func (n *testNS) sysctl(key, val string) {
-	n.t.Helper()
-	out, err := exec.Command("ip", "netns", "exec", n.name, "sysctl", "-qw", key+"="+val).CombinedOutput()
-	if err != nil {
-		n.t.Fatalf("sysctl %s: %v: %s", key, err, out)
-	}
-}
+func (n *testNS) sysctl(key, val string) { n.t.Helper(); n.Sysctl(key, val) }
 
-func (n *testNS) ifindex(name string) int {
-	n.t.Helper()
-	h, err := netlink.NewHandleAt(n.h)
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	defer h.Close()
-	l, err := h.LinkByName(name)
-	if err != nil {
-		n.t.Fatalf("link %s: %v", name, err)
-	}
-	return l.Attrs().Index
-}
+func (n *testNS) ifindex(name string) int { n.t.Helper(); return n.Ifindex(name) }
 
 // link is one veth inside the namespace: dev (with 10.K.0.1/24 and
 // fd00:K::1/64) whose peer (up, no address) makes the carrier; the

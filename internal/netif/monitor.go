@@ -1,4 +1,4 @@
-package fib
+package netif
 
 import (
 	"context"
@@ -7,40 +7,9 @@ import (
 	"net/netip"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
-
-// LinkEventKind says what changed.
-type LinkEventKind int
-
-const (
-	LinkUp LinkEventKind = iota + 1
-	LinkDown
-	AddrAdded
-	AddrRemoved
-)
-
-func (k LinkEventKind) String() string {
-	switch k {
-	case LinkUp:
-		return "link-up"
-	case LinkDown:
-		return "link-down"
-	case AddrAdded:
-		return "addr-added"
-	case AddrRemoved:
-		return "addr-removed"
-	}
-	return fmt.Sprintf("LinkEventKind(%d)", int(k))
-}
-
-// LinkEvent is one interface change for the routing protocols.
-type LinkEvent struct {
-	Kind    LinkEventKind
-	IfIndex int
-	Name    string
-	Addr    netip.Prefix // AddrAdded, AddrRemoved: address with its prefix length
-}
 
 // operUp: a link forwards when it is admin up and has carrier. Links
 // without operstate support (lo, dummy) report UNKNOWN, so fall back to
@@ -56,18 +25,20 @@ func operUp(a *netlink.LinkAttrs) bool {
 }
 
 // Monitor reports link oper-state transitions and address changes of the
-// FIB's namespace until ctx ends, starting with the current state (one
-// LinkUp/LinkDown per link and one AddrAdded per address). Before sending
-// LinkDown it calls f.LinkDown (and f.LinkUp before LinkUp), so the FIB
-// state follows the kernel even before the routing protocol reacts.
-// It blocks; run it in its own goroutine.
-func (f *FIB) Monitor(ctx context.Context, events chan<- LinkEvent) error {
+// namespace ns (0: the current one) until ctx ends, starting with the
+// current state (one LinkUp/LinkDown per link and one AddrAdded per
+// address). A deleted link that was up is reported LinkDown. It blocks;
+// run it in its own goroutine. The daemon feeds the FIB first (it drops
+// the next hops of a dead link at once) and then the modules.
+func Monitor(ctx context.Context, ns netns.NsHandle, events chan<- Event) error {
 	done := make(chan struct{})
 	defer close(done)
 	links := make(chan netlink.LinkUpdate, 256)
 	addrs := make(chan netlink.AddrUpdate, 256)
 	errc := make(chan error, 2)
-	ns := nsOrNone(f.cfg.NetNS)
+	if !ns.IsOpen() {
+		ns = netns.None()
+	}
 	onErr := func(err error) {
 		select {
 		case errc <- err:
@@ -80,16 +51,16 @@ func (f *FIB) Monitor(ctx context.Context, events chan<- LinkEvent) error {
 	if err := netlink.LinkSubscribeWithOptions(links, done, netlink.LinkSubscribeOptions{
 		Namespace: &ns, ErrorCallback: onErr,
 	}); err != nil {
-		return fmt.Errorf("fib: link monitor: %w", err)
+		return fmt.Errorf("netif: link monitor: %w", err)
 	}
 	if err := netlink.AddrSubscribeWithOptions(addrs, done, netlink.AddrSubscribeOptions{
 		Namespace: &ns, ErrorCallback: onErr,
 	}); err != nil {
-		return fmt.Errorf("fib: address monitor: %w", err)
+		return fmt.Errorf("netif: address monitor: %w", err)
 	}
 	state := map[int]bool{}
 	names := map[int]string{}
-	send := func(ev LinkEvent) error {
+	send := func(ev Event) error {
 		select {
 		case events <- ev:
 			return nil
@@ -105,34 +76,30 @@ func (f *FIB) Monitor(ctx context.Context, events chan<- LinkEvent) error {
 		}
 		state[idx] = up
 		if up {
-			f.LinkUp(idx)
-			return send(LinkEvent{Kind: LinkUp, IfIndex: idx, Name: a.Name})
+			return send(Event{Kind: LinkUp, IfIndex: idx, Name: a.Name})
 		}
-		// Errors here are per object and retried by the next Sync; the
-		// event matters more than the report.
-		_ = f.LinkDown(idx)
-		return send(LinkEvent{Kind: LinkDown, IfIndex: idx, Name: a.Name})
+		return send(Event{Kind: LinkDown, IfIndex: idx, Name: a.Name})
 	}
 	addrChanged := func(idx int, p netip.Prefix, added bool) error {
 		kind := AddrAdded
 		if !added {
 			kind = AddrRemoved
 		}
-		return send(LinkEvent{Kind: kind, IfIndex: idx, Name: names[idx], Addr: p})
+		return send(Event{Kind: kind, IfIndex: idx, Name: names[idx], Addr: p})
 	}
 	h, err := netlink.NewHandleAt(ns)
 	if err != nil {
-		return fmt.Errorf("fib: monitor: %w", err)
+		return fmt.Errorf("netif: monitor: %w", err)
 	}
 	ls, err := h.LinkList()
 	if err != nil {
 		h.Close()
-		return fmt.Errorf("fib: monitor: list links: %w", err)
+		return fmt.Errorf("netif: monitor: list links: %w", err)
 	}
 	as, err := h.AddrList(nil, netlink.FAMILY_ALL)
 	h.Close()
 	if err != nil {
-		return fmt.Errorf("fib: monitor: list addresses: %w", err)
+		return fmt.Errorf("netif: monitor: list addresses: %w", err)
 	}
 	for _, l := range ls {
 		if err := linkChanged(l.Attrs().Index, l.Attrs()); err != nil {
@@ -151,17 +118,16 @@ func (f *FIB) Monitor(ctx context.Context, events chan<- LinkEvent) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case err := <-errc:
-			return fmt.Errorf("fib: monitor: %w", err)
+			return fmt.Errorf("netif: monitor: %w", err)
 		case u, ok := <-links:
 			if !ok {
-				return fmt.Errorf("fib: link monitor closed")
+				return fmt.Errorf("netif: link monitor closed")
 			}
 			a := u.Attrs()
 			idx := int(u.Index)
 			if u.Header.Type == unix.RTM_DELLINK {
 				if up, known := state[idx]; known && up {
-					_ = f.LinkDown(idx)
-					if err := send(LinkEvent{Kind: LinkDown, IfIndex: idx, Name: a.Name}); err != nil {
+					if err := send(Event{Kind: LinkDown, IfIndex: idx, Name: a.Name}); err != nil {
 						return err
 					}
 				}
@@ -173,7 +139,7 @@ func (f *FIB) Monitor(ctx context.Context, events chan<- LinkEvent) error {
 			}
 		case u, ok := <-addrs:
 			if !ok {
-				return fmt.Errorf("fib: address monitor closed")
+				return fmt.Errorf("netif: address monitor closed")
 			}
 			p, ok := ipnetPrefix(&u.LinkAddress)
 			if !ok {

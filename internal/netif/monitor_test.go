@@ -1,0 +1,61 @@
+package netif
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/fared/fared/internal/testns"
+)
+
+func TestMonitor(t *testing.T) {
+	n := testns.New(t, "nift")
+	n.IP("link", "add", "v1", "type", "veth", "peer", "name", "v1p")
+	n.IP("link", "set", "v1p", "up")
+	n.IP("link", "set", "v1", "up")
+	n.IP("addr", "add", "10.1.0.1/24", "dev", "v1")
+	idx := n.Ifindex("v1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev := make(chan Event, 64)
+	errc := make(chan error, 1)
+	go func() { errc <- Monitor(ctx, n.Handle, ev) }()
+	var seen []Event
+	wait := func(match func(Event) bool) {
+		t.Helper()
+		for i, e := range seen {
+			if match(e) {
+				seen = seen[i+1:]
+				return
+			}
+		}
+		seen = nil
+		tm := time.After(5 * time.Second)
+		for {
+			select {
+			case e := <-ev:
+				t.Logf("event %v #%d %s %v", e.Kind, e.IfIndex, e.Name, e.Addr)
+				if match(e) {
+					return
+				}
+				seen = append(seen, e)
+			case err := <-errc:
+				t.Fatalf("monitor ended: %v", err)
+			case <-tm:
+				t.Fatal("event not seen")
+			}
+		}
+	}
+	wait(func(e Event) bool { return e.Kind == LinkUp && e.IfIndex == idx })
+	wait(func(e Event) bool { return e.Kind == AddrAdded && e.Addr == netip.MustParsePrefix("10.1.0.1/24") })
+	n.IP("link", "set", "v1p", "down")
+	wait(func(e Event) bool { return e.Kind == LinkDown && e.IfIndex == idx })
+	n.IP("addr", "del", "10.1.0.1/24", "dev", "v1")
+	wait(func(e Event) bool { return e.Kind == AddrRemoved && e.Addr == netip.MustParsePrefix("10.1.0.1/24") })
+	n.IP("link", "set", "v1p", "up")
+	wait(func(e Event) bool { return e.Kind == LinkUp && e.IfIndex == idx })
+	// A deleted link that was up is reported down.
+	n.IP("link", "del", "v1")
+	wait(func(e Event) bool { return e.Kind == LinkDown && e.IfIndex == idx })
+}
