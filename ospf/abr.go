@@ -111,7 +111,13 @@ func (in *Instance) areaRoutes(a *area) map[netip.Prefix]abrRoute {
 			if rt.External || len(rt.Sources) == 0 {
 				continue
 			}
-			ar := abrRoute{metric: uint32(min(rt.Metric, lsInfinity-1)), intra: true}
+			if rt.Metric >= lsInfinity {
+				// §12.4.3: no Summary LSA for a cost of LSInfinity or
+				// more (a capped one would claim a reachable route); one
+				// we originated before is flushed by installWanted.
+				continue
+			}
+			ar := abrRoute{metric: uint32(rt.Metric), intra: true}
 			for _, s := range rt.Sources {
 				id := g.Nodes[s.Node].ID
 				if a.interArea[prefixAdv{rt.Prefix, id}] {

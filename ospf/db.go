@@ -21,12 +21,14 @@ type lsaKey struct {
 func keyOf(h lsaHeader) lsaKey { return lsaKey{typ: h.Type, id: h.ID, adv: h.AdvRouter} }
 
 // area is one area's database and origination state; the AS-scope
-// database (types 5 and 11) is an area with as=true.
+// database (types 5 and 11) is an area with as=true, and each interface's
+// link-scope database (type 9, RFC 5250 §3) an area with link set.
 type area struct {
 	in   *Instance
 	id   uint32
 	name string
 	as   bool
+	link *iface
 	db   map[lsaKey]*lsaEntry
 
 	// Origination: regen asks for a new run; lastGen enforces the minimum
@@ -35,6 +37,10 @@ type area struct {
 	regen   bool
 	lastGen time.Time
 	own     map[lsaKey]bool
+	// wrap: LSAs whose sequence number passed MaxSequenceNumber, waiting
+	// for the flush of the old instance to be acknowledged before being
+	// originated at InitialSequenceNumber (RFC 2328 §12.1.6).
+	wrap map[lsaKey]wantLSA
 
 	graph      *lsdb.Graph
 	graphDirty bool
@@ -59,7 +65,17 @@ func newArea(in *Instance, id uint32, as bool) *area {
 	if as {
 		name = "AS"
 	}
-	return &area{in: in, id: id, name: name, as: as, db: map[lsaKey]*lsaEntry{}, own: map[lsaKey]bool{}, regen: true}
+	return &area{in: in, id: id, name: name, as: as, db: map[lsaKey]*lsaEntry{}, own: map[lsaKey]bool{},
+		wrap: map[lsaKey]wantLSA{}, regen: true}
+}
+
+// newLinkDB is the link-scope database of an interface: its LSAs never
+// leave the link, so two links to the same neighbour each hold their own
+// instance of one LSA key.
+func newLinkDB(ifc *iface) *area {
+	a := newArea(ifc.in, ifc.area.id, false)
+	a.link, a.regen = ifc, false
+	return a
 }
 
 // lsaEntry is one LSA as stored: the raw bytes (flooded as received, only
@@ -135,16 +151,23 @@ func compareLSA(a, b lsaHeader) int {
 	return 0
 }
 
-// scopeOf returns the database an LSA type lives in for an interface.
+// scopeOf returns the database an LSA type lives in for an interface:
+// the AS, the interface's link (type 9, RFC 5250 §3) or its area.
 func (in *Instance) scopeOf(ifc *iface, typ uint8) *area {
-	if typ == lsaExternal || typ == lsaOpaqueAS {
+	switch typ {
+	case lsaExternal, lsaOpaqueAS:
 		return in.as
+	case lsaOpaqueLink:
+		return ifc.linkDB
 	}
 	return ifc.area
 }
 
 // floodIfaces returns the interfaces an LSA of database a floods on.
 func (in *Instance) floodIfaces(a *area) []*iface {
+	if a.link != nil {
+		return []*iface{a.link}
+	}
 	var out []*iface
 	for _, ifc := range in.ifaces {
 		if a.as || ifc.area == a {
@@ -184,14 +207,13 @@ func sameContent(a, b *lsaEntry) bool {
 	return string(a.lsa.Raw[hdr:]) == string(b.lsa.Raw[hdr:]) && a.lsa.Options == b.lsa.Options
 }
 
-// flood sends an LSA out of the interfaces of its scope (RFC 2328 §13.3).
+// flood sends an LSA out of the interfaces of its scope (RFC 2328 §13.3):
+// a link-scope LSA only back onto its link, where a DR passes it on to
+// the other routers of a LAN (RFC 5250 §3).
 // from is the neighbour it came from (nil when we originated it). It
 // reports whether the LSA went back out of the receiving interface.
 func (in *Instance) flood(a *area, e *lsaEntry, from *neighbor, now time.Time) (floodedBack bool) {
 	k := keyOf(e.lsa.LSAHeader)
-	if k.typ == lsaOpaqueLink {
-		return false // link-local scope: never re-flooded
-	}
 	h := e.header(now)
 	for _, ifc := range in.floodIfaces(a) {
 		if !ifc.running || ifc.cfg.Passive {

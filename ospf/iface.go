@@ -55,6 +55,9 @@ type iface struct {
 	// (RFC 2328 §10).
 	nbrs map[netip.Addr]*neighbor
 
+	// linkDB holds the link-scope (type 9) LSAs of this link.
+	linkDB *area
+
 	// Pending transmissions, sent by flush: LSAs to flood (multicast) and
 	// delayed acknowledgements.
 	floodQ []lsaKey
@@ -65,8 +68,10 @@ type iface struct {
 }
 
 func newIface(in *Instance, idx int, ic config.OSPFInterface) *iface {
-	return &iface{in: in, idx: idx, cfg: ic, name: ic.Name, area: in.area(ic.Area),
+	ifc := &iface{in: in, idx: idx, cfg: ic, name: ic.Name, area: in.area(ic.Area),
 		nbrs: map[netip.Addr]*neighbor{}, counters: map[string]uint64{}, logged: map[string]bool{}}
+	ifc.linkDB = newLinkDB(ifc)
+	return ifc
 }
 
 func (ifc *iface) isP2P() bool { return ifc.cfg.Type == "p2p" }
@@ -176,6 +181,9 @@ func (ifc *iface) setDown(now time.Time) {
 	ifc.dr, ifc.bdr = netip.Addr{}, netip.Addr{}
 	ifc.setAllDR(false)
 	ifc.floodQ, ifc.acks = nil, nil
+	// With every neighbour gone nobody is left to flood a flush to: the
+	// link's LSAs go, and the next adjacency brings the current ones.
+	ifc.linkDB = newLinkDB(ifc)
 	ifc.in.scheduleAll()
 	ifc.area.graphDirty = true
 }
@@ -255,7 +263,7 @@ func (ifc *iface) tick(now time.Time) {
 		n.tick(now)
 	}
 	if ifc.state == IfWaiting && !now.Before(ifc.waitUntil) {
-		ifc.elect(now) // WaitTimer
+		ifc.elect(now, "WaitTimer")
 	}
 	if !now.Before(ifc.helloDue) {
 		ifc.sendHello()
@@ -300,7 +308,7 @@ func (ifc *iface) hasFull() bool {
 // neighborChange re-runs the DR election where it applies (§9.2).
 func (ifc *iface) neighborChange(now time.Time) {
 	if ifc.state == IfDR || ifc.state == IfBackup || ifc.state == IfDROther {
-		ifc.elect(now)
+		ifc.elect(now, "NeighborChange")
 	}
 	ifc.in.scheduleRegen(ifc.area)
 	ifc.area.graphDirty = true
@@ -313,8 +321,9 @@ type candidate struct {
 	dr, bdr   netip.Addr // what it declares
 }
 
-// elect runs the DR/BDR election of RFC 2328 §9.4.
-func (ifc *iface) elect(now time.Time) {
+// elect runs the DR/BDR election of RFC 2328 §9.4; event is the interface
+// event that asked for it (§9.3), for the log.
+func (ifc *iface) elect(now time.Time, event string) {
 	if ifc.isP2P() || !ifc.running {
 		return
 	}
@@ -390,7 +399,7 @@ func (ifc *iface) elect(now time.Time) {
 	}
 	ifc.setAllDR(ifc.state == IfDR || ifc.state == IfBackup)
 	if ifc.state != old || dr != oldDR || bdr != oldBDR {
-		ifc.in.log.Info("DR election", "iface", ifc.name, "state", ifc.state.String(), "dr", addrOrNone(dr), "bdr", addrOrNone(bdr))
+		ifc.in.log.Info("DR election", "iface", ifc.name, "event", event, "state", ifc.state.String(), "dr", addrOrNone(dr), "bdr", addrOrNone(bdr))
 		ifc.count("dr_changes")
 		// AdjOK? for every neighbour at least 2-Way (§10.4).
 		for _, n := range ifc.nbrs {

@@ -34,8 +34,8 @@ const (
 	MaxAge        = 3600
 	maxAgeDiff    = 900
 	infTransDelay = 1
-	// CheckAge and LSInfinity (0xFFFFFF) are not needed beyond the summary
-	// metric cap.
+	// LSInfinity: a Summary or AS-External metric meaning unreachable; a
+	// route at or above it gets no Summary LSA (§12.4.3).
 	lsInfinity     = 0xFFFFFF
 	initialSeq     = int32(-0x7FFFFFFF) // 0x80000001
 	maxSeq         = int32(0x7FFFFFFF)
@@ -112,6 +112,10 @@ type Instance struct {
 
 	stopOnce sync.Once
 	wg       sync.WaitGroup
+
+	// rxFault, set only by tests, runs first for every received packet:
+	// it stands in for a bug that the recovery in receive must contain.
+	rxFault func(pkt []byte)
 }
 
 type rxEvent struct {
@@ -283,9 +287,13 @@ func (in *Instance) tick(now time.Time) {
 	in.checkConverged(now)
 }
 
-// allDBs returns every database: the areas and the AS scope.
+// allDBs returns every database: the areas, the AS scope and the links.
 func (in *Instance) allDBs() []*area {
-	return append(append([]*area{}, in.areas...), in.as)
+	out := append([]*area{}, in.areas...)
+	for _, ifc := range in.ifaces {
+		out = append(out, ifc.linkDB)
+	}
+	return append(out, in.as)
 }
 
 func (in *Instance) checkConverged(now time.Time) {
@@ -330,6 +338,9 @@ func (in *Instance) settle(now time.Time) {
 	}
 	if in.as.regen && !now.Before(in.as.lastGen.Add(in.ocfg.LSAGenInterval)) {
 		in.originateAS(now)
+	}
+	for _, a := range in.allDBs() {
+		in.finishWraps(a, now)
 	}
 	graphs := false
 	for _, a := range in.areas {

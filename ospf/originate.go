@@ -148,21 +148,27 @@ func (in *Instance) installWanted(a *area, want map[lsaKey]wantLSA, now time.Tim
 	sort.Slice(keys, func(i, j int) bool { return lessKey(keys[i], keys[j]) })
 	for _, k := range keys {
 		w := want[k]
+		if _, ok := a.wrap[k]; ok {
+			a.wrap[k] = w // originated at InitialSequenceNumber once the flush is acknowledged
+			continue
+		}
 		e := a.db[k]
 		if e != nil && e.own && e.age(now) < MaxAge && e.lsa.Options == w.options && len(e.lsa.Raw) >= 20 &&
 			string(e.lsa.Raw[20:]) == string(w.body.AppendBody(nil)) {
 			continue
 		}
-		seq := initialSeq
-		if e != nil {
-			seq = e.lsa.Seq + 1
+		if e == nil {
+			in.newOwn(a, w, initialSeq, now)
+			continue
 		}
-		in.newOwn(a, w, seq, now)
+		in.advance(a, e, w, e.lsa.Seq, now)
 	}
 	for k := range a.own {
 		if _, ok := want[k]; ok {
 			continue
 		}
+		// No longer wanted: a pending wrap only has its flush left to finish.
+		delete(a.wrap, k)
 		if e := a.db[k]; e != nil && e.age(now) < MaxAge {
 			in.flush(a, e, now)
 		}
@@ -173,14 +179,73 @@ func (in *Instance) installWanted(a *area, want map[lsaKey]wantLSA, now time.Tim
 	}
 }
 
+// nextSeq is the sequence number of our next instance after cur and above
+// (a copy of ours seen in the network), or false when that would pass
+// MaxSequenceNumber (RFC 2328 §12.1.6). It never returns the reserved
+// 0x80000000.
+func nextSeq(cur, above int32) (int32, bool) {
+	s := max(int64(cur), int64(above)) + 1
+	if s > int64(maxSeq) {
+		return 0, false
+	}
+	return int32(max(s, int64(initialSeq))), true
+}
+
+// advance originates w as the next instance after e (our current copy)
+// and above; past MaxSequenceNumber it starts the wrap of §12.1.6
+// instead. e must hold the highest instance known (the one a wrap
+// flushes).
+func (in *Instance) advance(a *area, e *lsaEntry, w wantLSA, above int32, now time.Time) {
+	k := w.key(in.rid)
+	if _, ok := a.wrap[k]; ok {
+		a.wrap[k] = w
+		return
+	}
+	seq, ok := nextSeq(e.lsa.Seq, above)
+	if ok {
+		in.newOwn(a, w, seq, now)
+		return
+	}
+	// RFC 2328 §12.1.6: the instance at MaxSequenceNumber is flushed
+	// (premature aging, §14.1) and the new one is originated at
+	// InitialSequenceNumber only once every adjacency acknowledged the
+	// flush (finishWraps). Originating at once would leave neighbours
+	// preferring the MaxSequenceNumber copy until it ages out.
+	in.log.Info("LSA sequence number wraps: flushing the instance at MaxSequenceNumber first", "lsa", lsaName(k), "scope", a.name)
+	a.wrap[k] = w
+	if e.age(now) < MaxAge {
+		in.flush(a, e, now)
+	}
+}
+
+// finishWraps originates, at InitialSequenceNumber, the LSAs whose
+// MaxSequenceNumber instance has been flushed and is on no neighbour's
+// retransmission list any more (§12.1.6).
+func (in *Instance) finishWraps(a *area, now time.Time) {
+	if len(a.wrap) == 0 {
+		return
+	}
+	ifs := in.floodIfaces(a)
+	for k, w := range a.wrap {
+		acked := true
+		for _, ifc := range ifs {
+			for _, n := range ifc.nbrs {
+				if _, ok := n.rxmt[k]; ok {
+					acked = false
+				}
+			}
+		}
+		if !acked {
+			continue
+		}
+		delete(a.wrap, k)
+		a.own[k] = true
+		in.newOwn(a, w, initialSeq, now)
+	}
+}
+
 // newOwn installs and floods one of our LSAs with sequence number seq.
 func (in *Instance) newOwn(a *area, w wantLSA, seq int32, now time.Time) {
-	if seq == maxSeq {
-		// RFC 2328 §12.1.6: wrapping needs a flush first; at one
-		// origination per second this takes 68 years.
-		in.log.Error("LSA sequence number wrapped", "lsa", lsaName(w.key(in.rid)))
-		seq = initialSeq
-	}
 	l := packet.NewLSA(packet.LSAHeader{Options: w.options, Type: w.typ, ID: w.id, AdvRouter: in.rid, Seq: seq}, w.body)
 	e := &lsaEntry{lsa: l, at: now, own: true}
 	in.install(a, e, now)
@@ -190,8 +255,7 @@ func (in *Instance) newOwn(a *area, w wantLSA, seq int32, now time.Time) {
 // reoriginate re-issues an LSA of ours with a sequence number above both
 // ours and above (refresh, or a newer copy came back from the network).
 func (in *Instance) reoriginate(a *area, e *lsaEntry, above int32, now time.Time) {
-	seq := max(e.lsa.Seq, above) + 1
-	in.newOwn(a, wantLSA{typ: e.lsa.Type, id: e.lsa.ID, options: e.lsa.Options, body: e.lsa.Body}, seq, now)
+	in.advance(a, e, wantLSA{typ: e.lsa.Type, id: e.lsa.ID, options: e.lsa.Options, body: e.lsa.Body}, above, now)
 }
 
 func (in *Instance) refreshOwn(a *area, e *lsaEntry, now time.Time) {

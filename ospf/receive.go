@@ -1,8 +1,11 @@
 package ospf
 
 import (
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/netip"
+	"runtime/debug"
 	"time"
 
 	"github.com/fared/fared/ospf/packet"
@@ -21,6 +24,17 @@ func (in *Instance) receive(ifc *iface, src, dst netip.Addr, b []byte) {
 		return
 	}
 	ifc.count("rx_packets")
+	// A bug triggered by one packet costs that packet, not the daemon
+	// and every adjacency with it.
+	defer func() {
+		if r := recover(); r != nil {
+			ifc.reject("panic", "bug: panic while handling a packet, packet dropped", "panic", fmt.Sprint(r), "from", src,
+				"len", len(b), "packet", hex.EncodeToString(b[:min(len(b), 256)]), "stack", string(debug.Stack()))
+		}
+	}()
+	if in.rxFault != nil {
+		in.rxFault(b)
+	}
 	pkt, err := packet.Decode(b)
 	if err != nil {
 		kind := "malformed"
@@ -148,7 +162,7 @@ func (ifc *iface) rxHello(h *packet.Hello, src netip.Addr, now time.Time) {
 		n.setState(NbrInit, now, "HelloReceived")
 	}
 	oldPrio, oldDR, oldBDR := n.prio, n.dr, n.bdr
-	n.prio, n.dr, n.bdr, n.options = h.Priority, h.DR, h.BDR, h.Options
+	n.prio, n.dr, n.bdr, n.options = h.Priority, declared(h.DR), declared(h.BDR), h.Options
 	seesUs := false
 	for _, x := range h.Neighbors {
 		if x == ifc.in.rid {
@@ -177,7 +191,9 @@ func (ifc *iface) rxHello(h *packet.Hello, src netip.Addr, now time.Time) {
 	me := n.addr
 	switch {
 	case ifc.state == IfWaiting && ((n.dr == me && !n.bdr.IsValid()) || n.bdr == me):
-		ifc.elect(now) // BackupSeen
+		// BackupSeen (§10.5, §9.3): the neighbour is BDR, or is DR and
+		// says there is no BDR; no need to wait out the wait timer.
+		ifc.elect(now, "BackupSeen")
 	case !was2Way && n.state >= Nbr2Way:
 		ifc.neighborChange(now)
 	case oldPrio != n.prio:
@@ -185,6 +201,16 @@ func (ifc *iface) rxHello(h *packet.Hello, src netip.Addr, now time.Time) {
 	case (n.dr == me) != (oldDR == me) || (n.bdr == me) != (oldBDR == me):
 		ifc.neighborChange(now)
 	}
+}
+
+// declared turns a hello's DR or BDR field into an address, 0.0.0.0
+// ("none", RFC 2328 A.3.2) into the zero Addr: the decoder returns the
+// field as it is on the wire.
+func declared(a netip.Addr) netip.Addr {
+	if !a.IsValid() || a.IsUnspecified() {
+		return netip.Addr{}
+	}
+	return a
 }
 
 func maskBits(m netip.Addr) int {
@@ -284,15 +310,12 @@ func (n *neighbor) rxDBD(p *packet.DBD, now time.Time) {
 
 func (n *neighbor) negotiationDone(now time.Time) {
 	n.setState(NbrExchange, now, "NegotiationDone")
-	// The summary list: every LSA of the area and the AS scope, MaxAge
-	// ones excepted (§10.3).
+	// The summary list: every LSA of the link, the area and the AS
+	// scope, MaxAge ones excepted (§10.3, RFC 5250 §3).
 	in := n.ifc.in
 	n.summary = n.summary[:0]
-	for _, a := range []*area{n.ifc.area, in.as} {
+	for _, a := range []*area{n.ifc.linkDB, n.ifc.area, in.as} {
 		for k, e := range a.db {
-			if k.typ == lsaOpaqueLink {
-				continue
-			}
 			if e.age(now) >= MaxAge {
 				n.rxmt[k] = time.Time{} // send it, it is being flushed
 				continue
@@ -307,9 +330,6 @@ func (n *neighbor) acceptDBD(p *packet.DBD, now time.Time) {
 	n.lastRcvd.flags, n.lastRcvd.seq, n.lastRcvd.options, n.lastRcvd.valid = p.Flags, p.Seq, p.Options, true
 	in := n.ifc.in
 	for _, h := range p.LSAs {
-		if h.Type == lsaExternal || h.Type == lsaOpaqueAS || h.Type == lsaOpaqueLink {
-			// fine: AS scope (we run no stub areas) or link scope
-		}
 		a := in.scopeOf(n.ifc, h.Type)
 		e := a.db[keyOf(h)]
 		if e == nil || compareLSA(h, e.header(now)) > 0 {
@@ -539,7 +559,19 @@ func (in *Instance) ownNewer(a *area, n *neighbor, l packet.LSA, now time.Time) 
 	n.directAcks = append(n.directAcks, l.LSAHeader)
 	cur := a.db[k]
 	if cur != nil && cur.own && a.own[k] && cur.age(now) < MaxAge {
-		in.reoriginate(a, cur, l.Seq, now)
+		w := wantLSA{typ: cur.lsa.Type, id: cur.lsa.ID, options: cur.lsa.Options, body: cur.lsa.Body}
+		if l.Seq == maxSeq {
+			// Nothing can outbid the network's MaxSequenceNumber copy: it
+			// is the instance the wrap flushes (§12.1.6).
+			e := &lsaEntry{lsa: l, age0: min(l.Age, MaxAge), at: now, own: true}
+			e.flushed = e.age0 >= MaxAge
+			in.install(a, e, now)
+			if e.flushed {
+				in.flood(a, e, n, now)
+			}
+			cur = e
+		}
+		in.advance(a, cur, w, l.Seq, now)
 		return
 	}
 	if l.Age >= MaxAge {

@@ -120,8 +120,8 @@ type ErrNotFound struct{ What string }
 
 func (e ErrNotFound) Error() string { return e.What + " not found" }
 
-// Database returns LSAs sorted by area (AS scope last), type, id and
-// advertising router.
+// Database returns LSAs sorted by area (links after the areas, AS scope
+// last), type, id and advertising router.
 func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSAView, error) {
 	typ, err := ParseLSAType(q.Type)
 	if err != nil {
@@ -160,7 +160,7 @@ func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSAView, e
 			for _, k := range keys {
 				e := a.db[k]
 				h := e.header(now)
-				v := LSAView{Area: a.name, Type: int(h.Type), TypeName: packet.LSATypeName(h.Type), ID: h.ID.String(), AdvRouter: h.AdvRouter.String(),
+				v := LSAView{Area: a.name, Interface: linkName(a), Type: int(h.Type), TypeName: packet.LSATypeName(h.Type), ID: h.ID.String(), AdvRouter: h.AdvRouter.String(),
 					Seq: h.Seq, SeqHex: seqHex(h.Seq), Checksum: h.Checksum, ChecksumX: fmt.Sprintf("0x%04x", h.Checksum),
 					Age: h.Age, Length: len(e.lsa.Raw), Options: fmt.Sprintf("0x%02x", h.Options), Own: e.own}
 				if q.Detail {
@@ -177,6 +177,13 @@ func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSAView, e
 		return nil, qerr
 	}
 	return out, err
+}
+
+func linkName(a *area) string {
+	if a.link == nil {
+		return ""
+	}
+	return a.link.name
 }
 
 func seqHex(s int32) string { return fmt.Sprintf("0x%08x", uint32(s)) }

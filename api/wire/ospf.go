@@ -46,7 +46,8 @@ type OSPFInterface struct {
 
 // OSPFLSA is one database entry.
 type OSPFLSA struct {
-	Area      string         `json:"area"` // "AS" for AS-scope LSAs
+	Area      string         `json:"area"`                // "AS" for AS-scope LSAs
+	Interface string         `json:"interface,omitempty"` // the link of a link-scope (type 9) LSA
 	Type      int            `json:"type"`
 	TypeName  string         `json:"type_name"`
 	ID        string         `json:"id"`

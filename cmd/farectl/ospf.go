@@ -78,6 +78,9 @@ func ospfCommand(g *globals) *cobra.Command {
 				if l.Own {
 					own = " *"
 				}
+				if l.Interface != "" {
+					l.Area += " (" + l.Interface + ")" // link scope: one table per link
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%d\t%s\t%s\t%d\n", l.Area, l.TypeName, l.ID, l.AdvRouter, own, l.Age, l.SeqHex, l.ChecksumX, l.Length)
 			}
 			tw.Flush()

@@ -40,8 +40,12 @@ type Hello struct {
 	Options       uint8
 	Priority      uint8
 	DeadInterval  uint32
-	DR, BDR       netip.Addr
-	Neighbors     []netip.Addr
+	// DR and BDR are the interface addresses as on the wire: "none" is
+	// 0.0.0.0, which Decode returns as a valid Addr (test with
+	// IsUnspecified, not IsValid); AppendTo writes the zero Addr as
+	// 0.0.0.0.
+	DR, BDR   netip.Addr
+	Neighbors []netip.Addr
 }
 
 // DBD is a Database Description packet (RFC 2328 A.3.3). Flags is the
