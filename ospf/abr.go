@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	apiwire "github.com/fared/fared/api/wire"
+	"github.com/fared/fared/ospf/packet"
 
 	"github.com/fared/fared/fare"
 	"github.com/fared/fared/spf"
@@ -111,7 +112,7 @@ func (in *Instance) areaRoutes(a *area) map[netip.Prefix]abrRoute {
 			if rt.External || len(rt.Sources) == 0 {
 				continue
 			}
-			if rt.Metric >= lsInfinity {
+			if rt.Metric >= packet.LSInfinity {
 				// §12.4.3: no Summary LSA for a cost of LSInfinity or
 				// more (a capped one would claim a reachable route); one
 				// we originated before is flushed by installWanted.

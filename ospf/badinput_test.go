@@ -57,7 +57,7 @@ func TestBadInput(t *testing.T) {
 		u := &packet.LSU{Header: hdr("0.0.0.0"), LSAs: []packet.LSA{l}}
 		return u.AppendTo(nil)
 	}
-	good := packet.NewLSA(packet.LSAHeader{Type: lsaOpaqueArea, AdvRouter: addr("10.255.0.99"), Seq: initialSeq, Options: optE | optO},
+	good := packet.NewLSA(packet.LSAHeader{Type: packet.LSAOpaqueArea, AdvRouter: addr("10.255.0.99"), Seq: packet.InitialSequenceNumber, Options: optE | optO},
 		packet.OpaqueLSA{OpaqueType: 200, OpaqueID: 5, TLVs: []packet.TLV{{Type: 1, Value: []byte{1, 2, 3, 4}}}})
 	badCk := good
 	badCk.Raw = append([]byte(nil), good.Raw...)

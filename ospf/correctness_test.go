@@ -71,7 +71,7 @@ func (tp *tap) events() []tapEvent {
 
 // teLinkKey is r1's TE Link LSA on its first interface (opaque type 1,
 // id 1): the LSA a bandwidth change re-originates.
-var teLinkKey = lsaKey{typ: lsaOpaqueArea, id: netip.MustParseAddr("1.0.0.1"), adv: netip.MustParseAddr("10.255.0.1")}
+var teLinkKey = lsaKey{typ: packet.LSAOpaqueArea, id: netip.MustParseAddr("1.0.0.1"), adv: netip.MustParseAddr("10.255.0.1")}
 
 // setOwnSeq rewrites the sequence number of one of m's own LSAs in place
 // (checksum recomputed), as if it had been re-originated that often; with
@@ -166,11 +166,11 @@ func checkWrapOrder(t *testing.T, tp *tap, since int, k lsaKey, from, nbr netip.
 			continue
 		}
 		switch {
-		case e.kind == "lsu" && e.src == from && e.h.Seq == maxSeq && e.h.Age >= MaxAge && flushed < 0:
+		case e.kind == "lsu" && e.src == from && e.h.Seq == packet.MaxSequenceNumber && e.h.Age >= MaxAge && flushed < 0:
 			flushed = i
-		case e.kind == "lsack" && e.src == nbr && e.h.Seq == maxSeq && e.h.Age >= MaxAge && flushed >= 0 && acked < 0:
+		case e.kind == "lsack" && e.src == nbr && e.h.Seq == packet.MaxSequenceNumber && e.h.Age >= MaxAge && flushed >= 0 && acked < 0:
 			acked = i
-		case e.kind == "lsu" && e.src == from && e.h.Seq == initialSeq:
+		case e.kind == "lsu" && e.src == from && e.h.Seq == packet.InitialSequenceNumber:
 			if flushed < 0 || acked < 0 {
 				t.Fatalf("%s sent at 0x80000001 (event %d) before its flush at 0x7fffffff was acknowledged (flush %d, ack %d)", lsaName(k), i, flushed, acked)
 			}
@@ -192,18 +192,18 @@ func TestSeqNumberMaxFlushesThenRestarts(t *testing.T) {
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
 	poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
 
-	setOwnSeq(t, r1, teLinkKey, maxSeq-1, false)
+	setOwnSeq(t, r1, teLinkKey, packet.MaxSequenceNumber-1, false)
 	if err := r1.in.SetBandwidth(context.Background(), "e0", config.Bandwidth(20e9)); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 10*time.Second, "r2 holds the TE link LSA at 0x7fffffff", liveSeq(r2, teLinkKey, maxSeq))
+	poll(t, 10*time.Second, "r2 holds the TE link LSA at 0x7fffffff", liveSeq(r2, teLinkKey, packet.MaxSequenceNumber))
 	poll(t, 10*time.Second, "r2 sees 20G", linkBW(r2, 2.5e9))
 
 	since := tp.mark()
 	if err := r1.in.SetBandwidth(context.Background(), "e0", config.Bandwidth(30e9)); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 10*time.Second, "r2 holds the new instance at 0x80000001", liveSeq(r2, teLinkKey, initialSeq))
+	poll(t, 10*time.Second, "r2 holds the new instance at 0x80000001", liveSeq(r2, teLinkKey, packet.InitialSequenceNumber))
 	poll(t, 10*time.Second, "r2 sees 30G", linkBW(r2, 3.75e9))
 	poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
 	checkWrapOrder(t, tp, since, teLinkKey, addr("10.254.0.0"), addr("10.254.0.1"))
@@ -221,8 +221,8 @@ func TestSeqNumberNeverReserved(t *testing.T) {
 	r1 := startMem(t, 1, ifs1)
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
 	poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
-	setOwnSeq(t, r1, teLinkKey, maxSeq, true) // as if originated that often
-	poll(t, 10*time.Second, "r2 holds the TE link LSA at 0x7fffffff", liveSeq(r2, teLinkKey, maxSeq))
+	setOwnSeq(t, r1, teLinkKey, packet.MaxSequenceNumber, true) // as if originated that often
+	poll(t, 10*time.Second, "r2 holds the TE link LSA at 0x7fffffff", liveSeq(r2, teLinkKey, packet.MaxSequenceNumber))
 
 	since := tp.mark()
 	r1.stop()
@@ -237,7 +237,7 @@ func TestSeqNumberNeverReserved(t *testing.T) {
 	r1 = startMem(t, 1, ifs1)
 	poll(t, 15*time.Second, "Full again", fullCount(r1, 1))
 	noReserved(t, tp)
-	poll(t, 15*time.Second, "r2 holds the TE link LSA at 0x80000001", liveSeq(r2, teLinkKey, initialSeq))
+	poll(t, 15*time.Second, "r2 holds the TE link LSA at 0x80000001", liveSeq(r2, teLinkKey, packet.InitialSequenceNumber))
 	poll(t, 10*time.Second, "r2 sees 10G", linkBW(r2, 1.25e9))
 	poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
 	checkWrapOrder(t, tp, since, teLinkKey, addr("10.254.0.0"), addr("10.254.0.1"))
@@ -249,10 +249,10 @@ func TestSeqNumberNeverReserved(t *testing.T) {
 func originateLink(t *testing.T, m *memNode, ifname string, oid uint32, val string) {
 	t.Helper()
 	err := m.in.Query(context.Background(), func() {
-		a := m.in.scopeOf(m.in.iface(ifname), lsaOpaqueLink)
-		w := opaqueWant(lsaOpaqueLink, 200, oid, []packet.TLV{{Type: 1, Value: []byte(val)}})
+		a := m.in.scopeOf(m.in.iface(ifname), packet.LSAOpaqueLink)
+		w := opaqueWant(packet.LSAOpaqueLink, 200, oid, []packet.TLV{{Type: 1, Value: []byte(val)}})
 		a.own[w.key(m.in.rid)] = true
-		m.in.newOwn(a, w, initialSeq, m.in.opt.Now())
+		m.in.newOwn(a, w, packet.InitialSequenceNumber, m.in.opt.Now())
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -265,8 +265,8 @@ func linkLSAs(m *memNode, ifname string) map[string]string {
 	out := map[string]string{}
 	m.in.Query(context.Background(), func() {
 		now := m.in.opt.Now()
-		for k, e := range m.in.scopeOf(m.in.iface(ifname), lsaOpaqueLink).db {
-			if k.typ != lsaOpaqueLink || e.age(now) >= MaxAge {
+		for k, e := range m.in.scopeOf(m.in.iface(ifname), packet.LSAOpaqueLink).db {
+			if k.typ != packet.LSAOpaqueLink || e.age(now) >= MaxAge {
 				continue
 			}
 			v := "?"
@@ -294,7 +294,7 @@ func holdsLink(m *memNode, ifname string, want map[string]string) func() error {
 func noType9(t *testing.T, tp *tap, what string) {
 	t.Helper()
 	for _, e := range tp.events() {
-		if e.h.Type == lsaOpaqueLink {
+		if e.h.Type == packet.LSAOpaqueLink {
 			t.Errorf("%s: %s from %s carries %s", what, e.kind, e.src, lsaName(keyOf(e.h)))
 		}
 	}
@@ -412,7 +412,7 @@ func TestLinkLocalOpaqueParallelLinks(t *testing.T) {
 	check := func(tp *tap, wire, other string) {
 		n := 0
 		for _, e := range tp.events() {
-			if e.kind != "lsu" || e.h.Type != lsaOpaqueLink {
+			if e.kind != "lsu" || e.h.Type != packet.LSAOpaqueLink {
 				continue
 			}
 			n++
@@ -504,7 +504,7 @@ func TestSummaryAtLSInfinitySuppressed(t *testing.T) {
 	// another ABR would), injected from r1's address.
 	inj := w1.port(addr("10.254.0.0"))
 	send := func(seq int32, metric uint32) {
-		l := packet.NewLSA(packet.LSAHeader{Type: lsaSummary, ID: addr("10.99.0.0"), AdvRouter: addr("10.255.0.1"), Seq: seq, Options: optE},
+		l := packet.NewLSA(packet.LSAHeader{Type: packet.LSASummary, ID: addr("10.99.0.0"), AdvRouter: addr("10.255.0.1"), Seq: seq, Options: optE},
 			packet.SummaryLSA{Mask: addr("255.255.255.0"), Metric: metric})
 		u := &packet.LSU{Header: packet.Header{Version: 2, RouterID: addr("10.255.0.1"), AreaID: addr("0.0.0.0")}, LSAs: []packet.LSA{l}}
 		inj.Send(AllSPFRouters, u.AppendTo(nil))
@@ -534,9 +534,9 @@ func TestSummaryAtLSInfinitySuppressed(t *testing.T) {
 			return fmt.Errorf("r3 holds no live summary of 10.99.0.0/24 from r2")
 		}
 	}
-	send(initialSeq+10, 100)
+	send(packet.InitialSequenceNumber+10, 100)
 	poll(t, 10*time.Second, "summary with cost 10+100", summaryAt(110))
-	send(initialSeq+11, 0xFFFFFE) // r2's cost: 10 + 0xFFFFFE >= LSInfinity
+	send(packet.InitialSequenceNumber+11, 0xFFFFFE) // r2's cost: 10 + 0xFFFFFE >= LSInfinity
 	poll(t, 10*time.Second, "summary flushed", summaryAt(-1))
 	poll(t, 10*time.Second, "not in r3's graph", func() error {
 		g := r3.in.Graph("0.0.0.1")

@@ -142,10 +142,10 @@ func compareLSA(a, b lsaHeader) int {
 		return -1
 	}
 	d := int(a.Age) - int(b.Age)
-	if d > maxAgeDiff {
+	if d > packet.MaxAgeDiff {
 		return -1
 	}
-	if d < -maxAgeDiff {
+	if d < -packet.MaxAgeDiff {
 		return 1
 	}
 	return 0
@@ -155,9 +155,9 @@ func compareLSA(a, b lsaHeader) int {
 // the AS, the interface's link (type 9, RFC 5250 §3) or its area.
 func (in *Instance) scopeOf(ifc *iface, typ uint8) *area {
 	switch typ {
-	case lsaExternal, lsaOpaqueAS:
+	case packet.LSAExternal, packet.LSAOpaqueAS:
 		return in.as
-	case lsaOpaqueLink:
+	case packet.LSAOpaqueLink:
 		return ifc.linkDB
 	}
 	return ifc.area
@@ -317,7 +317,7 @@ func (in *Instance) selfOriginated(h lsaHeader) bool {
 	if h.AdvRouter == in.rid {
 		return true
 	}
-	if h.Type == lsaNetwork {
+	if h.Type == packet.LSANetwork {
 		for _, ifc := range in.ifaces {
 			if ifc.addr.IsValid() && ifc.addr.Addr() == h.ID {
 				return true

@@ -92,7 +92,7 @@ func (in *Instance) buildGraph(a *area, now time.Time) *lsdb.Graph {
 	}
 	live := func(e *lsaEntry) bool { return e.age(now) < MaxAge && e.lsa.Body != nil }
 	for _, e := range a.db {
-		if !live(e) || e.lsa.Type != lsaOpaqueArea {
+		if !live(e) || e.lsa.Type != packet.LSAOpaqueArea {
 			continue
 		}
 		o, ok := opaqueBody(e.lsa.Body)
@@ -100,17 +100,17 @@ func (in *Instance) buildGraph(a *area, now time.Time) *lsdb.Graph {
 			continue
 		}
 		switch o.OpaqueType {
-		case opaqueTE:
+		case packet.OpaqueTE:
 			if ls, err := packet.TELinks(o); err == nil {
 				te[e.lsa.AdvRouter] = append(te[e.lsa.AdvRouter], ls...)
 			}
-		case opaqueExtPfx:
+		case packet.OpaqueExtPrefix:
 			addExt(e, o)
 		}
 	}
 	for _, e := range in.as.db {
-		if live(e) && e.lsa.Type == lsaOpaqueAS {
-			if o, ok := opaqueBody(e.lsa.Body); ok && o.OpaqueType == opaqueExtPfx {
+		if live(e) && e.lsa.Type == packet.LSAOpaqueAS {
+			if o, ok := opaqueBody(e.lsa.Body); ok && o.OpaqueType == packet.OpaqueExtPrefix {
 				addExt(e, o)
 			}
 		}
@@ -150,7 +150,7 @@ func (in *Instance) buildGraph(a *area, now time.Time) *lsdb.Graph {
 		adv := e.lsa.AdvRouter
 		from := adv.String()
 		switch e.lsa.Type {
-		case lsaRouter:
+		case packet.LSARouter:
 			rl, ok := routerBody(e.lsa.Body)
 			if !ok {
 				continue
@@ -184,7 +184,7 @@ func (in *Instance) buildGraph(a *area, now time.Time) *lsdb.Graph {
 					b.AddPrefix(from, lp)
 				}
 			}
-		case lsaNetwork:
+		case packet.LSANetwork:
 			nl, ok := networkBody(e.lsa.Body)
 			if !ok {
 				continue
@@ -204,13 +204,13 @@ func (in *Instance) buildGraph(a *area, now time.Time) *lsdb.Graph {
 					b.AddPrefix(r.String(), lsdb.Prefix{Prefix: p, PathBW: pb, HasPathBW: hasPB})
 				}
 			}
-		case lsaSummary:
+		case packet.LSASummary:
 			s, ok := summaryBody(e.lsa.Body)
 			if !ok || adv == in.rid {
 				continue
 			}
 			bits := maskBits(s.Mask)
-			if bits < 0 || s.Metric >= lsInfinity {
+			if bits < 0 || s.Metric >= packet.LSInfinity {
 				continue
 			}
 			p := netip.PrefixFrom(e.lsa.ID, bits).Masked()
@@ -221,7 +221,7 @@ func (in *Instance) buildGraph(a *area, now time.Time) *lsdb.Graph {
 		}
 	}
 	for _, e := range in.as.db {
-		if !live(e) || e.lsa.Type != lsaExternal {
+		if !live(e) || e.lsa.Type != packet.LSAExternal {
 			continue
 		}
 		x, ok := externalBody(e.lsa.Body)
@@ -229,7 +229,7 @@ func (in *Instance) buildGraph(a *area, now time.Time) *lsdb.Graph {
 			continue
 		}
 		bits := maskBits(x.Mask)
-		if bits < 0 || x.Metric >= lsInfinity {
+		if bits < 0 || x.Metric >= packet.LSInfinity {
 			continue
 		}
 		p := netip.PrefixFrom(e.lsa.ID, bits).Masked()

@@ -27,37 +27,24 @@ import (
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/ospf/packet"
 )
 
-// Architectural constants (RFC 2328 Appendix B).
+// Protocol constants that ospf/packet does not define (the architectural
+// ones, MaxAge, sequence numbers, LSA types, come from there).
 const (
-	MaxAge        = 3600
-	maxAgeDiff    = 900
 	infTransDelay = 1
-	// LSInfinity: a Summary or AS-External metric meaning unreachable; a
-	// route at or above it gets no Summary LSA (§12.4.3).
-	lsInfinity     = 0xFFFFFF
-	initialSeq     = int32(-0x7FFFFFFF) // 0x80000001
-	maxSeq         = int32(0x7FFFFFFF)
-	tickInterval   = 100 * time.Millisecond
-	agingInterval  = time.Second
-	ipHeaderLen    = 20
-	ospfHeaderLen  = 24
-	allSPFRouters  = "224.0.0.5"
-	allDRouters    = "224.0.0.6"
-	optE           = 0x02 // external routing capability
-	optO           = 0x40 // opaque LSAs (RFC 5250)
-	opaqueTE       = 1    // RFC 3630
-	opaqueExtPfx   = 7    // RFC 7684
-	lsaRouter      = 1
-	lsaNetwork     = 2
-	lsaSummary     = 3
-	lsaASBRSummary = 4
-	lsaExternal    = 5
-	lsaOpaqueLink  = 9
-	lsaOpaqueArea  = 10
-	lsaOpaqueAS    = 11
+	tickInterval  = 100 * time.Millisecond
+	agingInterval = time.Second
+	ipHeaderLen   = 20
+	allSPFRouters = "224.0.0.5"
+	allDRouters   = "224.0.0.6"
+	optE          = 0x02 // external routing capability
+	optO          = 0x40 // opaque LSAs (RFC 5250)
 )
+
+// MaxAge is RFC 2328's MaxAge in seconds (packet.MaxAge).
+const MaxAge = packet.MaxAge
 
 // Multicast destinations.
 var (

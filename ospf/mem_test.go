@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/ospf/packet"
 )
 
 // wire is an in-memory IP segment: every packet sent by one port reaches
@@ -220,7 +221,7 @@ func digest(m *memNode) (string, int, error) {
 	}
 	var s []string
 	for _, e := range v {
-		if e.Age < MaxAge && e.Type != lsaOpaqueLink {
+		if e.Age < MaxAge && e.Type != packet.LSAOpaqueLink {
 			s = append(s, fmt.Sprintf("%s/%d/%s/%s/%s/%s", e.Area, e.Type, e.ID, e.AdvRouter, e.SeqHex, e.ChecksumX))
 		}
 	}

@@ -60,20 +60,20 @@ func (in *Instance) originate(a *area, now time.Time) {
 	add := func(w wantLSA) { want[w.key(in.rid)] = w }
 
 	rl, stubs := in.routerLSA(a)
-	add(wantLSA{typ: lsaRouter, id: in.rid, options: optE, body: rl})
+	add(wantLSA{typ: packet.LSARouter, id: in.rid, options: optE, body: rl})
 	for _, ifc := range in.ifaces {
 		if nl, ok := ifc.networkLSA(); ok && ifc.area == a {
-			add(wantLSA{typ: lsaNetwork, id: ifc.addr.Addr(), options: optE, body: nl})
+			add(wantLSA{typ: packet.LSANetwork, id: ifc.addr.Addr(), options: optE, body: nl})
 		}
 	}
 	// TE: the Router Address (opaque id 0) and one Link TLV per adjacency.
-	add(opaqueWant(lsaOpaqueArea, opaqueTE, 0, []packet.TLV{packet.TERouterTLV(in.rid)}))
+	add(opaqueWant(packet.LSAOpaqueArea, packet.OpaqueTE, 0, []packet.TLV{packet.TERouterTLV(in.rid)}))
 	for _, ifc := range in.ifaces {
 		if ifc.area != a {
 			continue
 		}
 		if l, ok := ifc.teLink(); ok {
-			add(opaqueWant(lsaOpaqueArea, opaqueTE, uint32(ifc.idx+1), []packet.TLV{packet.TELinkTLV(l)}))
+			add(opaqueWant(packet.LSAOpaqueArea, packet.OpaqueTE, uint32(ifc.idx+1), []packet.TLV{packet.TELinkTLV(l)}))
 		}
 	}
 	// Extended Prefix LSAs: every stub prefix, with its Path Bandwidth.
@@ -82,12 +82,12 @@ func (in *Instance) originate(a *area, now time.Time) {
 		if s.prefix.Bits() == 32 && s.prefix.Addr() == in.rid {
 			flags |= extFlagN
 		}
-		add(in.extPrefixWant(lsaOpaqueArea, routeIntra, flags, s.prefix, s.pb))
+		add(in.extPrefixWant(packet.LSAOpaqueArea, routeIntra, flags, s.prefix, s.pb))
 	}
 	// ABR: summaries of the other areas' routes.
 	for p, s := range a.summaries {
-		add(wantLSA{typ: lsaSummary, id: p.Addr(), options: optE, body: packet.SummaryLSA{Mask: maskAddr(p.Bits()), Metric: s.metric}})
-		add(in.extPrefixWant(lsaOpaqueArea, routeInter, extFlagA, p, s.pb))
+		add(wantLSA{typ: packet.LSASummary, id: p.Addr(), options: optE, body: packet.SummaryLSA{Mask: maskAddr(p.Bits()), Metric: s.metric}})
+		add(in.extPrefixWant(packet.LSAOpaqueArea, routeInter, extFlagA, p, s.pb))
 	}
 	in.installWanted(a, want, now)
 }
@@ -103,14 +103,14 @@ func (in *Instance) originateAS(now time.Time) {
 		if !p.External {
 			continue
 		}
-		w := wantLSA{typ: lsaExternal, id: p.Prefix.Addr(), options: optE,
+		w := wantLSA{typ: packet.LSAExternal, id: p.Prefix.Addr(), options: optE,
 			body: packet.ExternalLSA{Mask: maskAddr(p.Prefix.Bits()), EBit: true, Metric: p.Metric, Forward: netip.AddrFrom4([4]byte{})}}
 		want[w.key(in.rid)] = w
 		pb := float32(MaxPathBandwidth)
 		if p.PathBandwidth > 0 {
 			pb = p.PathBandwidth.BytesPerSec()
 		}
-		x := in.extPrefixWant(lsaOpaqueAS, routeExternal, 0, p.Prefix, pb)
+		x := in.extPrefixWant(packet.LSAOpaqueAS, routeExternal, 0, p.Prefix, pb)
 		want[x.key(in.rid)] = x
 	}
 	in.installWanted(a, want, now)
@@ -135,7 +135,7 @@ func (in *Instance) extPrefixWant(typ, routeType, flags uint8, p netip.Prefix, p
 	}
 	tlv := packet.ExtPrefixTLV(packet.ExtPrefix{RouteType: routeType, Flags: flags, Prefix: p,
 		SubTLVs: []packet.TLV{packet.PathBandwidthTLV(in.pbCode, pb)}})
-	return opaqueWant(typ, opaqueExtPfx, id, []packet.TLV{tlv})
+	return opaqueWant(typ, packet.OpaqueExtPrefix, id, []packet.TLV{tlv})
 }
 
 // installWanted originates what changed in want and flushes what we
@@ -158,7 +158,7 @@ func (in *Instance) installWanted(a *area, want map[lsaKey]wantLSA, now time.Tim
 			continue
 		}
 		if e == nil {
-			in.newOwn(a, w, initialSeq, now)
+			in.newOwn(a, w, packet.InitialSequenceNumber, now)
 			continue
 		}
 		in.advance(a, e, w, e.lsa.Seq, now)
@@ -185,10 +185,10 @@ func (in *Instance) installWanted(a *area, want map[lsaKey]wantLSA, now time.Tim
 // 0x80000000.
 func nextSeq(cur, above int32) (int32, bool) {
 	s := max(int64(cur), int64(above)) + 1
-	if s > int64(maxSeq) {
+	if s > int64(packet.MaxSequenceNumber) {
 		return 0, false
 	}
-	return int32(max(s, int64(initialSeq))), true
+	return int32(max(s, int64(packet.InitialSequenceNumber))), true
 }
 
 // advance originates w as the next instance after e (our current copy)
@@ -240,7 +240,7 @@ func (in *Instance) finishWraps(a *area, now time.Time) {
 		}
 		delete(a.wrap, k)
 		a.own[k] = true
-		in.newOwn(a, w, initialSeq, now)
+		in.newOwn(a, w, packet.InitialSequenceNumber, now)
 	}
 }
 

@@ -357,9 +357,9 @@ func (n *neighbor) acceptDBD(p *packet.DBD, now time.Time) {
 
 // nextSummary takes the headers for the next DBD off the summary list.
 func (n *neighbor) nextSummary() []lsaHeader {
-	room := (n.ifc.maxPacket() - ospfHeaderLen - 8) / 20
+	room := (n.ifc.maxPacket() - packet.HeaderLen - 8) / 20
 	if n.nbrMTU > 0 {
-		room = min(room, (n.nbrMTU-ipHeaderLen-ospfHeaderLen-8)/20)
+		room = min(room, (n.nbrMTU-ipHeaderLen-packet.HeaderLen-8)/20)
 	}
 	room = max(room, 1)
 	k := min(room, len(n.summary))
@@ -393,7 +393,7 @@ func (n *neighbor) sendDBD(now time.Time, flags uint8, hs []lsaHeader) {
 // sendLSR requests what the request list holds, as much as fits a packet.
 func (n *neighbor) sendLSR(now time.Time) {
 	ifc := n.ifc
-	room := max(1, (ifc.maxPacket()-ospfHeaderLen)/12)
+	room := max(1, (ifc.maxPacket()-packet.HeaderLen)/12)
 	var reqs []packet.LSRequest
 	for _, k := range n.reqOrder {
 		if len(reqs) == room {
@@ -526,7 +526,7 @@ func (in *Instance) rxLSA(n *neighbor, l packet.LSA, now time.Time) {
 		}
 	default:
 		// (8) ours is newer: send it back, at most once per MinLSArrival.
-		if cur.age(now) >= MaxAge && cur.lsa.Seq == maxSeq {
+		if cur.age(now) >= MaxAge && cur.lsa.Seq == packet.MaxSequenceNumber {
 			return
 		}
 		if now.Sub(cur.sentBack) >= in.ocfg.MinLSArrival {
@@ -560,7 +560,7 @@ func (in *Instance) ownNewer(a *area, n *neighbor, l packet.LSA, now time.Time) 
 	cur := a.db[k]
 	if cur != nil && cur.own && a.own[k] && cur.age(now) < MaxAge {
 		w := wantLSA{typ: cur.lsa.Type, id: cur.lsa.ID, options: cur.lsa.Options, body: cur.lsa.Body}
-		if l.Seq == maxSeq {
+		if l.Seq == packet.MaxSequenceNumber {
 			// Nothing can outbid the network's MaxSequenceNumber copy: it
 			// is the instance the wrap flushes (§12.1.6).
 			e := &lsaEntry{lsa: l, age0: min(l.Age, MaxAge), at: now, own: true}
@@ -587,5 +587,5 @@ func (in *Instance) ownNewer(a *area, n *neighbor, l packet.LSA, now time.Time) 
 }
 
 func knownType(t uint8) bool {
-	return t >= lsaRouter && t <= lsaExternal || t >= lsaOpaqueLink && t <= lsaOpaqueAS
+	return t >= packet.LSARouter && t <= packet.LSAExternal || t >= packet.LSAOpaqueLink && t <= packet.LSAOpaqueAS
 }

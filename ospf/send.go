@@ -66,7 +66,7 @@ func (ifc *iface) sendHello() {
 
 // sendLSAs sends LSAs in as few LSUs as the MTU allows.
 func (ifc *iface) sendLSAs(dst netip.Addr, es []*lsaEntry, now time.Time) {
-	room := ifc.maxPacket() - ospfHeaderLen - 4
+	room := ifc.maxPacket() - packet.HeaderLen - 4
 	var batch []packet.LSA
 	size := 0
 	out := func() {
@@ -89,7 +89,7 @@ func (ifc *iface) sendLSAs(dst netip.Addr, es []*lsaEntry, now time.Time) {
 
 // sendAcks sends LSA headers in as few LSAcks as the MTU allows.
 func (ifc *iface) sendAcks(dst netip.Addr, hs []lsaHeader) {
-	room := max(1, (ifc.maxPacket()-ospfHeaderLen)/20)
+	room := max(1, (ifc.maxPacket()-packet.HeaderLen)/20)
 	for len(hs) > 0 {
 		k := min(room, len(hs))
 		ifc.send(dst, &packet.LSAck{LSAs: hs[:k]}, "lsack")

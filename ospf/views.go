@@ -92,8 +92,8 @@ type DatabaseQuery struct {
 }
 
 var typeNames = map[string]uint8{
-	"router": lsaRouter, "network": lsaNetwork, "summary": lsaSummary, "asbr-summary": lsaASBRSummary,
-	"external": lsaExternal, "opaque-link": lsaOpaqueLink, "opaque-area": lsaOpaqueArea, "opaque-as": lsaOpaqueAS,
+	"router": packet.LSARouter, "network": packet.LSANetwork, "summary": packet.LSASummary, "asbr-summary": packet.LSAASBRSummary,
+	"external": packet.LSAExternal, "opaque-link": packet.LSAOpaqueLink, "opaque-area": packet.LSAOpaqueArea, "opaque-as": packet.LSAOpaqueAS,
 }
 
 // ParseLSAType parses a database type filter (0 = all).
