@@ -198,3 +198,41 @@ func (p *Walker) routerID(dst *netip.Addr) Field {
 		}
 	}
 }
+
+// IfaceRef is an interface the config names.
+type IfaceRef struct {
+	Name    string
+	Section string // isis, ospf
+	Line    int
+}
+
+// InterfaceRefs lists the interfaces of the isis and ospf sections with
+// their lines, so that checks against the host can point at them.
+func (c *Config) InterfaceRefs() []IfaceRef {
+	var out []IfaceRef
+	if c.ISIS != nil {
+		for _, i := range c.ISIS.Interfaces {
+			out = append(out, IfaceRef{Name: i.Name, Section: "isis", Line: i.Line})
+		}
+	}
+	if c.OSPF != nil {
+		for _, i := range c.OSPF.Interfaces {
+			out = append(out, IfaceRef{Name: i.Name, Section: "ospf", Line: i.Line})
+		}
+	}
+	return out
+}
+
+// MissingInterfaces returns a warning, as file:line, for each configured
+// interface that exists says is absent. Absent interfaces are not an
+// error: one may appear later (fared picks it up), but an operator who
+// mistyped a name should hear of it.
+func (c *Config) MissingInterfaces(exists func(name string) bool) []string {
+	var out []string
+	for _, r := range c.InterfaceRefs() {
+		if !exists(r.Name) {
+			out = append(out, fmt.Sprintf("%s:%d: warning: %s interface %q does not exist (yet) on this host", c.File, r.Line, r.Section, r.Name))
+		}
+	}
+	return out
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/rib"
 	"github.com/fared/fared/spf"
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
 
@@ -52,6 +53,7 @@ type Daemon struct {
 	runCtx  context.Context
 	exited  chan exit
 	started time.Time
+	present map[string]bool // interfaces seen since start (d.mu)
 }
 
 type running struct {
@@ -132,6 +134,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.mu.Unlock()
 	d.log.Info("fared started", "config", cfg.File, "socket", d.opt.Socket, "modules", strings.Join(d.Modules(), ","))
+	_, warn := hostChecks()
+	for _, w := range warn {
+		d.log.Warn(w)
+	}
+	for _, w := range cfg.MissingInterfaces(d.ifaceExists) {
+		d.log.Warn(w)
+	}
 
 	var runErr error
 	select {
@@ -214,10 +223,8 @@ func (d *Daemon) specNames() []string {
 func (d *Daemon) buildCore(cfg *config.Config) error {
 	d.core = &Core{Log: d.log, Protocol: fibProtocol(cfg)}
 	if cfg.FIB.Enabled {
-		fc := fib.Config{Protocol: d.core.Protocol, Metric: cfg.FIB.Metric, KeepOnShutdown: cfg.FIB.OnShutdown == "keep", NetNS: d.opt.NetNS, Logger: d.log}
-		if r := cfg.FIB.Resilient; r != nil {
-			fc.Resilient = &fib.Resilient{Buckets: r.Buckets, IdleTimer: r.IdleTimer, UnbalancedTimer: r.UnbalancedTimer}
-		}
+		fc := FIBConfig(cfg)
+		fc.NetNS, fc.Logger = d.opt.NetNS, d.log
 		k, err := fib.Open(fc)
 		if err != nil {
 			return fmt.Errorf("cannot open the kernel FIB: %w", err)
@@ -229,7 +236,6 @@ func (d *Daemon) buildCore(cfg *config.Config) error {
 			return fmt.Errorf("cannot read back the kernel FIB: %w", err)
 		}
 		d.log.Info("kernel FIB", "capabilities", fmt.Sprintf("%+v", k.Capabilities()), "on_shutdown", cfg.FIB.OnShutdown)
-		warnCompatMode(d.log)
 		d.core.FIB = k
 	}
 	rc := rib.Config{Routing: routing(cfg), Default: ribRouting(cfg.Routing("")), Log: d.log, Ready: d.converged}
@@ -276,9 +282,10 @@ func (d *Daemon) monitor(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case ev := <-evs:
+			d.noteInterface(ev)
 			if k := d.core.FIB; k != nil {
 				switch ev.Kind {
-				case netif.LinkDown:
+				case netif.LinkDown, netif.LinkGone:
 					// Errors are per object and retried by the next Sync;
 					// the event matters more than the report.
 					_ = k.LinkDown(ev.IfIndex)
@@ -295,6 +302,53 @@ func (d *Daemon) monitor(ctx context.Context) {
 			d.mu.Unlock()
 		}
 	}
+}
+
+// ifaceExists looks an interface up in the daemon's namespace.
+func (d *Daemon) ifaceExists(name string) bool {
+	h, err := netlink.NewHandleAt(d.opt.NetNS)
+	if err != nil {
+		return true // cannot tell: no warning
+	}
+	defer h.Close()
+	_, err = h.LinkByName(name)
+	return err == nil
+}
+
+// noteInterface logs a configured interface appearing or disappearing
+// while fared runs (the protocols pick it up by themselves).
+func (d *Daemon) noteInterface(ev netif.Event) {
+	if ev.Initial || (ev.Kind != netif.LinkGone && ev.Kind != netif.LinkUp && ev.Kind != netif.LinkDown) {
+		return
+	}
+	d.mu.Lock()
+	if d.present == nil {
+		d.present = map[string]bool{}
+	}
+	was := d.present[ev.Name]
+	d.present[ev.Name] = ev.Kind != netif.LinkGone
+	cfg := d.cfg
+	d.mu.Unlock()
+	for _, r := range cfg.InterfaceRefs() {
+		if r.Name != ev.Name {
+			continue
+		}
+		switch {
+		case ev.Kind == netif.LinkGone:
+			d.log.Warn("configured interface disappeared", "interface", r.Name, "section", r.Section, "at", fmt.Sprintf("%s:%d", cfg.File, r.Line))
+		case !was:
+			d.log.Info("configured interface appeared", "interface", r.Name, "section", r.Section, "state", ev.Kind)
+		}
+	}
+}
+
+// FIBConfig is the kernel FIB a config asks for.
+func FIBConfig(cfg *config.Config) fib.Config {
+	fc := fib.Config{Protocol: fibProtocol(cfg), Metric: cfg.FIB.Metric, KeepOnShutdown: cfg.FIB.OnShutdown == "keep"}
+	if r := cfg.FIB.Resilient; r != nil {
+		fc.Resilient = &fib.Resilient{Buckets: r.Buckets, IdleTimer: r.IdleTimer, UnbalancedTimer: r.UnbalancedTimer}
+	}
+	return fc
 }
 
 // routing turns the config's per-protocol settings into the rib's.
@@ -321,22 +375,42 @@ func fibProtocol(cfg *config.Config) uint8 {
 	return unix.RTPROT_ISIS
 }
 
-// warnCompatMode: with net.ipv4.nexthop_compat_mode=1 (the kernel default)
-// every group replace also makes the kernel announce each route using the
-// group, which defeats "reweight touches no route" for listeners.
-func warnCompatMode(log *slog.Logger) {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/nexthop_compat_mode")
-	if err == nil && len(b) > 0 && b[0] == '1' {
-		log.Warn("net.ipv4.nexthop_compat_mode=1: the kernel will announce every route of a reweighted group; set it to 0")
+// hostChecks reads the kernel switches a router depends on and returns
+// what is wrong, in words. It reads the daemon's own namespace (fared runs
+// inside the namespace it routes for).
+func hostChecks() (wire.Forwarding, []string) {
+	on := func(path string) (bool, bool) {
+		b, err := os.ReadFile(path)
+		if err != nil || len(b) == 0 {
+			return false, false
+		}
+		return b[0] == '1', true
 	}
+	var fw wire.Forwarding
+	var warn []string
+	var ok bool
+	if fw.IPv4, ok = on("/proc/sys/net/ipv4/ip_forward"); ok && !fw.IPv4 {
+		warn = append(warn, "net.ipv4.ip_forward=0: this router does not forward IPv4 (sysctl -w net.ipv4.ip_forward=1)")
+	}
+	if fw.IPv6, ok = on("/proc/sys/net/ipv6/conf/all/forwarding"); ok && !fw.IPv6 {
+		warn = append(warn, "net.ipv6.conf.all.forwarding=0: this router does not forward IPv6 (sysctl -w net.ipv6.conf.all.forwarding=1)")
+	}
+	// With nexthop_compat_mode=1 (the kernel default) every group replace
+	// also makes the kernel announce each route using the group, which
+	// defeats "reweight touches no route" for listeners.
+	if compat, ok := on("/proc/sys/net/ipv4/nexthop_compat_mode"); ok && compat {
+		warn = append(warn, "net.ipv4.nexthop_compat_mode=1: the kernel announces every route of a reweighted group; set it to 0")
+	}
+	return fw, warn
 }
 
 // Status is GET /v1/status.
 func (d *Daemon) Status() wire.Status {
 	cfg := d.Config()
 	up := time.Since(d.started)
+	fw, warn := hostChecks()
 	return wire.Status{Version: d.opt.Version, Hostname: cfg.Hostname, RouterID: cfg.RouterID.String(), Config: cfg.File,
-		Uptime: up.Round(time.Second).String(), UptimeSeconds: up.Seconds(), Modules: d.Modules()}
+		Uptime: up.Round(time.Second).String(), UptimeSeconds: up.Seconds(), Modules: d.Modules(), Forwarding: fw, Warnings: warn}
 }
 
 // ModuleStatus collects the StatusReporter summaries.

@@ -157,10 +157,8 @@ const (
 	defaultBuckets = 128
 )
 
-// Open connects to the kernel, probes it and returns an empty FIB. Call
-// Adopt before the first Sync to take over what a previous run left;
-// Sync adopts by itself if Adopt was not called.
-func Open(cfg Config) (*FIB, error) {
+// withDefaults fills the zero fields.
+func (cfg Config) withDefaults() Config {
 	if cfg.Protocol == 0 {
 		cfg.Protocol = unix.RTPROT_ISIS
 	}
@@ -176,6 +174,14 @@ func Open(cfg Config) (*FIB, error) {
 	if cfg.IDCount == 0 {
 		cfg.IDCount = defaultIDCount
 	}
+	return cfg
+}
+
+// Open connects to the kernel, probes it and returns an empty FIB. Call
+// Adopt before the first Sync to take over what a previous run left;
+// Sync adopts by itself if Adopt was not called.
+func Open(cfg Config) (*FIB, error) {
+	cfg = cfg.withDefaults()
 	if uint64(cfg.IDBase)+uint64(cfg.IDCount) > probeIDs {
 		return nil, fmt.Errorf("fib: id range %#x+%#x overlaps the probe ids at %#x", cfg.IDBase, cfg.IDCount, probeIDs)
 	}
@@ -246,9 +252,7 @@ func (f *FIB) weightLimit() uint32 {
 	return maxWeight8
 }
 
-func (f *FIB) ours(id uint32) bool {
-	return id >= f.cfg.IDBase && uint64(id) < uint64(f.cfg.IDBase)+uint64(f.cfg.IDCount)
-}
+func (f *FIB) ours(id uint32) bool { return f.cfg.Owned(id) }
 
 // alloc returns the next free id of our range, round robin so a just
 // freed id is not reused at once (a late reader of an old dump must not
@@ -444,9 +448,20 @@ func cond[T any](c bool, a, b T) T {
 // them over without touching them, so forwarding continues; the next
 // Sync then changes only what differs and removes only what is stale.
 // Calling it again re-reads the kernel (resynchronisation).
+//
+// fared's objects of the other protocol number (a node that switched
+// between IS-IS and OSPF keeps fared's id range but not its protocol) are
+// removed first: nothing would ever replace or withdraw them.
 func (f *FIB) Adopt() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	st, err := flushOwned(f.cfg.NetNS, f.cfg, func(p uint8) bool { return p != f.cfg.Protocol })
+	if err != nil {
+		return err
+	}
+	if st.Routes+st.Nexthops > 0 {
+		f.log.Info("removed fared's routes and nexthops of another protocol number", "routes", st.Routes, "nexthops", st.Nexthops, "protocol_now", f.cfg.Protocol)
+	}
 	return f.adopt()
 }
 

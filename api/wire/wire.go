@@ -48,6 +48,12 @@ type Status struct {
 	Uptime        string   `json:"uptime"`
 	UptimeSeconds float64  `json:"uptime_seconds"`
 	Modules       []string `json:"modules"`
+	// Forwarding is the kernel's IPv4 and IPv6 forwarding switch: a router
+	// with forwarding off drops transit traffic whatever its routes say.
+	Forwarding Forwarding `json:"forwarding"`
+	// Warnings are conditions an operator should fix (forwarding off,
+	// nexthop_compat_mode on, ...).
+	Warnings []string `json:"warnings,omitempty"`
 	// ModuleStatus holds the summary of each module that gives one.
 	ModuleStatus map[string]any `json:"module_status,omitempty"`
 }
@@ -57,4 +63,10 @@ type Status struct {
 type BandwidthRequest struct {
 	Interface string `json:"interface"`
 	Bandwidth string `json:"bandwidth"` // bits/s with K/M/G/T
+}
+
+// Forwarding is net.ipv4.ip_forward and net.ipv6.conf.all.forwarding.
+type Forwarding struct {
+	IPv4 bool `json:"ipv4"`
+	IPv6 bool `json:"ipv6"`
 }

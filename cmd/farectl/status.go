@@ -21,8 +21,11 @@ func statusCommand(g *globals) *cobra.Command {
 			if err != nil || g.json {
 				return g.emit(b, err)
 			}
-			fmt.Fprintf(g.out, "version    %s\nhostname   %s\nrouter-id  %s\nconfig     %s\nuptime     %s\nmodules    %s\n",
-				v.Version, v.Hostname, v.RouterID, v.Config, v.Uptime, strings.Join(v.Modules, ", "))
+			fmt.Fprintf(g.out, "version    %s\nhostname   %s\nrouter-id  %s\nconfig     %s\nuptime     %s\nmodules    %s\nforwarding ipv4 %s, ipv6 %s\n",
+				v.Version, v.Hostname, v.RouterID, v.Config, v.Uptime, strings.Join(v.Modules, ", "), onOff(v.Forwarding.IPv4), onOff(v.Forwarding.IPv6))
+			for _, w := range v.Warnings {
+				fmt.Fprintf(g.out, "WARNING    %s\n", w)
+			}
 			return nil
 		},
 	}
@@ -69,4 +72,11 @@ func printReload(g *globals, v wire.Reload) {
 			fmt.Fprintf(g.out, "    error  %s\n", m.Error)
 		}
 	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }

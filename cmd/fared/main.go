@@ -6,14 +6,17 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/fared/fared/internal/buildinfo"
 
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/daemon"
+	"github.com/fared/fared/fib"
 )
 
 func main() {
@@ -25,6 +28,7 @@ func run() int {
 	socket := flag.String("socket", "", "control socket (default: the config's socket, else "+config.DefaultSocket+"); $FARED_SOCKET steers farectl only")
 	check := flag.Bool("check", false, "validate the configuration and exit")
 	showVersion := flag.Bool("version", false, "print the version and exit")
+	flush := flag.Bool("flush", false, "remove every route and nexthop object fared owns (its nexthop id range, any protocol number) from the kernel and exit; fared must not be running")
 	flag.Parse()
 	if *showVersion {
 		fmt.Println("fared", buildinfo.Version())
@@ -38,7 +42,28 @@ func run() int {
 		return 1
 	}
 	if *check {
+		for _, w := range cfg.MissingInterfaces(ifaceExists) {
+			fmt.Fprintln(os.Stderr, w)
+		}
 		fmt.Printf("%s: ok\n", *cfgPath)
+		return 0
+	}
+	if *flush {
+		sock := *socket
+		if sock == "" {
+			sock = cfg.Socket
+		}
+		if c, err := net.DialTimeout("unix", sock, 200*time.Millisecond); err == nil {
+			c.Close()
+			fmt.Fprintf(os.Stderr, "fared: a fared is serving %s: stop it before --flush (it would put its routes back)\n", sock)
+			return 1
+		}
+		st, err := fib.Flush(0, daemon.FIBConfig(cfg))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fared:", err)
+			return 1
+		}
+		fmt.Printf("removed %d routes and %d nexthop objects\n", st.Routes, st.Nexthops)
 		return 0
 	}
 	level := new(slog.LevelVar)
@@ -68,4 +93,9 @@ func run() int {
 	}
 	log.Info("fared stopped")
 	return 0
+}
+
+func ifaceExists(name string) bool {
+	_, err := net.InterfaceByName(name)
+	return err == nil
 }

@@ -60,7 +60,9 @@ func Monitor(ctx context.Context, ns netns.NsHandle, events chan<- Event) error 
 	}
 	state := map[int]bool{}
 	names := map[int]string{}
+	initial := false // the events of the first listing
 	send := func(ev Event) error {
+		ev.Initial = initial
 		select {
 		case events <- ev:
 			return nil
@@ -101,6 +103,7 @@ func Monitor(ctx context.Context, ns netns.NsHandle, events chan<- Event) error 
 	if err != nil {
 		return fmt.Errorf("netif: monitor: list addresses: %w", err)
 	}
+	initial = true
 	for _, l := range ls {
 		if err := linkChanged(l.Attrs().Index, l.Attrs()); err != nil {
 			return err
@@ -113,6 +116,7 @@ func Monitor(ctx context.Context, ns netns.NsHandle, events chan<- Event) error 
 			}
 		}
 	}
+	initial = false
 	for {
 		select {
 		case <-ctx.Done():
@@ -126,8 +130,14 @@ func Monitor(ctx context.Context, ns netns.NsHandle, events chan<- Event) error 
 			a := u.Attrs()
 			idx := int(u.Index)
 			if u.Header.Type == unix.RTM_DELLINK {
-				if up, known := state[idx]; known && up {
+				up, known := state[idx]
+				if known && up {
 					if err := send(Event{Kind: LinkDown, IfIndex: idx, Name: a.Name}); err != nil {
+						return err
+					}
+				}
+				if known {
+					if err := send(Event{Kind: LinkGone, IfIndex: idx, Name: a.Name}); err != nil {
 						return err
 					}
 				}

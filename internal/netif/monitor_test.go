@@ -47,7 +47,7 @@ func TestMonitor(t *testing.T) {
 			}
 		}
 	}
-	wait(func(e Event) bool { return e.Kind == LinkUp && e.IfIndex == idx })
+	wait(func(e Event) bool { return e.Kind == LinkUp && e.IfIndex == idx && e.Initial })
 	wait(func(e Event) bool { return e.Kind == AddrAdded && e.Addr == netip.MustParsePrefix("10.1.0.1/24") })
 	n.IP("link", "set", "v1p", "down")
 	wait(func(e Event) bool { return e.Kind == LinkDown && e.IfIndex == idx })
@@ -55,7 +55,8 @@ func TestMonitor(t *testing.T) {
 	wait(func(e Event) bool { return e.Kind == AddrRemoved && e.Addr == netip.MustParsePrefix("10.1.0.1/24") })
 	n.IP("link", "set", "v1p", "up")
 	wait(func(e Event) bool { return e.Kind == LinkUp && e.IfIndex == idx })
-	// A deleted link that was up is reported down.
+	// A deleted link that was up is reported down, then gone.
 	n.IP("link", "del", "v1")
-	wait(func(e Event) bool { return e.Kind == LinkDown && e.IfIndex == idx })
+	wait(func(e Event) bool { return e.Kind == LinkDown && e.IfIndex == idx && !e.Initial })
+	wait(func(e Event) bool { return e.Kind == LinkGone && e.IfIndex == idx && e.Name == "v1" })
 }

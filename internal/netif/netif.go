@@ -54,6 +54,8 @@ const (
 	LinkDown
 	AddrAdded
 	AddrRemoved
+	// LinkGone: the interface was deleted (after a LinkDown if it was up).
+	LinkGone
 )
 
 func (k EventKind) String() string {
@@ -66,6 +68,8 @@ func (k EventKind) String() string {
 		return "addr-added"
 	case AddrRemoved:
 		return "addr-removed"
+	case LinkGone:
+		return "link-gone"
 	}
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -77,4 +81,7 @@ type Event struct {
 	IfIndex int
 	Name    string
 	Addr    netip.Prefix // AddrAdded, AddrRemoved: the address with its prefix length
+	// Initial marks the state the monitor reports when it starts (one
+	// event per link and address), as opposed to a change.
+	Initial bool
 }
