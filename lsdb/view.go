@@ -42,6 +42,9 @@ type PrefixView struct {
 	PathBW     *float64 `json:"path_bandwidth_bytes,omitempty"`
 	Down       bool     `json:"down,omitempty"`
 	External   bool     `json:"external,omitempty"`
+	InterArea  bool     `json:"inter_area,omitempty"`
+	Type2      bool     `json:"metric_type_2,omitempty"`
+	Forward    string   `json:"forwarding_address,omitempty"`
 }
 
 // View renders the graph for JSON output.
@@ -72,7 +75,11 @@ func (g *Graph) View() View {
 		v.Nodes = append(v.Nodes, nv)
 	}
 	for _, p := range g.Prefixes {
-		pv := PrefixView{Prefix: p.Prefix.String(), Advertiser: g.Nodes[p.Node].ID, Name: g.Nodes[p.Node].Name, Metric: p.Metric, Down: p.Down, External: p.External}
+		pv := PrefixView{Prefix: p.Prefix.String(), Advertiser: g.Nodes[p.Node].ID, Name: g.Nodes[p.Node].Name, Metric: p.Metric,
+			Down: p.Down, External: p.External, InterArea: p.Inter, Type2: p.Type2}
+		if p.Forward.IsValid() {
+			pv.Forward = p.Forward.String()
+		}
 		if p.HasPathBW {
 			pv.PathBW = f64(p.PathBW)
 		}
