@@ -199,7 +199,7 @@ func TestIntraAreaBeatsInterArea(t *testing.T) {
 	d.router("1", rS, flagB, l1[rS]...)
 	d.router("1", rL, 0, l1[rL]...)
 	got := selRib(t, d, "192.0.2.10/32", "0", "1")
-	if want := "0.0.0.1 100 via 10.255.0.2"; got != want {
+	if want := "0.0.0.1 100 via 10.255.0.2 from 10.255.0.2"; got != want {
 		t.Errorf("two areas: %s, want %s", got, want)
 	}
 }
@@ -232,10 +232,10 @@ func TestABRUsesOnlyBackboneSummaries(t *testing.T) {
 		d.summary("1", rB1, "198.51.100.0/24", 5)
 		return d
 	}
-	if got, want := selRib(t, build(true), "198.51.100.0/24", "0", "1"), "0.0.0.0 40 via 10.255.0.2"; got != want {
+	if got, want := selRib(t, build(true), "198.51.100.0/24", "0", "1"), "0.0.0.0 40 via 10.255.0.2 from 10.255.0.2"; got != want {
 		t.Errorf("active backbone: %s, want %s", got, want)
 	}
-	if got, want := selRib(t, build(false), "198.51.100.0/24", "0", "1"), "0.0.0.1 15 via 10.255.0.3"; got != want {
+	if got, want := selRib(t, build(false), "198.51.100.0/24", "0", "1"), "0.0.0.1 15 via 10.255.0.3 from 10.255.0.3"; got != want {
 		t.Errorf("no backbone neighbour: %s, want %s", got, want)
 	}
 }
@@ -267,12 +267,12 @@ func TestInternalBeatsExternalAcrossAreas(t *testing.T) {
 		}
 		return d
 	}
-	if got, want := selRib(t, build("0", "1", false), "192.0.2.0/24", "0", "1"), "0.0.0.1 110 via 10.255.0.3"; got != want {
+	if got, want := selRib(t, build("0", "1", false), "192.0.2.0/24", "0", "1"), "0.0.0.1 110 via 10.255.0.3 from 10.255.0.3"; got != want {
 		t.Errorf("intra-area vs external: %s, want %s", got, want)
 	}
 	// The summary must come from the backbone (see
 	// TestABRUsesOnlyBackboneSummaries): the external is in area 1.
-	if got, want := selRib(t, build("1", "0", true), "192.0.2.0/24", "0", "1"), "0.0.0.0 210 via 10.255.0.3"; got != want {
+	if got, want := selRib(t, build("1", "0", true), "192.0.2.0/24", "0", "1"), "0.0.0.0 210 via 10.255.0.3 from 10.255.0.3"; got != want {
 		t.Errorf("inter-area vs external: %s, want %s", got, want)
 	}
 }
@@ -356,6 +356,11 @@ func TestExternalForwardingAddress(t *testing.T) {
 	if got, want := selRoute(d.graph("0"), "203.0.113.0/24"), "35 via 10.255.0.3"; got != want {
 		t.Errorf("%s, want %s", got, want)
 	}
+	// The rib names the ASBR as the advertiser, not the network the
+	// route leads to.
+	if got, want := selRib(t, d, "203.0.113.0/24", "0"), "0.0.0.0 35 via 10.255.0.3 from 10.255.0.2"; got != want {
+		t.Errorf("rib: %s, want %s", got, want)
+	}
 }
 
 // TestExternalForwardingAddressUnreachable (RFC 2328 §16.4(3)): when no
@@ -384,7 +389,7 @@ func TestExternalForwardingAddressUnreachable(t *testing.T) {
 }
 
 // selRib submits the areas' graphs to a rib.Manager and returns its route
-// to prefix as "area metric via neighbours", once a computation covered
+// to prefix as "area metric via neighbours from advertisers", once a computation covered
 // every area (the SPF log's node count is the sum of the areas').
 func selRib(t *testing.T, d *selDB, prefix string, areas ...string) string {
 	t.Helper()
@@ -416,7 +421,7 @@ func selRib(t *testing.T, d *selDB, prefix string, areas ...string) string {
 					nb = append(nb, h.Neighbor)
 				}
 				slices.Sort(nb)
-				got = fmt.Sprintf("%s %d via %s", r.Area, r.Metric, strings.Join(nb, ","))
+				got = fmt.Sprintf("%s %d via %s from %s", r.Area, r.Metric, strings.Join(nb, ","), strings.Join(r.Advertisers, ","))
 			}
 		}
 		return nil
