@@ -63,7 +63,10 @@ func TopoOf(links []Link) []LinkTopo {
 	return t
 }
 
-// Prefix is one reachability entry of one advertiser.
+// Prefix is one reachability entry of one advertiser. Node may be a
+// pseudonode: an OSPF transit network's own subnet belongs to its network
+// vertex (RFC 2328 §16.1), so that every router's path to it includes the
+// router's cost onto the network.
 type Prefix struct {
 	Prefix    netip.Prefix
 	Node      int32 // advertiser
@@ -72,6 +75,14 @@ type Prefix struct {
 	HasPathBW bool
 	Down      bool // IS-IS up/down bit (leaked downwards)
 	External  bool
+	// OSPF path types (RFC 2328 §11): Inter marks a Summary LSA's prefix
+	// (inter-area); Type2 an external with metric type 2 (E bit), whose
+	// Metric is not added to the distance but compared first (§16.4).
+	Inter bool
+	Type2 bool
+	// Forward is an OSPF external's forwarding address; invalid (the zero
+	// Addr) when the LSA carries 0.0.0.0: traffic goes to the advertiser.
+	Forward netip.Addr
 }
 
 // Graph is an immutable snapshot. Self is the computing router's index, or -1.

@@ -43,7 +43,11 @@ func (g *Graph) View() View {
 		v.Nodes = append(v.Nodes, nv)
 	}
 	for _, p := range g.Prefixes {
-		pv := PrefixView{Prefix: p.Prefix.String(), Advertiser: g.Nodes[p.Node].ID, Name: g.Nodes[p.Node].Name, Metric: p.Metric, Down: p.Down, External: p.External}
+		pv := PrefixView{Prefix: p.Prefix.String(), Advertiser: g.Nodes[p.Node].ID, Name: g.Nodes[p.Node].Name, Metric: p.Metric,
+			Down: p.Down, External: p.External, InterArea: p.Inter, Type2: p.Type2}
+		if p.Forward.IsValid() {
+			pv.Forward = p.Forward.String()
+		}
 		if p.HasPathBW {
 			pv.PathBW = f64(p.PathBW)
 		}

@@ -196,12 +196,17 @@ func (in *Instance) buildGraph(a *area, now time.Time) *lsdb.Graph {
 			pb, hasPB := pathBW(adv, p, routeIntra)
 			for _, r := range nl.Routers {
 				b.AddLink(id, r.String(), lsdb.Link{})
-				// The network's subnet is reached through any attached
-				// router at the network's distance (the pseudonode's
-				// links are metric 0), as every IS-IS router on a LAN
-				// advertises the LAN's subnet itself.
-				if bits >= 0 {
-					b.AddPrefix(r.String(), lsdb.Prefix{Prefix: p, PathBW: pb, HasPathBW: hasPB})
+			}
+			if bits >= 0 {
+				// RFC 2328 §16.1: the transit network's subnet is
+				// reached at the network vertex's distance, min over its
+				// routers of dist(router) + the router's cost onto the
+				// network; the network's own links are metric 0.
+				b.AddPrefix(id, lsdb.Prefix{Prefix: p, PathBW: pb, HasPathBW: hasPB})
+				if slices.Contains(nl.Routers, in.rid) {
+					// Ours too: the subnet is directly connected (a
+					// prefix Self advertises is local to spf.Routes).
+					b.AddPrefix(in.rid.String(), lsdb.Prefix{Prefix: p})
 				}
 			}
 		case packet.LSASummary:
@@ -214,7 +219,7 @@ func (in *Instance) buildGraph(a *area, now time.Time) *lsdb.Graph {
 				continue
 			}
 			p := netip.PrefixFrom(e.lsa.ID, bits).Masked()
-			lp := lsdb.Prefix{Prefix: p, Metric: s.Metric}
+			lp := lsdb.Prefix{Prefix: p, Metric: s.Metric, Inter: true}
 			lp.PathBW, lp.HasPathBW = pathBW(adv, p, routeInter)
 			b.AddPrefix(from, lp)
 			inter[prefixAdv{p, from}] = true
@@ -233,7 +238,10 @@ func (in *Instance) buildGraph(a *area, now time.Time) *lsdb.Graph {
 			continue
 		}
 		p := netip.PrefixFrom(e.lsa.ID, bits).Masked()
-		lp := lsdb.Prefix{Prefix: p, Metric: x.Metric, External: true}
+		lp := lsdb.Prefix{Prefix: p, Metric: x.Metric, External: true, Type2: x.EBit}
+		if f := x.Forward; f.Is4() && !f.IsUnspecified() {
+			lp.Forward = f // RFC 2328 §16.4(3): route toward it, not the ASBR
+		}
 		lp.PathBW, lp.HasPathBW = pathBW(e.lsa.AdvRouter, p, routeExternal)
 		// Present only where the ASBR has a Router LSA (no type-4 routing).
 		b.AddPrefix(e.lsa.AdvRouter.String(), lp)

@@ -102,6 +102,7 @@ type levelState struct {
 	g      *lsdb.Graph // latest submitted
 	done   *lsdb.Graph // last computed
 	result *spf.Result
+	routes []spf.Route // spf.Routes(result); table.Routes[i] is routes[i] weighed
 	table  fare.Table
 }
 
@@ -413,10 +414,12 @@ func (m *Manager) compute(protocols []string, triggers []string) {
 			// FARE only below the links whose bandwidth changed.
 			prevR := ls.result
 			ls.result = spf.ReuseChanged(prevR, ls.g, changed)
-			ls.table = fare.Update(ls.table, prevR, ls.result, spf.Routes(ls.result), changed, opt)
+			ls.routes = spf.Routes(ls.result)
+			ls.table = fare.Update(ls.table, prevR, ls.result, ls.routes, changed, opt)
 		} else {
 			ls.result = spf.Run(ls.g)
-			ls.table = fare.ComputeTable(ls.result, spf.Routes(ls.result), opt)
+			ls.routes = spf.Routes(ls.result)
+			ls.table = fare.ComputeTable(ls.result, ls.routes, opt)
 			kind = "full"
 		}
 		ls.done = ls.g
@@ -518,11 +521,13 @@ func (m *Manager) build() *Snapshot {
 	}
 	snap.WeightMax = maxW
 	byPrefix := map[netip.Prefix]int{}
+	var kinds []pathKind // of snap.Routes, while merging
 	keys := make([]string, 0, len(m.levels))
 	for k := range m.levels {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys) // deterministic merge order
+	bbActive := m.ospfBackboneActive()
 	for _, k := range keys {
 		ls := m.levels[k]
 		if ls.result == nil {
@@ -530,16 +535,31 @@ func (m *Manager) build() *Snapshot {
 		}
 		snap.Anomalies = snap.Anomalies.Add(ls.table.Anomalies)
 		g := ls.result.Graph
+		aligned := len(ls.routes) == len(ls.table.Routes)
 		for i := range ls.table.Routes {
 			fr := &ls.table.Routes[i]
-			r := m.route(g, fr, maxW)
+			var sr *spf.Route
+			if aligned && ls.routes[i].Prefix == fr.Prefix {
+				sr = &ls.routes[i]
+			}
+			pk := kindOf(sr)
+			// RFC 2328 §16.2: an ABR examines only the backbone's
+			// Summary LSAs. As FRR's default ABR type (RFC 3509 §2.2),
+			// only while the backbone connection is active; without
+			// it, inter-area routes of every area count. A router in
+			// one area alone never has both.
+			if g.Protocol == "ospf" && pk.kind == ospfInter && bbActive && g.Area != ospfBackbone {
+				continue
+			}
+			r := m.route(g, fr, sr, maxW)
 			j, dup := byPrefix[fr.Prefix]
 			switch {
 			case !dup:
 				byPrefix[fr.Prefix] = len(snap.Routes)
 				snap.Routes = append(snap.Routes, r)
-			case better(r, snap.Routes[j], m.distance(r.Protocol), m.distance(snap.Routes[j].Protocol)):
-				snap.Routes[j] = r
+				kinds = append(kinds, pk)
+			case better(r, pk, m.distance(r.Protocol), snap.Routes[j], kinds[j], m.distance(snap.Routes[j].Protocol)):
+				snap.Routes[j], kinds[j] = r, pk
 			}
 		}
 	}
@@ -560,15 +580,67 @@ func topoKey(g *lsdb.Graph) string {
 	return fmt.Sprintf("%s/L%d", g.Protocol, g.Level)
 }
 
-// better reports whether route a beats route b for the same prefix:
-// the protocol with the lower distance (da, db) first; then an up route beats a
-// down one (RFC 5302 §3.3: a prefix an L1L2 router leaked into L1 never
-// wins over the L2 route it came from; for OSPF, intra-area beats
-// inter-area); then level 1 beats level 2 (ISO 10589 §7.2.12); then the
-// lower metric.
-func better(a, b Route, da, db int) bool {
+// ospfBackbone is the OSPF backbone's area name (graph Area).
+const ospfBackbone = "0.0.0.0"
+
+// ospfBackboneActive reports whether Self has a neighbour in the OSPF
+// backbone (FRR: a Full neighbour there, "active backbone connection").
+func (m *Manager) ospfBackboneActive() bool {
+	ls := m.levels["ospf/"+ospfBackbone]
+	return ls != nil && ls.result != nil && len(ls.result.Neighbors) > 0
+}
+
+// OSPF path types, best first (RFC 2328 §11).
+const (
+	ospfIntra = iota
+	ospfInter
+	ospfE1
+	ospfE2
+)
+
+// pathKind is what the merge compares beyond Route: the OSPF path type and
+// the type-2 metric of a type-2 external.
+type pathKind struct {
+	kind int
+	t2   uint32
+}
+
+func kindOf(sr *spf.Route) pathKind {
+	switch {
+	case sr == nil:
+		return pathKind{}
+	case sr.External && sr.Type2:
+		return pathKind{kind: ospfE2, t2: sr.Type2Metric}
+	case sr.External:
+		return pathKind{kind: ospfE1}
+	case sr.Inter:
+		return pathKind{kind: ospfInter}
+	}
+	return pathKind{}
+}
+
+// better reports whether route a (of kind ka, protocol distance da) beats
+// route b (kb, db) for the same prefix: the protocol with the lower
+// distance first. Then, for two
+// OSPF routes (from different areas), the path type (RFC 2328 §11:
+// intra-area, inter-area, type-1 external, type-2 external; §16.4(6)(a)-(b));
+// for type-2 externals the type-2 metric; then the lower metric (for type
+// 2, the distance to the ASBR or forwarding address, §16.4(6)(d)). For
+// IS-IS, an up route beats a down one (RFC 5302 §3.3: a prefix an L1L2
+// router leaked into L1 never wins over the L2 route it came from); then
+// level 1 beats level 2 (ISO 10589 §7.2.12); then the lower metric.
+func better(a Route, ka pathKind, da int, b Route, kb pathKind, db int) bool {
 	if da != db {
 		return da < db
+	}
+	if a.Protocol == "ospf" && b.Protocol == "ospf" {
+		if ka.kind != kb.kind {
+			return ka.kind < kb.kind
+		}
+		if ka.kind == ospfE2 && ka.t2 != kb.t2 {
+			return ka.t2 < kb.t2
+		}
+		return a.Metric < b.Metric
 	}
 	if a.Down != b.Down {
 		return !a.Down
@@ -586,15 +658,28 @@ func prefixLess(a, b netip.Prefix) bool {
 	return a.Bits() < b.Bits()
 }
 
-// route resolves one FARE route into kernel next hops.
-func (m *Manager) route(g *lsdb.Graph, fr *fare.Route, maxW uint32) Route {
+// route resolves one FARE route into kernel next hops. sr, when known,
+// is the spf route fr weighs: its advertisers are the advertisements'
+// (fr's are where the paths lead: for an OSPF external with a forwarding
+// address, the exits toward that address).
+func (m *Manager) route(g *lsdb.Graph, fr *fare.Route, sr *spf.Route, maxW uint32) Route {
 	r := Route{Prefix: fr.Prefix, Protocol: g.Protocol, Level: g.Level, Area: g.Area, Metric: fr.Metric, Mode: fr.Mode, Down: fr.Down}
 	if fr.HasPathBW {
 		pb := fr.PathBW
 		r.PathBW = &pb
 	}
-	for _, a := range fr.Advertisers {
-		r.Advertisers = append(r.Advertisers, nodeLabel(g, a))
+	if sr != nil {
+		advs := make([]int32, 0, len(sr.Sources))
+		for _, s := range sr.Sources {
+			if a := g.Prefixes[s.Prefix].Node; !slices.Contains(advs, a) {
+				advs = append(advs, a)
+				r.Advertisers = append(r.Advertisers, nodeLabel(g, a))
+			}
+		}
+	} else {
+		for _, a := range fr.Advertisers {
+			r.Advertisers = append(r.Advertisers, nodeLabel(g, a))
+		}
 	}
 	ws := make([]float64, 0, len(fr.NextHops))
 	for _, nh := range fr.NextHops {

@@ -172,3 +172,36 @@ func TestProtocolPreference(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestOSPFMergePreference: between areas, the OSPF path type decides
+// before the metric (RFC 2328 §11, §16.4(6)): intra-area, inter-area,
+// type-1 external, type-2 external; type 2 compares its type-2 metric, then
+// the distance. IS-IS keeps up before down, L1 before L2, then metric.
+func TestOSPFMergePreference(t *testing.T) {
+	o := func(metric uint64) Route { return Route{Protocol: "ospf", Metric: metric} }
+	k := func(kind int, t2 uint32) pathKind { return pathKind{kind: kind, t2: t2} }
+	cases := []struct {
+		name   string
+		a      Route
+		ka     pathKind
+		b      Route
+		kb     pathKind
+		better bool
+	}{
+		{"intra 100 beats inter 1", o(100), k(ospfIntra, 0), o(1), k(ospfInter, 0), true},
+		{"inter 100 beats E1 1", o(100), k(ospfInter, 0), o(1), k(ospfE1, 0), true},
+		{"E1 100 beats E2 1/1", o(100), k(ospfE1, 0), o(1), k(ospfE2, 1), true},
+		{"E2 X 100 Y 20 beats X 10 Y 50", o(100), k(ospfE2, 20), o(10), k(ospfE2, 50), true},
+		{"E2 equal Y: X 10 beats X 100", o(10), k(ospfE2, 20), o(100), k(ospfE2, 20), true},
+		{"equal: first stays", o(10), k(ospfIntra, 0), o(10), k(ospfIntra, 0), false},
+		{"ospf beats isis", o(100), k(ospfE2, 9), Route{Protocol: "isis", Metric: 1}, pathKind{}, true},
+		{"isis up L2 beats down L1", Route{Protocol: "isis", Level: 2, Metric: 50}, pathKind{}, Route{Protocol: "isis", Level: 1, Metric: 1, Down: true}, pathKind{}, true},
+		{"isis L1 beats L2", Route{Protocol: "isis", Level: 1, Metric: 50}, pathKind{}, Route{Protocol: "isis", Level: 2, Metric: 1}, pathKind{}, true},
+	}
+	for _, c := range cases {
+		dist := map[string]int{"ospf": 110, "isis": 115} // FRR's defaults
+		if got := better(c.a, c.ka, dist[c.a.Protocol], c.b, c.kb, dist[c.b.Protocol]); got != c.better {
+			t.Errorf("%s: better = %v", c.name, got)
+		}
+	}
+}

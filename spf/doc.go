@@ -38,10 +38,25 @@
 // # Routes
 //
 // Routes makes one Route per prefix. A prefix that Self advertises is
-// local and skipped. Among the advertisements of reachable nodes, up
-// (up/down bit clear) beats down, internal beats external, then the lowest
-// Dist(advertiser) + prefix metric wins; equal best metrics from several
-// advertisers are all kept (anycast) and their first hops merged.
+// local and skipped. Among the advertisements of reachable nodes the kind
+// decides first — IS-IS: up (up/down bit clear) before down, internal
+// before external; OSPF (RFC 2328 §11, §16): intra-area, inter-area,
+// type-1 external, type-2 external — then the lowest Dist(advertiser) +
+// prefix metric wins, except that type-2 externals compare their type-2
+// metric first and the distance second (§16.4(6)). Equal best
+// advertisements from several advertisers are all kept (anycast) and
+// their first hops merged.
+//
+// An advertiser may be a pseudonode: OSPF gives a transit network's subnet
+// to its network vertex, so its cost includes the cost of the router's
+// interface onto the network (§16.1).
+//
+// An OSPF external with a forwarding address (§16.4(3)) is routed toward
+// the address: the longest intra- or inter-area route covering it gives the
+// distance and the exits (Source.Node, whose first hops the route takes);
+// with none, the advertisement is not used. Such prefixes are decided after
+// every internal route is known, in a second pass that costs nothing when
+// no forwarding address is present.
 //
 // # Route-only recompute
 //

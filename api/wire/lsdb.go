@@ -41,4 +41,7 @@ type TopoPrefix struct {
 	PathBW     *float64 `json:"path_bandwidth_bytes,omitempty"`
 	Down       bool     `json:"down,omitempty"`
 	External   bool     `json:"external,omitempty"`
+	InterArea  bool     `json:"inter_area,omitempty"`         // OSPF summary
+	Type2      bool     `json:"metric_type_2,omitempty"`      // OSPF E2
+	Forward    string   `json:"forwarding_address,omitempty"` // OSPF external
 }
