@@ -160,6 +160,15 @@ func (p *Walker) config(data []byte) *Config {
 	if seen["router-id"] == nil {
 		p.Errf(root, "missing required key \"router-id\"")
 	}
+	if c.ISIS != nil && c.ISIS.netSystemID != nil {
+		switch {
+		case sysID && c.SystemID != *c.ISIS.netSystemID:
+			p.Errf(c.ISIS.netNode, "net: system id %s differs from the top-level system-id %s", systemIDString(*c.ISIS.netSystemID), systemIDString(c.SystemID))
+		default:
+			c.SystemID, sysID = *c.ISIS.netSystemID, true
+		}
+		c.ISIS.netSystemID, c.ISIS.netNode = nil, nil
+	}
 	if !sysID && c.RouterID.IsValid() {
 		c.SystemID = SystemIDFromRouterID(c.RouterID)
 	}
@@ -235,4 +244,8 @@ func (c *Config) MissingInterfaces(exists func(name string) bool) []string {
 		}
 	}
 	return out
+}
+
+func systemIDString(s [6]byte) string {
+	return fmt.Sprintf("%02x%02x.%02x%02x.%02x%02x", s[0], s[1], s[2], s[3], s[4], s[5])
 }

@@ -248,7 +248,7 @@ func TestErrors(t *testing.T) {
 		{"- router-id # <-\n", []string{`expected a mapping of keys (hostname, router-id, isis, ...) at the top level`}},
 		// isis
 		{"router-id: 10.0.0.1\nisis: # <-\n", []string{`isis: expected a mapping, got no value`}},
-		{"router-id: 10.0.0.1\nisis: {} # <-\n", []string{`isis: missing required key "areas"`}},
+		{"router-id: 10.0.0.1\nisis: {} # <-\n", []string{`isis: missing required key "areas" (or an FRR-style "net")`}},
 		{isis + "  lsp-life: 1200s # <-\n", []string{`unknown key "lsp-life"`}},
 		{"router-id: 10.0.0.1\nisis:\n  areas: [] # <-\n", []string{`areas: need 1..3 area addresses, got 0`}},
 		{"router-id: 10.0.0.1\nisis:\n  areas: [49.0001, 49.0002, 49.0003, 49.0004] # <-\n", []string{`areas: need 1..3 area addresses, got 4`}},

@@ -43,6 +43,9 @@ type ISIS struct {
 
 	Interfaces []ISISInterface
 	Prefixes   []ISISPrefix
+
+	netSystemID *[6]byte   // from net:, applied to Config.SystemID
+	netNode     *yaml.Node // where, for errors
 }
 
 // ISISInterface is one entry of isis.interfaces.
@@ -127,6 +130,34 @@ func (p *Walker) isis(k, v *yaml.Node) *ISIS {
 				is.Areas = append(is.Areas, a)
 			}
 		},
+		"net": func(k, v *yaml.Node) {
+			// FRR's habit: one or more Network Entity Titles, area +
+			// system id + NSEL 00, instead of areas and system-id.
+			var nets []string
+			var nodes []*yaml.Node
+			if v.Kind == yaml.SequenceNode {
+				nets, nodes = p.Strings(k, v)
+			} else if s, ok := p.Text(k, v); ok {
+				nets, nodes = []string{s}, []*yaml.Node{v}
+			}
+			if n := len(nets); n < 1 || n > 3 {
+				p.Errf(v, "%s: need 1..3 NETs, got %d", k.Value, n)
+			}
+			for i, s := range nets {
+				b, err := hex.DecodeString(strings.ReplaceAll(s, ".", ""))
+				if err != nil || len(b) < 8 || len(b) > 20 || b[len(b)-1] != 0 {
+					p.Errf(nodes[i], "%s: invalid NET %q (want area.system-id.00, e.g. 49.0001.0000.0000.0001.00)", k.Value, s)
+					continue
+				}
+				area, sys := b[:len(b)-7], [6]byte(b[len(b)-7:len(b)-1])
+				if is.netSystemID != nil && *is.netSystemID != sys {
+					p.Errf(nodes[i], "%s: NET %q has another system id than the first NET", k.Value, s)
+					continue
+				}
+				is.netSystemID, is.netNode = &sys, nodes[i]
+				is.Areas = append(is.Areas, area)
+			}
+		},
 		"level": func(k, v *yaml.Node) {
 			if s, ok := p.Text(k, v); ok {
 				l, ok := map[string]int{"1": 1, "2": 2, "1-2": 3}[s]
@@ -199,8 +230,11 @@ func (p *Walker) isis(k, v *yaml.Node) *ISIS {
 			is.Prefixes = append(is.Prefixes, pf)
 		}),
 	})
-	if seen["areas"] == nil {
-		p.Errf(k, "%s: missing required key \"areas\"", k.Value)
+	switch {
+	case seen["areas"] == nil && seen["net"] == nil:
+		p.Errf(k, "%s: missing required key \"areas\" (or an FRR-style \"net\")", k.Value)
+	case seen["areas"] != nil && seen["net"] != nil:
+		p.Errf(seen["net"], "net: give either areas (with the top-level system-id) or net, not both")
 	}
 	for i := range is.Interfaces {
 		it := &is.Interfaces[i]

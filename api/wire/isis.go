@@ -33,6 +33,7 @@ type ISISInterface struct {
 	MAC            string            `json:"mac"`
 	Metric         uint32            `json:"metric"`
 	BandwidthBytes float32           `json:"bandwidth_bytes"`
+	BandwidthBPS   *uint64           `json:"bandwidth_bps"`
 	CircuitID      int               `json:"circuit_id"`
 	Addresses      []string          `json:"addresses"`
 	HelloInterval  float64           `json:"hello_interval"`
@@ -80,6 +81,9 @@ type ISISLeak struct {
 	PathBW         float64  `json:"path_bandwidth"`
 	OrigPathBW     *float64 `json:"original_path_bandwidth,omitempty"`
 	Capacity       float64  `json:"capacity_to_advertisers"`
+	PathBPS        *uint64  `json:"path_bandwidth_bps"`
+	OrigPathBPS    *uint64  `json:"original_path_bandwidth_bps"`
+	CapacityBPS    *uint64  `json:"capacity_to_advertisers_bps"`
 	Advertisers    []string `json:"advertisers"`
 	Recomputations uint64   `json:"recomputations"`
 }

@@ -28,6 +28,7 @@ type TopoLink struct {
 	ToName     string   `json:"to_name,omitempty"`
 	Metric     uint32   `json:"metric"`
 	MaxBW      *float64 `json:"max_bandwidth_bytes,omitempty"`
+	MaxBPS     *uint64  `json:"max_bandwidth_bps"` // bits/s; null: none advertised or no limit
 	LocalAddr  string   `json:"local_addr,omitempty"`
 	RemoteAddr string   `json:"remote_addr,omitempty"`
 }
@@ -39,6 +40,7 @@ type TopoPrefix struct {
 	Name       string   `json:"advertiser_name,omitempty"`
 	Metric     uint32   `json:"metric"`
 	PathBW     *float64 `json:"path_bandwidth_bytes,omitempty"`
+	PathBPS    *uint64  `json:"path_bandwidth_bps"` // bits/s; null: no limit
 	Down       bool     `json:"down,omitempty"`
 	External   bool     `json:"external,omitempty"`
 	InterArea  bool     `json:"inter_area,omitempty"`         // OSPF summary

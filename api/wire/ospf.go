@@ -33,6 +33,7 @@ type OSPFInterface struct {
 	MTU            int               `json:"mtu"`
 	Cost           int               `json:"cost"`
 	BandwidthBytes float32           `json:"bandwidth_bytes"`
+	BandwidthBPS   *uint64           `json:"bandwidth_bps"`
 	Address        string            `json:"address,omitempty"`
 	HelloInterval  float64           `json:"hello_interval"`
 	DeadInterval   float64           `json:"dead_interval"`
@@ -78,4 +79,7 @@ type OSPFSummary struct {
 	OrigPathBW  *float32 `json:"orig_path_bw,omitempty"`
 	Capacity    float32  `json:"capacity"`
 	PathBW      float32  `json:"path_bw"`
+	PathBPS     *uint64  `json:"path_bandwidth_bps"`
+	OrigPathBPS *uint64  `json:"original_path_bandwidth_bps"`
+	CapacityBPS *uint64  `json:"capacity_bps"`
 }

@@ -15,6 +15,7 @@ type Route struct {
 	Mode        string       `json:"mode"` // fare, ecmp, ... (fare.Mode*)
 	Advertisers []string     `json:"advertisers"`
 	PathBW      *float64     `json:"path_bandwidth,omitempty"` // bytes/s, when every advertiser sent one
+	PathBPS     *uint64      `json:"path_bandwidth_bps"`       // bits/s; null: no limit
 	Down        bool         `json:"down,omitempty"`
 	NextHops    []NextHop    `json:"next_hops"`
 	QuantError  float64      `json:"quantisation_error_pp"` // largest |intended − kernel| share, percentage points
@@ -37,6 +38,12 @@ type NextHop struct {
 	Share        float64    `json:"share"`  // Weight / total
 	KernelWeight uint32     `json:"kernel_weight"`
 	KernelShare  float64    `json:"kernel_share"`
+	// The same bandwidths in bits/s (null: no limit); LinkBW.. are bytes/s.
+	LinkBPS     *uint64 `json:"link_bandwidth_bps"`
+	NeighborBPS *uint64 `json:"neighbor_bandwidth_bps"`
+	DownCapBPS  *uint64 `json:"downstream_capacity_bps"`
+	PathBPS     *uint64 `json:"path_bandwidth_bps"`
+	WeightBPS   *uint64 `json:"weight_bps"`
 }
 
 // FareView is GET /v1/fare?prefix=P.

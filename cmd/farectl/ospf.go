@@ -88,7 +88,7 @@ func ospfCommand(g *globals) *cobra.Command {
 				for _, l := range v {
 					fmt.Fprintf(g.out, "\n%s %s %s adv %s seq %s checksum %s age %d\n", l.Area, l.TypeName, l.ID, l.AdvRouter, l.SeqHex, l.ChecksumX, l.Age)
 					if body, ok := l.Detail["body"].(map[string]any); ok {
-						printTLV(g.out, body)
+						printFields(g.out, body, "  ", nil)
 					}
 				}
 			}

@@ -39,7 +39,7 @@ func routeCommand(g *globals) *cobra.Command {
 					if h.Unresolved {
 						via = "(unresolved)"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%d\n", p, l, m, mode, via, h.Interface, h.NeighborName, formatBytesPerSec(h.Weight), 100*h.Share, h.KernelWeight)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%d\n", p, l, m, mode, via, h.Interface, firstNonEmpty(h.NeighborName, h.Neighbor), formatBytesPerSec(h.Weight), 100*h.Share, h.KernelWeight)
 				}
 				if len(r.NextHops) == 0 {
 					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t-\t\t\t\t\t\n", r.Prefix, where(r), r.Metric, r.Mode)
@@ -65,7 +65,7 @@ func fareCommand(g *globals) *cobra.Command {
 				pb = formatBytesPerSec(*v.PathBW)
 			}
 			fmt.Fprintf(g.out, "%s  %s  metric %d  mode %s  advertisers %s  path bandwidth %s\n", v.Prefix, where(v.Route), v.Metric, v.Mode, strings.Join(v.Advertisers, ","), pb)
-			fmt.Fprintf(g.out, "weight = min(link bandwidth to neighbour, downstream capacity, path bandwidth); kernel weights scaled to %d\n\n", v.WeightMax)
+			fmt.Fprintf(g.out, "weight = min(link bandwidth to neighbour, downstream capacity, path bandwidth); kernel weights: scaled to at most %d, then divided by their GCD\n\n", v.WeightMax)
 			tw := g.table("Neighbor\tVia\tInterface\tLink bw\tNeighbor bw\tDownstream cap\tPath bw\tWeight\tShare\tKernel weight\tKernel share")
 			for _, h := range v.NextHops {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f%%\t%d\t%.2f%%\n", firstNonEmpty(h.NeighborName, h.Neighbor), h.Gateway, h.Interface,
