@@ -13,7 +13,7 @@ import (
 // ISIS is the isis section.
 type ISIS struct {
 	Areas               [][]byte
-	Level               int   // 1, 2, or 3 meaning 1-2
+	Level               int   `render:"level"` // 1, 2, or 3 meaning 1-2
 	PathBandwidthSubTLV uint8 // codepoint of the FARE Path Bandwidth prefix sub-TLV
 
 	LSPLifetime    time.Duration
@@ -28,7 +28,7 @@ type ISIS struct {
 	// ECMPOnly and SPF override the rib section for IS-IS's topologies
 	// (nil, zero timers: not set). Read them through Config.Routing.
 	ECMPOnly *bool
-	SPF      SPF
+	SPF      SPF `render:",omitzero"`
 
 	// AttachedBit: an L1L2 router sets ATT in its L1 LSP while attached to
 	// L2 (default true; false suppresses it).
@@ -53,14 +53,14 @@ type ISISInterface struct {
 	Name            string
 	Type            string // "p2p" or "lan"
 	Metric          uint32
-	Bandwidth       Bandwidth // 0 = not set: use the interface speed
+	Bandwidth       Bandwidth `render:",omitzero"` // 0 = not set: use the interface speed
 	Passive         bool
 	HelloInterval   time.Duration
 	HelloMultiplier int
 	Priority        uint8
 	// Level is the circuit type: the levels run on this interface (1, 2,
 	// 3 = 1-2); default the instance's level. Always a subset of it.
-	Level int
+	Level int `render:"level"`
 	Line  int // line of the list item in the config file
 
 	levelNode *yaml.Node
@@ -70,7 +70,7 @@ type ISISInterface struct {
 type ISISPrefix struct {
 	Prefix        netip.Prefix // canonical (host bits zero)
 	Metric        uint32
-	PathBandwidth Bandwidth // 0 = not set
+	PathBandwidth Bandwidth `render:",omitzero"` // 0 = not set
 	Line          int       // line of the list item in the config file
 }
 

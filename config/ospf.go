@@ -15,7 +15,7 @@ import (
 // Extended Prefix LSAs). See docs/config.md and docs/ospf.md.
 type OSPF struct {
 	// RouterID defaults to the top-level router-id.
-	RouterID netip.Addr
+	RouterID netip.Addr `render:",omitzero"`
 	// PathBandwidthSubTLV is the codepoint of the FARE Path Bandwidth
 	// sub-TLV of the Extended Prefix TLV (default 32770, experimental range).
 	PathBandwidthSubTLV uint16
@@ -34,7 +34,7 @@ type OSPF struct {
 	// ECMPOnly and SPF override the rib section for OSPF's topologies
 	// (nil, zero timers: not set). Read them through Config.Routing.
 	ECMPOnly *bool
-	SPF      SPF
+	SPF      SPF `render:",omitzero"`
 
 	Interfaces []OSPFInterface
 	Prefixes   []OSPFPrefix
@@ -43,10 +43,10 @@ type OSPF struct {
 // OSPFInterface is one entry of ospf.interfaces.
 type OSPFInterface struct {
 	Name          string
-	Area          uint32 // area id (dotted on the wire and in output)
+	Area          uint32 `render:"area"` // area id (dotted on the wire and in output)
 	Type          string // "p2p" or "broadcast"
 	Cost          uint16
-	Bandwidth     Bandwidth // 0: the interface speed
+	Bandwidth     Bandwidth `render:",omitzero"` // 0: the interface speed
 	HelloInterval time.Duration
 	DeadInterval  time.Duration
 	Priority      uint8
@@ -57,9 +57,9 @@ type OSPFInterface struct {
 // OSPFPrefix is one entry of ospf.prefixes.
 type OSPFPrefix struct {
 	Prefix        netip.Prefix
-	Area          uint32 // area of the stub link; unused when External
+	Area          uint32 `render:"area"` // area of the stub link; unused when External
 	Metric        uint32
-	PathBandwidth Bandwidth // 0 = not set: no constraint
+	PathBandwidth Bandwidth `render:",omitzero"` // 0 = not set: no constraint
 	External      bool      // AS-External LSA (type 5) instead of a stub link
 	Line          int
 }
@@ -288,4 +288,13 @@ func (c *Config) OSPFRouterID() netip.Addr {
 		return c.OSPF.RouterID
 	}
 	return c.RouterID
+}
+
+// omitKeys: an external prefix has no area (AS scope); writing area 0
+// would make it invalid.
+func (p OSPFPrefix) omitKeys() []string {
+	if p.External {
+		return []string{"area"}
+	}
+	return nil
 }

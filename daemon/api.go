@@ -3,9 +3,11 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 
 	"github.com/fared/fared/api"
 	"github.com/fared/fared/api/wire"
@@ -39,6 +41,31 @@ func (d *Daemon) coreRoutes() {
 			return nil, err // applied with errors: 503 with the reason
 		}
 		return res, nil
+	})
+	s.Handle("GET /running-config", func(r *http.Request) (any, error) {
+		cfg := d.Config()
+		out, err := config.Render(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return wire.RunningConfig{File: cfg.File, YAML: string(out)}, nil
+	})
+	s.Handle("POST /log/level", func(r *http.Request) (any, error) {
+		var req wire.LogLevel
+		if err := api.Decode(r, &req); err != nil {
+			return nil, err
+		}
+		l, ok := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[strings.ToLower(req.Level)]
+		if !ok {
+			return nil, api.Errorf("level: %q is not debug, info, warn or error", req.Level)
+		}
+		if d.opt.Level == nil {
+			return nil, api.Unprocessable(errors.New("this daemon's logger has a fixed level"))
+		}
+		old := d.opt.Level.Level()
+		d.opt.Level.Set(l)
+		d.log.Info("log level changed by the API", "from", old, "to", l)
+		return wire.LogLevel{Level: strings.ToLower(l.String())}, nil
 	})
 	s.Handle("GET /route", func(r *http.Request) (any, error) {
 		snap := d.core.RIB.Snapshot()

@@ -245,7 +245,6 @@ func TestToyModulePlugsIn(t *testing.T) {
 	// Section removed: the module stops and its API says so.
 	runs := toyRuns.Load()
 	h.write(toyBase)
-	var rl wire.Reload
 	b, err = h.c.Post(ctx, "/reload", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +261,6 @@ func TestToyModulePlugsIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = rl
 	h.poll("toy started again", func() error {
 		if toyRuns.Load() != runs+1 {
 			return fmt.Errorf("runs %d", toyRuns.Load())
@@ -326,5 +324,30 @@ func TestReloadSPFTimers(t *testing.T) {
 	}
 	if ch := strings.Join(res.Modules["rib"].Changed, "\n"); !strings.Contains(ch, "isis: spf timers") || !strings.Contains(ch, "ospf: ecmp-only false -> true") {
 		t.Errorf("rib report: %q", ch)
+	}
+}
+
+// running-config writes what is in force, module sections included, and
+// parses back; log level changes live and a bad level is a 400.
+func TestRunningConfigAndLogLevel(t *testing.T) {
+	h := start(t, toyBase+"toy: {limit: 4}\n", toySpec)
+	ctx := context.Background()
+	var rc wire.RunningConfig
+	if err := h.c.GetJSON(ctx, "/running-config", &rc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rc.YAML, "toy:\n    limit: 4\n") || !strings.Contains(rc.YAML, "on-shutdown: flush") {
+		t.Fatalf("running-config:\n%s", rc.YAML)
+	}
+	if _, err := config.Parse("rc.yaml", []byte(rc.YAML)); err != nil {
+		t.Fatalf("running-config does not parse: %v\n%s", err, rc.YAML)
+	}
+	b, err := h.c.Post(ctx, "/log/level", wire.LogLevel{Level: "warn"})
+	if err != nil || !strings.Contains(string(b), `"warn"`) {
+		t.Fatalf("log level: %s %v", b, err)
+	}
+	var ce *client.Error
+	if _, err := h.c.Post(ctx, "/log/level", wire.LogLevel{Level: "loud"}); !errors.As(err, &ce) || ce.Status != 400 {
+		t.Fatalf("bad level: %v", err)
 	}
 }

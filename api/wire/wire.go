@@ -70,3 +70,16 @@ type Forwarding struct {
 	IPv4 bool `json:"ipv4"`
 	IPv6 bool `json:"ipv6"`
 }
+
+// RunningConfig is GET /v1/running-config: the configuration in force,
+// defaults included, as YAML that parses back to the same configuration.
+type RunningConfig struct {
+	File string `json:"file"`
+	YAML string `json:"yaml"`
+}
+
+// LogLevel is the body and answer of POST /v1/log/level. The change lasts
+// until the next reload, which applies the config's log-level.
+type LogLevel struct {
+	Level string `json:"level"` // debug, info, warn, error
+}
