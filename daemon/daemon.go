@@ -306,7 +306,7 @@ func (d *Daemon) monitor(ctx context.Context) {
 
 // ifaceExists looks an interface up in the daemon's namespace.
 func (d *Daemon) ifaceExists(name string) bool {
-	h, err := netlink.NewHandleAt(d.opt.NetNS)
+	h, err := netlink.NewHandleAt(netif.Namespace(d.opt.NetNS))
 	if err != nil {
 		return true // cannot tell: no warning
 	}

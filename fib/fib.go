@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fared/fared/internal/netif"
+
 	"github.com/fared/fared/api/wire"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -213,20 +215,13 @@ func Open(cfg Config) (*FIB, error) {
 		f.log = slog.Default()
 	}
 	if !caps.NexthopObjects {
-		if f.h, err = netlink.NewHandleAt(nsOrNone(cfg.NetNS)); err != nil {
+		if f.h, err = netlink.NewHandleAt(netif.Namespace(cfg.NetNS)); err != nil {
 			c.close()
 			return nil, fmt.Errorf("fib: netlink handle: %w", err)
 		}
 	}
 	f.reset()
 	return f, nil
-}
-
-func nsOrNone(ns netns.NsHandle) netns.NsHandle {
-	if ns.IsOpen() && ns != 0 {
-		return ns
-	}
-	return netns.None()
 }
 
 func (f *FIB) reset() {

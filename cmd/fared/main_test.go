@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fared/fared/api/client"
+	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/testns"
 )
 
 func build(t *testing.T) string {
@@ -90,5 +94,81 @@ func TestServeAndSIGTERM(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "fared stopped") {
 		t.Fatalf("no clean stop logged:\n%s", log.String())
+	}
+}
+
+// fared in a fresh network namespace, as farelab and operators run it:
+// it warns that forwarding is off (at start and in status), follows the
+// namespace's links (a configured interface that appears and disappears
+// is logged), and --check warns about the interface that is not there.
+func TestInNamespace(t *testing.T) {
+	bin := build(t)
+	n := testns.New(t, "fdm")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "ns.yaml")
+	os.WriteFile(cfg, []byte("hostname: t1\nrouter-id: 10.0.0.1\nfib: {on-shutdown: flush}\nisis:\n  areas: [49.0001]\n  interfaces:\n    - {name: late0, type: p2p}\n"), 0o644)
+	out, err := exec.Command("ip", "netns", "exec", n.Name, bin, "-c", cfg, "--check").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), cfg+`:7: warning: isis interface "late0" does not exist (yet) on this host`) {
+		t.Fatalf("--check: %v\n%s", err, out)
+	}
+	sock := filepath.Join(dir, "f.sock")
+	cmd := exec.Command("ip", "netns", "exec", n.Name, bin, "-c", cfg, "--socket", sock)
+	var log syncBuf
+	cmd.Stderr = &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	c := client.New(sock)
+	var st wire.Status
+	waitFor(t, "API up", func() error { return c.GetJSON(context.Background(), "/status", &st) })
+	if st.Forwarding.IPv4 || !strings.Contains(strings.Join(st.Warnings, "\n"), "net.ipv4.ip_forward=0") {
+		t.Fatalf("status: %+v", st)
+	}
+	n.Sysctl("net.ipv4.ip_forward", "1")
+	if err := c.GetJSON(context.Background(), "/status", &st); err != nil || !st.Forwarding.IPv4 {
+		t.Fatalf("after sysctl: %+v %v", st, err)
+	}
+	n.IP("link", "add", "late0", "type", "veth", "peer", "name", "late0p")
+	waitFor(t, "appearance logged", func() error { return logHas(&log, `msg="configured interface appeared" interface=late0`) })
+	n.IP("link", "del", "late0")
+	waitFor(t, "disappearance logged", func() error { return logHas(&log, `msg="configured interface disappeared" interface=late0`) })
+	for _, bad := range []string{"netlink monitor stopped", "panic"} {
+		if strings.Contains(log.String(), bad) {
+			t.Fatalf("log has %q:\n%s", bad, log.String())
+		}
+	}
+	if !strings.Contains(log.String(), "ip_forward=0") || !strings.Contains(log.String(), `late0\" does not exist`) {
+		t.Fatalf("start-up warnings missing:\n%s", log.String())
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func logHas(l *syncBuf, s string) error {
+	if !strings.Contains(l.String(), s) {
+		return fmt.Errorf("not in log: %s\n%s", s, l.String())
+	}
+	return nil
+}
+
+func waitFor(t *testing.T, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -24,6 +24,16 @@ func operUp(a *netlink.LinkAttrs) bool {
 	return false
 }
 
+// Namespace maps a namespace handle as callers hold it (the zero value:
+// "the current one") to what netlink's *At functions take (netns.None()
+// for the current one; 0 would be taken as file descriptor 0).
+func Namespace(ns netns.NsHandle) netns.NsHandle {
+	if ns.IsOpen() && ns != 0 {
+		return ns
+	}
+	return netns.None()
+}
+
 // Monitor reports link oper-state transitions and address changes of the
 // namespace ns (0: the current one) until ctx ends, starting with the
 // current state (one LinkUp/LinkDown per link and one AddrAdded per
@@ -36,9 +46,7 @@ func Monitor(ctx context.Context, ns netns.NsHandle, events chan<- Event) error 
 	links := make(chan netlink.LinkUpdate, 256)
 	addrs := make(chan netlink.AddrUpdate, 256)
 	errc := make(chan error, 2)
-	if !ns.IsOpen() {
-		ns = netns.None()
-	}
+	ns = Namespace(ns)
 	onErr := func(err error) {
 		select {
 		case errc <- err:

@@ -3,10 +3,12 @@ package netif
 import (
 	"context"
 	"net/netip"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/fared/fared/internal/testns"
+	"github.com/vishvananda/netns"
 )
 
 func TestMonitor(t *testing.T) {
@@ -59,4 +61,39 @@ func TestMonitor(t *testing.T) {
 	n.IP("link", "del", "v1")
 	wait(func(e Event) bool { return e.Kind == LinkDown && e.IfIndex == idx && !e.Initial })
 	wait(func(e Event) bool { return e.Kind == LinkGone && e.IfIndex == idx && e.Name == "v1" })
+}
+
+// The zero handle means the caller's own namespace (as in fared, which
+// runs inside the namespace it routes for): Monitor must not take it for
+// file descriptor 0.
+func TestMonitorCurrentNamespace(t *testing.T) {
+	n := testns.New(t, "nifc")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev := make(chan Event, 64)
+	errc := make(chan error, 1)
+	go func() {
+		// This goroutine's thread enters the test namespace and stays
+		// locked: it dies with the goroutine, never reused elsewhere.
+		runtime.LockOSThread()
+		if err := netns.Set(n.Handle); err != nil {
+			errc <- err
+			return
+		}
+		errc <- Monitor(ctx, 0, ev)
+	}()
+	n.IP("link", "add", "c1", "type", "veth", "peer", "name", "c1p")
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case e := <-ev:
+			if e.Name == "c1" {
+				return
+			}
+		case err := <-errc:
+			t.Fatalf("monitor ended: %v", err)
+		case <-deadline:
+			t.Fatal("no event for c1")
+		}
+	}
 }
