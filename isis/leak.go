@@ -27,7 +27,9 @@ type leak struct {
 	Advertisers []string
 }
 
-const maxLeakMetric = 0xFE000000 // RFC 5305 §4: larger metrics are not leaked
+// maxLeakMetric: a route whose metric exceeds RFC 5305 §4's MAX_PATH_METRIC
+// is not advertised into the other level.
+const maxLeakMetric = maxPathMetric
 
 // LeakView is one leaked prefix for `farectl isis leaks`.
 type LeakView struct {
@@ -183,6 +185,10 @@ type LevelView struct {
 	LeakedInto     int    `json:"prefixes_leaked_into"`
 	Recomputations uint64 `json:"leak_recomputations_from"`
 	Converged      bool   `json:"converged"`
+	// SeqWraps counts our LSPs whose sequence number reached 0xFFFFFFFF;
+	// SeqWaiting is how many of them are still purged, waiting to restart.
+	SeqWraps   uint64 `json:"seq_wraps,omitempty"`
+	SeqWaiting int    `json:"lsps_waiting_seq_wrap,omitempty"`
 }
 
 // Levels summarises each running level.
@@ -194,7 +200,7 @@ func (in *Instance) Levels(ctx context.Context) ([]LevelView, error) {
 				continue
 			}
 			v := LevelView{Level: lv.n, LSPs: len(lv.db), Originated: lv.originated, LeakedInto: len(in.leaks[lv.n-1]),
-				Recomputations: in.leakRuns[lv.n-1], Converged: in.converged.Load()}
+				Recomputations: in.leakRuns[lv.n-1], Converged: in.converged.Load(), SeqWraps: lv.seqWraps, SeqWaiting: len(lv.seqWait)}
 			if lv.n == 1 {
 				v.Attached = in.icfg.AttachedBit && in.attached()
 			}
