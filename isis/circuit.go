@@ -401,9 +401,9 @@ func (c *circuit) sendP2PHello() {
 }
 
 // lanNeighbors picks the SNPAs of the IS Neighbours TLVs: every system
-// heard at level l, in MAC order. When they do not all
-// fit the hello (about 237 at MTU 1500), Up adjacencies go first, so a
-// flood of new or spoofed neighbours cannot push out the ones that work.
+// heard at level l, in MAC order. When they do not all fit the hello
+// (about 237 at MTU 1500), Up adjacencies go first, so a flood of new or
+// spoofed neighbours cannot push out the ones that work.
 func (c *circuit) lanNeighbors(l int, room int) (snpas [][6]byte, cut int) {
 	ll := c.lan[l-1]
 	const full = 2 + 6*packet.MaxSNPAsPerTLV

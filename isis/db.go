@@ -173,9 +173,9 @@ func (in *Instance) rxLSP(c *circuit, p *packet.LSP, raw []byte, src [6]byte) {
 
 // addPOI: RFC 6232 §3 — a purge received without a Purge Originator
 // Identification TLV gets one naming us and the neighbour it came from,
-// so whoever looks at it later can trace it back. A purge carries no
-// checksum to keep (ISO 10589 §7.3.16.4 sets it to 0; its field is kept as
-// received).
+// so whoever looks at it later can trace it back. Receivers do not verify
+// a purge's checksum (fared sends 0, FRR a computed one); the field is
+// kept as received.
 func (in *Instance) addPOI(c *circuit, l int, p *packet.LSP, raw []byte, src [6]byte) (*packet.LSP, []byte) {
 	if _, ok := p.TLVs.PurgeOriginator(); ok {
 		return p, raw
@@ -510,8 +510,8 @@ func (in *Instance) ageLevel(lv *level, now time.Time) {
 	}
 }
 
-// purgeEntry turns an entry into a purge (lifetime 0, checksum 0, the body
-// dropped: ISO 10589 §7.3.16.4) and floods it. The purge carries a Purge
+// purgeEntry turns an entry into a purge (lifetime 0, the body dropped:
+// ISO 10589 §7.3.16.4; checksum 0) and floods it. The purge carries a Purge
 // Originator Identification TLV with our system id and our hostname
 // (RFC 6232 §3, a SHOULD; RFC 6233 allows both TLVs in purges), whether
 // the LSP is ours or an expired one of another router.
