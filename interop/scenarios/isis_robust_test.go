@@ -6,12 +6,17 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/fared/fared/interop"
 	"github.com/fared/fared/isis"
@@ -246,56 +251,65 @@ func tlv6Sizes(h *packet.LANHello) []int {
 	return s
 }
 
-// TestISISPurgeOriginatorWithFRR: RFC 6232 TLV 13 both ways. fared, DIS
-// of a LAN, loses the election to FRR and purges its pseudonode LSP with
-// a Purge Originator Identification TLV naming itself: FRR decodes it.
-// FRR (with `purge-originator`) then resigns and purges its own pseudonode
-// with TLV 13: fared decodes it and keeps it as FRR sent it (a purge that
-// already names its originator gets no second one).
+// TestISISPurgeOriginatorWithFRR: RFC 6232 TLV 13 both ways. fared
+// stops needing its LSP fragment 1 (prefixes removed by a reload) and
+// purges it with a Purge Originator Identification TLV naming itself: FRR
+// decodes it. FRR, DIS of the LAN with `purge-originator`, resigns and
+// purges its pseudonode LSP with TLV 13: fared decodes it and keeps it as
+// FRR sent it (a purge that already names its originator gets no second
+// one). (A purge of fared's own pseudonode would not do for the first
+// half: FRR, on becoming DIS, purges the old DIS's pseudonode itself, and
+// whichever equal purge arrives first stays.)
 func TestISISPurgeOriginatorWithFRR(t *testing.T) {
-	const topo = `name: poi
+	var pfx []string
+	for i := range 120 {
+		pfx = append(pfx, fmt.Sprintf("10.100.%d.0/24", i))
+	}
+	topo := fmt.Sprintf(`name: poi
 defaults: {hello-interval: 1s}
 nodes:
-  f1: {kind: fared, level: 2, priority: 100}
-  r1: {kind: frr, te: false, level: 2}
+  f1: {kind: fared, level: 2, prefixes: [%s]}
+  r1: {kind: frr, te: false, level: 2, priority: 100}
 links:
   - {lan: seg1, nodes: [f1, r1], bandwidth: 10G}
-`
+`, strings.Join(pfx, ", "))
 	l := startLab(t, topo)
 	ctx := ctxT(t)
 	poll(t, ctx, 40*time.Second, "adjacency Up", adjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
-	poll(t, ctx, 30*time.Second, "fared's pseudonode at FRR", func() error {
+	// 120 prefixes with their Path Bandwidth sub-TLVs need two fragments.
+	poll(t, ctx, 30*time.Second, "fared's fragment 1 at FRR", func() error {
 		db, err := frrDB(ctx, l, "r1")
 		if err != nil {
 			return err
 		}
-		if db["f1.01-00"].Lifetime == 0 {
-			return fmt.Errorf("f1.01-00 not live at r1: %v", db)
+		if db["f1.00-01"].Lifetime == 0 {
+			return fmt.Errorf("f1.00-01 not live at r1: %v", db)
 		}
 		return nil
 	})
-	ifname := l.Node("r1").Interfaces[0].Name
-	if _, err := l.Vtysh(ctx, "r1", "configure terminal", "router isis fabric", "purge-originator", "exit",
-		"interface "+ifname, "isis priority 127"); err != nil {
+	keepPrefixes(t, l, "f1", 5)
+	if err := l.KillNode(ctx, "f1", syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	// FRR prints TLV 13 of the stored purge as "Generator: <system id>".
 	var out string
-	poll(t, ctx, 30*time.Second, "FRR shows fared's purge with its POI", func() error {
+	poll(t, ctx, 30*time.Second, "FRR shows fared's purge of f1.00-01 with its POI", func() error {
 		var err error
-		out, err = l.Vtysh(ctx, "r1", "show isis database detail f1.01-00")
+		out, err = l.Vtysh(ctx, "r1", "show isis database detail f1.00-01")
 		if err != nil {
 			return err
 		}
-		if !strings.Contains(out, "Purge Originator Identification") ||
-			!(strings.Contains(out, "Generator: "+sysID(l, "f1")) || strings.Contains(out, "Generator: f1")) {
+		if !strings.Contains(out, "Purge Originator Identification") || !strings.Contains(out, "Generator: "+sysID(l, "f1")) {
 			return fmt.Errorf("no POI naming f1 in:\n%s", out)
 		}
 		return nil
 	})
 	t.Logf("FRR's view of fared's purge:\n%s", out)
+
 	pseudo := pseudoOf(t, ctx, l, "r1")
-	if _, err := l.Vtysh(ctx, "r1", "configure terminal", "interface "+ifname, "isis priority 0"); err != nil {
+	ifname := l.Node("r1").Interfaces[0].Name
+	if _, err := l.Vtysh(ctx, "r1", "configure terminal", "router isis fabric", "purge-originator", "exit",
+		"interface "+ifname, "isis priority 0"); err != nil {
 		t.Fatal(err)
 	}
 	var raw string
@@ -319,4 +333,43 @@ links:
 		return fmt.Errorf("no TLV 13 in %+v", v[0].TLVs)
 	})
 	t.Logf("FRR's purge with POI as fared stores it: %s", raw)
+}
+
+// keepPrefixes cuts the prefix list of a fared node's config to its first
+// n entries (the reload itself is the caller's SIGHUP).
+func keepPrefixes(t *testing.T, l *interop.Lab, node string, n int) {
+	t.Helper()
+	path := filepath.Join(l.Node(node).Dir, "fared.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	cut := false
+	var walk func(*yaml.Node)
+	walk = func(y *yaml.Node) {
+		for i := 0; y.Kind == yaml.MappingNode && i+1 < len(y.Content); i += 2 {
+			if y.Content[i].Value == "prefixes" && y.Content[i+1].Kind == yaml.SequenceNode && len(y.Content[i+1].Content) > n {
+				y.Content[i+1].Content = y.Content[i+1].Content[:n]
+				cut = true
+			}
+		}
+		for _, c := range y.Content {
+			walk(c)
+		}
+	}
+	walk(&doc)
+	if !cut {
+		t.Fatalf("%s: no prefix list longer than %d", path, n)
+	}
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
