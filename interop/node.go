@@ -164,6 +164,16 @@ func (l *Lab) daemons(n *Node) map[string]int {
 	return m
 }
 
+// Daemons returns the pids of a node's live daemons by name ("fared",
+// "zebra", "isisd", ...): a test's "the process is still alive" check.
+func (l *Lab) Daemons(node string) (map[string]int, error) {
+	n, err := l.node(node)
+	if err != nil {
+		return nil, err
+	}
+	return l.daemons(n), nil
+}
+
 // inNetns reports whether pid runs in the named network namespace.
 func inNetns(pid int, ns string) bool {
 	a, err1 := os.Stat(fmt.Sprintf("/proc/%d/ns/net", pid))

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/fared/fared/config"
@@ -124,7 +123,8 @@ func (c *circuit) refresh(now time.Time) {
 	} else if info.SpeedBps > 0 {
 		bw = float32(info.SpeedBps / 8)
 	}
-	changed := !slices.Equal(a4, c.addrs4) || !slices.Equal(a6, c.addrs6) || bw != c.bw
+	// An MTU change may change the LSP size (lspMTU) and the hellos.
+	changed := !slices.Equal(a4, c.addrs4) || !slices.Equal(a6, c.addrs6) || bw != c.bw || info.Iface.MTU != c.mtu
 	c.addrs4, c.addrs6, c.bw = a4, a6, bw
 	c.ifi = info.Iface
 	copy(c.mac[:], info.Iface.HardwareAddr)
@@ -317,45 +317,66 @@ func jitter(d time.Duration) time.Duration {
 	return d - time.Duration(n%int64(d/10+1))
 }
 
-func (c *circuit) helloTLVs(l int) packet.TLVs {
-	tlvs := packet.TLVs{
+// helloRoom is how many TLV bytes a hello with a fixed part of fixed
+// bytes may carry: the interface MTU less the LLC header (the lsp-mtu while
+// the MTU is unknown).
+func (c *circuit) helloRoom(fixed int) int {
+	mtu := c.in.icfg.LSPMTU
+	if c.mtu > 0 {
+		mtu = c.mtu - len(llc)
+	}
+	return mtu - fixed
+}
+
+// fitList appends TLVs of at most per items of size bytes each, as many
+// items as the room left allows; it returns how many went in.
+func fitList[T any](tlvs packet.TLVs, room *int, items []T, size, per int, mk func([]T) packet.TLV) (packet.TLVs, int) {
+	done := 0
+	for done < len(items) && *room >= 2+size {
+		n := min(per, len(items)-done, (*room-2)/size)
+		tlvs = append(tlvs, mk(items[done:done+n:done+n]))
+		*room -= 2 + n*size
+		done += n
+	}
+	return tlvs, done
+}
+
+// helloTLVs builds a hello's TLVs within room bytes: areas and protocols,
+// then extra (the P2P three-way TLV), the IPv4 addresses (RFC 1195) and
+// IPv6 link-local addresses (RFC 5308 §4: the next hops of IPv6 routes),
+// each list over as many TLVs as it needs. left is the room that remains;
+// cut counts addresses that did not fit.
+func (c *circuit) helloTLVs(room int, extra ...packet.TLV) (tlvs packet.TLVs, left, cut int) {
+	tlvs = packet.TLVs{
 		&packet.AreaAddresses{Areas: c.in.areas},
 		&packet.ProtocolsSupported{NLPIDs: c.in.nlpids()},
 	}
-	if len(c.addrs4) > 0 {
-		var as []netip.Addr
-		for _, p := range c.addrs4 {
-			as = append(as, p.Addr())
-		}
-		tlvs = append(tlvs, &packet.IPv4Addresses{Addrs: as})
+	tlvs = append(tlvs, extra...)
+	room -= tlvs.Len()
+	as := make([]netip.Addr, 0, len(c.addrs4))
+	for _, p := range c.addrs4 {
+		as = append(as, p.Addr())
 	}
-	if len(c.ll6) > 0 && c.in.ipv6() {
-		// RFC 5308 §4: IIHs carry the link-local addresses, which are
-		// the next hops of IPv6 routes.
-		tlvs = append(tlvs, &packet.IPv6Addresses{Addrs: c.ll6})
+	tlvs, n := fitList(tlvs, &room, as, 4, packet.MaxIPv4PerTLV, func(s []netip.Addr) packet.TLV { return &packet.IPv4Addresses{Addrs: s} })
+	cut += len(as) - n
+	if c.in.ipv6() {
+		tlvs, n = fitList(tlvs, &room, c.ll6, 16, packet.MaxIPv6PerTLV, func(s []netip.Addr) packet.TLV { return &packet.IPv6Addresses{Addrs: s} })
+		cut += len(c.ll6) - n
 	}
-	return tlvs
+	return tlvs, room, cut
 }
 
 // pad fills a hello up to the MTU with TLV 8 so an MTU mismatch stops the
-// adjacency from coming up (ISO 10589 §8.2.3).
-func (c *circuit) pad(tlvs packet.TLVs, fixed int) packet.TLVs {
-	if !c.in.icfg.HelloPadding {
+// adjacency from coming up (ISO 10589 §8.2.3). room is what is left.
+func (c *circuit) pad(tlvs packet.TLVs, room int) packet.TLVs {
+	if !c.in.icfg.HelloPadding || c.mtu == 0 {
 		return tlvs
 	}
-	room := c.mtu - len(llc) - fixed - tlvs.Len()
-	if c.mtu == 0 || room <= 2 {
-		return tlvs
-	}
-	for room > 2 {
-		n := min(room-2, 255)
-		tlvs = append(tlvs, &packet.Padding{Len: n})
-		room -= n + 2
-	}
-	return tlvs
+	return append(tlvs, packet.PaddingTLVs(room)...)
 }
 
-func (c *circuit) sendP2PHello() {
+// p2pHello builds the point-to-point IIH.
+func (c *circuit) p2pHello() *packet.P2PHello {
 	tw := &packet.ThreeWay{State: 2, HasExtCircuit: true, ExtCircuitID: uint32(c.ifi.Index)}
 	if a := c.p2p; a != nil {
 		tw.State = uint8(a.state.threeWay())
@@ -363,29 +384,68 @@ func (c *circuit) sendP2PHello() {
 		tw.NeighborID = a.sysID
 		tw.NeighborExtCircuitID = a.extCircuitID
 	}
-	tlvs := append(c.helloTLVs(0), tw)
-	h := &packet.P2PHello{
+	tlvs, room, cut := c.helloTLVs(c.helloRoom(packet.P2PHelloHeaderLen), tw)
+	c.noteHelloCut(cut, 0)
+	return &packet.P2PHello{
 		Header:         packet.Header{Type: packet.TypeP2PHello},
 		CircuitType:    c.circuitType(),
 		SourceID:       c.in.sysID,
 		HoldTime:       uint16(c.holdTime().Round(time.Second) / time.Second),
 		LocalCircuitID: c.localID,
+		TLVs:           c.pad(tlvs, room),
 	}
-	h.TLVs = c.pad(tlvs, 8+12)
-	c.send(MACAllISs, h, "p2p_hello")
 }
 
-func (c *circuit) sendLANHello(l int) {
+func (c *circuit) sendP2PHello() {
+	c.send(MACAllISs, c.p2pHello(), "p2p_hello")
+}
+
+// lanNeighbors picks the SNPAs of the IS Neighbours TLVs: every system
+// heard at level l, in MAC order. When they do not all fit the hello
+// (about 237 at MTU 1500), Up adjacencies go first, so a flood of new or
+// spoofed neighbours cannot push out the ones that work.
+func (c *circuit) lanNeighbors(l int, room int) (snpas [][6]byte, cut int) {
 	ll := c.lan[l-1]
-	tlvs := c.helloTLVs(l)
-	var snpas [][6]byte
-	for mac := range ll.adjs {
-		snpas = append(snpas, mac)
+	const full = 2 + 6*packet.MaxSNPAsPerTLV
+	capacity := 0
+	if room > 0 {
+		capacity = (room/full)*packet.MaxSNPAsPerTLV + max(0, (room%full-2)/6)
 	}
-	sort.Slice(snpas, func(i, j int) bool { return bytes.Compare(snpas[i][:], snpas[j][:]) < 0 })
-	if len(snpas) > 0 {
-		tlvs = append(tlvs, &packet.ISNeighbors{SNPAs: snpas})
+	all := make([]*adjacency, 0, len(ll.adjs))
+	for _, a := range ll.adjs {
+		all = append(all, a)
 	}
+	if len(all) > capacity {
+		slices.SortFunc(all, func(a, b *adjacency) int {
+			if (a.state == AdjUp) != (b.state == AdjUp) {
+				if a.state == AdjUp {
+					return -1
+				}
+				return 1
+			}
+			return bytes.Compare(a.snpa[:], b.snpa[:])
+		})
+		cut = len(all) - capacity
+		all = all[:capacity]
+	}
+	snpas = make([][6]byte, len(all))
+	for i, a := range all {
+		snpas[i] = a.snpa
+	}
+	slices.SortFunc(snpas, func(a, b [6]byte) int { return bytes.Compare(a[:], b[:]) })
+	return snpas, cut
+}
+
+// lanHello builds the level-l LAN IIH. Every neighbour heard goes in IS
+// Neighbours TLVs of at most 42 MACs each: a LAN IIH may repeat TLV 6
+// (ISO 10589 §9.5-9.6; FRR packs its neighbours the same way), and one
+// TLV holding 43 used to crash the encoder. Everything stays within the MTU.
+func (c *circuit) lanHello(l int) *packet.LANHello {
+	ll := c.lan[l-1]
+	tlvs, room, cut := c.helloTLVs(c.helloRoom(packet.LANHelloHeaderLen))
+	snpas, ncut := c.lanNeighbors(l, room)
+	tlvs, _ = fitList(tlvs, &room, snpas, 6, packet.MaxSNPAsPerTLV, func(s [][6]byte) packet.TLV { return &packet.ISNeighbors{SNPAs: s} })
+	c.noteHelloCut(cut, ncut)
 	hold := c.holdTime()
 	if ll.dis {
 		hold /= 3
@@ -394,20 +454,37 @@ func (c *circuit) sendLANHello(l int) {
 	if lanID == (packet.NodeID{}) {
 		lanID = packet.MakeNodeID(c.in.sysID, c.localID)
 	}
-	typ, dst := uint8(packet.TypeL1LANHello), MACAllL1ISs
+	typ := uint8(packet.TypeL1LANHello)
 	if l == 2 {
-		typ, dst = packet.TypeL2LANHello, MACAllL2ISs
+		typ = packet.TypeL2LANHello
 	}
-	h := &packet.LANHello{
+	return &packet.LANHello{
 		Header:      packet.Header{Type: typ},
 		CircuitType: c.circuitType(),
 		SourceID:    c.in.sysID,
 		HoldTime:    uint16(max(1, hold.Round(time.Second)/time.Second)),
 		Priority:    c.cfg.Priority,
 		LANID:       lanID,
+		TLVs:        c.pad(tlvs, room),
 	}
-	h.TLVs = c.pad(tlvs, 8+19)
-	c.send(dst, h, fmt.Sprintf("l%d_lan_hello", l))
+}
+
+// noteHelloCut counts and logs (once) a hello that could not carry every
+// address or neighbour within the MTU.
+func (c *circuit) noteHelloCut(addrs, nbrs int) {
+	if addrs+nbrs == 0 {
+		return
+	}
+	c.count("tx_hello_truncated")
+	c.logOnce("hello_truncated", "hello does not fit the MTU: addresses or neighbours left out", "mtu", c.mtu, "addresses_left_out", addrs, "neighbors_left_out", nbrs)
+}
+
+func (c *circuit) sendLANHello(l int) {
+	dst := MACAllL1ISs
+	if l == 2 {
+		dst = MACAllL2ISs
+	}
+	c.send(dst, c.lanHello(l), fmt.Sprintf("l%d_lan_hello", l))
 }
 
 func (in *Instance) nlpids() []uint8 {

@@ -21,13 +21,18 @@ type level struct {
 	lastGen  time.Time
 	ownFrags map[packet.LSPID]bool
 
+	// seqWait holds our LSP ids whose sequence numbers ran out, purged and
+	// not to be originated before the time (seqExhausted).
+	seqWait  map[packet.LSPID]time.Time
+	seqWraps uint64
+
 	graphDirty bool
 	changes    uint64
 	originated uint64 // LSPs (all fragments, pseudonodes too) we originated
 }
 
 func newLevel(n int) *level {
-	return &level{n: n, db: map[packet.LSPID]*lspEntry{}, ownFrags: map[packet.LSPID]bool{}, regen: true}
+	return &level{n: n, db: map[packet.LSPID]*lspEntry{}, ownFrags: map[packet.LSPID]bool{}, seqWait: map[packet.LSPID]time.Time{}, regen: true}
 }
 
 // lspEntry is one LSP as stored: the raw PDU (flooded as received, with only
@@ -130,6 +135,9 @@ func (in *Instance) rxLSP(c *circuit, p *packet.LSP, raw []byte, src [6]byte) {
 			c.ssn[l-1][p.ID] = struct{}{}
 		}
 	case cmp > 0:
+		if p.Lifetime == 0 {
+			p, raw = in.addPOI(c, l, p, raw, src)
+		}
 		e := &lspEntry{raw: raw, lsp: p, rcvd: now, fromIf: c.name, received: true}
 		e.expires = now.Add(time.Duration(p.Lifetime) * time.Second)
 		if p.Lifetime == 0 {
@@ -161,6 +169,35 @@ func (in *Instance) rxLSP(c *circuit, p *packet.LSP, raw []byte, src [6]byte) {
 		c.setSRM(l, p.ID)
 		delete(c.ssn[l-1], p.ID)
 	}
+}
+
+// addPOI: RFC 6232 §3 — a purge received without a Purge Originator
+// Identification TLV gets one naming us and the neighbour it came from,
+// so whoever looks at it later can trace it back. Receivers do not verify
+// a purge's checksum (fared sends 0, FRR a computed one); the field is
+// kept as received.
+func (in *Instance) addPOI(c *circuit, l int, p *packet.LSP, raw []byte, src [6]byte) (*packet.LSP, []byte) {
+	if _, ok := p.TLVs.PurgeOriginator(); ok {
+		return p, raw
+	}
+	var from packet.SystemID
+	if c.isP2P() {
+		from = c.p2p.sysID
+	} else if a := c.lan[l-1].adjs[src]; a != nil {
+		from = a.sysID
+	}
+	np := *p
+	np.TLVs = append(packet.TLVs{&packet.PurgeOriginator{Generator: in.sysID, HasSender: true, Sender: from}}, p.TLVs...)
+	b := np.AppendToKeepChecksum(nil)
+	if len(b) > in.lspMTU() {
+		return p, raw // a purge padded with content: flood it as it came
+	}
+	d, err := packet.Decode(b)
+	if err != nil {
+		return p, raw
+	}
+	c.count("rx_purge_poi_added")
+	return d.(*packet.LSP), b
 }
 
 // outbidOwn handles a copy of one of our LSPs that is newer than what we
@@ -449,6 +486,7 @@ func nextLSPID(id packet.LSPID) packet.LSPID {
 // ageLevel expires LSPs: others' LSPs that reach lifetime 0 are purged and
 // kept for ZeroAgeLifetime; ours are refreshed well before that.
 func (in *Instance) ageLevel(lv *level, now time.Time) {
+	in.endSeqWaits(lv, now)
 	for id, e := range lv.db {
 		if e.own {
 			if e.purged.IsZero() && now.Sub(e.rcvd) >= in.icfg.LSPRefresh {
@@ -472,12 +510,22 @@ func (in *Instance) ageLevel(lv *level, now time.Time) {
 	}
 }
 
-// purgeEntry turns an entry into a purge (header only, lifetime 0) and
-// floods it.
+// purgeEntry turns an entry into a purge (lifetime 0, the body dropped:
+// ISO 10589 §7.3.16.4; checksum 0) and floods it. The purge carries a Purge
+// Originator Identification TLV with our system id and our hostname
+// (RFC 6232 §3, a SHOULD; RFC 6233 allows both TLVs in purges), whether
+// the LSP is ours or an expired one of another router.
 func (in *Instance) purgeEntry(lv *level, e *lspEntry, now time.Time) {
-	p := &packet.LSP{Header: packet.Header{Type: lspType(lv.n)}, Lifetime: 0, ID: e.lsp.ID, Seq: e.lsp.Seq, Flags: e.lsp.Flags}
+	tlvs := packet.TLVs{&packet.PurgeOriginator{Generator: in.sysID}}
+	if in.cfg.Hostname != "" {
+		tlvs = append(tlvs, &packet.Hostname{Name: in.cfg.Hostname})
+	}
+	p := &packet.LSP{Header: packet.Header{Type: lspType(lv.n)}, Lifetime: 0, ID: e.lsp.ID, Seq: e.lsp.Seq, Flags: e.lsp.Flags, TLVs: tlvs}
 	p.Checksum = 0
 	e.raw = p.AppendToKeepChecksum(nil)
+	if d, err := packet.Decode(e.raw); err == nil {
+		p = d.(*packet.LSP)
+	}
 	e.lsp = p
 	e.purged = now
 	e.rcvd = now

@@ -8,6 +8,16 @@ import (
 	"github.com/fared/fared/lsdb"
 )
 
+// Metric limits of the wide metrics (RFC 5305 §3 and §4, RFC 5308 §2).
+const (
+	// maxLinkMetric in TLV 22 advertises a link for other uses (TE) only:
+	// it "MUST NOT be considered during the normal SPF computation".
+	maxLinkMetric = 1<<24 - 1
+	// maxPathMetric: a prefix of TLV 135 or 236 with a larger metric
+	// "MUST NOT be considered during the normal SPF computation".
+	maxPathMetric = 0xFE000000
+)
+
 // buildGraph turns one level's database into an lsdb snapshot. A node's
 // LSPs count only while its fragment 0 is live (ISO 10589 §7.2.5).
 func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
@@ -50,6 +60,9 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 			switch v := t.(type) {
 			case *packet.ExtISReach:
 				for _, nb := range v.Neighbors {
+					if nb.Metric >= maxLinkMetric {
+						continue // RFC 5305 §3: not for SPF; the two-way check then drops the pair
+					}
 					l := lsdb.Link{Metric: nb.Metric}
 					if !pseudo {
 						if bw, ok := packet.MaxLinkBandwidth(nb.SubTLVs); ok {
@@ -62,12 +75,18 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 				}
 			case *packet.ExtIPReach:
 				for _, p := range v.Prefixes {
+					if p.Metric > maxPathMetric {
+						continue // RFC 5305 §4: never installed
+					}
 					lp := lsdb.Prefix{Prefix: p.Prefix.Masked(), Metric: p.Metric, Down: p.Down}
 					lp.PathBW, lp.HasPathBW = packet.PathBandwidth(p.SubTLVs, in.pbCode)
 					b.AddPrefix(from, lp)
 				}
 			case *packet.IPv6Reach:
 				for _, p := range v.Prefixes {
+					if p.Metric > maxPathMetric {
+						continue // RFC 5308 §2: never installed
+					}
 					lp := lsdb.Prefix{Prefix: p.Prefix.Masked(), Metric: p.Metric, Down: p.Down, External: p.External}
 					lp.PathBW, lp.HasPathBW = packet.PathBandwidth(p.SubTLVs, in.pbCode)
 					b.AddPrefix(from, lp)

@@ -10,9 +10,11 @@ package isis
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,6 +86,8 @@ type Instance struct {
 	lastLeak  [2]time.Time
 	leakRuns  [2]uint64
 
+	logged map[string]bool // instance-wide log-once kinds
+
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 }
@@ -121,6 +125,7 @@ func New(cfg *config.Config, opt Options) (*Instance, error) {
 		areas:  cfg.ISIS.Areas,
 		pbCode: cfg.ISIS.PathBandwidthSubTLV,
 		lp:     loop.New(1024),
+		logged: map[string]bool{},
 	}
 	for l := 1; l <= 2; l++ {
 		if in.levelEnabled(l) {
@@ -179,7 +184,7 @@ func (in *Instance) Query(ctx context.Context, f func()) error { return in.lp.Qu
 func (in *Instance) handle(ev any) {
 	switch e := ev.(type) {
 	case rxEvent:
-		in.receive(e.c, e.src, e.pdu)
+		in.receiveGuarded(e.c, e.src, e.pdu)
 	case notifyEvent:
 		if c := in.circuit(e.name); c != nil {
 			c.refresh(in.opt.Now())
@@ -189,6 +194,38 @@ func (in *Instance) handle(ev any) {
 	case bandwidthEvent:
 		e.done <- in.setBandwidth(e.iface, e.bw)
 	}
+}
+
+// logOnce logs an instance-wide condition the first time it is seen.
+func (in *Instance) logOnce(kind, msg string, args ...any) {
+	if in.logged[kind] {
+		return
+	}
+	in.logged[kind] = true
+	in.log.Warn(msg, append([]any{"kind", kind, "note", "logged once"}, args...)...)
+}
+
+// receiveGuarded processes one received PDU and contains any panic in it:
+// a bug then costs that PDU (counted, logged once per interface with the
+// stack and the first bytes), not the instance and the fabric node. State
+// the PDU half-changed stays as it is; timers repair what matters (hold
+// timers, CSNPs, refresh).
+func (in *Instance) receiveGuarded(c *circuit, src [6]byte, b []byte) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		c.count("rx_panics")
+		if c.logged["panic"] {
+			return
+		}
+		c.logged["panic"] = true
+		in.log.Error("BUG: panic while processing a received PDU; PDU dropped", "iface", c.name, "from", macString(src),
+			"panic", fmt.Sprint(r), "len", len(b), "pdu_head", hex.EncodeToString(b[:min(len(b), 64)]),
+			"stack", string(debug.Stack()), "note", "further occurrences are only counted (rx_panics)")
+	}()
+	in.receive(c, src, b)
 }
 
 // tick runs every timer-driven duty: circuit state, hellos, adjacency hold

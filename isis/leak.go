@@ -29,7 +29,9 @@ type leak struct {
 	Advertisers []string
 }
 
-const maxLeakMetric = 0xFE000000 // RFC 5305 §4: larger metrics are not leaked
+// maxLeakMetric: a route whose metric exceeds RFC 5305 §4's MAX_PATH_METRIC
+// is not advertised into the other level.
+const maxLeakMetric = maxPathMetric
 
 // LeakView is the API shape of one leaked prefix.
 type LeakView = apiwire.ISISLeak
@@ -177,7 +179,7 @@ func (in *Instance) Levels(ctx context.Context) ([]LevelView, error) {
 				continue
 			}
 			v := LevelView{Level: lv.n, LSPs: len(lv.db), Originated: lv.originated, LeakedInto: len(in.leaks[lv.n-1]),
-				Recomputations: in.leakRuns[lv.n-1], Converged: in.converged.Load()}
+				Recomputations: in.leakRuns[lv.n-1], Converged: in.converged.Load(), SeqWraps: lv.seqWraps, SeqWaiting: len(lv.seqWait)}
 			if lv.n == 1 {
 				v.Attached = in.icfg.AttachedBit && in.attached()
 			}

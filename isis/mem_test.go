@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ type memFrame struct {
 type memPort struct {
 	w      *wire
 	mac    [6]byte
+	mtu    int // 0: no limit; else frames over it fail as the kernel's do
 	rx     chan memFrame
 	closed chan struct{}
 	once   sync.Once
@@ -44,6 +46,9 @@ func (w *wire) port(mac [6]byte) *memPort {
 }
 
 func (p *memPort) Send(dst [6]byte, pdu []byte) error {
+	if p.mtu > 0 && len(llc)+len(pdu) > p.mtu {
+		return syscall.EMSGSIZE // what AF_PACKET answers for a frame over the device MTU
+	}
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
 	for _, o := range p.w.ports {
@@ -86,6 +91,7 @@ type memIf struct {
 	w    *wire
 	addr netip.Prefix
 	mac  [6]byte
+	mtu  int // default 1500
 }
 
 func testConfig(t testing.TB, n int, level string, ifs []memIf, extra ...string) *config.Config {
@@ -137,6 +143,9 @@ func startMemCfg(t testing.TB, n int, cfg *config.Config, ifs []memIf, log *slog
 	byName := map[string]memIf{}
 	for i, f := range ifs {
 		f.mac = [6]byte{0x02, 0, 0, 0, byte(n), byte(i)}
+		if f.mtu == 0 {
+			f.mtu = 1500
+		}
 		byName[f.name] = f
 	}
 	if log == nil {
@@ -152,11 +161,13 @@ func startMemCfg(t testing.TB, n int, cfg *config.Config, ifs []memIf, log *slog
 			if !ok {
 				return nil, errors.New("no such interface")
 			}
-			return &IfaceInfo{Iface: net.Interface{Index: 10 + len(name), MTU: 1500, Name: name, HardwareAddr: f.mac[:]}, Running: true, Addrs: []netip.Prefix{f.addr}}, nil
+			return &IfaceInfo{Iface: net.Interface{Index: 10 + len(name), MTU: f.mtu, Name: name, HardwareAddr: f.mac[:]}, Running: true, Addrs: []netip.Prefix{f.addr}}, nil
 		},
 		OpenPort: func(ifi *net.Interface) (Port, error) {
 			f := byName[ifi.Name]
-			return f.w.port(f.mac), nil
+			p := f.w.port(f.mac)
+			p.mtu = f.mtu
+			return p, nil
 		},
 	})
 	if err != nil {

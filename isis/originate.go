@@ -36,6 +36,9 @@ func (in *Instance) originate(lv *level, now time.Time) {
 		}
 	}
 	for id, tlvs := range want {
+		if until, ok := lv.seqWait[id]; ok && now.Before(until) {
+			continue // sequence numbers exhausted: quiet until every old copy is gone
+		}
 		e := lv.db[id]
 		body := tlvs.AppendTo(nil)
 		if e != nil && e.own && e.purged.IsZero() && bytes.Equal(e.body(), body) && e.lsp.Flags == in.lspFlags(lv, id) {
@@ -66,9 +69,16 @@ func (in *Instance) reoriginate(lv *level, e *lspEntry, now time.Time) {
 	in.install(lv, e.lsp.ID, e.lsp.Seq+1, e.lsp.TLVs, now)
 }
 
+// install originates one LSP with sequence number seq; seq 0 means the
+// previous instance was at the maximum, 0xFFFFFFFF, and nothing is
+// installed (see seqExhausted).
 func (in *Instance) install(lv *level, id packet.LSPID, seq uint32, tlvs packet.TLVs, now time.Time) {
 	if seq == 0 {
-		seq = 1
+		in.seqExhausted(lv, id, now)
+		return
+	}
+	if _, err := tlvs.Fit(); err != nil {
+		in.logOnce("lsp_fit", "LSP content that cannot be encoded is left out", "lsp", id.String(), "err", err)
 	}
 	life := uint16(in.icfg.LSPLifetime / time.Second)
 	p := &packet.LSP{Header: packet.Header{Type: lspType(lv.n)}, Lifetime: life, ID: id, Seq: seq, Flags: in.lspFlags(lv, id), TLVs: tlvs}
@@ -84,6 +94,45 @@ func (in *Instance) install(lv *level, id packet.LSPID, seq uint32, tlvs packet.
 	lv.originated++
 	lv.graphDirty = true
 	in.setSRMAll(lv.n, id)
+}
+
+// seqExhausted handles an LSP whose sequence number cannot grow: ISO 10589
+// §7.3.16.1 has the source purge it and stay silent for MaxAge +
+// ZeroAgeLifetime, so that every copy at 0xFFFFFFFF has aged out of the
+// domain, before it starts again at 1. Re-originating at 1 at once (what
+// the old code did, as uint32 wrapped) made the network return the copy at
+// 0xFFFFFFFF, which outbid ours again, for ever. The wait is per LSP id:
+// other fragments and the other level carry on. MaxAge is the larger of
+// ISO's 1200 s and our own configured lifetime (the lifetime copies of our
+// LSPs were issued with).
+func (in *Instance) seqExhausted(lv *level, id packet.LSPID, now time.Time) {
+	wait := max(maxAge, in.icfg.LSPLifetime) + zeroAgeLifetime
+	e := lv.db[id]
+	if e == nil || !e.own {
+		e = &lspEntry{lsp: &packet.LSP{Header: packet.Header{Type: lspType(lv.n)}, ID: id, Flags: in.lspFlags(lv, id)}, own: true}
+		lv.db[id] = e
+	}
+	e.lsp.Seq = math.MaxUint32
+	in.purgeEntry(lv, e, now)
+	lv.seqWait[id] = now.Add(wait)
+	lv.seqWraps++
+	in.log.Warn("LSP sequence number reached 0xFFFFFFFF: LSP purged, re-originated at 1 after MaxAge + ZeroAgeLifetime (ISO 10589 §7.3.16.1)",
+		"lsp", id.String(), "level", lv.n, "wait", wait)
+}
+
+// endSeqWaits ends the waits of seqExhausted that are over: our purge at
+// 0xFFFFFFFF is dropped so the next origination starts at 1.
+func (in *Instance) endSeqWaits(lv *level, now time.Time) {
+	for id, until := range lv.seqWait {
+		if now.Before(until) {
+			continue
+		}
+		delete(lv.seqWait, id)
+		if e := lv.db[id]; e != nil && e.own && !e.purged.IsZero() {
+			delete(lv.db, id)
+		}
+		in.scheduleRegen(lv)
+	}
 }
 
 // body is the TLV part of the stored PDU, used to see whether a new
@@ -247,11 +296,35 @@ func sortNeighbors(ns []packet.ExtISNeighbor) {
 	slices.SortFunc(ns, func(a, b packet.ExtISNeighbor) int { return a.ID.Compare(b.ID) })
 }
 
+// minLSPMTU is the smallest LSP size we originate whatever the interface
+// MTUs (ISO 10589's lower bound for the originating LSP buffer size, and
+// the lowest lsp-mtu the config accepts).
+const minLSPMTU = 512
+
+// lspMTU is the size our LSPs are cut to: lsp-mtu, lowered to the smallest
+// MTU (less the 3-byte LLC header) of the running non-passive IS-IS
+// interfaces, since LSPs are flooded unchanged and must fit every link they
+// may cross from here. FRR 8.4.4 only logs "Interface MTU ... is too low to
+// support area lsp mtu" and then fails to send on that link.
+func (in *Instance) lspMTU() int {
+	m := in.icfg.LSPMTU
+	for _, c := range in.circuits {
+		if c.running && !c.cfg.Passive && c.mtu > 0 {
+			m = min(m, c.mtu-len(llc))
+		}
+	}
+	if m < minLSPMTU {
+		in.logOnce("lsp_mtu", "an IS-IS interface MTU is below the smallest LSP size; LSPs may not cross it", "lsp_size", minLSPMTU)
+		m = minLSPMTU
+	}
+	return m
+}
+
 // fragment splits TLVs over as many LSP fragments as the LSP MTU requires.
 // TLVs are kept whole and in order, so fragment 0 keeps the node's
 // identity (areas, protocols, hostname) first.
 func (in *Instance) fragment(tlvs packet.TLVs) []packet.TLVs {
-	room := in.icfg.LSPMTU - 27
+	room := in.lspMTU() - packet.LSPHeaderLen
 	var out []packet.TLVs
 	var cur packet.TLVs
 	size := 0

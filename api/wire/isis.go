@@ -97,4 +97,8 @@ type ISISLevel struct {
 	LeakedInto     int    `json:"prefixes_leaked_into"`
 	Recomputations uint64 `json:"leak_recomputations_from"`
 	Converged      bool   `json:"converged"`
+	// SeqWraps counts our LSPs whose sequence number reached 0xFFFFFFFF;
+	// SeqWaiting is how many of them are still purged, waiting to restart.
+	SeqWraps   uint64 `json:"seq_wraps,omitempty"`
+	SeqWaiting int    `json:"lsps_waiting_seq_wrap,omitempty"`
 }

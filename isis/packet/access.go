@@ -117,3 +117,15 @@ func (t TLVs) IPv6Prefixes() []IPv6Prefix {
 	visit(t, func(x *IPv6Reach) { out = append(out, x.Prefixes...) })
 	return out
 }
+
+// PurgeOriginator is the first TLV 13 (RFC 6232: later ones are ignored).
+func (t TLVs) PurgeOriginator() (PurgeOriginator, bool) {
+	var r PurgeOriginator
+	found := false
+	visit(t, func(x *PurgeOriginator) {
+		if !found {
+			r, found = *x, true
+		}
+	})
+	return r, found
+}

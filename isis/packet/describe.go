@@ -12,7 +12,7 @@ import (
 // Unknown but that routers commonly send (FRR sends 242 and 233).
 var tlvNames = map[uint8]string{
 	1: "area_addresses", 2: "is_reachability", 6: "is_neighbors", 8: "padding", 9: "lsp_entries",
-	10: "authentication", 22: "extended_is_reachability", 128: "ip_internal_reachability",
+	10: "authentication", 13: "purge_originator", 22: "extended_is_reachability", 128: "ip_internal_reachability",
 	129: "protocols_supported", 130: "ip_external_reachability", 132: "ipv4_interface_addresses",
 	134: "te_router_id", 135: "extended_ip_reachability", 137: "hostname", 211: "restart",
 	222: "mt_is_reachability", 229: "multi_topology", 232: "ipv6_interface_addresses",
@@ -96,6 +96,11 @@ func DescribeTLV(t TLV, pathBWCode uint8) map[string]any {
 				"sub_tlvs": describeSubs(TLVIPv6Reach, p.SubTLVs, pathBWCode)}
 		}
 		m["prefixes"] = ps
+	case PurgeOriginator:
+		m["generator"] = x.Generator.String()
+		if x.HasSender {
+			m["received_from"] = x.Sender.String()
+		}
 	case ThreeWay:
 		m["state"] = threeWayState(x.State)
 		if x.HasExtCircuit {
@@ -152,6 +157,8 @@ func deref(t TLV) TLV {
 	case *IPv6Reach:
 		return *x
 	case *ThreeWay:
+		return *x
+	case *PurgeOriginator:
 		return *x
 	case *Unknown:
 		return *x

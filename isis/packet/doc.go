@@ -20,5 +20,7 @@
 // LSP keep their own copy of the raw bytes.
 //
 // Decode never panics; every rejection is a *DecodeError whose Kind is a
-// stable metric label.
+// stable metric label. Encoding never panics either: a list TLV whose value
+// would pass 255 bytes goes out as several TLVs of its type, and what
+// cannot be encoded at all is left out (TLVs.Fit reports it).
 package packet

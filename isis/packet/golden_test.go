@@ -18,6 +18,7 @@ func TestGoldenRoundTrip(t *testing.T) {
 		"frr_csnp.bin":       TypeL2CSNP,
 		"frr_lan_csnp.bin":   TypeL2CSNP,
 		"frr_psnp.bin":       TypeL2PSNP,
+		"frr_purge_poi.bin":  TypeL2LSP,
 	}
 	for name, raw := range goldenFiles(t) {
 		t.Run(name, func(t *testing.T) {
@@ -207,5 +208,26 @@ func TestGoldenSNPs(t *testing.T) {
 	want.Lifetime = 0x04a3
 	if ps.SourceID != MakeNodeID(sys(1), 0) || len(ps.TLVs.LSPEntries()) != 1 || ps.TLVs.LSPEntries()[0] != want {
 		t.Errorf("PSNP %v %+v", ps.SourceID, ps.TLVs.LSPEntries())
+	}
+}
+
+// TestGoldenFRRPurgePOI: FRR 8.4.4's purge of its pseudonode LSP with
+// `purge-originator` on (the raw PDU logged by the lab test
+// TestISISPurgeOriginatorWithFRR, as fared stored it). Read by hand: TLV
+// 13 of length 7, one system id 0000.0000.0002 (r1), then TLV 137 "r1";
+// FRR fills in a checksum where fared sends 0 (ISO 10589 leaves a purge's
+// checksum unchecked).
+func TestGoldenFRRPurgePOI(t *testing.T) {
+	p, err := Decode(goldenFiles(t)["frr_purge_poi.bin"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := p.(*LSP)
+	poi, ok := l.TLVs.PurgeOriginator()
+	if !ok || poi != (PurgeOriginator{Generator: SystemID{0, 0, 0, 0, 0, 2}}) {
+		t.Errorf("POI %+v %v", poi, ok)
+	}
+	if h, _ := l.TLVs.Hostname(); h != "r1" || l.Lifetime != 0 || l.ID != MakeLSPID(SystemID{0, 0, 0, 0, 0, 2}, 2, 0) || l.Seq != 1 {
+		t.Errorf("purge %v seq %d lifetime %d hostname %q", l.ID, l.Seq, l.Lifetime, h)
 	}
 }

@@ -12,6 +12,7 @@ const (
 	TLVISNeighbors        = 6
 	TLVPadding            = 8
 	TLVLSPEntries         = 9
+	TLVPurgeOriginator    = 13
 	TLVExtISReach         = 22
 	TLVProtocolsSupported = 129
 	TLVIPv4Addresses      = 132
@@ -39,59 +40,59 @@ type TLV interface {
 // TLVs is the ordered TLV list of a PDU, one element per wire TLV.
 type TLVs []TLV
 
-// AppendTo appends every TLV as type, length, value. A value longer than
-// 255 bytes cannot be encoded and panics: it is a bug in the caller (the
-// Pack* builders never produce one), and silently truncating would corrupt
-// the PDU for every router that receives it.
+// AppendTo appends every TLV as type, length, value. It never panics and
+// never writes a length that disagrees with the value: a TLV whose value
+// would exceed 255 bytes is sent as several TLVs of its type when it is a
+// list (IS neighbours, addresses, reachability entries, …: ISO 10589 §9
+// lets a PDU repeat them), and an entry or TLV that cannot fit one TLV on
+// its own is left out (see Fit, which reports it).
 func (t TLVs) AppendTo(b []byte) []byte {
 	for _, v := range t {
 		start := len(b)
 		b = append(b, v.Type(), 0)
 		b = v.AppendValue(b)
 		n := len(b) - start - 2
-		if n > MaxTLVValue {
-			panic(fmt.Sprintf("isis: TLV %d value is %d bytes, more than 255", v.Type(), n))
+		if n <= MaxTLVValue {
+			b[start+1] = byte(n)
+			continue
 		}
-		b[start+1] = byte(n)
+		b = b[:start]
+		parts, _ := split(v)
+		for _, p := range parts {
+			s := len(b)
+			b = append(b, p.Type(), 0)
+			b = p.AppendValue(b)
+			if n := len(b) - s - 2; n <= MaxTLVValue {
+				b[s+1] = byte(n)
+			} else {
+				b = b[:s] // split guarantees this cannot happen; never corrupt the PDU
+			}
+		}
 	}
 	return b
 }
 
-// Len is the encoded size of the TLVs in bytes.
+// Len is the encoded size of the TLVs in bytes, as AppendTo writes them.
 func (t TLVs) Len() int {
 	n := 0
 	for _, v := range t {
-		n += 2 + valueLen(v)
+		n += encodedLen(v)
 	}
 	return n
 }
 
-// valueLen is a TLV's encoded value size, without encoding where it is cheap.
-func valueLen(v TLV) int {
-	switch x := v.(type) {
-	case *Padding:
-		return x.Len
-	case Padding:
-		return x.Len
-	case *Unknown:
-		return len(x.Value)
-	case Unknown:
-		return len(x.Value)
-	case *ExtISReach:
-		return x.valueLen()
-	case ExtISReach:
-		return x.valueLen()
-	case *ExtIPReach:
-		return x.valueLen()
-	case ExtIPReach:
-		return x.valueLen()
-	case *IPv6Reach:
-		return x.valueLen()
-	case IPv6Reach:
-		return x.valueLen()
+// encodedLen is the wire size of one TLV including its type and length
+// bytes, and those of the extra instances an oversized list is split into.
+func encodedLen(v TLV) int {
+	if l := valueLen(v); l <= MaxTLVValue {
+		return 2 + l
 	}
-	var buf [MaxTLVValue + 1]byte
-	return len(v.AppendValue(buf[:0]))
+	parts, _ := split(v)
+	n := 0
+	for _, p := range parts {
+		n += 2 + valueLen(p)
+	}
+	return n
 }
 
 // AreaAddresses is TLV 1: each area is 1..13 bytes ("49.0001" is 49 00 01).
@@ -114,6 +115,15 @@ type LSPEntry struct {
 
 // LSPEntries is TLV 9 (CSNP/PSNP), 16 bytes an entry.
 type LSPEntries struct{ Entries []LSPEntry }
+
+// PurgeOriginator is TLV 13 (RFC 6232), carried only in purges: the
+// system that generated the purge and, when a router added the TLV to a
+// purge that lacked it, the neighbour it received the purge from.
+type PurgeOriginator struct {
+	Generator SystemID
+	HasSender bool
+	Sender    SystemID
+}
 
 // ProtocolsSupported is TLV 129.
 type ProtocolsSupported struct{ NLPIDs []uint8 }
@@ -163,6 +173,7 @@ func (AreaAddresses) Type() uint8      { return TLVAreaAddresses }
 func (ISNeighbors) Type() uint8        { return TLVISNeighbors }
 func (Padding) Type() uint8            { return TLVPadding }
 func (LSPEntries) Type() uint8         { return TLVLSPEntries }
+func (PurgeOriginator) Type() uint8    { return TLVPurgeOriginator }
 func (ProtocolsSupported) Type() uint8 { return TLVProtocolsSupported }
 func (IPv4Addresses) Type() uint8      { return TLVIPv4Addresses }
 func (TERouterID) Type() uint8         { return TLVTERouterID }
@@ -173,6 +184,9 @@ func (u Unknown) Type() uint8          { return u.T }
 
 func (t AreaAddresses) AppendValue(b []byte) []byte {
 	for _, a := range t.Areas {
+		if !areaOK(a) {
+			continue // unencodable: receivers reject a TLV holding it
+		}
 		b = append(b, byte(len(a)))
 		b = append(b, a...)
 	}
@@ -201,6 +215,17 @@ func (t LSPEntries) AppendValue(b []byte) []byte {
 		b = binary.BigEndian.AppendUint16(b, e.Checksum)
 	}
 	return b
+}
+
+// AppendValue: the number of system ids (1 or 2), then the ids.
+func (t PurgeOriginator) AppendValue(b []byte) []byte {
+	if !t.HasSender {
+		b = append(b, 1)
+		return append(b, t.Generator[:]...)
+	}
+	b = append(b, 2)
+	b = append(b, t.Generator[:]...)
+	return append(b, t.Sender[:]...)
 }
 
 func (t ProtocolsSupported) AppendValue(b []byte) []byte { return append(b, t.NLPIDs...) }
@@ -310,6 +335,8 @@ func decodeTLV(t uint8, v []byte, off int) (TLV, error) {
 			copy(x.Entries[k].ID[:], e[2:10])
 		}
 		return x, nil
+	case TLVPurgeOriginator:
+		return decodePOI(v, off)
 	case TLVExtISReach:
 		return decodeExtISReach(v, off)
 	case TLVProtocolsSupported:
@@ -358,6 +385,20 @@ func decodeAreas(v []byte, off int) (TLV, error) {
 		}
 		x.Areas = append(x.Areas, sub(v, i+1, i+1+l))
 		i += 1 + l
+	}
+	return x, nil
+}
+
+// decodePOI: RFC 6232 §3 allows 1 or 2 system ids and nothing else; FRR
+// rejects other lengths too, so a malformed TLV 13 is an error here.
+func decodePOI(v []byte, off int) (TLV, error) {
+	n := int(v0(v))
+	if (n != 1 && n != 2) || len(v) != 1+6*n {
+		return nil, tlvError(TLVPurgeOriginator, off, 0, "length %d with %d system ids, want 7 (1 id) or 13 (2 ids)", len(v), n)
+	}
+	x := &PurgeOriginator{Generator: SystemID(v[1:7]), HasSender: n == 2}
+	if n == 2 {
+		x.Sender = SystemID(v[7:13])
 	}
 	return x, nil
 }

@@ -2,7 +2,6 @@ package packet
 
 import (
 	"encoding/binary"
-	"fmt"
 	"net/netip"
 )
 
@@ -372,15 +371,27 @@ func decodeIPv6Reach(v []byte, off int) (TLV, error) {
 }
 
 // pack fills TLVs of at most 255 value bytes with items in order; an item
-// is never split. An item larger than 255 bytes on its own cannot be sent
-// and panics (sub-TLVs of one neighbour or prefix exceeding ~240 bytes).
-func pack[T any](items []T, size func(*T) int, mk func([]T) TLV, t uint8) []TLV {
-	var out []TLV
+// is never split. An item larger than 255 bytes on its own (a neighbour or
+// prefix with more than ~240 bytes of sub-TLVs) cannot be sent and is left
+// out: a routing daemon must not die on what it was asked to advertise.
+func pack[T any](items []T, size func(*T) int, mk func([]T) TLV) []TLV {
+	out, _ := packCount(items, size, mk)
+	return out
+}
+
+// packCount is pack that also reports how many items it left out. Each
+// TLV is a sub-slice of items (capacity cut), so nothing is copied.
+func packCount[T any](items []T, size func(*T) int, mk func([]T) TLV) (out []TLV, dropped int) {
 	start, used := 0, 0
 	for i := range items {
 		s := size(&items[i])
 		if s > MaxTLVValue {
-			panic(fmt.Sprintf("isis: TLV %d entry of %d bytes does not fit in one TLV", t, s))
+			if start < i {
+				out = append(out, mk(items[start:i:i]))
+			}
+			dropped++
+			start, used = i+1, 0
+			continue
 		}
 		if used+s > MaxTLVValue {
 			out = append(out, mk(items[start:i:i]))
@@ -391,37 +402,37 @@ func pack[T any](items []T, size func(*T) int, mk func([]T) TLV, t uint8) []TLV 
 	if start < len(items) {
 		out = append(out, mk(items[start:len(items):len(items)]))
 	}
-	return out
+	return out, dropped
 }
 
 // PackExtISReach spreads neighbours over as few TLV 22s as fit.
 func PackExtISReach(ns []ExtISNeighbor) []TLV {
-	return pack(ns, (*ExtISNeighbor).wireLen, func(s []ExtISNeighbor) TLV { return &ExtISReach{Neighbors: s} }, TLVExtISReach)
+	return pack(ns, (*ExtISNeighbor).wireLen, func(s []ExtISNeighbor) TLV { return &ExtISReach{Neighbors: s} })
 }
 
 // PackExtIPReach spreads prefixes over as few TLV 135s as fit.
 func PackExtIPReach(ps []ExtIPPrefix) []TLV {
-	return pack(ps, (*ExtIPPrefix).wireLen, func(s []ExtIPPrefix) TLV { return &ExtIPReach{Prefixes: s} }, TLVExtIPReach)
+	return pack(ps, (*ExtIPPrefix).wireLen, func(s []ExtIPPrefix) TLV { return &ExtIPReach{Prefixes: s} })
 }
 
 // PackIPv6Reach spreads prefixes over as few TLV 236s as fit.
 func PackIPv6Reach(ps []IPv6Prefix) []TLV {
-	return pack(ps, (*IPv6Prefix).wireLen, func(s []IPv6Prefix) TLV { return &IPv6Reach{Prefixes: s} }, TLVIPv6Reach)
+	return pack(ps, (*IPv6Prefix).wireLen, func(s []IPv6Prefix) TLV { return &IPv6Reach{Prefixes: s} })
 }
 
 // PackLSPEntries spreads SNP entries over TLV 9s (15 entries each).
 func PackLSPEntries(es []LSPEntry) []TLV {
-	return pack(es, func(*LSPEntry) int { return 16 }, func(s []LSPEntry) TLV { return &LSPEntries{Entries: s} }, TLVLSPEntries)
+	return pack(es, func(*LSPEntry) int { return 16 }, func(s []LSPEntry) TLV { return &LSPEntries{Entries: s} })
 }
 
 // PackIPv4Addresses spreads addresses over TLV 132s (63 each).
 func PackIPv4Addresses(as []netip.Addr) []TLV {
-	return pack(as, func(*netip.Addr) int { return 4 }, func(s []netip.Addr) TLV { return &IPv4Addresses{Addrs: s} }, TLVIPv4Addresses)
+	return pack(as, func(*netip.Addr) int { return 4 }, func(s []netip.Addr) TLV { return &IPv4Addresses{Addrs: s} })
 }
 
 // PackIPv6Addresses spreads addresses over TLV 232s (15 each).
 func PackIPv6Addresses(as []netip.Addr) []TLV {
-	return pack(as, func(*netip.Addr) int { return 16 }, func(s []netip.Addr) TLV { return &IPv6Addresses{Addrs: s} }, TLVIPv6Addresses)
+	return pack(as, func(*netip.Addr) int { return 16 }, func(s []netip.Addr) TLV { return &IPv6Addresses{Addrs: s} })
 }
 
 // PaddingTLVs returns padding TLVs that take exactly n bytes on the wire,
@@ -449,7 +460,7 @@ func SplitFragments(t TLVs, lspMTU int) []TLVs {
 	var cur TLVs
 	used := 0
 	for _, v := range t {
-		s := 2 + valueLen(v)
+		s := encodedLen(v)
 		if used+s > room && len(cur) > 0 {
 			out = append(out, cur)
 			cur, used = nil, 0
