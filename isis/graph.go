@@ -15,7 +15,7 @@ const (
 	maxLinkMetric = 1<<24 - 1
 	// maxPathMetric: a prefix of TLV 135 or 236 with a larger metric
 	// "MUST NOT be considered during the normal SPF computation".
-	maxPathMetric = 0xFE000000
+	maxPathMetric = spf.MaxPathMetric
 )
 
 // buildGraph turns one level's database into an lsdb snapshot. A node's

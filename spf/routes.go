@@ -75,6 +75,9 @@ func Routes(r *Result) []Route {
 	// Groups with an external that has a forwarding address and no
 	// internal route: decided once every internal route is known.
 	var deferred [][3]int
+	// RFC 5305 §4 (and 5308 §2): an IS-IS path costlier than
+	// MAX_PATH_METRIC is not used, as FRR's SPF drops such vertices.
+	isis := g.Protocol == "isis"
 	for i := 0; i < len(ps); {
 		j := i + 1
 		for j < len(ps) && ps[j].Prefix == ps[i].Prefix {
@@ -96,7 +99,7 @@ func Routes(r *Result) []Route {
 				continue
 			}
 			d := r.Dist[p.Node]
-			if d == Infinity {
+			if d == Infinity || (isis && d+uint64(p.Metric) > MaxPathMetric) {
 				continue
 			}
 			if rk := rankOf(p, d); rk.less(best) {
@@ -147,6 +150,9 @@ func Routes(r *Result) []Route {
 	}
 	return out
 }
+
+// MaxPathMetric is IS-IS's MAX_PATH_METRIC (RFC 5305 §4).
+const MaxPathMetric = 0xFE000000
 
 // Kinds of advertisement (class), best first. IS-IS uses 0-3 (down bit,
 // external bit), OSPF 0 (intra-area), 1 (inter-area), 2 (type-1
