@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/fared/fared/spf"
+
 	"github.com/fared/fared/isis/packet"
 	"github.com/fared/fared/lsdb"
 )
