@@ -78,27 +78,42 @@ func TestMaxMetricLinkNotUsed(t *testing.T) {
 
 // TestMaxMetricPrefixNotInstalled: RFC 5305 §4 (TLV 135) and RFC 5308 §2
 // (TLV 236) — a prefix with a metric above MAX_PATH_METRIC 0xFE000000
-// "MUST NOT be considered during the normal SPF computation"; one at
-// exactly 0xFE000000 still is.
+// "MUST NOT be considered during the normal SPF computation": it is not in
+// the graph. One at exactly 0xFE000000 is in the graph, but reached over a
+// link of metric 10 its path costs more than MAX_PATH_METRIC, and like
+// FRR's SPF (which drops such vertices) fared installs no route for it;
+// 0xFE000000 - 10 is the largest prefix metric that still routes here.
 func TestMaxMetricPrefixNotInstalled(t *testing.T) {
 	in, lv := offlineInstance(t, 1)
 	now := time.Now()
 	r1, r2 := sysN(1), sysN(2)
 	putLSP(t, lv, r1, now, isLink(r2, 10))
 	putLSP(t, lv, r2, now, isLink(r1, 10),
-		ipReach("10.8.0.0/24", 0xFE000000), ipReach("10.9.0.0/24", 0xFE000001), ipReach("10.10.0.0/24", 0xFFFFFFFF),
+		ipReach("10.8.0.0/24", 0xFE000000-10), ipReach("10.9.0.0/24", 0xFE000001), ipReach("10.10.0.0/24", 0xFFFFFFFF),
+		ipReach("10.11.0.0/24", 0xFE000000),
 		&packet.IPv6Reach{Prefixes: []packet.IPv6Prefix{
 			{Metric: 0xFE000000, Prefix: netip.MustParsePrefix("2001:db8:8::/64")},
 			{Metric: 0xFE000001, Prefix: netip.MustParsePrefix("2001:db8:9::/64")},
 		}})
 	rs := routesOf(in, lv, now)
-	for p, want := range map[string]bool{"10.8.0.0/24": true, "10.9.0.0/24": false, "10.10.0.0/24": false,
+	g := in.buildGraph(lv, now)
+	inGraph := map[string]bool{}
+	for _, p := range g.Prefixes {
+		inGraph[p.Prefix.String()] = true
+	}
+	for p, want := range map[string]bool{"10.8.0.0/24": true, "10.9.0.0/24": false, "10.10.0.0/24": false, "10.11.0.0/24": true,
 		"2001:db8:8::/64": true, "2001:db8:9::/64": false} {
+		if inGraph[p] != want {
+			t.Errorf("%s: in the graph %v, want %v", p, inGraph[p], want)
+		}
+	}
+	for p, want := range map[string]bool{"10.8.0.0/24": true, "10.9.0.0/24": false, "10.10.0.0/24": false, "10.11.0.0/24": false,
+		"2001:db8:8::/64": false, "2001:db8:9::/64": false} {
 		if _, ok := rs[netip.MustParsePrefix(p)]; ok != want {
 			t.Errorf("%s: installed %v, want %v", p, ok, want)
 		}
 	}
-	if m := rs[netip.MustParsePrefix("10.8.0.0/24")]; m != 10+0xFE000000 {
+	if m := rs[netip.MustParsePrefix("10.8.0.0/24")]; m != 0xFE000000 {
 		t.Errorf("10.8.0.0/24 metric %#x", m)
 	}
 }
