@@ -1,0 +1,264 @@
+package isis
+
+import (
+	"bytes"
+	"sort"
+	"time"
+
+	"github.com/fared/fared/isis/packet"
+)
+
+// setSRM marks an LSP to be sent on this circuit at level l.
+func (c *circuit) setSRM(l int, id packet.LSPID) {
+	if !c.running || c.cfg.Passive {
+		return
+	}
+	c.srm[l-1][id] = time.Time{}
+}
+
+func (c *circuit) clearSRM(l int, id packet.LSPID) { delete(c.srm[l-1], id) }
+
+// setSRMAll marks an LSP for every circuit.
+func (in *Instance) setSRMAll(l int, id packet.LSPID) {
+	for _, c := range in.circuits {
+		c.setSRM(l, id)
+	}
+}
+
+func (in *Instance) rxCSNP(c *circuit, p *packet.CSNP, src [6]byte) {
+	l := p.Header.Level()
+	lv := in.level(l)
+	if lv == nil || !c.adjacentOn(l, src) {
+		c.reject("not_adjacent", "CSNP from a system without an Up adjacency", "from", macString(src))
+		return
+	}
+	now := in.opt.Now()
+	seen := map[packet.LSPID]bool{}
+	for _, t := range p.TLVs {
+		es, ok := t.(*packet.LSPEntries)
+		if !ok {
+			continue
+		}
+		for _, en := range es.Entries {
+			seen[en.ID] = true
+			in.snpEntry(c, lv, en, now)
+		}
+	}
+	// Every LSP we hold in the CSNP's range that it does not list is missing
+	// on the other side (ISO 10589 §7.3.15.2 b.8).
+	for id, e := range lv.db {
+		if seen[id] || id.Compare(p.Start) < 0 || id.Compare(p.End) > 0 {
+			continue
+		}
+		if e.remaining(now) == 0 {
+			continue
+		}
+		c.setSRM(l, id)
+	}
+}
+
+func (in *Instance) rxPSNP(c *circuit, p *packet.PSNP, src [6]byte) {
+	l := p.Header.Level()
+	lv := in.level(l)
+	if lv == nil || !c.adjacentOn(l, src) {
+		c.reject("not_adjacent", "PSNP from a system without an Up adjacency", "from", macString(src))
+		return
+	}
+	// On a LAN only the DIS answers PSNPs (ISO 10589 §7.3.15.2 a).
+	if !c.isP2P() && !c.lan[l-1].dis {
+		return
+	}
+	now := in.opt.Now()
+	for _, t := range p.TLVs {
+		if es, ok := t.(*packet.LSPEntries); ok {
+			for _, en := range es.Entries {
+				in.snpEntry(c, lv, en, now)
+			}
+		}
+	}
+}
+
+// snpEntry compares one SNP entry with the database (ISO 10589 §7.3.15.2).
+func (in *Instance) snpEntry(c *circuit, lv *level, en packet.LSPEntry, now time.Time) {
+	l := lv.n
+	e := lv.db[en.ID]
+	if e == nil {
+		if en.Lifetime != 0 && en.Seq != 0 && en.Checksum != 0 {
+			// We lack it: request it.
+			c.ssn[l-1][en.ID] = struct{}{}
+		}
+		return
+	}
+	switch compareLSP(en.Seq, en.Lifetime, e.lsp.Seq, e.remaining(now)) {
+	case 0:
+		c.clearSRM(l, en.ID) // acknowledged
+	case -1:
+		c.setSRM(l, en.ID) // theirs is older
+	case 1:
+		if e.own && en.ID.SystemID() == in.sysID {
+			// The network has a newer copy of our LSP than we do.
+			c.ssn[l-1][en.ID] = struct{}{}
+			return
+		}
+		c.ssn[l-1][en.ID] = struct{}{}
+		c.clearSRM(l, en.ID)
+	}
+}
+
+// flood transmits what SRM and SSN ask for on this circuit.
+func (c *circuit) flood(now time.Time) {
+	if !c.running || c.cfg.Passive || c.port == nil {
+		return
+	}
+	for l := 1; l <= 2; l++ {
+		lv := c.in.level(l)
+		if lv == nil {
+			continue
+		}
+		if !c.hasUpAdj(l) {
+			clear(c.srm[l-1])
+			clear(c.ssn[l-1])
+			continue
+		}
+		dst := c.lspDst(l)
+		for id, sent := range c.srm[l-1] {
+			e := lv.db[id]
+			if e == nil {
+				delete(c.srm[l-1], id)
+				continue
+			}
+			if !sent.IsZero() && now.Sub(sent) < lspRetransmit {
+				continue
+			}
+			raw := e.wire(now)
+			c.sendRaw(dst, raw, "lsp")
+			if c.isP2P() {
+				c.srm[l-1][id] = now // kept until acknowledged by a PSNP/CSNP
+			} else {
+				delete(c.srm[l-1], id) // the DIS's CSNPs make LANs reliable
+			}
+		}
+		if len(c.ssn[l-1]) > 0 && !now.Before(c.psnpDue[l-1]) {
+			c.sendPSNP(l, lv, now)
+			c.psnpDue[l-1] = now.Add(c.psnpInterval())
+		}
+	}
+}
+
+// psnpInterval: acknowledgements on P2P go out quickly (the neighbour
+// retransmits after 5 s); requests on a LAN wait for the configured interval.
+func (c *circuit) psnpInterval() time.Duration {
+	if c.isP2P() {
+		return min(c.in.icfg.PSNPInterval, 500*time.Millisecond)
+	}
+	return c.in.icfg.PSNPInterval
+}
+
+func (c *circuit) lspDst(l int) [6]byte {
+	if c.isP2P() {
+		return MACAllISs
+	}
+	if l == 1 {
+		return MACAllL1ISs
+	}
+	return MACAllL2ISs
+}
+
+// wire returns the PDU with the remaining lifetime as of now.
+func (e *lspEntry) wire(now time.Time) []byte {
+	b := make([]byte, len(e.raw))
+	copy(b, e.raw)
+	packet.SetLSPLifetime(b, e.remaining(now))
+	return b
+}
+
+func (c *circuit) sendPSNP(l int, lv *level, now time.Time) {
+	ids := make([]packet.LSPID, 0, len(c.ssn[l-1]))
+	for id := range c.ssn[l-1] {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
+	typ := uint8(packet.TypeL1PSNP)
+	if l == 2 {
+		typ = packet.TypeL2PSNP
+	}
+	for len(ids) > 0 {
+		n := min(len(ids), c.snpEntriesPerPDU(8+9))
+		var es []packet.LSPEntry
+		for _, id := range ids[:n] {
+			if e := lv.db[id]; e != nil {
+				es = append(es, packet.LSPEntry{Lifetime: e.remaining(now), ID: id, Seq: e.lsp.Seq, Checksum: e.lsp.Checksum})
+			} else {
+				es = append(es, packet.LSPEntry{ID: id}) // a request: "we have nothing"
+			}
+		}
+		ids = ids[n:]
+		p := &packet.PSNP{Header: packet.Header{Type: typ}, SourceID: packet.MakeNodeID(c.in.sysID, 0)}
+		p.TLVs = packet.TLVs(packet.PackLSPEntries(es))
+		c.send(c.lspDst(l), p, "psnp")
+	}
+	clear(c.ssn[l-1])
+}
+
+// snpEntriesPerPDU is how many 16-byte LSP entries fit one SNP on this
+// circuit, each TLV 9 holding at most 15.
+func (c *circuit) snpEntriesPerPDU(fixed int) int {
+	room := c.in.icfg.LSPMTU - fixed
+	if c.mtu > 0 {
+		room = min(room, c.mtu-len(llc)-fixed)
+	}
+	tlvs := room / (2 + 15*16)
+	rest := room - tlvs*(2+15*16)
+	n := tlvs * 15
+	if rest > 2+16 {
+		n += (rest - 2) / 16
+	}
+	return max(n, 1)
+}
+
+// sendCSNPs describes the whole database in as many CSNPs as it takes,
+// each covering a contiguous LSP id range.
+func (c *circuit) sendCSNPs(l int, now time.Time) {
+	lv := c.in.level(l)
+	ids := make([]packet.LSPID, 0, len(lv.db))
+	for id := range lv.db {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
+	typ := uint8(packet.TypeL1CSNP)
+	if l == 2 {
+		typ = packet.TypeL2CSNP
+	}
+	per := c.snpEntriesPerPDU(8 + 25)
+	start := packet.LSPID{}
+	for {
+		n := min(len(ids), per)
+		end := packet.LSPID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+		if n < len(ids) {
+			end = ids[n-1]
+		}
+		var es []packet.LSPEntry
+		for _, id := range ids[:n] {
+			e := lv.db[id]
+			es = append(es, packet.LSPEntry{Lifetime: e.remaining(now), ID: id, Seq: e.lsp.Seq, Checksum: e.lsp.Checksum})
+		}
+		p := &packet.CSNP{Header: packet.Header{Type: typ}, SourceID: packet.MakeNodeID(c.in.sysID, 0), Start: start, End: end}
+		p.TLVs = packet.TLVs(packet.PackLSPEntries(es))
+		c.send(c.lspDst(l), p, "csnp")
+		ids = ids[n:]
+		if len(ids) == 0 {
+			return
+		}
+		start = nextLSPID(end)
+	}
+}
+
+func nextLSPID(id packet.LSPID) packet.LSPID {
+	for i := len(id) - 1; i >= 0; i-- {
+		id[i]++
+		if id[i] != 0 {
+			break
+		}
+	}
+	return id
+}
