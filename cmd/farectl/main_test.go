@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,5 +64,24 @@ func TestAPIErrorIsReported(t *testing.T) {
 	_, err := run(t, "-s", sock, "fare", "10.9.9.0/24")
 	if err == nil || !strings.Contains(err.Error(), "no route for 10.9.9.0/24") || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// farectl links the API's wire types and client only: never a protocol,
+// the rib, the FIB or a module (which may embed a BGP server).
+func TestLinksNoDaemon(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	allowed := map[string]bool{"github.com/fared/fared/api/wire": true, "github.com/fared/fared/api/client": true,
+		"github.com/fared/fared/internal/buildinfo": true, "github.com/fared/fared/cmd/farectl": true}
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, "github.com/fared/fared/") && !allowed[p] {
+			t.Errorf("farectl links %s", p)
+		}
+		if strings.Contains(p, "gobgp") || strings.Contains(p, "google.golang.org/grpc") {
+			t.Errorf("farectl links %s", p)
+		}
 	}
 }
