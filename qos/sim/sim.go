@@ -30,11 +30,11 @@ import (
 type evKind uint8
 
 const (
-	evArrive      evKind = iota // a packet has fully arrived at port (ingress)
-	evTxDone                    // port finished sending a packet
-	evPFC                       // a PFC frame reaches port (its egress side)
-	evPauseExpire               // a received PAUSE runs out
-	evPauseRefresh              // resend a PAUSE while still above XON
+	evArrive       evKind = iota // a packet has fully arrived at port (ingress)
+	evTxDone                     // port finished sending a packet
+	evPFC                        // a PFC frame reaches port (its egress side)
+	evPauseExpire                // a received PAUSE runs out
+	evPauseRefresh               // resend a PAUSE while still above XON
 	evFlowStart
 	evFlowSend
 	evDCQCNAlpha
