@@ -72,8 +72,9 @@ type Flow struct {
 	Lost      uint64 // data packets dropped in the network
 	CNPsRx    uint64
 	CNPsTx    uint64
-	Marked    uint64 // CE packets received
-	Rewinds   uint64 // go-back-N restarts
+	FirstCNP  time.Duration // when the sender got its first CNP (0: none)
+	Marked    uint64        // CE packets received
+	Rewinds   uint64        // go-back-N restarts
 	MinRate   float64
 }
 
@@ -256,6 +257,10 @@ func (f *Flow) control(kind PacketKind, seq int64, ece bool, ln int) {
 		size, dscp = n.P.CNPSize, n.P.CNPDSCP
 	}
 	*pkt = Packet{Flow: f, Kind: kind, Size: size, Seq: seq, ECE: ece, Len: ln, DSCP: dscp, TTL: n.P.TTL, Src: f.Dst, Dst: f.Src}
+	if f.ECT {
+		// A RoCE NIC marks every packet of the QP ECN-capable, ACKs too.
+		pkt.ECN = ECT0
+	}
 	f.Dst.send(pkt)
 }
 
@@ -421,6 +426,9 @@ func (f *Flow) increase() {
 
 func (f *Flow) recvCNP() {
 	f.CNPsRx++
+	if f.CNPsRx == 1 {
+		f.FirstCNP = f.net.now
+	}
 	if f.CC != CCDCQCN || !f.active() {
 		return
 	}

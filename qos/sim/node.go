@@ -86,6 +86,7 @@ type Port struct {
 	// paused: the peer paused this priority (egress side).
 	paused   [model.NumPrio]bool
 	pauseGen [model.NumPrio]uint32
+	onsetAt  [model.NumPrio]time.Duration
 
 	// Settings (applied by NodeBackend or directly).
 	PFC     model.Prios
@@ -97,6 +98,7 @@ type Port struct {
 
 	deficit [model.NumPrio]int64
 	rr      int
+	arrived bool // the round-robin pointer just moved to rr
 
 	// Ingress accounting: bytes buffered in this node that arrived here.
 	pg         [model.NumPrio]int64
@@ -136,6 +138,12 @@ type QueueObs struct {
 func (p *Port) Queue(q int) QueueObs {
 	return QueueObs{QueueStats: p.C[q], Depth: p.qBytes[q], Paused: p.paused[q],
 		Buffered: p.Node.used, BufferSize: p.Node.Buffer}
+}
+
+// XOFFSince reports when the peer paused queue q, if it has it paused
+// now: the ground truth a watchdog's detection is measured against.
+func (p *Port) XOFFSince(q int) (time.Duration, bool) {
+	return p.onsetAt[q], p.paused[q]
 }
 
 // SetProfile changes queue q's WRED/ECN profile while the network runs
@@ -497,20 +505,26 @@ func (p *Port) pick() int {
 	if !any {
 		return -1
 	}
+	// Deficit round robin: a queue gets its quantum when the pointer
+	// arrives at it, and keeps the turn while its deficit covers the
+	// head packet.
 	for {
 		q := p.rr
-		if p.Sched[q].Sched != model.Strict && p.eligible(q) {
-			if p.deficit[q] >= int64(p.q[q].peek().Size) {
-				return q
+		if p.Sched[q].Sched != model.Strict {
+			if p.eligible(q) {
+				if p.arrived {
+					p.deficit[q] += int64(p.Sched[q].Weight) * 1500
+					p.arrived = false
+				}
+				if p.deficit[q] >= int64(p.q[q].peek().Size) {
+					return q
+				}
+			} else if p.q[q].len() == 0 {
+				p.deficit[q] = 0
 			}
-			p.deficit[q] += int64(p.Sched[q].Weight) * 1500
-			if p.deficit[q] >= int64(p.q[q].peek().Size) {
-				return q
-			}
-		} else if p.q[q].len() == 0 {
-			p.deficit[q] = 0
 		}
 		p.rr = (p.rr + 1) % model.NumPrio
+		p.arrived = true
 	}
 }
 
@@ -610,6 +624,7 @@ func (p *Port) pfcFrame(q int, on bool) {
 	}
 	if !p.paused[q] {
 		c.XOFFOnsets++
+		p.onsetAt[q] = net.now
 	}
 	p.paused[q] = true
 	net.schedule(event{t: net.now + p.pauseTime(), kind: evPauseExpire, port: p, prio: uint8(q), gen: p.pauseGen[q]})

@@ -56,55 +56,80 @@ type event struct {
 	fn   func()
 }
 
-// eventHeap is a binary min-heap on (t, seq).
-type eventHeap []event
-
-func (h eventHeap) less(i, j int) bool {
-	if h[i].t != h[j].t {
-		return h[i].t < h[j].t
-	}
-	return h[i].seq < h[j].seq
+// eventQueue is a 4-ary min-heap on (t, seq) of small entries that
+// point into a slab of events: sifting moves 24 bytes, not whole events.
+type eventQueue struct {
+	h    []hent
+	slab []event
+	free []int32
 }
 
-func (h *eventHeap) push(e event) {
-	*h = append(*h, e)
-	s := *h
-	i := len(s) - 1
+type hent struct {
+	t   time.Duration
+	seq uint64
+	id  int32
+}
+
+func (a hent) before(b hent) bool { return a.t < b.t || (a.t == b.t && a.seq < b.seq) }
+
+func (q *eventQueue) len() int { return len(q.h) }
+
+func (q *eventQueue) minTime() time.Duration { return q.h[0].t }
+
+func (q *eventQueue) push(e event) {
+	var id int32
+	if k := len(q.free); k > 0 {
+		id = q.free[k-1]
+		q.free = q.free[:k-1]
+		q.slab[id] = e
+	} else {
+		id = int32(len(q.slab))
+		q.slab = append(q.slab, e)
+	}
+	x := hent{e.t, e.seq, id}
+	q.h = append(q.h, x)
+	i := len(q.h) - 1
 	for i > 0 {
-		p := (i - 1) / 2
-		if !s.less(i, p) {
+		p := (i - 1) / 4
+		if !x.before(q.h[p]) {
 			break
 		}
-		s[i], s[p] = s[p], s[i]
+		q.h[i] = q.h[p]
 		i = p
 	}
+	q.h[i] = x
 }
 
-func (h *eventHeap) pop() event {
-	s := *h
-	top := s[0]
-	n := len(s) - 1
-	s[0] = s[n]
-	s[n] = event{}
-	s = s[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+func (q *eventQueue) pop() event {
+	top := q.h[0]
+	n := len(q.h) - 1
+	x := q.h[n]
+	q.h = q.h[:n]
+	if n > 0 {
+		i := 0
+		for {
+			c := 4*i + 1
+			if c >= n {
+				break
+			}
+			m := c
+			for j := c + 1; j < c+4 && j < n; j++ {
+				if q.h[j].before(q.h[m]) {
+					m = j
+				}
+			}
+			if !q.h[m].before(x) {
+				break
+			}
+			q.h[i] = q.h[m]
+			i = m
 		}
-		m := l
-		if r := l + 1; r < n && s.less(r, l) {
-			m = r
-		}
-		if !s.less(m, i) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
+		q.h[i] = x
 	}
-	*h = s
-	return top
+	e := q.slab[top.id]
+	q.slab[top.id] = event{}
+	q.free = append(q.free, top.id)
+	return e
 }
 
 // Params are the network-wide parameters.
@@ -178,7 +203,7 @@ type Network struct {
 	P     Params
 	now   time.Duration
 	seq   uint64
-	ev    eventHeap
+	ev    eventQueue
 	rng   *rand.Rand
 	Nodes []*Node
 	Flows []*Flow
@@ -237,7 +262,7 @@ func (n *Network) RunUntil(t time.Duration) {
 	if !n.routed {
 		n.Route()
 	}
-	for len(n.ev) > 0 && n.ev[0].t <= t {
+	for n.ev.len() > 0 && n.ev.minTime() <= t {
 		e := n.ev.pop()
 		n.now = e.t
 		n.Events++

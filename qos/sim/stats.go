@@ -195,7 +195,7 @@ func (n *Network) Collect(split int64) *Results {
 				pr.PauseRx += c.PauseRx
 				pr.Drops += c.Drops
 				pr.Marks += c.Marks
-				if c.EnqPackets == 0 && c.PauseTx == 0 && c.PauseRx == 0 && c.Drops == 0 {
+				if c.EnqPackets == 0 && c.PauseTx == 0 && c.PauseRx == 0 && c.Drops == 0 && c.Remapped == 0 {
 					continue
 				}
 				pr.Queues = append(pr.Queues, QueueResult{Prio: q, TxBytes: c.TxBytes, Depth: p.Depth(q), Marks: c.Marks,
