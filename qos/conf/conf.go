@@ -52,7 +52,10 @@ type Sonic struct {
 type Sim struct {
 	Scenario string
 	Node     string
-	Line     int
+	// Speed is simulated seconds per wall second (default 0.01): the
+	// data plane runs slower than real time, the policies at wall time.
+	Speed float64
+	Line  int
 }
 
 // PFC is the pfc subsection.
@@ -71,14 +74,16 @@ type Watchdog struct {
 	Limit       int           // deadlocks within Window that keep PFC off; 0 = no limit
 	Window      time.Duration // of the limit
 	Line        int
+	DetLine     int // of detection-time
 }
 
 // Group is a prevention port group.
 type Group struct {
-	Name   string
-	Ifaces []string
-	Remaps []model.Remap
-	Line   int
+	Name      string
+	Ifaces    []string
+	Remaps    []model.Remap
+	Line      int
+	IfaceLine int // of its interfaces key
 }
 
 // Profile is a WRED/ECN profile and where it was defined.
@@ -132,7 +137,7 @@ func Parse(w *config.Walker, k, v *yaml.Node) any { return ParseFor(w, k, v, nil
 // ParseFor parses a qos section whose interfaces default to ports when
 // it lists none (qos-sim scenarios apply one section to every switch).
 func ParseFor(w *config.Walker, k, v *yaml.Node, ports []string) *Config {
-	c := &Config{Backend: "linux", Poll: DefaultPoll, Line: k.Line,
+	c := &Config{Backend: "linux", Poll: DefaultPoll, Line: k.Line, Sim: Sim{Speed: 0.01},
 		Sonic:    Sonic{Redis: "/var/run/redis/redis.sock", ConfigDB: 4, CountersDB: 2},
 		DSCP:     map[uint8]uint8{},
 		Profiles: map[string]*Profile{},
@@ -204,6 +209,17 @@ func (p *parser) sim(k, v *yaml.Node) {
 	seen := p.w.Mapping(v, map[string]config.Field{
 		"scenario": p.w.Str(&s.Scenario, nonEmpty),
 		"node":     p.w.Str(&s.Node, nonEmpty),
+		"speed": func(k, v *yaml.Node) {
+			f, err := strconv.ParseFloat(v.Value, 64)
+			if !p.w.Want(k, v, "a number", v.Kind == yaml.ScalarNode && err == nil) {
+				return
+			}
+			if !(f > 0 && f <= 1000) {
+				p.w.Errf(v, "%s: %g out of range (0, 1000]", k.Value, f)
+				return
+			}
+			s.Speed = f
+		},
 	})
 	for _, key := range []string{"scenario", "node"} {
 		if seen[key] == nil {
@@ -384,7 +400,10 @@ func (p *parser) watchdog(k, v *yaml.Node) {
 	var action string
 	p.w.Mapping(v, map[string]config.Field{
 		"enabled":          p.w.Bool(&wd.Enabled),
-		"detection-time":   p.w.SetDuration(&wd.Detection, 100*time.Microsecond, time.Minute),
+		"detection-time": func(k, v *yaml.Node) {
+			wd.DetLine = k.Line
+			p.w.SetDuration(&wd.Detection, 100*time.Microsecond, time.Minute)(k, v)
+		},
 		"restoration-time": p.w.SetDuration(&wd.Restoration, 100*time.Microsecond, time.Hour),
 		"action":           p.w.OneOf(&action, "drop", "forward"),
 		"limit":            config.SetInt(p.w, &wd.Limit, 0, 1000),
@@ -405,6 +424,7 @@ func (p *parser) prevention(k, v *yaml.Node) {
 			seen := p.w.Mapping(v, map[string]config.Field{
 				"name": p.w.Str(&g.Name, nonEmpty),
 				"interfaces": func(k, v *yaml.Node) {
+					g.IfaceLine = k.Line
 					g.Ifaces, _ = p.w.Strings(k, v)
 				},
 				"remap": p.w.List(func(v *yaml.Node) {
@@ -599,7 +619,7 @@ func (p *parser) check(k *yaml.Node) {
 	wd := c.Watchdog
 	if wd.Enabled {
 		if wd.Detection < c.Poll || wd.Detection%c.Poll != 0 {
-			errAt(wd.Line, "watchdog: detection-time %v must be a multiple of poll-interval %v (the watchdog's precision)", wd.Detection, c.Poll)
+			errAt(max(wd.Line, wd.DetLine), "watchdog: detection-time %v must be a multiple of poll-interval %v (the watchdog's precision)", wd.Detection, c.Poll)
 		}
 		if wd.Limit > 0 && wd.Window < wd.Detection {
 			errAt(wd.Line, "watchdog: limit-window %v is shorter than detection-time %v", wd.Window, wd.Detection)
@@ -630,10 +650,10 @@ func (p *parser) check(k *yaml.Node) {
 		names[g.Name] = g.Line
 		for _, i := range g.Ifaces {
 			if !known[i] {
-				errAt(g.Line, "port group %s: interface %s is not in qos.interfaces", g.Name, i)
+				errAt(max(g.Line, g.IfaceLine), "port group %s: interface %s is not in qos.interfaces", g.Name, i)
 			}
 			if o, ok := owner[i]; ok {
-				errAt(g.Line, "port group %s: interface %s is already in port group %s (groups must not overlap)", g.Name, i, o)
+				errAt(max(g.Line, g.IfaceLine), "port group %s: interface %s is already in port group %s (groups must not overlap)", g.Name, i, o)
 				continue
 			}
 			owner[i] = g.Name

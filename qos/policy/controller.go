@@ -88,8 +88,12 @@ func (c *Controller) Poll(ctx context.Context, now time.Time) ([]Event, error) {
 	return ev, c.apply(ctx)
 }
 
-// Retry applies again when the last apply failed (or nothing changed).
-func (c *Controller) Retry(ctx context.Context) error { return c.apply(ctx) }
+// Reapply applies the desired state even if it did not change (a device
+// was recreated and lost what was applied).
+func (c *Controller) Reapply(ctx context.Context) error {
+	c.applied = nil
+	return c.apply(ctx)
+}
 
 // Restore gives an interface its PFC and detection back after the limit.
 func (c *Controller) Restore(ctx context.Context, now time.Time, iface string) (bool, error) {
@@ -118,6 +122,9 @@ func (c *Controller) Report() model.Report { return c.report }
 
 // Counters is the last snapshot polled (nil before the first poll).
 func (c *Controller) Counters() *model.Counters { return c.last }
+
+// Polls counts counter snapshots taken.
+func (c *Controller) Polls() uint64 { return c.polls }
 
 // Watchdog exposes the watchdog's views.
 func (c *Controller) Watchdog() *Watchdog { return c.wd }

@@ -91,3 +91,43 @@ func (s *Scenario) Run() (*Output, error) {
 	}
 	return out, in.Err
 }
+
+// Live runs the scenario against the wall clock for fared's sim backend:
+// every other switch runs its own controller inside the simulation, and
+// node is left to the caller's (fared's) policies through the returned
+// backend. Each backend call first advances the simulation to
+// (now - start) x speed.
+func (s *Scenario) Live(node string, speed float64, now func() time.Time) (*LiveBackend, error) {
+	var found bool
+	for _, sw := range s.Switches {
+		found = found || sw.Name == node
+	}
+	if !found {
+		return nil, fmt.Errorf("scenario %s has no switch %q", s.Name, node)
+	}
+	in, err := s.Start(node)
+	if err != nil {
+		return nil, err
+	}
+	start := now()
+	be := in.Net.Node(node).Backend(start)
+	be.Advance = func() {
+		in.Net.RunUntil(time.Duration(float64(now().Sub(start)) * speed))
+	}
+	return &LiveBackend{NodeBackend: be, Instance: in}, nil
+}
+
+// LiveBackend is a simulated switch driven in wall-clock time.
+type LiveBackend struct {
+	*sim.NodeBackend
+	Instance *Instance
+}
+
+// Interfaces lists the node's ports.
+func (l *LiveBackend) Interfaces(context.Context) ([]string, error) {
+	var out []string
+	for _, p := range l.Node.Ports {
+		out = append(out, p.Name)
+	}
+	return out, nil
+}
