@@ -399,7 +399,7 @@ func (p *parser) watchdog(k, v *yaml.Node) {
 	wd.Line = k.Line
 	var action string
 	p.w.Mapping(v, map[string]config.Field{
-		"enabled":          p.w.Bool(&wd.Enabled),
+		"enabled": p.w.Bool(&wd.Enabled),
 		"detection-time": func(k, v *yaml.Node) {
 			wd.DetLine = k.Line
 			p.w.SetDuration(&wd.Detection, 100*time.Microsecond, time.Minute)(k, v)
