@@ -3,6 +3,8 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -318,4 +320,52 @@ func TestDeterministic(t *testing.T) {
 	if a != b {
 		t.Fatal("two runs of one scenario differ")
 	}
+}
+
+// TestDetectionLatencySweep: the figure "detection latency against the
+// configured time" on the four-switch loop: for each (poll, detection)
+// the latency from the XOFF that never released to the detection, over
+// the four ring queues; every one within [detection, detection + poll].
+func TestDetectionLatencySweep(t *testing.T) {
+	rows := []string{"| poll | detection-time | min latency | max latency | bound |", "|---|---|---|---|---|"}
+	for _, poll := range []time.Duration{250 * time.Microsecond, 500 * time.Microsecond, time.Millisecond} {
+		for _, mult := range []int{2, 4, 8, 16} {
+			det := time.Duration(mult) * poll
+			lo, hi := time.Hour, time.Duration(0)
+			// The loop starts at four phases of the poll grid, so the
+			// XOFF begins at different points between two polls.
+			for k := 0; k < 4; k++ {
+				sc := load(t, "loop4.yaml")
+				for _, sw := range sc.Switches {
+					sw.QoS.Poll = poll
+					sw.QoS.Watchdog.Detection = det
+				}
+				sc.Flows[0].Start = time.Duration(k) * poll / 4
+				sc.Flows[0].Stop += sc.Flows[0].Start
+				sc.Duration = det + 3*poll + 2*time.Millisecond
+				in, err := sc.Start()
+				if err != nil {
+					t.Fatal(err)
+				}
+				st := newStepper(t, in)
+				found := false
+				st.run(sc.Duration, func(e NodeEvent) {
+					if e.Kind != policy.EvDetected {
+						return
+					}
+					found = true
+					lat := in.Net.Now() - st.onsets[e.Node+"/"+e.Iface]
+					lo, hi = min(lo, lat), max(hi, lat)
+					if lat < det || lat > det+poll {
+						t.Errorf("poll %v detection %v: %s latency %v outside [%v, %v]", poll, det, e.Node+"/"+e.Iface, lat, det, det+poll)
+					}
+				})
+				if !found {
+					t.Errorf("poll %v detection %v phase %d: no detection", poll, det, k)
+				}
+			}
+			rows = append(rows, fmt.Sprintf("| %v | %v | %v | %v | [%v, %v] |", poll, det, lo.Round(time.Microsecond), hi.Round(time.Microsecond), det, det+poll))
+		}
+	}
+	t.Log("\n" + strings.Join(rows, "\n"))
 }
