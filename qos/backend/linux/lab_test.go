@@ -484,3 +484,130 @@ func TestElephantsInKernel(t *testing.T) {
 	t.Logf("elephant classified after %v (token bucket theory %v, polling adds up to a poll); %d bytes in 1:11, %d as mouse in 1:13; set %v",
 		delay.Round(100*time.Microsecond), theory.Round(100*time.Microsecond), elBytes, headBytes, elephants)
 }
+
+// TestPreventionForwarding: a Linux router r with two uplinks u1, u2 in
+// one port group. A DSCP 26 flow that enters u1 and leaves u2 is
+// high-risk: nftables rewrites it to DSCP 30 and puts it in priority 2's
+// HTB class on u2; the receiver sees DSCP 30. Traffic from the router
+// itself (not forwarded through the group) keeps DSCP 26 and class 1:13.
+func TestPreventionForwarding(t *testing.T) {
+	requireLab(t, "nft")
+	var r [3]byte
+	rand.Read(r[:])
+	id := hex.EncodeToString(r[:])
+	x, rt, y := "fqx"+id, "fqr"+id, "fqy"+id
+	for _, ns := range []string{x, rt, y} {
+		run(t, "ip", "netns", "add", ns)
+		ns := ns
+		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+		run(t, "ip", "-n", ns, "link", "set", "lo", "up")
+	}
+	run(t, "ip", "-n", x, "link", "add", "x0", "type", "veth", "peer", "name", "u1", "netns", rt)
+	run(t, "ip", "-n", y, "link", "add", "y0", "type", "veth", "peer", "name", "u2", "netns", rt)
+	for _, c := range [][]string{
+		{x, "addr", "add", "10.78.1.2/24", "dev", "x0"}, {x, "link", "set", "x0", "up"}, {x, "route", "add", "default", "via", "10.78.1.1"},
+		{y, "addr", "add", "10.78.2.2/24", "dev", "y0"}, {y, "link", "set", "y0", "up"}, {y, "route", "add", "default", "via", "10.78.2.1"},
+		{rt, "addr", "add", "10.78.1.1/24", "dev", "u1"}, {rt, "link", "set", "u1", "up"},
+		{rt, "addr", "add", "10.78.2.1/24", "dev", "u2"}, {rt, "link", "set", "u2", "up"},
+	} {
+		run(t, append([]string{"ip", "-n", c[0]}, c[1:]...)...)
+	}
+	run(t, "ip", "netns", "exec", rt, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+	b, err := New(Options{Netns: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	t.Cleanup(func() { b.Remove(ctx, []string{"u1", "u2"}) })
+	d := &model.Desired{Remaps: []model.Remap{{Group: "uplinks", From: 26, To: 30, Prio: 2}}}
+	d.DSCP[26], d.DSCP[30] = 3, 2
+	for _, n := range []string{"u1", "u2"} {
+		i := model.Iface{Name: n, Rate: 1e9, Group: "uplinks", PFCConfigured: model.PriosOf(3), PFC: model.PriosOf(3)}
+		for q := range i.Queues {
+			i.Queues[q] = model.Queue{Sched: model.Strict, Weight: 1}
+		}
+		d.Ifaces = append(d.Ifaces, i)
+	}
+	if _, err := b.Apply(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	hx, _ := netns.GetFromName(x)
+	hy, _ := netns.GetFromName(y)
+	hr, _ := netns.GetFromName(rt)
+	defer hx.Close()
+	defer hy.Close()
+	defer hr.Close()
+	// The receiver reads each datagram's TOS byte.
+	var rc *net.UDPConn
+	inNetns(t, hy, func() {
+		var err error
+		if rc, err = net.ListenUDP("udp4", &net.UDPAddr{Port: 9}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer rc.Close()
+	raw, _ := rc.SyscallConn()
+	raw.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_RECVTOS, 1) })
+	send := func(ns netns.NsHandle, n int) {
+		var c *net.UDPConn
+		inNetns(t, ns, func() {
+			var err error
+			if c, err = net.ListenUDP("udp4", &net.UDPAddr{}); err != nil {
+				t.Fatal(err)
+			}
+		})
+		defer c.Close()
+		rc, _ := c.SyscallConn()
+		rc.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TOS, 26<<2) })
+		for i := 0; i < n; i++ {
+			if _, err := c.WriteToUDP(make([]byte, 200), &net.UDPAddr{IP: net.IPv4(10, 78, 2, 2), Port: 9}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	recvTOS := func(n int) map[int]int {
+		got := map[int]int{}
+		buf, oob := make([]byte, 2048), make([]byte, 128)
+		rc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		for i := 0; i < n; i++ {
+			_, oobn, _, _, err := rc.ReadMsgUDP(buf, oob)
+			if err != nil {
+				t.Fatalf("received %d of %d: %v", i, n, err)
+			}
+			msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+			for _, m := range msgs {
+				if m.Header.Level == unix.IPPROTO_IP && m.Header.Type == unix.IP_TOS && len(m.Data) > 0 {
+					got[int(m.Data[0])>>2]++
+				}
+			}
+		}
+		return got
+	}
+	// Resolve neighbours (ARP) first.
+	run(t, "ip", "netns", "exec", x, "ping", "-c", "1", "-W", "2", "10.78.2.2")
+	send(hx, 100)
+	if got := recvTOS(100); got[30] != 100 {
+		t.Fatalf("forwarded u1 -> u2: receiver saw DSCPs %v, want 100 x DSCP 30", got)
+	}
+	c, err := b.Counters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := uint64(200 + 8 + 20 + 14)
+	if cl := classOf(c, "u2", 2); cl.Packets != 100 || cl.Bytes != 100*frame {
+		t.Errorf("u2 class 1:12: %d packets, %d bytes; want 100 and %d", cl.Packets, cl.Bytes, 100*frame)
+	}
+	if cl := classOf(c, "u2", 3); cl.Packets != 0 {
+		t.Errorf("u2 class 1:13 got %d packets of the remapped flow", cl.Packets)
+	}
+	// The router's own traffic does not enter through the group.
+	send(hr, 50)
+	if got := recvTOS(50); got[26] != 50 {
+		t.Fatalf("router's own packets: receiver saw DSCPs %v, want 50 x DSCP 26", got)
+	}
+	c, _ = b.Counters(ctx)
+	if cl := classOf(c, "u2", 3); cl.Packets != 50 {
+		t.Errorf("u2 class 1:13: %d packets, want the router's 50", cl.Packets)
+	}
+}
