@@ -110,7 +110,6 @@ func probe(q *conf.Config, file string) error {
 		if err != nil {
 			return &config.Error{File: file, Line: q.Sim.Line, Msg: fmt.Sprintf("qos sim scenario: %v", err)}
 		}
-		ports := map[string]bool{}
 		found := false
 		for _, sw := range s.Switches {
 			found = found || sw.Name == q.Sim.Node
@@ -118,18 +117,7 @@ func probe(q *conf.Config, file string) error {
 		if !found {
 			return &config.Error{File: file, Line: q.Sim.Line, Msg: fmt.Sprintf("qos sim: scenario %s has no switch %q", s.Name, q.Sim.Node)}
 		}
-		for _, l := range s.Links {
-			if l.A == q.Sim.Node {
-				ports[l.B] = true
-			}
-			if l.B == q.Sim.Node {
-				ports[l.A] = true
-			}
-		}
-		var names []string
-		for n := range ports {
-			names = append(names, n)
-		}
+		names := s.Ports(q.Sim.Node)
 		return checkInterfaces(context.Background(), staticLister(names), q, file)
 	}
 	be, err := open(q, file)
@@ -170,6 +158,7 @@ type Module struct {
 	ctl     *policy.Controller
 	lastErr error
 	retick  chan time.Duration
+	said    map[string]bool // unsupported features already logged
 }
 
 // Summary is the module's part of GET /v1/status.
@@ -208,6 +197,7 @@ func (m *Module) Run(ctx context.Context) error {
 	m.ctl = policy.NewController(be, q.Desired(), q.WatchdogConfig())
 	m.retick = make(chan time.Duration, 1)
 	m.note(m.ctl.Start(ctx))
+	m.logReport()
 	poll := q.Poll
 	for {
 		inner, cancel := context.WithCancel(ctx)
@@ -256,6 +246,25 @@ func (m *Module) refreshSummary() {
 	m.mu.Unlock()
 }
 
+// logReport says once what the backend cannot do on each interface (a
+// veth has no DCB: fared says so and carries on).
+func (m *Module) logReport() {
+	rep := m.ctl.Report()
+	for _, i := range m.ctl.Configured().Ifaces {
+		for _, s := range rep[i.Name] {
+			key := i.Name + "/" + string(s.Feature) + "/" + s.Reason
+			if s.OK || m.said[key] {
+				continue
+			}
+			if m.said == nil {
+				m.said = map[string]bool{}
+			}
+			m.said[key] = true
+			m.log.Info("qos feature unsupported on this interface", "backend", m.be.Name(), "interface", i.Name, "feature", s.Feature, "reason", s.Reason)
+		}
+	}
+}
+
 // Events of the module's loop.
 type (
 	restoreReq struct {
@@ -295,6 +304,7 @@ func (m *Module) Handle(ev any) {
 	case reconfReq:
 		err := m.ctl.Reconfigure(ctx, e.q.Desired(), e.q.WatchdogConfig())
 		m.note(err)
+		m.logReport()
 		e.reply <- err
 	case reapply:
 		m.note(m.ctl.Reapply(ctx))

@@ -161,6 +161,31 @@ func TestQoSLinuxBackend(t *testing.T) {
 		return nil
 	})
 
+	var ecn wire.QoSECN
+	if err := l.FarectlJSON(ctx, "qa", &ecn, "qos", "ecn"); err != nil {
+		t.Fatal(err)
+	}
+	if len(ecn.Profiles) != 1 || ecn.Profiles[0].Name != "roce" || len(ecn.Queues) != 1 || ecn.Queues[0].Priority != 3 {
+		t.Errorf("qos ecn: %+v", ecn)
+	}
+	// The text views render (farectl without -j).
+	for _, noun := range [][]string{{"status"}, {"pfc"}, {"watchdog"}, {"ecn"}, {"flows"}} {
+		argv := append([]string{"netns", "exec", a.Netns, bins.farectl, "-s", a.Socket, "qos"}, noun...)
+		if out, err := exec.Command("ip", argv...).CombinedOutput(); err != nil || len(out) == 0 {
+			t.Errorf("farectl qos %s: %v\n%s", noun[0], err, out)
+		}
+	}
+	poll(t, ctx, 5*time.Second, "fared logs the unsupported DCB on the veth", func() error {
+		b, err := os.ReadFile(l.FaredLog("qa"))
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(b), "qos feature unsupported on this interface") || !strings.Contains(string(b), "feature=pfc") {
+			return fmt.Errorf("not in fared.log")
+		}
+		return nil
+	})
+
 	// Bad sections: each reload is refused with file:line and nothing
 	// changes.
 	for _, bad := range []struct{ name, from, to, want string }{

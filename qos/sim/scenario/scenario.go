@@ -218,11 +218,11 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		if k == nil {
 			continue
 		}
-		sw.QoS = conf.ParseFor(w, k, v, s.ports(sw.Name))
+		sw.QoS = conf.ParseFor(w, k, v, s.Ports(sw.Name))
 		if sw.QoS != nil {
 			for _, f := range sw.QoS.Ifaces {
-				if !contains(s.ports(sw.Name), f.Name) {
-					w.Errf(&yaml.Node{Line: f.Line}, "switch %s: qos interface %s: no such port (ports are named after the peer: %v)", sw.Name, f.Name, s.ports(sw.Name))
+				if !contains(s.Ports(sw.Name), f.Name) {
+					w.Errf(&yaml.Node{Line: f.Line}, "switch %s: qos interface %s: no such port (ports are named after the peer: %v)", sw.Name, f.Name, s.Ports(sw.Name))
 				}
 			}
 		}
@@ -260,8 +260,8 @@ func contains(l []string, s string) bool {
 	return false
 }
 
-// ports lists a node's port names as sim.Connect names them.
-func (s *Scenario) ports(node string) []string {
+// Ports lists a node's port names as sim.Connect names them.
+func (s *Scenario) Ports(node string) []string {
 	var out []string
 	seen := map[string]int{}
 	for _, l := range s.Links {
@@ -321,7 +321,7 @@ func (s *Scenario) check(w *config.Walker) {
 			w.Errf(at(r.Line), "route: unknown destination %q", r.Dst)
 		}
 		for _, v := range r.Via {
-			if !contains(s.ports(r.Node), v) {
+			if !contains(s.Ports(r.Node), v) {
 				w.Errf(at(r.Line), "route: %s has no port toward %q", r.Node, v)
 			}
 		}
