@@ -351,7 +351,9 @@ func (m *Module) Check(c *config.Config) error {
 		return &config.Error{File: c.File, Line: q.Line, Msg: "qos sonic connection cannot change live (restart fared)"}
 	}
 	var err error
-	qerr := m.loop.Query(context.Background(), func() {
+	qctx, qcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer qcancel()
+	qerr := m.loop.Query(qctx, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		err = checkInterfaces(ctx, m.be, q, c.File)

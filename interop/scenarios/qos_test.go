@@ -204,6 +204,31 @@ func TestQoSLinuxBackend(t *testing.T) {
 			t.Errorf("%s: reload error %q, want file:line and %q (section starts at line %d)", bad.name, msg, bad.want, start)
 		}
 	}
+	// A good reload is applied live: DSCP 46 moves to priority 4.
+	appendConfig(t, cfgPath, string(base), strings.Replace(section, "46: 5", "46: 4", 1))
+	var rl wire.Reload
+	if err := l.FarectlJSON(ctx, "qa", &rl, "reload"); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	if w := rl.Modules["qos"].Warnings; len(w) > 0 {
+		t.Errorf("qos reload warnings: %v", w)
+	}
+	if ch := strings.Join(rl.Modules["qos"].Changed, "; "); !strings.Contains(ch, "46: 5 -> 4") {
+		t.Errorf("qos changes %q, want the DSCP 46 move", ch)
+	}
+	udpFrom(t, a.Netns, peer, 40003, 46, 70, 500)
+	poll(t, ctx, 5*time.Second, "DSCP 46 in class 1:14 after the reload", func() error {
+		if err := l.FarectlJSON(ctx, "qa", &fl, "qos", "flows"); err != nil {
+			return err
+		}
+		for _, c := range fl.Interfaces[0].Classes {
+			if c.Name == "1:14" && c.Packets == 70 {
+				return nil
+			}
+		}
+		return fmt.Errorf("classes %+v", fl.Interfaces[0].Classes)
+	})
+
 	var after wire.QoSStatus
 	if err := l.FarectlJSON(ctx, "qa", &after, "qos", "status"); err != nil {
 		t.Fatal(err)

@@ -260,12 +260,6 @@ func (d *Desired) Clone() *Desired {
 		e := *d.Elephant
 		c.Elephant = &e
 	}
-	if d.Extra != nil {
-		c.Extra = map[string]string{}
-		for k, v := range d.Extra {
-			c.Extra[k] = v
-		}
-	}
 	return &c
 }
 

@@ -71,10 +71,25 @@ func dscpFilters(link int, dscp [64]uint8) []*netlink.U32 {
 func (b *Backend) applyHTB(link netlink.Link, i model.Iface, dscp [64]uint8, rate uint64) error {
 	idx := link.Attrs().Index
 	h := b.h
-	q := netlink.NewHtb(netlink.QdiscAttrs{LinkIndex: idx, Handle: netlink.MakeHandle(htbMajor, 0), Parent: netlink.HANDLE_ROOT})
-	q.Defcls = classBase
-	if err := h.QdiscReplace(q); err != nil {
-		return fmt.Errorf("htb qdisc: %w", err)
+	// HTB has no change operation: a root HTB 1: that is there already
+	// (ours, default class 1:10) stays; anything else is replaced.
+	qs, err := h.QdiscList(link)
+	if err != nil {
+		return fmt.Errorf("qdisc list: %w", err)
+	}
+	have := false
+	for _, q := range qs {
+		a := q.Attrs()
+		if a.Parent == netlink.HANDLE_ROOT && a.Handle == netlink.MakeHandle(htbMajor, 0) && q.Type() == "htb" {
+			have = true
+		}
+	}
+	if !have {
+		q := netlink.NewHtb(netlink.QdiscAttrs{LinkIndex: idx, Handle: netlink.MakeHandle(htbMajor, 0), Parent: netlink.HANDLE_ROOT})
+		q.Defcls = classBase
+		if err := h.QdiscReplace(q); err != nil {
+			return fmt.Errorf("htb qdisc: %w", err)
+		}
 	}
 	root := netlink.NewHtbClass(netlink.ClassAttrs{LinkIndex: idx, Parent: netlink.MakeHandle(htbMajor, 0), Handle: netlink.MakeHandle(htbMajor, 1)},
 		netlink.HtbClassAttrs{Rate: rate, Ceil: rate})
