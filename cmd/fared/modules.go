@@ -4,6 +4,7 @@ import (
 	"github.com/fared/fared/daemon"
 	"github.com/fared/fared/isis"
 	"github.com/fared/fared/ospf"
+	"github.com/fared/fared/qos"
 )
 
 // modules is fared's module table: a module runs when its config section
@@ -11,4 +12,5 @@ import (
 var modules = []daemon.Spec{
 	isis.Spec,
 	ospf.Spec,
+	qos.Spec,
 }

@@ -1,0 +1,198 @@
+package wire
+
+// The qos module's API, below /v1/qos/ (docs/qos.md):
+//
+//	GET  status        QoSStatus: backend, features per interface
+//	GET  pfc           QoSPFC: per interface and priority
+//	GET  watchdog      QoSWatchdog: states, detections, recoveries, limit
+//	GET  ecn           QoSECN: profiles and marks per queue
+//	GET  flows         QoSFlows: elephant/mice classification, bytes per class
+//	POST pfc/restore   QoSRestoreRequest -> QoSRestore
+
+// QoSStatus is GET /v1/qos/status.
+type QoSStatus struct {
+	Backend     string  `json:"backend"`
+	PollSeconds float64 `json:"poll_seconds"`
+	// Applied: the backend took the desired state at the last attempt.
+	Applied bool `json:"applied"`
+	// LastError is the last backend error ("" when none).
+	LastError  string           `json:"last_error,omitempty"`
+	Polls      uint64           `json:"polls"`
+	Interfaces []QoSIfaceStatus `json:"interfaces"`
+}
+
+// QoSIfaceStatus lists what the backend can do on one interface.
+type QoSIfaceStatus struct {
+	Name     string       `json:"name"`
+	Features []QoSFeature `json:"features"`
+}
+
+// QoSFeature is one feature's support; Reason says why not, or how.
+type QoSFeature struct {
+	Feature   string `json:"feature"`
+	Supported bool   `json:"supported"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// QoSPFC is GET /v1/qos/pfc.
+type QoSPFC struct {
+	Interfaces []QoSPFCIface `json:"interfaces"`
+}
+
+// QoSPFCIface is one interface's PFC.
+type QoSPFCIface struct {
+	Name string `json:"name"`
+	// Mode is the watchdog's state of the interface: normal, recovering
+	// (auto-recover timer) or limited (until restore).
+	Mode       string       `json:"mode"`
+	Priorities []QoSPFCPrio `json:"priorities"`
+}
+
+// QoSPFCPrio is one priority of an interface.
+type QoSPFCPrio struct {
+	Priority   int  `json:"priority"`
+	Configured bool `json:"configured"` // PFC asked for by the config
+	Enabled    bool `json:"enabled"`    // PFC applied now
+	// XOFF: the peer has the priority paused now (absent when the
+	// backend cannot tell).
+	XOFF       *bool  `json:"xoff,omitempty"`
+	PauseRx    uint64 `json:"pause_rx"`
+	PauseTx    uint64 `json:"pause_tx"`
+	XOFFOnsets uint64 `json:"xoff_onsets"`
+	XOFFBytes  uint64 `json:"xoff_threshold"`
+	XONBytes   uint64 `json:"xon_threshold"`
+	Headroom   uint64 `json:"headroom"`
+}
+
+// QoSWatchdog is GET /v1/qos/watchdog.
+type QoSWatchdog struct {
+	Enabled            bool               `json:"enabled"`
+	DetectionSeconds   float64            `json:"detection_seconds"`
+	RestorationSeconds float64            `json:"restoration_seconds"`
+	PollSeconds        float64            `json:"poll_seconds"`
+	Action             string             `json:"action"`
+	Limit              int                `json:"limit"`
+	WindowSeconds      float64            `json:"limit_window_seconds"`
+	Interfaces         []QoSWatchdogIface `json:"interfaces"`
+	Queues             []QoSWatchdogQueue `json:"queues"`
+	Events             []QoSWatchdogEvent `json:"events"`
+}
+
+// QoSWatchdogIface is one interface's watchdog state.
+type QoSWatchdogIface struct {
+	Name       string `json:"name"`
+	Mode       string `json:"mode"`
+	Detections int    `json:"detections"`
+	Recoveries int    `json:"recoveries"`
+	LimitHits  int    `json:"limit_hits"`
+	InWindow   int    `json:"detections_in_window"`
+	// RecoversAt is when the auto-recover timer ends (RFC 3339), when
+	// recovering.
+	RecoversAt string `json:"recovers_at,omitempty"`
+}
+
+// QoSWatchdogQueue is one watched queue.
+type QoSWatchdogQueue struct {
+	Interface  string `json:"interface"`
+	Priority   int    `json:"priority"`
+	Mode       string `json:"mode"`
+	XOFFSince  string `json:"xoff_since,omitempty"`
+	Detections int    `json:"detections"`
+	LastDetect string `json:"last_detection,omitempty"`
+}
+
+// QoSWatchdogEvent is one watchdog action.
+type QoSWatchdogEvent struct {
+	At        string `json:"at"`
+	Kind      string `json:"kind"` // detected | recovered | limit | restored
+	Interface string `json:"interface"`
+	Priority  int    `json:"priority"` // -1: the whole interface
+	// LatencySeconds: for a detection, how long after the queue's XOFF
+	// run began.
+	LatencySeconds float64 `json:"latency_seconds,omitempty"`
+}
+
+// QoSECN is GET /v1/qos/ecn.
+type QoSECN struct {
+	Profiles []QoSProfile  `json:"profiles"`
+	Queues   []QoSECNQueue `json:"queues"`
+}
+
+// QoSProfile is a WRED/ECN profile.
+type QoSProfile struct {
+	Name   string    `json:"name"`
+	ECN    string    `json:"ecn"`  // SONiC's names: ecn_none ... ecn_all
+	Mark   string    `json:"mark"` // enqueue | dequeue (fast ECN)
+	Colors []QoSWRED `json:"colors"`
+}
+
+// QoSWRED is one colour of a profile (bytes, percent).
+type QoSWRED struct {
+	Color       string `json:"color"`
+	Min         uint64 `json:"min"`
+	Max         uint64 `json:"max"`
+	Probability int    `json:"probability"`
+}
+
+// QoSECNQueue is one queue with a profile.
+type QoSECNQueue struct {
+	Interface string `json:"interface"`
+	Priority  int    `json:"priority"`
+	Profile   string `json:"profile"`
+	Marks     uint64 `json:"marks"`
+	Drops     uint64 `json:"drops"`
+	Depth     uint64 `json:"depth_bytes"`
+}
+
+// QoSFlows is GET /v1/qos/flows.
+type QoSFlows struct {
+	Rule       *QoSElephantRule `json:"rule,omitempty"`
+	Interfaces []QoSFlowsIface  `json:"interfaces"`
+}
+
+// QoSElephantRule is the large-flow rule.
+type QoSElephantRule struct {
+	RateBps  float64 `json:"rate_bps"`
+	Size     uint64  `json:"size_bytes"`
+	Priority int     `json:"priority"`
+	Color    string  `json:"color"`
+}
+
+// QoSFlowsIface is one interface's classification.
+type QoSFlowsIface struct {
+	Name          string     `json:"name"`
+	ElephantBytes uint64     `json:"elephant_bytes"`
+	MiceBytes     uint64     `json:"mice_bytes"`
+	Classes       []QoSClass `json:"classes,omitempty"`
+	Flows         []QoSFlow  `json:"flows,omitempty"`
+}
+
+// QoSClass is a traffic class's counters (Linux HTB classes).
+type QoSClass struct {
+	Name     string `json:"name"`
+	Priority int    `json:"priority"`
+	Bytes    uint64 `json:"bytes"`
+	Packets  uint64 `json:"packets"`
+	Backlog  uint64 `json:"backlog"`
+	Drops    uint64 `json:"drops"`
+}
+
+// QoSFlow is one tracked flow.
+type QoSFlow struct {
+	Key      string `json:"key"`
+	Elephant bool   `json:"elephant"`
+}
+
+// QoSRestoreRequest is the body of POST /v1/qos/pfc/restore.
+type QoSRestoreRequest struct {
+	Interface string `json:"interface"`
+}
+
+// QoSRestore is its answer.
+type QoSRestore struct {
+	Interface string `json:"interface"`
+	// Restored is false when the interface was not limited or
+	// recovering (nothing to do).
+	Restored bool   `json:"restored"`
+	Mode     string `json:"mode"`
+}
