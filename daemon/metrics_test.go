@@ -96,6 +96,10 @@ func TestMetricsListenerAndModules(t *testing.T) {
 		}
 	}
 
+	if u, err := f.Undocumented("../docs/metrics.md", "fared_metered_"); err != nil || len(u) > 0 {
+		t.Errorf("not in docs/metrics.md: %v %v", u, err)
+	}
+
 	// The module's section removed: it stops, its metrics go.
 	reload(base, true)
 	f = get(url)

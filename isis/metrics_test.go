@@ -78,6 +78,9 @@ func TestMetrics(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	if u, err := f.Undocumented("../docs/metrics.md"); err != nil || len(u) > 0 {
+		t.Errorf("not in docs/metrics.md: %v %v", u, err)
+	}
 	for _, n := range []string{"fared_isis_pdus_received_total", "fared_isis_pdus_sent_total"} {
 		if v, _ := f.Sum(n, "interface", "e0", "type", "p2p_hello"); v < 1 {
 			t.Errorf("%s{p2p_hello}: %v", n, f.Series(n))

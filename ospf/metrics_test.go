@@ -72,6 +72,9 @@ func TestMetrics(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	if u, err := f.Undocumented("../docs/metrics.md"); err != nil || len(u) > 0 {
+		t.Errorf("not in docs/metrics.md: %v %v", u, err)
+	}
 	// The database gauges add up to what farectl ospf database lists.
 	v, err := r1.in.Database(context.Background(), DatabaseQuery{})
 	if err != nil {

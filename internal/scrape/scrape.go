@@ -11,12 +11,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -175,4 +177,24 @@ func Scrape(ctx context.Context, ns, url string) (Families, []byte, error) {
 		return fams, body, fmt.Errorf("promlint: %s", strings.Join(probs, "; "))
 	}
 	return fams, body, nil
+}
+
+// Undocumented returns the fared_ families of f that the markdown file at
+// doc does not name in backquotes (docs/metrics.md's tables), except
+// those starting with one of skip.
+func (f Families) Undocumented(doc string, skip ...string) ([]string, error) {
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range f.Names() {
+		if !strings.HasPrefix(n, "fared_") || slices.ContainsFunc(skip, func(p string) bool { return strings.HasPrefix(n, p) }) {
+			continue
+		}
+		if !bytes.Contains(b, []byte("`"+n+"`")) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }

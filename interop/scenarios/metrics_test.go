@@ -100,6 +100,9 @@ links:
 		}
 		return nil
 	})
+	if u, err := f.Undocumented("../../docs/metrics.md"); err != nil || len(u) > 0 {
+		t.Errorf("not in docs/metrics.md: %v %v", u, err)
+	}
 	// What the FIB counters say was added and deleted is what the kernel
 	// holds of fared's routes.
 	added, _ := f.Sum("fared_fib_object_changes_total", "object", "route", "op", "add")
