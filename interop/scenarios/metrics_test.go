@@ -1,9 +1,11 @@
 package scenarios
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +18,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fared/fared/internal/scrape"
+	"github.com/fared/fared/interop"
 	"github.com/fared/fared/isis/packet"
+	ospfpacket "github.com/fared/fared/ospf/packet"
 )
 
 // TestMetricsScrape: a real fared next to FRR, its metrics listener
@@ -40,37 +44,15 @@ links:
 	poll(t, ctx, 30*time.Second, "adjacency Up on both sides", adjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
 	poll(t, ctx, 30*time.Second, "identical LSDBs", sameLSDB(ctx, l, 2, "f1", "r1"))
 
-	// The listener starts on reload: fared.yaml gains a metrics section.
 	f1 := l.Node("f1")
-	cfg := filepath.Join(f1.Dir, "fared.yaml")
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cfg, append(b, "metrics: {listen: 127.0.0.1:9342}\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := l.Farectl(ctx, "f1", "reload"); err != nil || !strings.Contains(string(out), "metrics: ") {
-		t.Fatalf("reload: %v\n%s", err, out)
-	}
-	const url = "http://127.0.0.1:9342/metrics"
+	p := enableMetrics(t, ctx, l, "f1")
 	var f scrape.Families
 	get := func() error {
-		var body []byte
 		var err error
-		f, body, err = scrape.Scrape(ctx, f1.Netns, url)
-		if err != nil {
-			return fmt.Errorf("%w\n%.2000s", err, body)
-		}
-		return nil
+		f, err = p.scrape()
+		return err
 	}
-	is := func(want float64, name string, labels ...string) error {
-		v, ok := f.Sum(name, labels...)
-		if !ok || v != want {
-			return fmt.Errorf("%s%v = %v (present %v), want %v; %v", name, labels, v, ok, want, f.Series(name))
-		}
-		return nil
-	}
+	is := func(want float64, name string, labels ...string) error { return metricIs(f, want, name, labels...) }
 	// One adjacency (r1), two LSPs (f1.00-00, r1.00-00: a P2P link has no
 	// pseudonode), two nodes in the level-2 graph, routes to r1's loopback
 	// and more in the kernel.
@@ -182,6 +164,50 @@ links:
 
 func mustSum(f scrape.Families, name string) float64 { v, _ := f.Sum(name); return v }
 
+func metricIs(f scrape.Families, want float64, name string, labels ...string) error {
+	v, ok := f.Sum(name, labels...)
+	if !ok || v != want {
+		return fmt.Errorf("%s%v = %v (present %v), want %v; %v", name, labels, v, ok, want, f.Series(name))
+	}
+	return nil
+}
+
+// probe scrapes one fared's metrics from inside its namespace.
+type probe struct {
+	ctx context.Context
+	ns  string
+}
+
+const metricsURL = "http://127.0.0.1:9342/metrics"
+
+// scrape fetches, parses and lints the exposition.
+func (p probe) scrape() (scrape.Families, error) {
+	f, body, err := scrape.Scrape(p.ctx, p.ns, metricsURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w\n%.2000s", err, body)
+	}
+	return f, nil
+}
+
+// enableMetrics adds `metrics: {listen: 127.0.0.1:9342}` to a fared node's
+// config and reloads it: the listener starts on reload.
+func enableMetrics(t *testing.T, ctx context.Context, l *interop.Lab, node string) probe {
+	t.Helper()
+	n := l.Node(node)
+	cfg := filepath.Join(n.Dir, "fared.yaml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, append(b, "metrics: {listen: 127.0.0.1:9342}\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := l.Farectl(ctx, node, "reload"); err != nil || !strings.Contains(string(out), "metrics: ") {
+		t.Fatalf("reload: %v\n%s", err, out)
+	}
+	return probe{ctx, n.Netns}
+}
+
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -233,4 +259,102 @@ func sendISIS(ns, ifname string, pdu []byte) error {
 	sll := &unix.SockaddrLinklayer{Ifindex: ifi.Index, Halen: 6}
 	copy(sll.Addr[:], dst[:])
 	return unix.Sendto(fd, frame, 0, sll)
+}
+
+// TestMetricsScrapeOSPF: the same for an OSPF-only fared next to FRR: the
+// neighbour Full, two router-LSAs, two nodes in the area's graph; an OSPF
+// hello with a broken checksum sent by r1's side over a raw IP socket is
+// counted as rejected (bad_checksum) and the adjacency stays Full.
+func TestMetricsScrapeOSPF(t *testing.T) {
+	const topo = `name: ometrics
+protocol: ospf
+defaults: {hello-interval: 1s}
+nodes:
+  f1: {kind: fared}
+  r1: {kind: frr}
+links:
+  - {a: r1, b: f1, bandwidth: 100G}
+`
+	l := startLab(t, topo)
+	ctx := ctxT(t)
+	poll(t, ctx, 30*time.Second, "Full on both sides", ospfAdjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
+	p := enableMetrics(t, ctx, l, "f1")
+	var f scrape.Families
+	poll(t, ctx, 30*time.Second, "metrics match the lab", func() error {
+		var err error
+		if f, err = p.scrape(); err != nil {
+			return err
+		}
+		for _, err := range []error{
+			metricIs(f, 1, "fared_module_up", "module", "ospf"),
+			metricIs(f, 1, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full"),
+			metricIs(f, 2, "fared_ospf_lsdb_lsas", "area", "0.0.0.0", "type", "router"),
+			metricIs(f, 2, "fared_topology_nodes", "protocol", "ospf", "topology", "0.0.0.0"),
+			metricIs(f, 1, "fared_ospf_interface_state", "interface", ifaceToward(l, "f1", "r1"), "area", "0.0.0.0", "state", "Point-to-Point"),
+		} {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if u, err := f.Undocumented("../../docs/metrics.md"); err != nil || len(u) > 0 {
+		t.Errorf("not in docs/metrics.md: %v %v", u, err)
+	}
+	// r1's hello, checksum broken, to f1's address.
+	lk := l.Links[0]
+	if lk.A != "r1" {
+		t.Fatalf("link 0 is %s-%s", lk.A, lk.B)
+	}
+	r1Addr, f1Addr := lk.AddrA.Addr().String(), lk.AddrB.Addr().String()
+	h := &ospfpacket.Hello{Header: ospfpacket.Header{Version: 2, RouterID: l.Node("r1").Loopback, AreaID: netip.MustParseAddr("0.0.0.0")},
+		Mask: netip.MustParseAddr("255.255.255.254"), HelloInterval: 1, Options: 0x02, DeadInterval: 4,
+		DR: netip.MustParseAddr("0.0.0.0"), BDR: netip.MustParseAddr("0.0.0.0")}
+	b := h.AppendTo(nil)
+	b[12] ^= 0xff // the checksum (RFC 2328 A.3.1)
+	if err := sendOSPF(l.Node("r1").Netns, r1Addr, f1Addr, b); err != nil {
+		t.Fatal(err)
+	}
+	ifF1 := ifaceToward(l, "f1", "r1")
+	poll(t, ctx, 10*time.Second, "rejected packet counted", func() error {
+		var err error
+		if f, err = p.scrape(); err != nil {
+			return err
+		}
+		return metricIs(f, 1, "fared_ospf_packets_rejected_total", "interface", ifF1, "reason", "bad_checksum")
+	})
+	if err := metricIs(f, 1, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full"); err != nil {
+		t.Fatalf("adjacency lost to a bad packet: %v", err)
+	}
+	t.Logf("scraped: %v %v %v", f.Series("fared_ospf_neighbors"), f.Series("fared_ospf_lsdb_lsas"), f.Series("fared_ospf_packets_rejected_total"))
+}
+
+// sendOSPF sends one OSPF packet (IP protocol 89) from src to dst over a
+// raw IP socket in namespace ns.
+func sendOSPF(ns, src, dst string, pkt []byte) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		return err
+	}
+	defer orig.Close()
+	h, err := netns.GetFromName(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	if err := netns.Set(h); err != nil {
+		return err
+	}
+	defer netns.Set(orig)
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW, 89)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: netip.MustParseAddr(src).As4()}); err != nil {
+		return err
+	}
+	return unix.Sendto(fd, pkt, 0, &unix.SockaddrInet4{Addr: netip.MustParseAddr(dst).As4()})
 }
