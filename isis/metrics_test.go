@@ -15,7 +15,7 @@ import (
 
 // gather scrapes a node's IS-IS collectors through a pedantic registry
 // (what is collected must match what is described) and lints the names.
-func gather(t *testing.T, m *memNode) (scrape.Families, error) {
+func promGather(t *testing.T, m *memNode) (scrape.Families, error) {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister((&module{in: m.in}).Collectors()...)
@@ -37,7 +37,7 @@ func gather(t *testing.T, m *memNode) (scrape.Families, error) {
 	return f, nil
 }
 
-func metricIs(f scrape.Families, want float64, name string, labels ...string) error {
+func promIs(f scrape.Families, want float64, name string, labels ...string) error {
 	v, ok := f.Sum(name, labels...)
 	if !ok || v != want {
 		return fmt.Errorf("%s%v = %v (present %v), want %v; series %v", name, labels, v, ok, want, f.Series(name))
@@ -62,17 +62,17 @@ func TestMetrics(t *testing.T) {
 		return nil
 	})
 
-	f, err := gather(t, r1)
+	f, err := promGather(t, r1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, err := range []error{
-		metricIs(f, 1, "fared_isis_adjacencies", "level", "L2", "state", "Up"),
-		metricIs(f, 0, "fared_isis_adjacencies", "level", "L2", "state", "Initializing"),
-		metricIs(f, 2, "fared_isis_lsdb_lsps", "level", "L2"), // r1's and r2's LSPs
-		metricIs(f, 1, "fared_isis_interface_up", "interface", "e0"),
-		metricIs(f, 1, "fared_isis_adjacency_changes_total", "interface", "e0", "to", "up"),
-		metricIs(f, 1, "fared_isis_converged"),
+		promIs(f, 1, "fared_isis_adjacencies", "level", "L2", "state", "Up"),
+		promIs(f, 0, "fared_isis_adjacencies", "level", "L2", "state", "Initializing"),
+		promIs(f, 2, "fared_isis_lsdb_lsps", "level", "L2"), // r1's and r2's LSPs
+		promIs(f, 1, "fared_isis_interface_up", "interface", "e0"),
+		promIs(f, 1, "fared_isis_adjacency_changes_total", "interface", "e0", "to", "up"),
+		promIs(f, 1, "fared_isis_converged"),
 	} {
 		if err != nil {
 			t.Error(err)
@@ -97,33 +97,33 @@ func TestMetrics(t *testing.T) {
 	lsp := &packet.LSP{Header: packet.Header{Type: packet.TypeL2LSP}, Lifetime: 1200, ID: packet.MakeLSPID(packet.SystemID{0, 0, 0, 0, 0, 0x99}, 0, 0), Seq: 7, Flags: 3}
 	w.port([6]byte{0x02, 0xee, 0, 0, 0, 1}).Send(MACAllISs, lsp.AppendTo(nil)[:12])
 	poll(t, 5*time.Second, "rejection counted", func() error {
-		f, err := gather(t, r1)
+		f, err := promGather(t, r1)
 		if err != nil {
 			return err
 		}
-		return metricIs(f, 1, "fared_isis_pdus_rejected_total", "interface", "e0", "reason", "truncated")
+		return promIs(f, 1, "fared_isis_pdus_rejected_total", "interface", "e0", "reason", "truncated")
 	})
-	if f, _ = gather(t, r1); metricIs(f, 1, "fared_isis_adjacencies", "level", "L2", "state", "Up") != nil {
+	if f, _ = promGather(t, r1); promIs(f, 1, "fared_isis_adjacencies", "level", "L2", "state", "Up") != nil {
 		t.Fatal("adjacency lost to a bad PDU")
 	}
 
 	// r2 goes silent: after the hold time (3 s) the adjacency is down.
 	r2.stop()
 	poll(t, 10*time.Second, "adjacency down in the metrics", func() error {
-		f, err := gather(t, r1)
+		f, err := promGather(t, r1)
 		if err != nil {
 			return err
 		}
-		if err := metricIs(f, 0, "fared_isis_adjacencies", "level", "L2", "state", "Up"); err != nil {
+		if err := promIs(f, 0, "fared_isis_adjacencies", "level", "L2", "state", "Up"); err != nil {
 			return err
 		}
-		return metricIs(f, 1, "fared_isis_adjacency_changes_total", "interface", "e0", "to", "down")
+		return promIs(f, 1, "fared_isis_adjacency_changes_total", "interface", "e0", "to", "down")
 	})
 
 	// A stopped instance costs the scrape its IS-IS metrics, with an
-	// error (after scrapeTimeout), rather than hanging it.
+	// error (after promScrapeTimeout), rather than hanging it.
 	r1.stop()
-	if _, err := gather(t, r1); err == nil {
+	if _, err := promGather(t, r1); err == nil {
 		t.Fatal("a stopped instance answered")
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 // gather scrapes a node's OSPF collectors through a pedantic registry and
 // lints the names.
-func gather(t *testing.T, m *memNode) (scrape.Families, error) {
+func promGather(t *testing.T, m *memNode) (scrape.Families, error) {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister((&module{in: m.in}).Collectors()...)
@@ -38,7 +38,7 @@ func gather(t *testing.T, m *memNode) (scrape.Families, error) {
 	return f, nil
 }
 
-func metricIs(f scrape.Families, want float64, name string, labels ...string) error {
+func promIs(f scrape.Families, want float64, name string, labels ...string) error {
 	v, ok := f.Sum(name, labels...)
 	if !ok || v != want {
 		return fmt.Errorf("%s%v = %v (present %v), want %v; series %v", name, labels, v, ok, want, f.Series(name))
@@ -58,15 +58,15 @@ func TestMetrics(t *testing.T) {
 	poll(t, 10*time.Second, "Full", fullCount(r1, 1))
 	poll(t, 10*time.Second, "sync", sameDB(r1, r2))
 
-	f, err := gather(t, r1)
+	f, err := promGather(t, r1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, err := range []error{
-		metricIs(f, 1, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full"),
-		metricIs(f, 1, "fared_ospf_interface_state", "interface", "e0", "area", "0.0.0.0", "state", "Point-to-Point"),
-		metricIs(f, 2, "fared_ospf_lsdb_lsas", "area", "0.0.0.0", "type", "router"), // one router-LSA each
-		metricIs(f, 1, "fared_ospf_adjacency_changes_total", "interface", "e0", "to", "full"),
+		promIs(f, 1, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full"),
+		promIs(f, 1, "fared_ospf_interface_state", "interface", "e0", "area", "0.0.0.0", "state", "Point-to-Point"),
+		promIs(f, 2, "fared_ospf_lsdb_lsas", "area", "0.0.0.0", "type", "router"), // one router-LSA each
+		promIs(f, 1, "fared_ospf_adjacency_changes_total", "interface", "e0", "to", "full"),
 	} {
 		if err != nil {
 			t.Error(err)
@@ -96,30 +96,30 @@ func TestMetrics(t *testing.T) {
 	b[12] ^= 0xff
 	w.port(addr("10.254.0.1")).Send(AllSPFRouters, b)
 	poll(t, 5*time.Second, "rejection counted", func() error {
-		f, err := gather(t, r1)
+		f, err := promGather(t, r1)
 		if err != nil {
 			return err
 		}
-		return metricIs(f, 1, "fared_ospf_packets_rejected_total", "interface", "e0", "reason", "bad_checksum")
+		return promIs(f, 1, "fared_ospf_packets_rejected_total", "interface", "e0", "reason", "bad_checksum")
 	})
-	if f, _ = gather(t, r1); metricIs(f, 1, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full") != nil {
+	if f, _ = promGather(t, r1); promIs(f, 1, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full") != nil {
 		t.Fatal("adjacency lost to a bad packet")
 	}
 
 	// r2 goes silent: after the dead interval (3 s) no Full neighbour.
 	r2.stop()
 	poll(t, 10*time.Second, "neighbour gone in the metrics", func() error {
-		f, err := gather(t, r1)
+		f, err := promGather(t, r1)
 		if err != nil {
 			return err
 		}
-		if err := metricIs(f, 0, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full"); err != nil {
+		if err := promIs(f, 0, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full"); err != nil {
 			return err
 		}
-		return metricIs(f, 1, "fared_ospf_adjacency_changes_total", "interface", "e0", "to", "down")
+		return promIs(f, 1, "fared_ospf_adjacency_changes_total", "interface", "e0", "to", "down")
 	})
 	r1.stop()
-	if _, err := gather(t, r1); err == nil {
+	if _, err := promGather(t, r1); err == nil {
 		t.Fatal("a stopped instance answered")
 	}
 }
