@@ -49,7 +49,7 @@ func promIs(f scrape.Families, want float64, name string, labels ...string) erro
 // adjacency by level and state, the database size, per-interface PDU
 // counts; a malformed PDU moves the rejected counter of its kind, and a
 // lost neighbour moves the adjacency gauges and transition counters.
-func TestMetrics(t *testing.T) {
+func TestPrometheusMetrics(t *testing.T) {
 	w := &wire{}
 	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.0/31")}})
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.1/31")}})

@@ -51,7 +51,7 @@ func promIs(f scrape.Families, want float64, name string, labels ...string) erro
 // with a bad checksum moves the rejected counter of its kind without
 // costing the adjacency; a silent neighbour moves the gauges and the
 // transition counter.
-func TestMetrics(t *testing.T) {
+func TestPrometheusMetrics(t *testing.T) {
 	w := &wire{}
 	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}})
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
