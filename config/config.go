@@ -34,10 +34,11 @@ type Config struct {
 	SystemID [6]byte
 	LogLevel slog.Level
 	Socket   string
-	ISIS     *ISIS // nil when there is no isis section (isis.go)
-	OSPF     *OSPF // nil when there is no ospf section (ospf.go)
-	FIB      FIB   // fib.go
-	RIB      RIB   // rib.go
+	ISIS     *ISIS    // nil when there is no isis section (isis.go)
+	OSPF     *OSPF    // nil when there is no ospf section (ospf.go)
+	FIB      FIB      // fib.go
+	RIB      RIB      // rib.go
+	Metrics  *Metrics // nil when there is no metrics section (metrics.go)
 	// Sections holds the sections of modules that parse their own
 	// (Register), by key; a key is absent when the file has no section.
 	Sections map[string]any
@@ -69,7 +70,7 @@ func Register(s Section) {
 }
 
 var coreKeys = map[string]bool{"hostname": true, "router-id": true, "system-id": true, "log-level": true,
-	"socket": true, "isis": true, "ospf": true, "fib": true, "rib": true}
+	"socket": true, "isis": true, "ospf": true, "fib": true, "rib": true, "metrics": true}
 
 // Load reads and parses the config file at path.
 func Load(path string) (*Config, error) {
@@ -139,10 +140,11 @@ func (p *Walker) config(data []byte) *Config {
 			}
 			return ""
 		}),
-		"isis": func(k, v *yaml.Node) { c.ISIS = p.isis(k, v) },
-		"fib":  func(k, v *yaml.Node) { p.fib(k, v, &c.FIB) },
-		"ospf": func(k, v *yaml.Node) { c.OSPF = p.ospf(k, v) },
-		"rib":  func(k, v *yaml.Node) { p.rib(k, v, &c.RIB) },
+		"isis":    func(k, v *yaml.Node) { c.ISIS = p.isis(k, v) },
+		"fib":     func(k, v *yaml.Node) { p.fib(k, v, &c.FIB) },
+		"ospf":    func(k, v *yaml.Node) { c.OSPF = p.ospf(k, v) },
+		"rib":     func(k, v *yaml.Node) { p.rib(k, v, &c.RIB) },
+		"metrics": func(k, v *yaml.Node) { c.Metrics = p.metrics(k, v) },
 	}
 	sectionsMu.RLock()
 	for key, s := range sections {

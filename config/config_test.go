@@ -27,6 +27,7 @@ func TestParseExample(t *testing.T) {
 		Socket:   "/run/fared/fared.sock",
 		FIB:      FIB{Enabled: true, Metric: 20, OnShutdown: "keep"},
 		RIB:      RIB{Distance: map[string]uint8{"isis": 115, "ospf": 110}},
+		Metrics:  &Metrics{Listen: "127.0.0.1:9342", Path: "/metrics"},
 		ISIS: &ISIS{
 			Areas:               [][]byte{{0x49, 0x00, 0x01}},
 			Level:               2,

@@ -40,4 +40,8 @@ isis:
       metric: 0                 # 0..4261412864 (default 0)
       path-bandwidth: 40G       # default: no constraint
     - prefix: 2001:db8:1::/48
+
+metrics:                        # Prometheus metrics (docs/metrics.md); omit the section: no listener
+  listen: 127.0.0.1:9342        # host:port, required in the section (fared claims no default port)
+  path: /metrics                # default /metrics
 `

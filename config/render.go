@@ -40,6 +40,9 @@ func Render(c *Config) ([]byte, error) {
 	rib := c.RIB
 	rib.SPF = rib.SPF.Over(DefaultSPF)
 	add("rib", node(reflect.ValueOf(rib), ""))
+	if c.Metrics != nil {
+		add("metrics", node(reflect.ValueOf(c.Metrics), ""))
+	}
 	if c.ISIS != nil {
 		add("isis", node(reflect.ValueOf(c.ISIS), ""))
 	}

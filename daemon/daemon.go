@@ -54,6 +54,8 @@ type Daemon struct {
 	exited  chan exit
 	started time.Time
 	present map[string]bool // interfaces seen since start (d.mu)
+
+	metrics *metrics // Prometheus registry and listener (metrics.go)
 }
 
 type running struct {
@@ -76,7 +78,9 @@ func New(cfg *config.Config, specs []Spec, o Options) *Daemon {
 	if o.Socket == "" {
 		o.Socket = cfg.Socket
 	}
-	return &Daemon{opt: o, specs: specs, log: o.Log, cfg: cfg, mods: map[string]*running{}, exited: make(chan exit, len(specs))}
+	d := &Daemon{opt: o, specs: specs, log: o.Log, cfg: cfg, mods: map[string]*running{}, exited: make(chan exit, len(specs))}
+	d.metrics = newMetrics(d)
+	return d
 }
 
 // Config returns the configuration in force.
@@ -93,6 +97,7 @@ func (d *Daemon) Config() *config.Config {
 func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.Config()
 	d.started = time.Now()
+	defer d.metrics.close()
 	if err := d.buildCore(cfg); err != nil {
 		return err
 	}
@@ -118,6 +123,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.srv = srv
 	defer srv.Close()
 	d.coreRoutes()
+	if err := d.metrics.serve(cfg.Metrics, d.opt.NetNS); err != nil {
+		return err
+	}
 
 	coreCtx, stopCore := context.WithCancel(context.Background())
 	var coreWG sync.WaitGroup
@@ -141,6 +149,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for _, w := range cfg.MissingInterfaces(d.ifaceExists) {
 		d.log.Warn(w)
 	}
+	d.notify("READY=1\nSTATUS=running: " + strings.Join(d.Modules(), ", "))
 
 	var runErr error
 	select {
@@ -149,6 +158,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		runErr = fmt.Errorf("%s: %w", e.name, e.err)
 		d.log.Error("module failed, stopping", "module", e.name, "err", e.err)
 	}
+	d.notify("STOPPING=1")
 	stopMods()
 	d.mu.Lock()
 	mods := d.mods
@@ -167,6 +177,7 @@ func (d *Daemon) start(r *running) {
 	r.cancel, r.done = cancel, make(chan struct{})
 	d.mods[r.spec.Name] = r
 	d.srv.Mount(r.spec.Name, r.m.Routes)
+	d.metrics.addModule(r.spec.Name, r.m)
 	go func() {
 		defer close(r.done)
 		err := r.m.Run(ctx)
@@ -182,6 +193,7 @@ func (d *Daemon) start(r *running) {
 // stop ends a running module whose section was removed; d.mu not held.
 func (d *Daemon) stop(r *running) {
 	d.srv.Unmount(r.spec.Name)
+	d.metrics.removeModule(r.spec.Name)
 	r.cancel()
 	<-r.done
 	d.mu.Lock()
@@ -238,7 +250,7 @@ func (d *Daemon) buildCore(cfg *config.Config) error {
 		d.log.Info("kernel FIB", "capabilities", fmt.Sprintf("%+v", k.Capabilities()), "on_shutdown", cfg.FIB.OnShutdown)
 		d.core.FIB = k
 	}
-	rc := rib.Config{Routing: routing(cfg), Default: ribRouting(cfg.Routing("")), Log: d.log, Ready: d.converged}
+	rc := rib.Config{Routing: routing(cfg), Default: ribRouting(cfg.Routing("")), Log: d.log, Ready: d.converged, Observe: d.metrics.observe}
 	if d.core.FIB != nil {
 		rc.FIB = d.core.FIB
 	}

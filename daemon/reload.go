@@ -32,9 +32,14 @@ func (e *ReloadError) Unwrap() error { return e.Err }
 // nothing changes and the old configuration stays in force. Then the core
 // and each module apply their part, modules whose section appeared start,
 // and modules whose section disappeared stop. Reloads are serialised.
-func (d *Daemon) Reload(ctx context.Context) (wire.Reload, error) {
+func (d *Daemon) Reload(ctx context.Context) (res wire.Reload, err error) {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
+	d.notify(fmt.Sprintf("RELOADING=1\nMONOTONIC_USEC=%d", monotonicUsec()))
+	defer func() {
+		d.metrics.reloaded(res.Reloaded)
+		d.notify("READY=1")
+	}()
 	old := d.Config()
 	nc, err := config.Load(old.File)
 	if err != nil {
@@ -146,6 +151,7 @@ func (d *Daemon) applyCore(old, nc *config.Config) Change {
 	if old.Socket != nc.Socket {
 		c.Warnings = append(c.Warnings, "socket: needs a restart, ignored")
 	}
+	d.applyMetrics(old, nc, &c)
 	if old.FIB.Enabled != nc.FIB.Enabled || old.FIB.Metric != nc.FIB.Metric || old.FIB.OnShutdown != nc.FIB.OnShutdown ||
 		!sameResilient(old.FIB.Resilient, nc.FIB.Resilient) {
 		c.Warnings = append(c.Warnings, "fib: needs a restart, ignored")

@@ -60,6 +60,9 @@ type Config struct {
 	StartupHold time.Duration
 	Log         *slog.Logger
 	Now         func() time.Time
+	// Observe, when set, hears of every computation (metrics), on the
+	// manager's goroutine: it must not block.
+	Observe func(Observation)
 }
 
 // Manager is the routing table of one daemon.
@@ -428,9 +431,13 @@ func (m *Manager) compute(protocols []string, triggers []string) {
 	prev := m.snap.Load()
 	snap := m.build()
 	snap.Computed = m.cfg.Now()
-	m.install(snap)
+	synced, fibErr := m.install(snap)
 	changed := diffRoutes(prev.Routes, snap.Routes)
-	m.spfLog.Add(spf.LogEntry{At: start, Trigger: joinTriggers(triggers), Kind: kind, Duration: m.cfg.Now().Sub(start), Nodes: nodes, RoutesChanged: changed})
+	entry := spf.LogEntry{At: start, Trigger: joinTriggers(triggers), Kind: kind, Duration: m.cfg.Now().Sub(start), Nodes: nodes, RoutesChanged: changed}
+	m.spfLog.Add(entry)
+	if m.cfg.Observe != nil {
+		m.cfg.Observe(Observation{SPF: entry, Synced: synced, FIB: snap.FIB, FIBErrors: countErrors(fibErr), Reweighted: reweighted(prev.Routes, snap.Routes)})
+	}
 	snap.Log = m.spfLog.Entries()
 	snap.Delays = map[string]spf.DelayView{}
 	for p, ps := range m.protoSet {
@@ -477,15 +484,16 @@ func joinTriggers(ts []string) string {
 }
 
 // install writes the snapshot's routes to the kernel, unless the start-up
-// hold is still on; then it retries shortly.
-func (m *Manager) install(snap *Snapshot) {
+// hold is still on; then it retries shortly. It reports whether it wrote,
+// and the kernel's errors.
+func (m *Manager) install(snap *Snapshot) (bool, error) {
 	if m.cfg.FIB == nil {
-		return
+		return false, nil
 	}
 	if m.holding() {
 		snap.FIBError = "holding the kernel table until initial convergence"
 		m.armRetry()
-		return
+		return false, nil
 	}
 	m.synced = true
 	st, err := m.cfg.FIB.Sync(snap.fibRoutes())
@@ -496,6 +504,7 @@ func (m *Manager) install(snap *Snapshot) {
 		m.log.Error("kernel FIB update failed", "err", err)
 	}
 	snap.FIB, snap.FIBError = m.lastFIB, m.fibErr
+	return true, err
 }
 
 // holding: the kernel keeps the previous run's routes until the protocols

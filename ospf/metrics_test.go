@@ -1,0 +1,125 @@
+package ospf
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/fared/fared/internal/scrape"
+	"github.com/fared/fared/ospf/packet"
+)
+
+// gather scrapes a node's OSPF collectors through a pedantic registry and
+// lints the names.
+func promGather(t *testing.T, m *memNode) (scrape.Families, error) {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister((&module{in: m.in}).Collectors()...)
+	mfs, err := reg.Gather()
+	if err != nil {
+		return nil, err
+	}
+	probs, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range probs {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	f := scrape.Families{}
+	for _, mf := range mfs {
+		f[mf.GetName()] = mf
+	}
+	return f, nil
+}
+
+func promIs(f scrape.Families, want float64, name string, labels ...string) error {
+	v, ok := f.Sum(name, labels...)
+	if !ok || v != want {
+		return fmt.Errorf("%s%v = %v (present %v), want %v; series %v", name, labels, v, ok, want, f.Series(name))
+	}
+	return nil
+}
+
+// The OSPF metrics: neighbours by area and state, the interface state,
+// the database by area and type, per-interface packet counts; a packet
+// with a bad checksum moves the rejected counter of its kind without
+// costing the adjacency; a silent neighbour moves the gauges and the
+// transition counter.
+func TestPrometheusMetrics(t *testing.T) {
+	w := &wire{}
+	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}})
+	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
+	poll(t, 10*time.Second, "Full", fullCount(r1, 1))
+	poll(t, 10*time.Second, "sync", sameDB(r1, r2))
+
+	f, err := promGather(t, r1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{
+		promIs(f, 1, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full"),
+		promIs(f, 1, "fared_ospf_interface_state", "interface", "e0", "area", "0.0.0.0", "state", "Point-to-Point"),
+		promIs(f, 2, "fared_ospf_lsdb_lsas", "area", "0.0.0.0", "type", "router"), // one router-LSA each
+		promIs(f, 1, "fared_ospf_adjacency_changes_total", "interface", "e0", "to", "full"),
+	} {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if u, err := f.Undocumented("../docs/metrics.md"); err != nil || len(u) > 0 {
+		t.Errorf("not in docs/metrics.md: %v %v", u, err)
+	}
+	// The database gauges add up to what farectl ospf database lists.
+	v, err := r1.in.Database(context.Background(), DatabaseQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, _ := f.Sum("fared_ospf_lsdb_lsas"); int(sum) != len(v) {
+		t.Errorf("lsdb gauges sum to %v, database has %d: %v", sum, len(v), f.Series("fared_ospf_lsdb_lsas"))
+	}
+	for _, n := range []string{"fared_ospf_packets_received_total", "fared_ospf_packets_sent_total"} {
+		if v, _ := f.Sum(n, "interface", "e0", "type", "hello"); v < 1 {
+			t.Errorf("%s{hello}: %v", n, f.Series(n))
+		}
+	}
+
+	// A hello with a broken checksum, as r2.
+	h := &packet.Hello{Header: packet.Header{Version: 2, RouterID: addr("10.255.0.2"), AreaID: addr("0.0.0.0")}, Mask: addr("0.0.0.0"),
+		HelloInterval: 1, Options: optE, DeadInterval: 3, DR: addr("0.0.0.0"), BDR: addr("0.0.0.0"), Neighbors: []netip.Addr{addr("10.255.0.1")}}
+	b := h.AppendTo(nil)
+	b[12] ^= 0xff
+	w.port(addr("10.254.0.1")).Send(AllSPFRouters, b)
+	poll(t, 5*time.Second, "rejection counted", func() error {
+		f, err := promGather(t, r1)
+		if err != nil {
+			return err
+		}
+		return promIs(f, 1, "fared_ospf_packets_rejected_total", "interface", "e0", "reason", "bad_checksum")
+	})
+	if f, _ = promGather(t, r1); promIs(f, 1, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full") != nil {
+		t.Fatal("adjacency lost to a bad packet")
+	}
+
+	// r2 goes silent: after the dead interval (3 s) no Full neighbour.
+	r2.stop()
+	poll(t, 10*time.Second, "neighbour gone in the metrics", func() error {
+		f, err := promGather(t, r1)
+		if err != nil {
+			return err
+		}
+		if err := promIs(f, 0, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full"); err != nil {
+			return err
+		}
+		return promIs(f, 1, "fared_ospf_adjacency_changes_total", "interface", "e0", "to", "down")
+	})
+	r1.stop()
+	if _, err := promGather(t, r1); err == nil {
+		t.Fatal("a stopped instance answered")
+	}
+}
