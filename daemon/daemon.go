@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -45,7 +46,8 @@ type Daemon struct {
 	core  *Core
 	srv   *api.Server
 
-	reloadMu sync.Mutex // one reload at a time (SIGHUP and the API)
+	reloadMu sync.Mutex  // one reload at a time (SIGHUP and the API)
+	running  atomic.Bool // the core and modules are up: reloads may run
 
 	mu      sync.Mutex // guards cfg and mods
 	cfg     *config.Config
@@ -141,6 +143,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.start(r)
 	}
 	d.mu.Unlock()
+	d.running.Store(true)
 	d.log.Info("fared started", "config", cfg.File, "socket", d.opt.Socket, "modules", strings.Join(d.Modules(), ","))
 	_, warn := hostChecks()
 	for _, w := range warn {
@@ -159,6 +162,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.log.Error("module failed, stopping", "module", e.name, "err", e.err)
 	}
 	d.notify("STOPPING=1")
+	// No reload may start or stop a module from here on.
+	d.reloadMu.Lock()
+	d.running.Store(false)
+	d.reloadMu.Unlock()
 	stopMods()
 	d.mu.Lock()
 	mods := d.mods

@@ -35,6 +35,10 @@ func (e *ReloadError) Unwrap() error { return e.Err }
 func (d *Daemon) Reload(ctx context.Context) (res wire.Reload, err error) {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
+	if !d.running.Load() {
+		// SIGHUP before Run built the core, or after it stopped.
+		return wire.Reload{}, &ReloadError{Err: errors.New("fared is not running yet (or any more): nothing to reload")}
+	}
 	d.notify(fmt.Sprintf("RELOADING=1\nMONOTONIC_USEC=%d", monotonicUsec()))
 	defer func() {
 		d.metrics.reloaded(res.Reloaded)

@@ -164,6 +164,9 @@ func (in *Instance) Leaks(ctx context.Context) ([]LeakView, error) {
 			}
 		}
 	})
+	if err != nil {
+		return nil, err // the loop may still be filling the result: do not read it
+	}
 	return out, err
 }
 
@@ -186,5 +189,8 @@ func (in *Instance) Levels(ctx context.Context) ([]LevelView, error) {
 			out = append(out, v)
 		}
 	})
+	if err != nil {
+		return nil, err // the loop may still be filling the result: do not read it
+	}
 	return out, err
 }

@@ -72,6 +72,9 @@ func (in *Instance) Neighbors(ctx context.Context) ([]NeighborView, error) {
 			return out[i].SystemID < out[j].SystemID
 		})
 	})
+	if err != nil {
+		return nil, err // the loop may still be filling the result: do not read it
+	}
 	if out == nil {
 		out = []NeighborView{}
 	}
@@ -152,6 +155,9 @@ func (in *Instance) Interfaces(ctx context.Context) ([]InterfaceView, error) {
 			out = append(out, v)
 		}
 	})
+	if err != nil {
+		return nil, err // the loop may still be filling the result: do not read it
+	}
 	return out, err
 }
 
@@ -206,6 +212,9 @@ func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSPView, e
 			}
 		}
 	})
+	if err != nil {
+		return nil, err // the loop may still be filling the result: do not read it
+	}
 	if qerr != nil {
 		return nil, qerr
 	}

@@ -165,5 +165,8 @@ func (in *Instance) Summaries(ctx context.Context) ([]SummaryView, error) {
 			}
 		}
 	})
+	if err != nil {
+		return nil, err // the loop may still be filling the result: do not read it
+	}
 	return out, err
 }

@@ -50,6 +50,9 @@ func (in *Instance) Neighbors(ctx context.Context) ([]NeighborView, error) {
 			}
 		}
 	})
+	if err != nil {
+		return nil, err // the loop may still be filling the result: do not read it
+	}
 	return out, err
 }
 
@@ -81,6 +84,9 @@ func (in *Instance) Interfaces(ctx context.Context) ([]InterfaceView, error) {
 			out = append(out, v)
 		}
 	})
+	if err != nil {
+		return nil, err // the loop may still be filling the result: do not read it
+	}
 	return out, err
 }
 
@@ -173,6 +179,9 @@ func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSAView, e
 			}
 		}
 	})
+	if err != nil {
+		return nil, err // the loop may still be filling the result: do not read it
+	}
 	if qerr != nil {
 		return nil, qerr
 	}

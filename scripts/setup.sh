@@ -8,7 +8,9 @@ need=()
 for b in /usr/lib/frr/isisd:frr /usr/sbin/nft:nftables /usr/bin/tcpdump:tcpdump /usr/bin/ping:iputils-ping /usr/sbin/ip:iproute2 \
 	/usr/sbin/bird:bird2 /usr/sbin/lldpd:lldpd /usr/bin/redis-server:redis-server /usr/bin/tshark:tshark \
 	/usr/bin/strace:strace /usr/bin/g++:g++ /usr/bin/pkg-config:pkg-config \
-	/usr/include/ns3/core-module.h:libns3-dev /usr/include/gsl/gsl_rng.h:libgsl-dev; do
+	/usr/include/ns3/core-module.h:libns3-dev /usr/include/gsl/gsl_rng.h:libgsl-dev \
+	/usr/share/bash-completion/bash_completion:bash-completion /usr/bin/curl:curl /usr/bin/setpriv:util-linux \
+	/usr/bin/dpkg-deb:dpkg /usr/bin/systemd-analyze:systemd; do
 	[ -e "${b%%:*}" ] || need+=("${b##*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then
