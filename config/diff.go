@@ -101,7 +101,7 @@ func diff(out *[]string, path string, a, b reflect.Value) {
 }
 
 // isValueLike: structs compared as one value (netip.Addr, netip.Prefix).
-func isValueLike(t reflect.Type) bool { return t.PkgPath() == "net/netip" }
+func isValueLike(t reflect.Type) bool { return t.PkgPath() == "net/netip" || t.PkgPath() == "time" }
 
 type keys struct {
 	order []string

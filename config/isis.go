@@ -40,6 +40,8 @@ type ISIS struct {
 	// ReadvertiseHold damps re-advertisement: leaked prefixes and their
 	// Path Bandwidth are recomputed at most once per hold (default 1s).
 	ReadvertiseHold time.Duration
+	// Authentication of LSPs and SNPs per level (RFC 5304, 5310).
+	Authentication ISISAuth `render:",omitzero"`
 
 	Interfaces []ISISInterface
 	Prefixes   []ISISPrefix
@@ -61,7 +63,9 @@ type ISISInterface struct {
 	// Level is the circuit type: the levels run on this interface (1, 2,
 	// 3 = 1-2); default the instance's level. Always a subset of it.
 	Level int `render:"level"`
-	Line  int // line of the list item in the config file
+	// Authentication of the interface's hellos (nil: none).
+	Authentication *Auth `render:",omitzero"`
+	Line           int   // line of the list item in the config file
 
 	levelNode *yaml.Node
 }
@@ -210,7 +214,8 @@ func (p *Walker) isis(k, v *yaml.Node) *ISIS {
 				is.LeakL2ToL1 = append(is.LeakL2ToL1, pf.Masked())
 			}
 		},
-		"spf": p.spf(&is.SPF),
+		"spf":            p.spf(&is.SPF),
+		"authentication": p.isisAuth(&is.Authentication),
 		"interfaces": p.List(func(v *yaml.Node) {
 			it := p.iface(v)
 			if first, dup := ifLines[it.Name]; dup && it.Name != "" {
@@ -285,7 +290,8 @@ func (p *Walker) iface(v *yaml.Node) ISISInterface {
 			n, ok := p.Integer(k, v, 2, 100)
 			it.HelloMultiplier, helloOK = int(n), helloOK && ok
 		},
-		"priority": SetInt(p, &it.Priority, 0, 127),
+		"priority":       SetInt(p, &it.Priority, 0, 127),
+		"authentication": p.auth(isisAuthRules, &it.Authentication),
 		"level": func(k, v *yaml.Node) {
 			if s, ok := p.Text(k, v); ok {
 				l, ok := map[string]int{"1": 1, "2": 2, "1-2": 3}[s]

@@ -51,7 +51,9 @@ type OSPFInterface struct {
 	DeadInterval  time.Duration
 	Priority      uint8
 	Passive       bool
-	Line          int
+	// Authentication of every packet on the interface (nil: AuType 0).
+	Authentication *Auth `render:",omitzero"`
+	Line           int
 }
 
 // OSPFPrefix is one entry of ospf.prefixes.
@@ -226,6 +228,7 @@ func (p *Walker) ospfIface(v *yaml.Node) OSPFInterface {
 		"dead-interval":  p.SetDuration(&it.DeadInterval, time.Second, 65535*time.Second),
 		"priority":       SetInt(p, &it.Priority, 0, 255),
 		"passive":        p.Bool(&it.Passive),
+		"authentication": p.auth(ospfAuthRules, &it.Authentication),
 	})
 	if seen["name"] == nil {
 		p.Errf(v, "missing required key \"name\"")

@@ -74,6 +74,7 @@ var (
 	addrType      = reflect.TypeOf(netip.Addr{})
 	prefixType    = reflect.TypeOf(netip.Prefix{})
 	areasType     = reflect.TypeOf([][]byte{})
+	timeType      = reflect.TypeOf(time.Time{})
 )
 
 // node renders v; tag is the field's render tag ("level", "area" or "").
@@ -98,6 +99,8 @@ func node(v reflect.Value, tag string) *yaml.Node {
 		return scalar(strings.ToLower(slog.Level(v.Int()).String()))
 	case addrType, prefixType:
 		return scalar(fmt.Sprint(v.Interface()))
+	case timeType:
+		return &yaml.Node{Kind: yaml.ScalarNode, Value: v.Interface().(time.Time).Format(time.RFC3339Nano), Style: yaml.DoubleQuotedStyle}
 	case areasType:
 		n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 		for _, a := range v.Interface().([][]byte) {

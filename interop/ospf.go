@@ -156,6 +156,7 @@ func RenderOSPFd(n *Node, d Defaults) string {
 		// 1s, not 5s, of convergence.
 		b.WriteString(" ip ospf retransmit-interval 1\n")
 		fmt.Fprintf(&b, " ip ospf cost %d\n", min(f.Metric, 65535))
+		b.WriteString(frrOSPFAuthIface(n))
 		if f.Type == "lan" && n.Priority >= 0 {
 			fmt.Fprintf(&b, " ip ospf priority %d\n", n.Priority)
 		}
@@ -190,14 +191,15 @@ type faredOSPF struct {
 }
 
 type faredOSPFIface struct {
-	Name          string `yaml:"name"`
-	Area          string `yaml:"area"`
-	Type          string `yaml:"type"`
-	Cost          int    `yaml:"cost"`
-	Bandwidth     string `yaml:"bandwidth"`
-	HelloInterval string `yaml:"hello-interval"`
-	DeadInterval  string `yaml:"dead-interval"`
-	Priority      *int   `yaml:"priority,omitempty"`
+	Name           string     `yaml:"name"`
+	Area           string     `yaml:"area"`
+	Type           string     `yaml:"type"`
+	Cost           int        `yaml:"cost"`
+	Bandwidth      string     `yaml:"bandwidth"`
+	HelloInterval  string     `yaml:"hello-interval"`
+	DeadInterval   string     `yaml:"dead-interval"`
+	Priority       *int       `yaml:"priority,omitempty"`
+	Authentication *faredAuth `yaml:"authentication,omitempty"`
 }
 
 type faredOSPFPrefix struct {
@@ -214,7 +216,8 @@ func RenderFaredOSPF(n *Node, d Defaults) ([]byte, error) {
 		OSPF: faredOSPF{RetransmitInterval: "1s"}}
 	for _, f := range n.Interfaces {
 		fi := faredOSPFIface{Name: f.Name, Area: f.Area, Type: "p2p", Cost: min(f.Metric, 65535), Bandwidth: FormatBandwidth(f.Bandwidth),
-			HelloInterval: fmt.Sprintf("%ds", hello), DeadInterval: fmt.Sprintf("%ds", hello*d.HelloMultiplier)}
+			HelloInterval: fmt.Sprintf("%ds", hello), DeadInterval: fmt.Sprintf("%ds", hello*d.HelloMultiplier),
+			Authentication: faredAuthOf(n)}
 		if f.Type == "lan" {
 			fi.Type = "broadcast"
 			if n.Priority >= 0 {

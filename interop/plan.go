@@ -47,9 +47,10 @@ type Node struct {
 	Hostname   string
 	Area       string
 	Level      string
-	Protocol   string `json:",omitempty"` // "isis" (default) or "ospf"
-	Priority   int    // LAN priority, -1 = default
-	NoTE       bool   `json:",omitempty"` // FRR without mpls-te (see NodeSpec.NoTE)
+	Protocol   string    `json:",omitempty"` // "isis" (default) or "ospf"
+	Priority   int       // LAN priority, -1 = default
+	NoTE       bool      `json:",omitempty"` // FRR without mpls-te (see NodeSpec.NoTE)
+	Auth       []AuthKey `json:",omitempty"` // see NodeSpec.Auth
 	Interfaces []Iface
 	Prefixes   []PrefixSpec // besides the loopback
 	Dir        string       // config, logs, pid files
@@ -152,6 +153,7 @@ func plan(t *Topology, name string) (*Lab, error) {
 			SystemID: fmt.Sprintf("0000.0000.%04x", i+1),
 			Hostname: s.Name, Area: s.Area, Level: s.Level, Priority: s.Priority, NoTE: s.NoTE,
 			Prefixes: s.Prefixes,
+			Auth:     s.Auth,
 			Pids:     map[string]int{},
 			Protocol: s.Protocol,
 		}

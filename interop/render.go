@@ -70,6 +70,7 @@ func RenderISISd(n *Node, d Defaults) string {
 	fmt.Fprintf(&b, "! rendered by farelab for node %s\nhostname %s\nlog timestamp precision 3\n!\n", n.Name, n.Hostname)
 	fmt.Fprintf(&b, "router isis %s\n", isisTag)
 	fmt.Fprintf(&b, " lsp-gen-interval %d\n", frrSeconds(d.LSPGenInterval))
+	b.WriteString(frrISISAuthRouter(n)) // before net/is-type: isisd's first LSP is signed too
 	fmt.Fprintf(&b, " spf-interval %d\n", frrSeconds(d.SPFInterval))
 	fmt.Fprintf(&b, " net %s\n", n.NET())
 	fmt.Fprintf(&b, " is-type %s\n", isType)
@@ -94,6 +95,7 @@ func RenderISISd(n *Node, d Defaults) string {
 		fmt.Fprintf(&b, " isis hello-interval %d\n", frrSeconds(d.HelloInterval))
 		fmt.Fprintf(&b, " isis hello-multiplier %d\n", d.HelloMultiplier)
 		fmt.Fprintf(&b, " isis metric %d\n", f.Metric)
+		b.WriteString(frrISISAuthIface(n))
 		if f.Type == "lan" && n.Priority >= 0 {
 			fmt.Fprintf(&b, " isis priority %d\n", n.Priority)
 		}
@@ -113,23 +115,25 @@ type faredConfig struct {
 }
 
 type faredISIS struct {
-	Areas          []string      `yaml:"areas"`
-	Level          string        `yaml:"level"`
-	LSPGenInterval string        `yaml:"lsp-gen-interval"`
-	LeakL2ToL1     []string      `yaml:"leak-l2-to-l1,omitempty"`
-	Interfaces     []faredIface  `yaml:"interfaces"`
-	Prefixes       []faredPrefix `yaml:"prefixes"`
+	Areas          []string              `yaml:"areas"`
+	Level          string                `yaml:"level"`
+	LSPGenInterval string                `yaml:"lsp-gen-interval"`
+	LeakL2ToL1     []string              `yaml:"leak-l2-to-l1,omitempty"`
+	Authentication map[string]*faredAuth `yaml:"authentication,omitempty"`
+	Interfaces     []faredIface          `yaml:"interfaces"`
+	Prefixes       []faredPrefix         `yaml:"prefixes"`
 }
 
 type faredIface struct {
-	Name            string `yaml:"name"`
-	Type            string `yaml:"type"`
-	Metric          int    `yaml:"metric"`
-	Bandwidth       string `yaml:"bandwidth"`
-	HelloInterval   string `yaml:"hello-interval"`
-	HelloMultiplier int    `yaml:"hello-multiplier"`
-	Priority        *int   `yaml:"priority,omitempty"`
-	Level           string `yaml:"level,omitempty"`
+	Name            string     `yaml:"name"`
+	Type            string     `yaml:"type"`
+	Metric          int        `yaml:"metric"`
+	Bandwidth       string     `yaml:"bandwidth"`
+	HelloInterval   string     `yaml:"hello-interval"`
+	HelloMultiplier int        `yaml:"hello-multiplier"`
+	Priority        *int       `yaml:"priority,omitempty"`
+	Level           string     `yaml:"level,omitempty"`
+	Authentication  *faredAuth `yaml:"authentication,omitempty"`
 }
 
 type faredPrefix struct {
@@ -149,6 +153,7 @@ func RenderFared(n *Node, d Defaults) ([]byte, error) {
 			Areas:          []string{n.Area},
 			Level:          n.Level,
 			LSPGenInterval: d.LSPGenInterval.String(),
+			Authentication: faredISISAuth(n),
 		},
 	}
 	if n.Level == "1-2" {
@@ -158,7 +163,7 @@ func RenderFared(n *Node, d Defaults) ([]byte, error) {
 	}
 	for _, f := range n.Interfaces {
 		fi := faredIface{Name: f.Name, Type: f.Type, Metric: f.Metric, Bandwidth: FormatBandwidth(f.Bandwidth),
-			HelloInterval: d.HelloInterval.String(), HelloMultiplier: d.HelloMultiplier}
+			HelloInterval: d.HelloInterval.String(), HelloMultiplier: d.HelloMultiplier, Authentication: faredAuthOf(n)}
 		if f.Level != n.Level {
 			fi.Level = f.Level
 		}

@@ -76,6 +76,8 @@ type NodeSpec struct {
 	// params): FRR 8.4.4's isisd crashes in its TE database when a LAN's
 	// DIS changes, so tests of DIS changes run FRR without TE.
 	NoTE bool
+	// Auth authenticates every interface (and IS-IS level) of the node.
+	Auth []AuthKey
 }
 
 // PrefixSpec is a prefix a node originates besides its loopback.
@@ -359,6 +361,7 @@ func (p *tparser) topology(data []byte) *Topology {
 				"area":     func(k, v *yaml.Node) { areaSet = true; p.str(what, &n.Area)(k, v) },
 				"priority": p.integer(what, 0, 127, &n.Priority),
 				"prefixes": func(k, v *yaml.Node) { n.Prefixes = p.prefixes(what, v) },
+				"auth":     func(k, v *yaml.Node) { n.Auth = p.authKeys(what, v) },
 				"te": func(k, v *yaml.Node) {
 					switch v.Value {
 					case "true":

@@ -238,7 +238,7 @@ func (c *circuit) send(dst [6]byte, pdu packet.PDU, kind string) {
 	if c.port == nil || !c.running {
 		return
 	}
-	b := pdu.AppendTo(nil)
+	b := c.encode(pdu)
 	c.sendRaw(dst, b, kind)
 }
 
@@ -325,7 +325,7 @@ func (c *circuit) helloRoom(fixed int) int {
 	if c.mtu > 0 {
 		mtu = c.mtu - len(llc)
 	}
-	return mtu - fixed
+	return mtu - fixed - authRoom(c.cfg.Authentication)
 }
 
 // fitList appends TLVs of at most per items of size bytes each, as many

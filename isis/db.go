@@ -186,7 +186,17 @@ func (in *Instance) addPOI(c *circuit, l int, p *packet.LSP, raw []byte, src [6]
 	}
 	np := *p
 	np.TLVs = append(packet.TLVs{&packet.PurgeOriginator{Generator: in.sysID, HasSender: true, Sender: from}}, p.TLVs...)
-	b := np.AppendToKeepChecksum(nil)
+	var b []byte
+	if _, signed := p.TLVs.Auth(); signed || in.lspAuth(l) != nil {
+		// The TLV breaks the sender's signature: sign again with our
+		// level key, or, without one, flood the purge as it came.
+		if in.lspAuth(l) == nil {
+			return p, raw
+		}
+		b = in.encodeLSP(l, &np, true)
+	} else {
+		b = np.AppendToKeepChecksum(nil)
+	}
 	if len(b) > in.lspMTU() {
 		return p, raw // a purge padded with content: flood it as it came
 	}
@@ -265,7 +275,7 @@ func (in *Instance) purgeEntry(lv *level, e *lspEntry, now time.Time) {
 	}
 	p := &packet.LSP{Header: packet.Header{Type: lspType(lv.n)}, Lifetime: 0, ID: e.lsp.ID, Seq: e.lsp.Seq, Flags: e.lsp.Flags, TLVs: tlvs}
 	p.Checksum = 0
-	e.raw = p.AppendToKeepChecksum(nil)
+	e.raw = in.encodeLSP(lv.n, p, true) // RFC 6233: a purge keeps its authentication
 	if d, err := packet.Decode(e.raw); err == nil {
 		p = d.(*packet.LSP)
 	}

@@ -88,6 +88,8 @@ type Instance struct {
 
 	logged map[string]bool // instance-wide log-once kinds
 
+	lspKey [2]string // per level, the key our LSPs were last signed with (auth.go)
+
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 }
@@ -234,6 +236,7 @@ func (in *Instance) tick(now time.Time) {
 	for _, c := range in.circuits {
 		c.tick(now)
 	}
+	in.authTick(now)
 	for _, lv := range in.levels {
 		if lv != nil {
 			in.ageLevel(lv, now)

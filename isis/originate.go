@@ -82,7 +82,7 @@ func (in *Instance) install(lv *level, id packet.LSPID, seq uint32, tlvs packet.
 	}
 	life := uint16(in.icfg.LSPLifetime / time.Second)
 	p := &packet.LSP{Header: packet.Header{Type: lspType(lv.n)}, Lifetime: life, ID: id, Seq: seq, Flags: in.lspFlags(lv, id), TLVs: tlvs}
-	raw := p.AppendTo(nil)
+	raw := in.encodeLSP(lv.n, p, false)
 	dec, err := packet.Decode(raw)
 	if err != nil {
 		in.log.Error("originated LSP does not decode", "lsp", id.String(), "err", err)
@@ -136,13 +136,18 @@ func (in *Instance) endSeqWaits(lv *level, now time.Time) {
 }
 
 // body is the TLV part of the stored PDU, used to see whether a new
-// origination changes anything.
+// origination changes anything; the TLV 10 encodeLSP puts first is not
+// part of it.
 func (e *lspEntry) body() []byte {
 	const fixed = 27
 	if len(e.raw) < fixed {
 		return nil
 	}
-	return e.raw[fixed:]
+	b := e.raw[fixed:]
+	if len(b) >= 2 && b[0] == packet.TLVAuth && len(b) >= 2+int(b[1]) {
+		b = b[2+int(b[1]):]
+	}
+	return b
 }
 
 func (in *Instance) lspFlags(lv *level, id packet.LSPID) uint8 {
@@ -324,7 +329,7 @@ func (in *Instance) lspMTU() int {
 // TLVs are kept whole and in order, so fragment 0 keeps the node's
 // identity (areas, protocols, hostname) first.
 func (in *Instance) fragment(tlvs packet.TLVs) []packet.TLVs {
-	room := in.lspMTU() - packet.LSPHeaderLen
+	room := in.lspMTU() - packet.LSPHeaderLen - in.lspAuthRoom()
 	var out []packet.TLVs
 	var cur packet.TLVs
 	size := 0

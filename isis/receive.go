@@ -26,6 +26,9 @@ func (in *Instance) receive(c *circuit, src [6]byte, b []byte) {
 		c.reject("max_area", "maximum area addresses mismatch", "max_area_addresses", h.MaxAreaAddrs, "offset", 7, "from", macString(src))
 		return
 	}
+	if !c.authOK(pdu, b, src) {
+		return
+	}
 	switch p := pdu.(type) {
 	case *packet.P2PHello:
 		c.count("rx_p2p_hello")

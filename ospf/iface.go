@@ -65,6 +65,8 @@ type iface struct {
 
 	counters map[string]uint64
 	logged   map[string]bool
+
+	cryptSeq uint32 // last cryptographic sequence number sent (auth.go)
 }
 
 func newIface(in *Instance, idx int, ic config.OSPFInterface) *iface {
@@ -450,5 +452,5 @@ func (ifc *iface) maxPacket() int {
 	if mtu <= 0 {
 		mtu = 1500
 	}
-	return mtu - ipHeaderLen
+	return mtu - ipHeaderLen - authRoom(ifc.cfg.Authentication)
 }

@@ -34,7 +34,10 @@ type neighbor struct {
 	state   NbrState
 	deadAt  time.Time
 	since   time.Time // when it last reached Full
-	flaps   int
+
+	cryptSeq    uint32 // its last cryptographic sequence number (auth.go)
+	cryptSeqSet bool
+	flaps       int
 
 	// Database exchange (§10.6-10.8).
 	master   bool // we are master

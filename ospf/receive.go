@@ -46,6 +46,11 @@ func (in *Instance) receive(ifc *iface, src, dst netip.Addr, b []byte) {
 		return
 	}
 	h := pkt.PacketHeader()
+	av, ok := ifc.authOK(b, h.RouterID, src)
+	if !ok {
+		return
+	}
+	defer ifc.noteCryptSeq(av, h.RouterID, src)
 	if h.AreaID != areaAddr(ifc.area.id) {
 		ifc.reject("area_mismatch", "packet for another area dropped", "area", h.AreaID, "ours", ifc.area.name, "from", src)
 		return

@@ -14,7 +14,16 @@ func (ifc *iface) encode(p packet.Packet) []byte {
 	h.Version = 2
 	h.RouterID = ifc.in.rid
 	h.AreaID = areaAddr(ifc.area.id)
-	return p.AppendTo(nil)
+	k, ok := ifc.sendKey()
+	h.AuType = packet.AuNull
+	if ok {
+		h.AuType = k.Alg.AuType()
+	}
+	b := p.AppendTo(nil)
+	if ok {
+		b = ifc.sign(b, k)
+	}
+	return b
 }
 
 func (ifc *iface) send(dst netip.Addr, p packet.Packet, kind string) {

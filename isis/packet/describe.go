@@ -49,6 +49,13 @@ func DescribeTLV(t TLV, pathBWCode uint8) map[string]any {
 		}
 		m["snpas"] = macs
 	case Padding:
+	case Auth:
+		// Never the password or the digest: the database view is not a
+		// place for secrets.
+		m["auth_type"] = int(x.AuthType)
+		if x.AuthType == AuthTypeGeneric {
+			m["key_id"] = x.KeyID
+		}
 	case LSPEntries:
 		es := make([]map[string]any, len(x.Entries))
 		for i, e := range x.Entries {
@@ -159,6 +166,8 @@ func deref(t TLV) TLV {
 	case *ThreeWay:
 		return *x
 	case *PurgeOriginator:
+		return *x
+	case *Auth:
 		return *x
 	case *Unknown:
 		return *x

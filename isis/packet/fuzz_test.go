@@ -18,6 +18,11 @@ func FuzzDecode(f *testing.F) {
 		f.Add(p.AppendTo(nil))
 	}
 	f.Add(benchLSP(10, 10).AppendTo(nil))
+	for _, p := range samplePDUs(f) {
+		for _, k := range testKeys {
+			f.Add(signed(f, p, k)) // TLV 10 of every type
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := Decode(b)
 		if err != nil {

@@ -337,6 +337,8 @@ func decodeTLV(t uint8, v []byte, off int) (TLV, error) {
 		return x, nil
 	case TLVPurgeOriginator:
 		return decodePOI(v, off)
+	case TLVAuth:
+		return decodeAuth(v, off)
 	case TLVExtISReach:
 		return decodeExtISReach(v, off)
 	case TLVProtocolsSupported:

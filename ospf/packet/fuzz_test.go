@@ -21,6 +21,11 @@ func FuzzDecode(f *testing.F) {
 		f.Add(p.AppendTo(nil))
 	}
 	f.Add(benchLSU(2, 4).AppendTo(nil))
+	for _, p := range samplePackets() {
+		for _, k := range testKeys {
+			f.Add(signedPacket(f, p, k, 1)) // AuType 1 and 2, digests after the packet
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fuzzPacket(t, b)
 		// Most mutations break the checksum; also try each input with it

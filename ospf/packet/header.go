@@ -17,7 +17,8 @@ const (
 // Version is the OSPF version this package speaks.
 const Version = 2
 
-// Authentication types (RFC 2328 D). Decode accepts AuNull only.
+// Authentication types (RFC 2328 D). Decode parses all three; Verify
+// (auth.go) authenticates.
 const (
 	AuNull   = 0
 	AuSimple = 1
@@ -111,8 +112,9 @@ func (h *Header) finish(b []byte, start int) []byte {
 // Decode decodes one OSPF packet: b is the IP payload, and bytes past the
 // packet length (a cryptographic digest, an LLS block, link-layer padding)
 // are ignored. It verifies the version, the type, the length, the
-// authentication type (null only: anything else is KindAuth) and the
-// checksum, and returns a *Hello, *DBD, *LSR, *LSU or *LSAck.
+// authentication type (0, 1 or 2; anything else is KindAuth) and the
+// checksum (not for AuType 2, which has none: Verify checks its digest),
+// and returns a *Hello, *DBD, *LSR, *LSU or *LSAck.
 //
 // Decode never retains b: it copies the packet once, and every byte slice
 // in the result (LSA.Raw, TLV values, raw TOS data) points into that copy,
@@ -150,10 +152,13 @@ func Decode(b []byte) (Packet, error) {
 	if n > len(b) {
 		return fail(errf(KindBadLength, 2, "packet length %d, longer than the %d bytes received", n, len(b)))
 	}
-	if at := binary.BigEndian.Uint16(b[14:]); at != AuNull {
+	at := binary.BigEndian.Uint16(b[14:])
+	if at > AuCrypto {
 		return fail(errf(KindAuth, 14, "authentication type %d not supported", at))
 	}
-	if s := packetSum(b[:n]); s != 0xffff {
+	// AuType 2 has no checksum: the digest after the packet covers it
+	// (Verify checks that; Decode only parses).
+	if s := packetSum(b[:n]); at != AuCrypto && s != 0xffff {
 		return fail(errf(KindBadChecksum, pktChecksumOff, "checksum %#04x, want %#04x",
 			binary.BigEndian.Uint16(b[pktChecksumOff:]), PacketChecksum(b[:n])))
 	}

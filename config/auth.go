@@ -1,0 +1,246 @@
+package config
+
+import (
+	"fmt"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Auth is a key chain: the keys an IS-IS level, an IS-IS interface
+// (hellos) or an OSPF interface authenticates with. Every key whose accept
+// lifetime holds is accepted; packets are sent with the preferred key (see
+// SendKey). See docs/config.md, "Authentication".
+type Auth struct {
+	Keys []AuthKey
+}
+
+// AuthKey is one key of a chain. Zero lifetime bounds are open.
+type AuthKey struct {
+	// ID is the key id on the wire: OSPF (0..255) and IS-IS HMAC-SHA
+	// (RFC 5310, 0..65535). IS-IS cleartext and HMAC-MD5 send none; the id
+	// still names the key in counters.
+	ID        uint16
+	Algorithm string // clear, md5, hmac-sha-1, hmac-sha-224 (IS-IS), hmac-sha-256, hmac-sha-384, hmac-sha-512
+	Secret    Secret
+	// Preferred: send with this key while its send lifetime holds.
+	Preferred   bool      `render:",omitzero"`
+	SendFrom    time.Time `render:",omitzero"`
+	SendUntil   time.Time `render:",omitzero"`
+	AcceptFrom  time.Time `render:",omitzero"`
+	AcceptUntil time.Time `render:",omitzero"`
+	Line        int
+}
+
+// Secret is a key's secret. It prints as "(secret)" so that reload
+// reports and logs never show it; Render writes it as it is.
+type Secret string
+
+func (Secret) String() string { return "(secret)" }
+
+// CanSend reports whether the key's send lifetime holds at now.
+func (k AuthKey) CanSend(now time.Time) bool {
+	return (k.SendFrom.IsZero() || !now.Before(k.SendFrom)) && (k.SendUntil.IsZero() || now.Before(k.SendUntil))
+}
+
+// CanAccept reports whether the key's accept lifetime holds at now.
+func (k AuthKey) CanAccept(now time.Time) bool {
+	return (k.AcceptFrom.IsZero() || !now.Before(k.AcceptFrom)) && (k.AcceptUntil.IsZero() || now.Before(k.AcceptUntil))
+}
+
+// SendKey is the key to send with at now: the preferred key if it may
+// send; else, of the keys that may, the one whose send lifetime began
+// last, the highest id on a tie (so a rollover happens by adding a key
+// with a later send-from). ok is false when no key may send.
+func (a *Auth) SendKey(now time.Time) (AuthKey, bool) {
+	if a == nil {
+		return AuthKey{}, false
+	}
+	best, ok := AuthKey{}, false
+	for _, k := range a.Keys {
+		if !k.CanSend(now) {
+			continue
+		}
+		switch {
+		case !ok, k.Preferred && !best.Preferred:
+		case best.Preferred && !k.Preferred:
+			continue
+		case k.SendFrom.After(best.SendFrom):
+		case k.SendFrom.Equal(best.SendFrom) && k.ID > best.ID:
+		default:
+			continue
+		}
+		best, ok = k, true
+	}
+	return best, ok
+}
+
+// AcceptKeys are the keys accepted at now.
+func (a *Auth) AcceptKeys(now time.Time) []AuthKey {
+	if a == nil {
+		return nil
+	}
+	var out []AuthKey
+	for _, k := range a.Keys {
+		if k.CanAccept(now) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// authRules are a protocol's limits on keys.
+type authRules struct {
+	proto    string
+	algs     map[string]bool
+	maxID    int64
+	maxClear int // longest cleartext password
+	maxMD5   int // longest md5 secret (0: no limit)
+	oneType  bool
+}
+
+var isisAuthRules = authRules{proto: "IS-IS", maxID: 65535, maxClear: 254,
+	algs: map[string]bool{"clear": true, "md5": true, "hmac-sha-1": true, "hmac-sha-224": true, "hmac-sha-256": true, "hmac-sha-384": true, "hmac-sha-512": true}}
+
+// OSPF: keyed MD5 uses a 16-byte key (RFC 2328 D.4.3); the simple
+// password fills the 8-byte header field; one interface has one AuType.
+var ospfAuthRules = authRules{proto: "OSPF", maxID: 255, maxClear: 8, maxMD5: 16, oneType: true,
+	algs: map[string]bool{"clear": true, "md5": true, "hmac-sha-1": true, "hmac-sha-256": true, "hmac-sha-384": true, "hmac-sha-512": true}}
+
+func (p *Walker) auth(r authRules, dst **Auth) Field {
+	return func(k, v *yaml.Node) {
+		if !p.Want(k, v, "a mapping with keys", v.Kind == yaml.MappingNode) {
+			return
+		}
+		a := &Auth{}
+		seen := p.Mapping(v, map[string]Field{
+			"keys": p.List(func(v *yaml.Node) { a.Keys = append(a.Keys, p.authKey(r, v)) }),
+		})
+		if len(a.Keys) == 0 {
+			at := seen["keys"]
+			if at == nil {
+				at = v
+			}
+			p.Errf(at, "%s: need at least one key", k.Value)
+			*dst = a
+			return
+		}
+		ids := map[uint16]int{}
+		preferred := 0
+		for _, key := range a.Keys {
+			if first, dup := ids[key.ID]; dup {
+				p.Errf(v, "%s: key id %d at line %d repeats the one at line %d", k.Value, key.ID, key.Line, first)
+			}
+			ids[key.ID] = key.Line
+			if key.Preferred {
+				preferred++
+			}
+			if r.oneType && (key.Algorithm == "clear") != (a.Keys[0].Algorithm == "clear") {
+				p.Errf(v, "%s: key id %d: %s cannot mix a clear password with cryptographic keys on one interface (one AuType)", k.Value, key.ID, r.proto)
+			}
+		}
+		if preferred > 1 {
+			p.Errf(v, "%s: %d keys are preferred, at most one may be", k.Value, preferred)
+		}
+		*dst = a
+	}
+}
+
+func (p *Walker) timestamp(dst *time.Time) Field {
+	return func(k, v *yaml.Node) {
+		// YAML reads an unquoted 2030-01-01T00:00:00Z as a timestamp.
+		s, ok := v.Value, v.Kind == yaml.ScalarNode && v.ShortTag() == "!!timestamp"
+		if !ok {
+			if s, ok = p.Text(k, v); !ok {
+				return
+			}
+		}
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			p.Errf(v, "%s: invalid time %q (want RFC 3339, e.g. 2025-06-01T00:00:00Z)", k.Value, s)
+			return
+		}
+		*dst = t
+	}
+}
+
+func (p *Walker) authKey(r authRules, v *yaml.Node) AuthKey {
+	key := AuthKey{Line: v.Line}
+	var secret string
+	seen := p.Mapping(v, map[string]Field{
+		"id": SetInt(p, &key.ID, 0, r.maxID),
+		"algorithm": p.Str(&key.Algorithm, func(s string) string {
+			if !r.algs[s] {
+				return fmt.Sprintf("%s does not support algorithm %q (want one of %s)", r.proto, s, orList(sortedKeys(r.algs)))
+			}
+			return ""
+		}),
+		"secret": p.Str(&secret, func(s string) string {
+			if s == "" {
+				return "empty secret"
+			}
+			return ""
+		}),
+		"preferred":    p.Bool(&key.Preferred),
+		"send-from":    p.timestamp(&key.SendFrom),
+		"send-until":   p.timestamp(&key.SendUntil),
+		"accept-from":  p.timestamp(&key.AcceptFrom),
+		"accept-until": p.timestamp(&key.AcceptUntil),
+	})
+	key.Secret = Secret(secret)
+	for _, req := range []string{"id", "algorithm", "secret"} {
+		if seen[req] == nil {
+			p.Errf(v, "key: missing required key %q", req)
+		}
+	}
+	switch {
+	case key.Algorithm == "clear" && len(secret) > r.maxClear:
+		p.Errf(seen["secret"], "key id %d: a %s clear password has at most %d bytes, got %d", key.ID, r.proto, r.maxClear, len(secret))
+	case key.Algorithm == "md5" && r.maxMD5 > 0 && len(secret) > r.maxMD5:
+		p.Errf(seen["secret"], "key id %d: a %s md5 key has at most %d bytes, got %d", key.ID, r.proto, r.maxMD5, len(secret))
+	}
+	if !key.SendFrom.IsZero() && !key.SendUntil.IsZero() && !key.SendFrom.Before(key.SendUntil) {
+		p.Errf(seen["send-until"], "key id %d: send-until %s is not after send-from %s", key.ID, key.SendUntil.Format(time.RFC3339), key.SendFrom.Format(time.RFC3339))
+	}
+	if !key.AcceptFrom.IsZero() && !key.AcceptUntil.IsZero() && !key.AcceptFrom.Before(key.AcceptUntil) {
+		p.Errf(seen["accept-until"], "key id %d: accept-until %s is not after accept-from %s", key.ID, key.AcceptUntil.Format(time.RFC3339), key.AcceptFrom.Format(time.RFC3339))
+	}
+	return key
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for _, n := range []string{"clear", "md5", "hmac-sha-1", "hmac-sha-224", "hmac-sha-256", "hmac-sha-384", "hmac-sha-512"} {
+		if m[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ISISAuth is isis.authentication: the keys of LSPs and SNPs per level
+// (ISO 10589's area and domain passwords).
+type ISISAuth struct {
+	Level1 *Auth `render:"level-1,omitzero"`
+	Level2 *Auth `render:"level-2,omitzero"`
+}
+
+// Level is the chain of level l (1 or 2), nil when off.
+func (a ISISAuth) Level(l int) *Auth {
+	if l == 1 {
+		return a.Level1
+	}
+	return a.Level2
+}
+
+func (p *Walker) isisAuth(dst *ISISAuth) Field {
+	return func(k, v *yaml.Node) {
+		if !p.Want(k, v, "a mapping of level-1 and level-2", v.Kind == yaml.MappingNode) {
+			return
+		}
+		p.Mapping(v, map[string]Field{
+			"level-1": p.auth(isisAuthRules, &dst.Level1),
+			"level-2": p.auth(isisAuthRules, &dst.Level2),
+		})
+	}
+}

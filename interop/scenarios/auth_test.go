@@ -1,0 +1,312 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fared/fared/interop"
+	"github.com/fared/fared/isis"
+	"github.com/fared/fared/ospf"
+)
+
+// ifCounters returns the counters of one of a fared node's interfaces.
+func ifCounters(ctx context.Context, l *interop.Lab, node, proto, iface string) (map[string]uint64, error) {
+	if proto == "isis" {
+		var v []isis.InterfaceView
+		if err := l.FarectlJSON(ctx, node, &v, "isis", "interfaces"); err != nil {
+			return nil, err
+		}
+		for _, i := range v {
+			if i.Name == iface {
+				return i.Counters, nil
+			}
+		}
+	} else {
+		var v []ospf.InterfaceView
+		if err := l.FarectlJSON(ctx, node, &v, "ospf", "interfaces"); err != nil {
+			return nil, err
+		}
+		for _, i := range v {
+			if i.Name == iface {
+				return i.Counters, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("%s has no %s interface %s", node, proto, iface)
+}
+
+// rejects are the authentication rejections among an interface's counters.
+func rejects(cs map[string]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for k, v := range cs {
+		if strings.HasPrefix(k, "rx_rejected_auth") && v > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// authLogLines counts fared's "authentication failed" log lines for an
+// interface.
+func authLogLines(t *testing.T, l *interop.Lab, node, iface string) int {
+	b, err := os.ReadFile(l.FaredLog(node))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, "authentication failed") && strings.Contains(line, "iface="+iface) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestAuthISISMD5WithFRR: fared and FRR 8.4.4 with HMAC-MD5 (RFC 5304) on
+// hellos (`isis password md5`) and on L2 LSPs and SNPs (`domain-password
+// md5 … authenticate snp validate`): the adjacency comes up and the
+// databases agree, which FRR only allows when our digests verify. A
+// second FRR router with another key gets no adjacency; fared counts the
+// rejected hellos and logs one line.
+func TestAuthISISMD5WithFRR(t *testing.T) {
+	const topo = `name: isauth
+defaults: {hello-interval: 1s}
+nodes:
+  f1: {kind: fared, auth: [{id: 1, algorithm: md5, secret: fabric-key}]}
+  r1: {kind: frr, auth: [{id: 1, algorithm: md5, secret: fabric-key}]}
+  r2: {kind: frr, auth: [{id: 1, algorithm: md5, secret: other-key}]}
+links:
+  - {a: f1, b: r1}
+  - {a: f1, b: r2}
+`
+	l := startLab(t, topo)
+	ctx := ctxT(t)
+	poll(t, ctx, 30*time.Second, "f1-r1 Up, r2 alone", adjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
+	poll(t, ctx, 30*time.Second, "identical LSDBs f1, r1", sameLSDB(ctx, l, 2, "f1", "r1"))
+	out, err := l.Vtysh(ctx, "r1", "show isis database detail f1.00-00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "HMAC-MD5") {
+		t.Fatalf("FRR does not show our LSP's HMAC-MD5 TLV:\n%s", out)
+	}
+	poll(t, ctx, 10*time.Second, "hellos of r2 rejected", func() error {
+		cs, err := ifCounters(ctx, l, "f1", "isis", "r2-1")
+		if err != nil {
+			return err
+		}
+		if cs["rx_rejected_auth_mismatch"] < 3 {
+			return fmt.Errorf("counters %v", cs)
+		}
+		return nil
+	})
+	if n, _ := upCount(ctx, l, "r2"); n != 0 {
+		t.Fatalf("r2 has %d adjacencies with the wrong key", n)
+	}
+	cs, err := ifCounters(ctx, l, "f1", "isis", "r1-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rejects(cs); len(r) > 0 || cs["rx_auth_key_1"] == 0 {
+		t.Fatalf("toward r1: rejects %v, counters %v", r, cs)
+	}
+	if n := authLogLines(t, l, "f1", "r2-1"); n != 1 {
+		t.Fatalf("%d log lines for the rejected hellos, want 1", n)
+	}
+}
+
+// TestAuthOSPFMD5WithFRR: fared and FRR ospfd with keyed MD5 (RFC 2328
+// D.4.3, `ip ospf authentication message-digest`): Full and identical
+// databases, which FRR only allows when our digests verify. A router
+// with another key gets no adjacency; fared counts and logs once. (FRR
+// 8.4.4 accepts only the last message-digest-key configured, so a
+// rollover with it cannot be hitless: the rollover test runs with BIRD.)
+func TestAuthOSPFMD5WithFRR(t *testing.T) {
+	const topo = `name: oauth
+protocol: ospf
+defaults: {hello-interval: 1s}
+nodes:
+  f1: {kind: fared, auth: [{id: 1, algorithm: md5, secret: ospf-key}]}
+  r1: {kind: frr, auth: [{id: 1, algorithm: md5, secret: ospf-key}]}
+  r2: {kind: frr, auth: [{id: 1, algorithm: md5, secret: wrong-key}]}
+links:
+  - {a: r1, b: f1}
+  - {a: r2, b: f1}
+`
+	l := startLab(t, topo)
+	ctx := ctxT(t)
+	poll(t, ctx, 30*time.Second, "f1-r1 Full", ospfAdjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1, "r2": 0}))
+	poll(t, ctx, 30*time.Second, "identical LSDBs f1, r1", func() error {
+		a, err := ospfNodeDB(ctx, l, "f1")
+		if err != nil {
+			return err
+		}
+		b, err := ospfNodeDB(ctx, l, "r1")
+		if err != nil {
+			return err
+		}
+		da, na := ospfDigest(a)
+		db, _ := ospfDigest(b)
+		if na == 0 || da != db {
+			return fmt.Errorf("databases differ:\n f1 %s\n r1 %s", da, db)
+		}
+		return nil
+	})
+	cs, err := ifCounters(ctx, l, "f1", "ospf", "r1-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rejects(cs); len(r) > 0 || cs["rx_auth_key_1"] == 0 || cs["tx_auth_key_1"] == 0 {
+		t.Fatalf("toward r1: rejects %v, counters %v", r, cs)
+	}
+	poll(t, ctx, 10*time.Second, "r2's packets rejected", func() error {
+		cs, err := ifCounters(ctx, l, "f1", "ospf", "r2-1")
+		if err != nil {
+			return err
+		}
+		if cs["rx_rejected_auth_mismatch"] < 3 {
+			return fmt.Errorf("counters %v", cs)
+		}
+		return nil
+	})
+	if n := authLogLines(t, l, "f1", "r2-1"); n != 1 {
+		t.Fatalf("%d log lines for r2's rejected packets, want 1", n)
+	}
+}
+
+// TestAuthOSPFSHA256WithBIRD: fared and BIRD 2 with HMAC-SHA-256 (RFC
+// 5709, BIRD's `authentication cryptographic` with `algorithm hmac
+// sha256`) reach Full on both sides, and fared learns BIRD's loopback.
+// Both accept keys 7 and 8; fared sends with 7 until T and with 8 after:
+// BIRD stays Full throughout (dead interval 3s) and fared's neighbour
+// never flaps.
+func TestAuthOSPFSHA256WithBIRD(t *testing.T) {
+	rollover := time.Now().Add(15 * time.Second).UTC().Truncate(time.Second)
+	ts := rollover.Format(time.RFC3339)
+	topo := fmt.Sprintf(`name: bauth
+protocol: ospf
+defaults: {hello-interval: 1s}
+nodes:
+  f1: {kind: fared, auth: [{id: 7, algorithm: hmac-sha-256, secret: bird-and-fared, send-until: "%s"}, {id: 8, algorithm: hmac-sha-256, secret: next-key, send-from: "%s"}]}
+  b1: {kind: frr}
+links:
+  - {a: b1, b: f1}
+`, ts, ts)
+	l := startLab(t, topo)
+	ctx := ctxT(t)
+	conf, err := interop.RenderBIRDOSPF(l.Node("b1"), l.Topo.Defaults, []interop.AuthKey{
+		{ID: 7, Algorithm: "hmac-sha-256", Secret: "bird-and-fared"}, {ID: 8, Algorithm: "hmac-sha-256", Secret: "next-key"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.StartBIRD(ctx, "b1", conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if log, err := os.ReadFile(filepath.Join(filepath.Dir(b.Conf), "bird.log")); err == nil {
+				t.Logf("bird.log:\n%s", log)
+			}
+		}
+		if err := b.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	poll(t, ctx, 30*time.Second, "fared Full with BIRD", ospfAdjacencies(ctx, l, map[string]int{"f1": 1}))
+	poll(t, ctx, 10*time.Second, "BIRD Full with fared", func() error {
+		out, err := b.Cmd(ctx, "show ospf neighbors")
+		if err != nil {
+			return err
+		}
+		if st := interop.BIRDOSPFNeighbors(out)[rid(l, "f1")]; !strings.HasPrefix(st, "Full") {
+			return fmt.Errorf("BIRD's neighbours:\n%s", out)
+		}
+		return nil
+	})
+	// Counted from here: b1's FRR, stopped by StartBIRD, may have sent an
+	// unauthenticated hello before it went.
+	cs0, err := ifCounters(ctx, l, "f1", "ospf", "b1-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, 20*time.Second, "fared learns BIRD's loopback", func() error {
+		g, err := faredOSPFGraph(ctx, l, "f1", "0.0.0.0")
+		if err != nil {
+			return err
+		}
+		for _, p := range g.Prefixes {
+			if p.Prefix == rid(l, "b1")+"/32" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s/32 in %+v", rid(l, "b1"), g.Prefixes)
+	})
+	poll(t, ctx, 10*time.Second, "BIRD's packets accepted with key 7, none rejected", func() error {
+		cs, err := ifCounters(ctx, l, "f1", "ospf", "b1-1")
+		if err != nil {
+			return err
+		}
+		for k, v := range rejects(cs) {
+			if v != cs0[k] {
+				t.Fatalf("%s: %d -> %d talking to BIRD", k, cs0[k], v)
+			}
+		}
+		if cs["rx_auth_key_7"]+cs["rx_auth_key_8"] < cs0["rx_auth_key_7"]+cs0["rx_auth_key_8"]+3 {
+			return fmt.Errorf("counters %v", cs)
+		}
+		return nil
+	})
+	birdFull := func() error {
+		if err := ospfAdjacencies(ctx, l, map[string]int{"f1": 1})(); err != nil {
+			return err
+		}
+		out, err := b.Cmd(ctx, "show ospf neighbors")
+		if err != nil {
+			return err
+		}
+		if st := interop.BIRDOSPFNeighbors(out)[rid(l, "f1")]; !strings.HasPrefix(st, "Full") {
+			return fmt.Errorf("BIRD's neighbours:\n%s", out)
+		}
+		return nil
+	}
+	poll(t, ctx, 20*time.Second, "both Full", birdFull)
+	if time.Now().After(rollover.Add(-3 * time.Second)) {
+		t.Fatalf("lab too slow: Full only at %v, rollover at %v", time.Now().UTC(), rollover)
+	}
+	var before []ospf.NeighborView
+	if err := l.FarectlJSON(ctx, "f1", &before, "ospf", "neighbors"); err != nil || len(before) != 1 {
+		t.Fatalf("neighbours %+v, %v", before, err)
+	}
+	// Across the rollover both must stay Full on every look.
+	for time.Now().Before(rollover.Add(5 * time.Second)) {
+		if err := birdFull(); err != nil {
+			t.Fatalf("at %v (rollover %v): %v", time.Now().UTC(), rollover, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cs, err := ifCounters(ctx, l, "f1", "ospf", "b1-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs["tx_auth_key_8"] < 5 {
+		t.Fatalf("fared does not send with key 8 after the rollover: %v", cs)
+	}
+	for k, v := range rejects(cs) {
+		if v != cs0[k] {
+			t.Fatalf("%s: %d -> %d across the rollover", k, cs0[k], v)
+		}
+	}
+	var after []ospf.NeighborView
+	if err := l.FarectlJSON(ctx, "f1", &after, "ospf", "neighbors"); err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 1 || after[0].State != "Full" || after[0].Flaps != before[0].Flaps || after[0].UpSince != before[0].UpSince {
+		t.Fatalf("fared's adjacency changed across the rollover: %+v -> %+v", before, after)
+	}
+}
