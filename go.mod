@@ -3,6 +3,7 @@ module github.com/fared/fared
 go 1.26.8
 
 require (
+	github.com/google/gopacket v1.1.19
 	github.com/prometheus/client_golang v1.25.0
 	github.com/spf13/cobra v1.10.2
 	github.com/vishvananda/netlink v1.3.1
