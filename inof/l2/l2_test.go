@@ -55,7 +55,7 @@ func TestRoundTrip(t *testing.T) {
 	sw := netip.MustParseAddr("10.255.0.3")
 	msgs := []Message{
 		{Type: TypeRegister, Seq: 1, Hold: 1500 * time.Millisecond, Host: Host{ID: "tgt-1", Role: RoleTarget,
-			NQN: "nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6",
+			NQN:   "nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6",
 			Addrs: []netip.Addr{netip.MustParseAddr("10.1.1.1"), netip.MustParseAddr("2001:db8::1")}}},
 		{Type: TypeRegisterAck, Seq: 1, Status: StatusOK, Switch: sw, SwitchName: "leaf1", Port: "h1-1", Hold: time.Second, Nonce: 0xdeadbeef},
 		{Type: TypeKeepalive, Seq: 2, Host: Host{ID: "tgt-1"}},
