@@ -159,6 +159,9 @@ func RenderOSPFd(n *Node, d Defaults) string {
 		if f.Type == "lan" && n.Priority >= 0 {
 			fmt.Fprintf(&b, " ip ospf priority %d\n", n.Priority)
 		}
+		if f.Edge {
+			b.WriteString(" ip ospf passive\n") // toward a host
+		}
 		b.WriteString("exit\n!\n")
 	}
 	fmt.Fprintf(&b, "router ospf\n ospf router-id %s\n log-adjacency-changes\n", n.Loopback)
@@ -198,6 +201,7 @@ type faredOSPFIface struct {
 	HelloInterval string `yaml:"hello-interval"`
 	DeadInterval  string `yaml:"dead-interval"`
 	Priority      *int   `yaml:"priority,omitempty"`
+	Passive       bool   `yaml:"passive,omitempty"`
 }
 
 type faredOSPFPrefix struct {
@@ -214,7 +218,7 @@ func RenderFaredOSPF(n *Node, d Defaults) ([]byte, error) {
 		OSPF: faredOSPF{RetransmitInterval: "1s"}}
 	for _, f := range n.Interfaces {
 		fi := faredOSPFIface{Name: f.Name, Area: f.Area, Type: "p2p", Cost: min(f.Metric, 65535), Bandwidth: FormatBandwidth(f.Bandwidth),
-			HelloInterval: fmt.Sprintf("%ds", hello), DeadInterval: fmt.Sprintf("%ds", hello*d.HelloMultiplier)}
+			HelloInterval: fmt.Sprintf("%ds", hello), DeadInterval: fmt.Sprintf("%ds", hello*d.HelloMultiplier), Passive: f.Edge}
 		if f.Type == "lan" {
 			fi.Type = "broadcast"
 			if n.Priority >= 0 {
