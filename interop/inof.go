@@ -40,21 +40,26 @@ const (
 
 // INOFSettings are the topology-wide iNOF settings (top-level inof:).
 type INOFSettings struct {
-	ASN         uint32
-	ClusterID   netip.Addr
-	Password    string
-	BFD         bool
-	TTLSecurity int // GTSM hops on every session, 0 = off
-	AutoAdd     bool
-	Hold        time.Duration // BGP hold time
-	RestartTime time.Duration
-	HostHold    time.Duration // the agents' hold time
-	Tombstone   time.Duration
-	OUI         string // lldp-oui, for the switches and the lldpd hosts
+	ASN       uint32
+	ClusterID netip.Addr
+	Password  string
+	BFD       bool
+	// BFD timers: a lab shares a few cores, so detection is 1 s (200 ms x
+	// 5) rather than a switch's 300 ms, which scheduling hiccups of a
+	// loaded machine would trip.
+	BFDInterval   time.Duration
+	BFDMultiplier int
+	TTLSecurity   int // GTSM hops on every session, 0 = off
+	AutoAdd       bool
+	Hold          time.Duration // BGP hold time
+	RestartTime   time.Duration
+	HostHold      time.Duration // the agents' hold time
+	Tombstone     time.Duration
+	OUI           string // lldp-oui, for the switches and the lldpd hosts
 }
 
 func defaultINOF() INOFSettings {
-	return INOFSettings{ASN: 65000, ClusterID: netip.MustParseAddr("10.255.255.1"), BFD: true, AutoAdd: true,
+	return INOFSettings{ASN: 65000, ClusterID: netip.MustParseAddr("10.255.255.1"), BFD: true, BFDInterval: 200 * time.Millisecond, BFDMultiplier: 5, AutoAdd: true,
 		Hold: 3 * time.Second, RestartTime: 8 * time.Second, HostHold: 3 * time.Second, Tombstone: 3 * time.Second, OUI: "02:46:44"}
 }
 
@@ -206,7 +211,9 @@ func (p *tparser) topINOF(v *yaml.Node, s *INOFSettings) {
 		"bfd": func(k, v *yaml.Node) {
 			s.BFD = p.boolean("inof", k, v)
 		},
-		"ttl-security": p.integer("inof", 0, 254, &s.TTLSecurity),
+		"ttl-security":   p.integer("inof", 0, 254, &s.TTLSecurity),
+		"bfd-interval":   p.dur("inof", &s.BFDInterval),
+		"bfd-multiplier": p.integer("inof", 2, 255, &s.BFDMultiplier),
 		"auto-add": func(k, v *yaml.Node) {
 			s.AutoAdd = p.boolean("inof", k, v)
 		},
@@ -366,6 +373,7 @@ func (l *Lab) inofSection(n *Node) map[string]any {
 			"neighbors":        l.inofNeighbors(n),
 			"timers":           map[string]any{"hold": s.Hold.String(), "connect-retry": "1s"},
 			"graceful-restart": map[string]any{"restart-time": s.RestartTime.String()},
+			"bfd":              map[string]any{"min-tx": s.BFDInterval.String(), "min-rx": s.BFDInterval.String(), "multiplier": s.BFDMultiplier},
 			"tombstone":        s.Tombstone.String(), "lldp-oui": s.OUI}
 		if sec["interfaces"] == nil {
 			sec["interfaces"] = []string{}

@@ -188,8 +188,11 @@ func Start(ctx context.Context, cfg Config, events func(Event)) (*Speaker, error
 		return nil, errors.New("ibgp: a reflector needs an IPv4 cluster id")
 	}
 	lvl := new(slog.LevelVar)
-	lvl.Set(slog.LevelWarn)
-	s := server.NewBgpServer(server.LoggerOption(cfg.Logger, lvl))
+	lvl.Set(slog.LevelInfo)
+	// GoBGP's debug output (every connect attempt, every BFD packet it
+	// cannot send) would drown fared's own: info and above only.
+	gl := slog.New(minLevel{cfg.Logger.Handler(), lvl})
+	s := server.NewBgpServer(server.LoggerOption(gl, lvl))
 	go s.Serve()
 	port := cfg.ListenPort
 	if port == 0 {
@@ -261,6 +264,24 @@ func Start(ctx context.Context, cfg Config, events func(Event)) (*Speaker, error
 func grSeconds(d time.Duration) uint32 {
 	s := (d + time.Second - 1) / time.Second
 	return uint32(min(max(s, 1), 4095))
+}
+
+// minLevel drops records below a level.
+type minLevel struct {
+	slog.Handler
+	min slog.Leveler
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min.Level() && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.min}
 }
 
 // Stop ends the speaker: every neighbour gets a NOTIFICATION and drops
