@@ -424,7 +424,7 @@ func TestBadRecord(t *testing.T) {
 	poll(t, 15*time.Second, "session", rr.established(a))
 	good := hosts(a.addr, 2, "z")
 	// A record whose content names another switch than its NLRI.
-	liar := hosts(a.addr, 1, "z")[0].(*record.Host)
+	liar := hosts(a.addr, 3, "z")[2].(*record.Host) // not one of good's keys
 	k := liar.Key()
 	liar.Switch = netip.MustParseAddr("10.9.9.9")
 	p, err := a.sp.path(liar, k, false)

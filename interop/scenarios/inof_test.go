@@ -723,7 +723,7 @@ zones:
 	return b.String()
 }
 
-func rssKB(t *testing.T, l *interop.Lab, node string) int {
+func rssKB(t testing.TB, l *interop.Lab, node string) int {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", l.Node(node).Pids["fared"]))
 	if err != nil {
 		t.Fatal(err)
@@ -833,4 +833,148 @@ func TestINOFScale(t *testing.T) {
 	})
 	t.Logf("FIGURE inof scale: leaf with %d hosts killed to the last unreachable at a zone peer: %v",
 		n, eventTime(t, evs[len(evs)-1]).Sub(killed).Round(time.Millisecond))
+}
+
+// Figures for the note (go test -run XXX -bench INOF ./interop/scenarios):
+// slower than CI wants (the no-BFD cases wait out hold and restart
+// timers), so they are benchmarks; each runs its lab once whatever b.N.
+
+const deathTopo = `name: inofdeath
+inof: {bfd: %v}
+zones:
+  z: [obs, v1]
+nodes:
+  spine1: {kind: fared, inof: reflector}
+  spine2: {kind: fared, inof: reflector}
+  leaf1:  {kind: fared, inof: switch}
+  leaf2:  {kind: fared, inof: switch}
+  obs:    {kind: host, inof: host}
+  v1:     {kind: host, inof: host, role: target}
+links:
+  - {a: leaf1, b: spine1}
+  - {a: leaf1, b: spine2}
+  - {a: leaf2, b: spine1}
+  - {a: leaf2, b: spine2}
+  - {a: obs, b: leaf1}
+  - {a: v1, b: leaf2}
+`
+
+// BenchmarkINOFLeafDeath: a leaf's death to the unreachable notification
+// at a zone peer on another leaf, with and without BFD, for a killed
+// fared (the kernel closes its TCP sessions: graceful restart keeps the
+// records unless BFD says the switch is dead) and for a hung one (SIGSTOP:
+// the sessions stay open, only BFD or the hold timer notices).
+func BenchmarkINOFLeafDeath(b *testing.B) {
+	for _, bfd := range []bool{true, false} {
+		l := interop.StartLab(b, fmt.Sprintf(deathTopo, bfd), interop.Options{FaredBin: bins.fared, FarectlBin: bins.farectl})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		for _, how := range []struct {
+			name string
+			sig  syscall.Signal
+		}{{"kill", syscall.SIGKILL}, {"hang", syscall.SIGSTOP}} {
+			must(b, interop.Poll(ctx, 60*time.Second, "sessions", allEstablished(ctx, l, "spine1", "spine2", "leaf1", "leaf2")))
+			var from int
+			must(b, interop.Poll(ctx, 30*time.Second, "obs hears v1", func() error {
+				hs, err := inofHosts(ctx, l, "obs")
+				if err != nil || len(hs) != 1 {
+					return fmt.Errorf("%v %v", hs, err)
+				}
+				evs, err := inofEvents(ctx, l, "obs")
+				from = len(evs)
+				return err
+			}))
+			at := time.Now()
+			must(b, l.KillNode(ctx, "leaf2", how.sig))
+			var got time.Time
+			must(b, interop.Poll(ctx, 60*time.Second, "unreachable at obs", func() error {
+				evs, err := inofEvents(ctx, l, "obs")
+				if err != nil {
+					return err
+				}
+				for _, e := range evs[min(from, len(evs)):] {
+					if e.Type == "unreachable" && e.Host == "v1" {
+						got, _ = time.Parse(time.RFC3339Nano, e.Time)
+						return nil
+					}
+				}
+				return fmt.Errorf("not yet")
+			}))
+			d := got.Sub(at)
+			b.Logf("FIGURE inof: leaf %s (BFD %v) to unreachable at a zone peer: %v", how.name, bfd, d.Round(time.Millisecond))
+			b.ReportMetric(d.Seconds(), fmt.Sprintf("s-%s-bfd-%v", how.name, bfd))
+			if how.sig == syscall.SIGSTOP {
+				must(b, l.KillNode(ctx, "leaf2", syscall.SIGKILL))
+			}
+			must(b, l.StartNode(ctx, "leaf2"))
+		}
+		l.Down()
+	}
+}
+
+func must(b *testing.B, err error) {
+	b.Helper()
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkINOFRecords: n hosts registered at once behind one port,
+// without zones (nobody is notified): how fast their records cross the
+// reflectors to another leaf, and fared's memory with them.
+func BenchmarkINOFRecords(b *testing.B) {
+	for _, n := range []int{500, 5000} {
+		topo := strings.Replace(strings.Split(scaleTopology(0), "zones:")[0], "name: inofscale\n", "name: inofrec\ninof: {auto-add: false}\n", 1)
+		l := interop.StartLab(b, topo, interop.Options{FaredBin: bins.fared, FarectlBin: bins.farectl})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		must(b, interop.Poll(ctx, 60*time.Second, "sessions", allEstablished(ctx, l, "spine1", "spine2", "leaf1", "leaf2")))
+		rss0 := map[string]int{}
+		for _, s := range []string{"spine1", "leaf1", "leaf2"} {
+			rss0[s] = rssKB(b, l, s)
+		}
+		g := startGenB(b, l)
+		addr := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, 77, byte(i >> 8), byte(i)}) }
+		t0 := time.Now()
+		must(b, g.register(0, n, addr))
+		must(b, interop.Poll(ctx, 120*time.Second, "answered", func() error {
+			if left := g.unanswered(0, n); len(left) > 0 {
+				for _, i := range left {
+					g.register(i, i+1, addr)
+				}
+				return fmt.Errorf("%d unanswered", len(left))
+			}
+			return nil
+		}))
+		must(b, interop.Poll(ctx, 120*time.Second, "records at leaf2", func() error {
+			var st wire.INOFStatus
+			if err := l.FarectlJSON(ctx, "leaf2", &st, "inof", "status"); err != nil {
+				return err
+			}
+			if st.Records < n+1 {
+				return fmt.Errorf("%d records", st.Records)
+			}
+			return nil
+		}))
+		d := time.Since(t0)
+		b.Logf("FIGURE inof records: %d records registered at leaf1 reach leaf2 through the reflectors in %v (%.0f records/s, polled every 200 ms)",
+			n, d.Round(time.Millisecond), float64(n)/d.Seconds())
+		for _, s := range []string{"spine1", "leaf1", "leaf2"} {
+			b.Logf("FIGURE inof records: fared RSS of %s with %d records: %d kB (%d kB before)", s, n, rssKB(b, l, s), rss0[s])
+		}
+		b.ReportMetric(float64(n)/d.Seconds(), fmt.Sprintf("records/s-%d", n))
+		l.Down()
+	}
+}
+
+// startGenB is startGen for a benchmark.
+func startGenB(b *testing.B, l *interop.Lab) *gen {
+	raw, err := l.OpenRaw("gen", l.Node("gen").Interfaces[0].Name, l2.EtherType)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := &gen{raw: raw, sent: map[string]time.Time{}, acks: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go g.receive()
+	b.Cleanup(func() { close(g.stop); <-g.done; raw.Close() })
+	return g
 }
