@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -149,6 +150,12 @@ func (p *tparser) checkINOFNode(v *yaml.Node, what string, n *NodeSpec, seen map
 		if n.HostID == "" {
 			n.HostID = n.Name
 		}
+		if len(n.HostID) > 255 {
+			p.errf(seen["id"], "%s: id: at most 255 bytes", what)
+		}
+		if len(n.NQN) > 223 {
+			p.errf(seen["nqn"], "%s: nqn: at most 223 bytes", what)
+		}
 		if n.NQN != "" && !strings.HasPrefix(n.NQN, "nqn.") {
 			p.errf(seen["nqn"], "%s: nqn %q: want an NVMe qualified name (nqn. ...)", what, n.NQN)
 		}
@@ -239,7 +246,8 @@ func (p *tparser) boolean(what string, k, v *yaml.Node) bool {
 	return false
 }
 
-var zoneNameRE = nameRE
+// zoneNameRE is fared's rule for zone names (inof/zones).
+var zoneNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // topZones parses zones: {NAME: [host id, ...]}. Members are host ids:
 // lab hosts (their id, by default the node name) or hosts that exist only
@@ -252,8 +260,8 @@ func (p *tparser) topZones(v *yaml.Node, t *Topology) {
 	t.Zones = map[string][]string{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, m := v.Content[i], v.Content[i+1]
-		if k.Value == "default" || len(k.Value) > 64 || strings.ContainsAny(k.Value, " \t/,:") || k.Value == "" {
-			p.errf(k, "zones: zone name %q: want 1..64 characters without spaces, not default (the default zone is automatic)", k.Value)
+		if k.Value == "default" || !zoneNameRE.MatchString(k.Value) {
+			p.errf(k, "zones: zone name %q: want 1..64 characters of [A-Za-z0-9._-], not default (the default zone is automatic)", k.Value)
 			continue
 		}
 		if _, dup := t.Zones[k.Value]; dup {

@@ -78,6 +78,7 @@ type link struct {
 
 	seq      uint32    // of our last request
 	nextSend time.Time // next Register / Keepalive / Deregister
+	deregEnd time.Time // stop repeating an unanswered Deregister then
 	lastAck  time.Time
 	since    time.Time
 
@@ -412,6 +413,10 @@ func (a *Agent) Tick(now time.Time) {
 			}
 		case Deregistered:
 			if !l.nextSend.IsZero() && !now.Before(l.nextSend) {
+				if now.After(l.deregEnd) {
+					l.nextSend = time.Time{} // the switch is gone: its hold time ends it
+					continue
+				}
 				a.sendDeregister(l)
 			}
 		}
@@ -442,6 +447,7 @@ func (a *Agent) Deregister() {
 		l.state = Deregistered
 		l.nextSend = time.Time{}
 		if wasRegistered && l.up {
+			l.deregEnd = a.now.Add(max(l.hold, a.cfg.Hold))
 			a.sendDeregister(l)
 		}
 	}

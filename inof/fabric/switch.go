@@ -105,6 +105,7 @@ type local struct {
 	queue   []*pending          // not sent yet (window full)
 	flight  map[uint32]*pending // sent, unacknowledged
 	lldpTTL time.Duration
+	chassis string // LLDP chassis id: what a shutdown LLDPDU names
 }
 
 type told struct {
@@ -253,7 +254,7 @@ func (s *Switch) LLDP(port string, h l2.LLDPHost) {
 		if h.TTL == 0 {
 			// A shutdown LLDPDU: the host that sent it leaves.
 			for _, l := range s.locals {
-				if l.key.port == port && l.source == l2.SourceLLDP && l.host.MAC.String() == h.ChassisID {
+				if l.key.port == port && l.source == l2.SourceLLDP && l.chassis == h.ChassisID {
 					s.log.Info("inof: LLDP host shut down", "host", l.host.ID, "port", port)
 					s.depart(l, record.StateLeft)
 				}
@@ -286,7 +287,7 @@ func (s *Switch) LLDP(port string, h l2.LLDPHost) {
 	if mac, err := net.ParseMAC(h.ChassisID); err == nil && len(host.MAC) == 0 {
 		host.MAC = mac
 	}
-	l.host, l.source, l.lldpTTL, l.hold, l.expires = host, l2.SourceLLDP, h.TTL, h.TTL, s.now.Add(h.TTL)
+	l.host, l.source, l.lldpTTL, l.hold, l.expires, l.chassis = host, l2.SourceLLDP, h.TTL, h.TTL, s.now.Add(h.TTL), h.ChassisID
 	s.advertise(l)
 }
 
