@@ -21,6 +21,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/daemon"
@@ -64,6 +65,16 @@ func watchSignals() {
 			terminating.Store(true)
 		}()
 	})
+}
+
+// isTerminating waits a moment for the signal watcher: the daemon and the
+// watcher get the same signal, and the daemon's cancel may reach the
+// module first.
+func isTerminating() bool {
+	for i := 0; i < 10 && !terminating.Load(); i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return terminating.Load()
 }
 
 func newModule(core *daemon.Core, c *config.Config) (daemon.Module, error) {

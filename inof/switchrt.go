@@ -135,7 +135,7 @@ func (r *switchRT) run(ctx context.Context) error {
 			}
 		}
 	}
-	if terminating.Load() {
+	if isTerminating() {
 		// fared is exiting: the kernel closes the sessions with the
 		// process, and the neighbours keep our records for the restart
 		// time (graceful restart).
