@@ -115,10 +115,15 @@ func Up(ctx context.Context, t *Topology, o Options) (*Lab, error) {
 					return nil, fmt.Errorf("node %s: FRR not installed (%v); apt-get install frr", n.Name, err)
 				}
 			}
-		case "fared":
-			if l.FaredBin == "" {
+		case "fared", "host":
+			if n.runsFared() && l.FaredBin == "" {
 				if l.FaredBin, err = findBin(o.FaredBin, "fared"); err != nil {
 					return nil, fmt.Errorf("node %s: %w (set --fared / Options.FaredBin)", n.Name, err)
+				}
+			}
+			if n.Agent == AgentLLDPD {
+				if _, err := exec.LookPath("lldpd"); err != nil {
+					return nil, fmt.Errorf("node %s: lldpd not found (apt-get install lldpd)", n.Name)
 				}
 			}
 		}
@@ -214,6 +219,13 @@ func (l *Lab) build(ctx context.Context) error {
 				return err
 			}
 			if err := l.ip(ctx, "-n", e.ns, "link", "set", e.ifn, "up"); err != nil {
+				return err
+			}
+		}
+	}
+	for _, n := range l.Nodes {
+		if n.isHost() {
+			if err := l.hostRoutes(ctx, n); err != nil {
 				return err
 			}
 		}
@@ -504,6 +516,8 @@ func (l *Lab) startNode(ctx context.Context, n *Node) error {
 		return l.startFRR(ctx, n)
 	case "fared":
 		return l.startFared(ctx, n)
+	case "host":
+		return l.startHost(ctx, n)
 	}
 	return fmt.Errorf("node %s: unknown kind %q", n.Name, n.Kind)
 }
@@ -586,7 +600,7 @@ func (l *Lab) nudgeLinkParams(ctx context.Context, n *Node) error {
 		}
 		var missing []string
 		for _, f := range n.Interfaces {
-			if !teParamsShown(n, out, f.Name) {
+			if !f.Edge && !teParamsShown(n, out, f.Name) {
 				missing = append(missing, f.Name)
 			}
 		}
@@ -657,7 +671,7 @@ func (l *Lab) FaredCommand(n *Node) []string {
 }
 
 func (l *Lab) startFared(ctx context.Context, n *Node) error {
-	cfg, err := renderFaredConfig(n, l.Topo.Defaults)
+	cfg, err := l.renderNodeConfig(n)
 	if err != nil {
 		return err
 	}
@@ -705,6 +719,21 @@ func (l *Lab) waitReady(ctx context.Context, n *Node) error {
 			_, err := os.Stat(sock)
 			return err
 		})
+	case "host":
+		if n.Agent == AgentLLDPD {
+			sock := filepath.Join(n.Dir, "lldpd.sock")
+			return Poll(ctx, 15*time.Second, "node "+n.Name+": lldpd socket "+sock, func() error {
+				if !alive(n.Pids["lldpd"]) {
+					return Permanent(fmt.Errorf("lldpd exited:\n%s", tail(filepath.Join(n.Dir, "lldpd.log"), 2000)))
+				}
+				_, err := os.Stat(sock)
+				return err
+			})
+		}
+		if n.Agent != AgentFared {
+			return nil
+		}
+		fallthrough
 	case "fared":
 		return Poll(ctx, 15*time.Second, "node "+n.Name+": fared control socket "+n.Socket, func() error {
 			if !alive(n.Pids["fared"]) {

@@ -76,7 +76,7 @@ func (l *Lab) Farectl(ctx context.Context, node string, args ...string) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	if n.Kind != "fared" {
+	if !n.runsFared() {
 		return nil, fmt.Errorf("node %s is %s, not fared", node, n.Kind)
 	}
 	bin := l.FarectlBin
@@ -149,8 +149,13 @@ func (l *Lab) FaredLog(node string) string {
 func (l *Lab) daemons(n *Node) map[string]int {
 	m := map[string]int{}
 	names := []string{frrDaemon(n), "zebra"}
-	if n.Kind == "fared" {
+	switch {
+	case n.runsFared():
 		names = []string{"fared"}
+	case n.Kind == "host" && n.Agent == AgentLLDPD:
+		names = []string{"lldpd"}
+	case n.Kind == "host":
+		names = nil
 	}
 	for _, d := range names {
 		p := readPid(filepath.Join(n.Dir, d+".pid"))
@@ -189,7 +194,7 @@ func (l *Lab) StopNode(ctx context.Context, node string) error {
 		return err
 	}
 	d := l.daemons(n)
-	for _, name := range []string{"isisd", "ospfd", "zebra", "fared"} {
+	for _, name := range []string{"isisd", "ospfd", "zebra", "fared", "lldpd"} {
 		if p, ok := d[name]; ok {
 			fmt.Fprintf(l.opts.Log, "stopping %s %s (pid %d)\n", node, name, p)
 			if err := terminate([]int{p}, 10*time.Second); err != nil {

@@ -160,6 +160,9 @@ func RenderOSPFd(n *Node, d Defaults) string {
 		if f.Type == "lan" && n.Priority >= 0 {
 			fmt.Fprintf(&b, " ip ospf priority %d\n", n.Priority)
 		}
+		if f.Edge {
+			b.WriteString(" ip ospf passive\n") // toward a host
+		}
 		b.WriteString("exit\n!\n")
 	}
 	fmt.Fprintf(&b, "router ospf\n ospf router-id %s\n log-adjacency-changes\n", n.Loopback)
@@ -199,6 +202,7 @@ type faredOSPFIface struct {
 	HelloInterval  string     `yaml:"hello-interval"`
 	DeadInterval   string     `yaml:"dead-interval"`
 	Priority       *int       `yaml:"priority,omitempty"`
+	Passive        bool       `yaml:"passive,omitempty"`
 	Authentication *faredAuth `yaml:"authentication,omitempty"`
 }
 
@@ -216,7 +220,7 @@ func RenderFaredOSPF(n *Node, d Defaults) ([]byte, error) {
 		OSPF: faredOSPF{RetransmitInterval: "1s"}}
 	for _, f := range n.Interfaces {
 		fi := faredOSPFIface{Name: f.Name, Area: f.Area, Type: "p2p", Cost: min(f.Metric, 65535), Bandwidth: FormatBandwidth(f.Bandwidth),
-			HelloInterval: fmt.Sprintf("%ds", hello), DeadInterval: fmt.Sprintf("%ds", hello*d.HelloMultiplier),
+			HelloInterval: fmt.Sprintf("%ds", hello), DeadInterval: fmt.Sprintf("%ds", hello*d.HelloMultiplier), Passive: f.Edge,
 			Authentication: faredAuthOf(n)}
 		if f.Type == "lan" {
 			fi.Type = "broadcast"

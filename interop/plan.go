@@ -57,6 +57,14 @@ type Node struct {
 	Socket     string       `json:",omitempty"` // fared control socket
 	FRRName    string       `json:",omitempty"` // FRR path space (-N)
 	Pids       map[string]int
+	// iNOF and hosts (inof.go; see NodeSpec).
+	INOF     string `json:",omitempty"`
+	Agent    string `json:",omitempty"`
+	HostRole string `json:",omitempty"`
+	HostID   string `json:",omitempty"`
+	NQN      string `json:",omitempty"`
+	Hook     string `json:",omitempty"`
+	Extra    string `json:",omitempty"`
 }
 
 // Iface is an interface of a node.
@@ -74,6 +82,9 @@ type Iface struct {
 	Level string `json:",omitempty"`
 	// Area is the OSPF area of the interface (link area, else the node's).
 	Area string `json:",omitempty"`
+	// Edge: the peer is a host. The routing protocol runs passive here
+	// (the subnet is advertised, no adjacency is sought).
+	Edge bool `json:",omitempty"`
 }
 
 // Link is a p2p link or a LAN segment.
@@ -156,6 +167,7 @@ func plan(t *Topology, name string) (*Lab, error) {
 			Auth:     s.Auth,
 			Pids:     map[string]int{},
 			Protocol: s.Protocol,
+			INOF:     s.INOF, Agent: s.Agent, HostRole: s.HostRole, HostID: s.HostID, NQN: s.NQN, Hook: s.Hook, Extra: s.Extra,
 		}
 		if n.Kind == "frr" {
 			n.FRRName = n.Netns
@@ -197,14 +209,24 @@ func plan(t *Topology, name string) (*Lab, error) {
 			lk.IfA, lk.IfB = s.B+"-"+k, s.A+"-"+k
 			lk.AddrA = netip.PrefixFrom(addOffset(p2pBase, 2*i), 31)
 			lk.AddrB = netip.PrefixFrom(addOffset(p2pBase, 2*i+1), 31)
-			lvl, err := commonLevel(a, b)
-			if err != nil {
-				return nil, fmt.Errorf("link %d (%s–%s): %w", i, s.A, s.B, err)
+			lvlA, lvlB := "", ""
+			switch {
+			case a.isHost() && b.isHost():
+			case a.isHost():
+				lvlB = b.Level // a switch's interface to a host: passive at its level
+			case b.isHost():
+				lvlA = a.Level
+			default:
+				lvl, err := commonLevel(a, b)
+				if err != nil {
+					return nil, fmt.Errorf("link %d (%s–%s): %w", i, s.A, s.B, err)
+				}
+				lvlA, lvlB = lvl, lvl
 			}
 			a.Interfaces = append(a.Interfaces, Iface{Name: lk.IfA, Type: "p2p", Addr: lk.AddrA, Peer: s.B, PeerIface: lk.IfB,
-				Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric, Level: lvl})
+				Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric, Level: lvlA, Edge: b.isHost()})
 			b.Interfaces = append(b.Interfaces, Iface{Name: lk.IfB, Type: "p2p", Addr: lk.AddrB, Peer: s.A, PeerIface: lk.IfA,
-				Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric, Level: lvl})
+				Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric, Level: lvlB, Edge: a.isHost()})
 		}
 		setIfaceAreas(byName, i, s)
 		l.Links = append(l.Links, lk)
@@ -229,7 +251,7 @@ func (l *Lab) setDir(runDir string) {
 	l.Dir = filepath.Join(runDir, l.Name)
 	for _, n := range l.Nodes {
 		n.Dir = filepath.Join(l.Dir, n.Name)
-		if n.Kind == "fared" {
+		if n.runsFared() {
 			n.Socket = filepath.Join(n.Dir, "fared.sock")
 		}
 	}

@@ -92,6 +92,9 @@ func RenderISISd(n *Node, d Defaults) string {
 		if f.Type == "p2p" {
 			b.WriteString(" isis network point-to-point\n")
 		}
+		if f.Edge {
+			b.WriteString(" isis passive\n") // toward a host
+		}
 		fmt.Fprintf(&b, " isis hello-interval %d\n", frrSeconds(d.HelloInterval))
 		fmt.Fprintf(&b, " isis hello-multiplier %d\n", d.HelloMultiplier)
 		fmt.Fprintf(&b, " isis metric %d\n", f.Metric)
@@ -133,6 +136,7 @@ type faredIface struct {
 	HelloMultiplier int        `yaml:"hello-multiplier"`
 	Priority        *int       `yaml:"priority,omitempty"`
 	Level           string     `yaml:"level,omitempty"`
+	Passive         bool       `yaml:"passive,omitempty"`
 	Authentication  *faredAuth `yaml:"authentication,omitempty"`
 }
 
@@ -163,7 +167,7 @@ func RenderFared(n *Node, d Defaults) ([]byte, error) {
 	}
 	for _, f := range n.Interfaces {
 		fi := faredIface{Name: f.Name, Type: f.Type, Metric: f.Metric, Bandwidth: FormatBandwidth(f.Bandwidth),
-			HelloInterval: d.HelloInterval.String(), HelloMultiplier: d.HelloMultiplier, Authentication: faredAuthOf(n)}
+			HelloInterval: d.HelloInterval.String(), HelloMultiplier: d.HelloMultiplier, Passive: f.Edge, Authentication: faredAuthOf(n)}
 		if f.Level != n.Level {
 			fi.Level = f.Level
 		}

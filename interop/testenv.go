@@ -122,6 +122,8 @@ func dumpLogs(t testing.TB, l *Lab) {
 			files = []string{"zebra.log", "isisd.log"}
 		case "fared":
 			files = []string{"fared.log"}
+		case "host":
+			files = []string{"fared.log", "lldpd.log"}
 		}
 		for _, f := range files {
 			s := tail(filepath.Join(n.Dir, f), 4000)

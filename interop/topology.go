@@ -52,6 +52,10 @@ type Topology struct {
 	Defaults Defaults
 	Nodes    []NodeSpec // file order; node i is number i+1
 	Links    []LinkSpec // file order; link i is Link(i)
+	// iNOF (inof.go): zones rendered into the reflectors, shared settings.
+	Zones     map[string][]string `json:",omitempty"`
+	ZoneOrder []string            `json:",omitempty"`
+	INOF      INOFSettings
 }
 
 // Defaults are protocol timers applied to every node and interface.
@@ -78,6 +82,15 @@ type NodeSpec struct {
 	NoTE bool
 	// Auth authenticates every interface (and IS-IS level) of the node.
 	Auth []AuthKey
+	// iNOF and hosts (inof.go).
+	INOF      string   `json:",omitempty"` // fared: switch or reflector; host: host
+	Agent     string   `json:",omitempty"` // host: fared, lldpd or none
+	HostRole  string   `json:",omitempty"` // host: initiator, target or both
+	HostID    string   `json:",omitempty"` // host: iNOF id, default the node name
+	NQN       string   `json:",omitempty"`
+	Hook      string   `json:",omitempty"` // host: hook executable (agent fared)
+	Extra     string   `json:",omitempty"` // config: further fared sections, as YAML
+	ExtraKeys []string `json:",omitempty"`
 }
 
 // PrefixSpec is a prefix a node originates besides its loopback.
@@ -302,8 +315,8 @@ func (p *tparser) topology(data []byte) *Topology {
 	t := &Topology{Protocol: "isis", Defaults: Defaults{
 		HelloInterval: time.Second, HelloMultiplier: 3,
 		LSPGenInterval: 500 * time.Millisecond, SPFInterval: time.Second, LogLevel: "debug",
-	}}
-	var nodesNode, linksNode *yaml.Node
+	}, INOF: defaultINOF()}
+	var nodesNode, linksNode, zonesNode *yaml.Node
 	nameLine := root
 	if !p.keys(root, "topology", map[string]func(k, v *yaml.Node){
 		"name":     func(k, v *yaml.Node) { nameLine = v; p.str("topology", &t.Name)(k, v) },
@@ -319,6 +332,8 @@ func (p *tparser) topology(data []byte) *Topology {
 		},
 		"nodes": func(k, v *yaml.Node) { nodesNode = v },
 		"links": func(k, v *yaml.Node) { linksNode = v },
+		"zones": func(k, v *yaml.Node) { zonesNode = k; p.topZones(v, t) },
+		"inof":  func(k, v *yaml.Node) { p.topINOF(v, &t.INOF) },
 	}) {
 		return nil
 	}
@@ -354,7 +369,8 @@ func (p *tparser) topology(data []byte) *Topology {
 			if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
 				v = &yaml.Node{Kind: yaml.MappingNode, Line: v.Line}
 			}
-			p.keys(v, what, map[string]func(k, v *yaml.Node){
+			seen := map[string]*yaml.Node{}
+			fields := map[string]func(k, v *yaml.Node){
 				"kind":     p.str(what, &n.Kind),
 				"protocol": p.str(what, &n.Protocol),
 				"level":    p.str(what, &n.Level),
@@ -371,12 +387,20 @@ func (p *tparser) topology(data []byte) *Topology {
 						p.errf(v, "%s: te: want true or false, got %q", what, v.Value)
 					}
 				},
-			})
+			}
+			p.inofNodeFields(what, &n, seen, fields)
+			p.keys(v, what, fields)
 			switch {
 			case n.Kind == "":
-				p.errf(v, "%s: missing kind (frr or fared)", what)
-			case n.Kind != "frr" && n.Kind != "fared":
-				p.errf(v, "%s: kind %q: want frr or fared", what, n.Kind)
+				p.errf(v, "%s: missing kind (frr, fared or host)", what)
+			case n.Kind != "frr" && n.Kind != "fared" && n.Kind != "host":
+				p.errf(v, "%s: kind %q: want frr, fared or host", what, n.Kind)
+			}
+			p.checkINOFNode(v, what, &n, seen)
+			if n.Kind == "host" {
+				n.Protocol, n.Level, n.Area = "", "", ""
+				t.Nodes = append(t.Nodes, n)
+				continue
 			}
 			if !validProtocol(n.Protocol) {
 				p.errf(v, "%s: protocol %q not supported (want isis or ospf)", what, n.Protocol)
@@ -472,6 +496,14 @@ func (p *tparser) topology(data []byte) *Topology {
 			p.errf(linksNode, "links: %d LANs, at most %d are supported", lans, MaxLANs)
 		}
 	}
+	at, zat := linksNode, zonesNode
+	if at == nil {
+		at = root
+	}
+	if zat == nil {
+		zat = root
+	}
+	p.checkINOFLinks(t, at, zat)
 	if len(p.Errs) == 0 {
 		// Interface names are derived from peers; check them here so a bad
 		// topology fails at load time, not halfway through Up.

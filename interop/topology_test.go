@@ -89,7 +89,7 @@ func TestParseErrors(t *testing.T) {
 		{"missing name", "nodes:\n  a: {kind: frr}\n",
 			`line 1: missing required key "name"`},
 		{"bad kind", "name: x\nnodes:\n  a: {kind: bird}\n",
-			`line 3: node a: kind "bird": want frr or fared`},
+			`line 3: node a: kind "bird": want frr, fared or host`},
 		{"unknown key", "name: x\nnodes:\n  a: {kind: frr, colour: red}\n",
 			`line 3: node a: unknown key "colour"`},
 		{"self link", "name: x\n" + nodes + "links:\n  - {a: a, b: a}\n",

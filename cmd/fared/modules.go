@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/fared/fared/daemon"
+	"github.com/fared/fared/inof"
 	"github.com/fared/fared/isis"
 	"github.com/fared/fared/ospf"
 	"github.com/fared/fared/qos"
@@ -13,4 +14,5 @@ var modules = []daemon.Spec{
 	isis.Spec,
 	ospf.Spec,
 	qos.Spec,
+	inof.Spec,
 }

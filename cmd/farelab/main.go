@@ -214,8 +214,8 @@ func openLab(name string) (*interop.Lab, error) {
 func execArgv(l *interop.Lab, n *interop.Node, cmd []string) ([]string, error) {
 	switch cmd[0] {
 	case "farectl":
-		if n.Kind != "fared" {
-			return nil, fmt.Errorf("node %s is %s: farectl needs a fared node", n.Name, n.Kind)
+		if n.Socket == "" {
+			return nil, fmt.Errorf("node %s is %s: farectl needs a node running fared", n.Name, n.Kind)
 		}
 		bin := l.FarectlBin
 		if bin == "" {
@@ -243,11 +243,11 @@ func printSummary(w io.Writer, l *interop.Lab) {
 	fmt.Fprintln(tw, "NODE\tKIND\tNETNS\tLOOPBACK\tSYSTEM-ID\tCONTROL\tPIDS")
 	for _, n := range l.Nodes {
 		ctl := n.FRRName
-		if n.Kind == "fared" {
+		if n.Socket != "" {
 			ctl = n.Socket
 		}
 		var pids []string
-		for _, d := range []string{"zebra", "isisd", "fared"} {
+		for _, d := range []string{"zebra", "isisd", "ospfd", "fared", "lldpd"} {
 			if p, ok := n.Pids[d]; ok {
 				pids = append(pids, fmt.Sprintf("%s=%d", d, p))
 			}

@@ -1,0 +1,246 @@
+package inof
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/fared/fared/api"
+	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/inof/fabric"
+	"github.com/fared/fared/internal/loop"
+)
+
+func badRequest(err error) error { return api.BadRequest(err) }
+
+// notFoundOr: removing what does not exist is a 404; the default zone's
+// deletion is refused (422).
+func notFoundOr(err error) error {
+	if strings.Contains(err.Error(), "cannot be deleted") {
+		return api.Unprocessable(err)
+	}
+	return api.NotFound(err)
+}
+
+func askReconf(ctx context.Context, r *switchRT, c *Config) ([]string, error) {
+	return loop.Ask(ctx, r.lp, func(reply chan<- []string) any { return reconfEv{cfg: c, reply: reply} })
+}
+
+func (m *module) query(r *http.Request, f func()) error {
+	lp, _ := m.loop()
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	return lp.Query(ctx, f)
+}
+
+// Routes implements daemon.Module: below /v1/inof/.
+func (m *module) Routes(rt *api.Router) {
+	rt.Handle("GET hosts", func(r *http.Request) (any, error) {
+		out := []wire.INOFHost{}
+		err := m.query(r, func() {
+			if m.host != nil {
+				for _, p := range m.host.ag.Peers() {
+					h := wire.INOFHost{ID: p.Key.ID, Switch: p.Key.Switch.String(), SwitchName: p.SwitchName, Port: p.Key.Port,
+						Role: p.Host.Role.String(), NQN: p.Host.NQN, Addresses: addrStrings(p.Host.Addrs),
+						Zones: append([]string{}, p.Zones...), Via: p.Via, Since: p.Since.UTC().Format(time.RFC3339Nano)}
+					if p.Source != 0 {
+						h.Source = p.Source.String()
+					}
+					if len(p.Host.MAC) > 0 {
+						h.MAC = p.Host.MAC.String()
+					}
+					out = append(out, h)
+				}
+				return
+			}
+			for _, v := range m.sw.sw.Hosts() {
+				out = append(out, hostWire(v))
+			}
+		})
+		return out, err
+	})
+	rt.Handle("GET zones", func(r *http.Request) (any, error) {
+		if m.host != nil {
+			return nil, api.NotFound(errors.New("a host has no zone configuration (its switches have)"))
+		}
+		out := []wire.INOFZone{}
+		err := m.query(r, func() {
+			cfg, from, stamp, ok := m.sw.sw.Zones()
+			if ok {
+				out = zonesView(cfg, from, stamp)
+			}
+		})
+		return out, err
+	})
+	zoneEdit := func(add bool) api.Handler {
+		return func(r *http.Request) (any, error) {
+			if m.sw == nil {
+				return nil, api.Unprocessable(errNotReflector)
+			}
+			var q wire.INOFZoneRequest
+			if err := api.Decode(r, &q); err != nil {
+				return nil, err
+			}
+			if q.Name == "" {
+				return nil, api.Errorf("name: required")
+			}
+			if add && len(q.Hosts) == 0 && q.Name == "default" {
+				return nil, api.Errorf("the default zone always exists: name hosts to add")
+			}
+			ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+			defer cancel()
+			err, aerr := loop.Ask(ctx, m.sw.lp, func(reply chan<- error) any {
+				return zoneEv{add: add, req: zoneReq{q.Name, q.Hosts}, reply: reply}
+			})
+			if aerr != nil {
+				return nil, aerr
+			}
+			if err != nil {
+				if errors.Is(err, errNotReflector) {
+					return nil, api.Unprocessable(err)
+				}
+				return nil, err
+			}
+			out := []wire.INOFZone{}
+			qerr := m.query(r, func() {
+				cfg, from, stamp, _ := m.sw.sw.Zones()
+				out = zonesView(cfg, from, stamp)
+			})
+			return out, qerr
+		}
+	}
+	rt.Handle("POST zones/add", zoneEdit(true))
+	rt.Handle("POST zones/del", zoneEdit(false))
+	rt.Handle("GET peers", func(r *http.Request) (any, error) {
+		out := []wire.INOFPeer{}
+		if m.host != nil {
+			err := m.query(r, func() {
+				for _, l := range m.host.ag.Links() {
+					p := wire.INOFPeer{Interface: l.Name, State: l.State, Port: l.Port, SwitchName: l.SwitchName}
+					if l.Switch.IsValid() {
+						p.Address = l.Switch.String()
+						p.UptimeSeconds = time.Since(l.Since).Seconds()
+					}
+					out = append(out, p)
+				}
+			})
+			return out, err
+		}
+		sp := m.sw.spAPI.Load()
+		if sp == nil {
+			return out, nil
+		}
+		ps, err := sp.Peers(r.Context())
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			out = append(out, wire.INOFPeer{Address: p.Address.String(), State: p.State, BFD: p.BFD,
+				UptimeSeconds: p.Uptime.Seconds(), Received: p.Received, Reason: p.Reason})
+		}
+		return out, nil
+	})
+	rt.Handle("GET events", func(r *http.Request) (any, error) {
+		out := []wire.INOFEvent{}
+		err := m.query(r, func() {
+			if m.host != nil {
+				for _, e := range m.host.ag.Events() {
+					out = append(out, eventWire(e))
+				}
+				return
+			}
+			for _, e := range m.sw.sw.Events() {
+				out = append(out, switchEventWire(e))
+			}
+		})
+		return out, err
+	})
+	rt.Handle("GET status", func(r *http.Request) (any, error) {
+		var st wire.INOFStatus
+		err := m.query(r, func() { st = m.status() })
+		return st, err
+	})
+	reg := func(on bool) api.Handler {
+		return func(r *http.Request) (any, error) {
+			if m.host == nil {
+				return nil, api.Unprocessable(errors.New("only a host registers"))
+			}
+			ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+			defer cancel()
+			if _, err := loop.Ask(ctx, m.host.lp, func(reply chan<- struct{}) any { return registerEv{on: on, reply: reply} }); err != nil {
+				return nil, err
+			}
+			return map[string]bool{"registered": on}, nil
+		}
+	}
+	rt.Handle("POST register", reg(true))
+	rt.Handle("POST deregister", reg(false))
+}
+
+// status is built inside the loop.
+func (m *module) status() wire.INOFStatus {
+	st := wire.INOFStatus{Role: m.role}
+	if m.host != nil {
+		st.ID = m.id
+		st.Peers = len(m.host.ag.Peers())
+		st.Counters = m.host.ag.Counters()
+		return st
+	}
+	s := m.sw.sw.Status()
+	st.RouterID = m.rid.String()
+	st.LocalHosts, st.Records, st.Zones, st.ZonesReady, st.Pending = s.Locals, s.Records, s.Zones, s.ZonesReady, s.Pending
+	if s.ZoneFrom.IsValid() {
+		st.ZonesFrom = s.ZoneFrom.String()
+	}
+	st.Counters = m.sw.sw.Counters()
+	return st
+}
+
+// Status implements daemon.StatusReporter.
+func (m *module) Status() any {
+	lp, _ := m.loop()
+	var st wire.INOFStatus
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := lp.Query(ctx, func() { st = m.status() }); err != nil {
+		return map[string]string{"error": err.Error()}
+	}
+	return st
+}
+
+func hostWire(v fabric.HostView) wire.INOFHost {
+	r := v.Record
+	h := wire.INOFHost{ID: r.Host.ID, Switch: r.Switch.String(), SwitchName: r.SwitchName, Port: r.Port, Role: r.Host.Role.String(),
+		NQN: r.Host.NQN, Addresses: addrStrings(r.Host.Addrs), Zones: append([]string{}, v.Zones...), Source: v.Source.String()}
+	if len(r.Host.MAC) > 0 {
+		h.MAC = r.Host.MAC.String()
+	}
+	if !r.Since.IsZero() {
+		h.Since = r.Since.UTC().Format(time.RFC3339Nano)
+	}
+	if v.Expires > 0 {
+		h.ExpiresIn = v.Expires.Seconds()
+	}
+	return h
+}
+
+func switchEventWire(e fabric.Event) wire.INOFEvent {
+	w := wire.INOFEvent{Time: e.Time.UTC().Format(time.RFC3339Nano), Type: e.Type.String(), Host: e.Host,
+		Zones: append([]string{}, e.Zones...), To: e.To, ToPort: e.ToPort, Addresses: []string{}}
+	if e.Source != 0 {
+		w.Source = e.Source.String()
+	}
+	if len(w.Zones) > 0 {
+		w.Zone = w.Zones[0]
+	}
+	if p := e.Peer; p != nil {
+		w.Role, w.NQN, w.Addresses = p.Host.Role.String(), p.Host.NQN, addrStrings(p.Host.Addrs)
+		w.Switch, w.SwitchName, w.Port = p.Switch.String(), p.SwitchName, p.Port
+		if len(p.Host.MAC) > 0 {
+			w.MAC = p.Host.MAC.String()
+		}
+	}
+	return w
+}

@@ -1,0 +1,426 @@
+package inof
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fared/fared/config"
+	"github.com/fared/fared/inof/l2"
+	"github.com/fared/fared/inof/zones"
+)
+
+// Roles.
+const (
+	RoleSwitch    = "switch"
+	RoleReflector = "reflector"
+	RoleHost      = "host"
+)
+
+// Config is the inof section (docs/inof.md, "Configuration").
+type Config struct {
+	Role string
+
+	// Switches and reflectors.
+	ASN        uint32
+	RouterID   netip.Addr // default: the top-level router-id
+	Port       uint16     // BGP port, default 179
+	ClusterID  netip.Addr // reflectors
+	Neighbors  []Neighbor
+	Hold       time.Duration // BGP hold time (keepalive hold/3)
+	Connect    time.Duration // connect retry
+	GR         bool
+	Restart    time.Duration // graceful-restart restart time
+	Deferral   time.Duration
+	BFDTx      time.Duration
+	BFDRx      time.Duration
+	BFDMult    int
+	Interfaces []string      // host-facing (switches) or switch-facing (hosts) interfaces
+	LLDP       bool          // switches: learn agentless hosts from LLDP
+	OUI        [3]byte       // of the iNOF LLDP TLV
+	MinHold    time.Duration // switches: bounds of the hold time hosts may ask for
+	MaxHold    time.Duration
+	Retransmit time.Duration
+	Window     int
+	Tombstone  time.Duration
+	MaxHosts   int
+	Zones      *zones.Config // reflectors
+	Filters    []Filter
+
+	// Hosts.
+	ID          string
+	HostRole    l2.Role
+	NQN         string
+	HostHold    time.Duration
+	Hook        string
+	HookTimeout time.Duration
+
+	// Stamp is when the zone configuration last changed: the config
+	// file's modification time (reflectors).
+	Stamp uint64
+}
+
+// Neighbor is one IBGP neighbour.
+type Neighbor struct {
+	Address      netip.Addr
+	LocalAddress netip.Addr
+	Port         uint16
+	Password     string `diff:"-"`
+	BFD          bool
+	TTLSecurity  int // GTSM: accepted hops, 0 = off
+	Passive      bool
+}
+
+// Filter is one routing policy entry.
+type Filter struct {
+	Direction string // import or export
+	Neighbors []netip.Addr
+	Zones     []string
+	Switches  []netip.Addr
+}
+
+func init() {
+	config.Register(config.Section{Key: "inof", Parse: parse})
+}
+
+// Section returns the inof section of a config, or nil.
+func Section(c *config.Config) *Config {
+	s, _ := c.Sections["inof"].(*Config)
+	return s
+}
+
+func parse(w *config.Walker, k, v *yaml.Node) any {
+	c := &Config{ASN: 65000, Port: 179, Hold: 9 * time.Second, Connect: time.Second, GR: true,
+		Restart: 10 * time.Second, Deferral: 5 * time.Second,
+		BFDTx: 100 * time.Millisecond, BFDRx: 100 * time.Millisecond, BFDMult: 3,
+		LLDP: true, OUI: l2.DefaultOUI, MinHold: 300 * time.Millisecond, MaxHold: 10 * time.Minute,
+		Retransmit: 250 * time.Millisecond, Window: 64, Tombstone: 3 * time.Second, MaxHosts: 10000,
+		HostRole: l2.RoleInitiator, HostHold: 3 * time.Second, HookTimeout: 10 * time.Second}
+	if !w.IsMapping(k, v) {
+		return c
+	}
+	if st, err := os.Stat(w.File); err == nil {
+		c.Stamp = uint64(st.ModTime().UnixNano())
+	}
+	var zonesAt, defaultAt *yaml.Node
+	autoAdd := false
+	var defaultMembers []string
+	userZones := map[string][]string{}
+	var zoneOrder []string
+	seen := w.Mapping(v, map[string]config.Field{
+		"role":       w.OneOf(&c.Role, RoleSwitch, RoleReflector, RoleHost),
+		"asn":        config.SetInt(w, &c.ASN, 1, 4294967295),
+		"router-id":  addr4(w, &c.RouterID),
+		"port":       config.SetInt(w, &c.Port, 1, 65535),
+		"cluster-id": addr4(w, &c.ClusterID),
+		"neighbors":  w.List(func(v *yaml.Node) { c.Neighbors = append(c.Neighbors, neighbor(w, v)) }),
+		"timers": func(k, v *yaml.Node) {
+			if w.IsMapping(k, v) {
+				w.Mapping(v, map[string]config.Field{
+					"hold":          w.SetDuration(&c.Hold, 3*time.Second, 65535*time.Second),
+					"connect-retry": w.SetDuration(&c.Connect, time.Second, time.Hour),
+				})
+			}
+		},
+		"graceful-restart": func(k, v *yaml.Node) {
+			if w.IsMapping(k, v) {
+				w.Mapping(v, map[string]config.Field{
+					"enabled":       w.Bool(&c.GR),
+					"restart-time":  w.SetDuration(&c.Restart, time.Second, 4095*time.Second),
+					"deferral-time": w.SetDuration(&c.Deferral, time.Second, 4095*time.Second),
+				})
+			}
+		},
+		"bfd": func(k, v *yaml.Node) {
+			if w.IsMapping(k, v) {
+				w.Mapping(v, map[string]config.Field{
+					"min-tx":     w.SetDuration(&c.BFDTx, 10*time.Millisecond, 10*time.Second),
+					"min-rx":     w.SetDuration(&c.BFDRx, 10*time.Millisecond, 10*time.Second),
+					"multiplier": config.SetInt(w, &c.BFDMult, 2, 255),
+				})
+			}
+		},
+		"interfaces": func(k, v *yaml.Node) {
+			names, nodes := w.Strings(k, v)
+			for i, n := range names {
+				if n == "" || len(n) > 15 || strings.ContainsAny(n, "/ \t") {
+					w.Errf(nodes[i], "%s: invalid interface name %q", k.Value, n)
+					continue
+				}
+				c.Interfaces = append(c.Interfaces, n)
+			}
+		},
+		"lldp": w.Bool(&c.LLDP),
+		"lldp-oui": func(k, v *yaml.Node) {
+			if s, ok := w.Text(k, v); ok {
+				o, err := parseOUI(s)
+				if err != nil {
+					w.Errf(v, "%s: %v", k.Value, err)
+				}
+				c.OUI = o
+			}
+		},
+		"host-hold": func(k, v *yaml.Node) {
+			if w.IsMapping(k, v) {
+				w.Mapping(v, map[string]config.Field{
+					"min": w.SetDuration(&c.MinHold, 100*time.Millisecond, time.Hour),
+					"max": w.SetDuration(&c.MaxHold, 100*time.Millisecond, 24*time.Hour),
+				})
+			}
+		},
+		"notify": func(k, v *yaml.Node) {
+			if w.IsMapping(k, v) {
+				w.Mapping(v, map[string]config.Field{
+					"retransmit": w.SetDuration(&c.Retransmit, 10*time.Millisecond, 10*time.Second),
+					"window":     config.SetInt(w, &c.Window, 1, 4096),
+				})
+			}
+		},
+		"tombstone": w.SetDuration(&c.Tombstone, 100*time.Millisecond, time.Minute),
+		"max-hosts": config.SetInt(w, &c.MaxHosts, 1, 1000000),
+		"zones": func(k, v *yaml.Node) {
+			zonesAt = k
+			if !w.Want(k, v, "a mapping of zone name to hosts", v.Kind == yaml.MappingNode) {
+				return
+			}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				zk, zv := v.Content[i], config.Deref(v.Content[i+1])
+				if err := zones.CheckName(zk.Value); err != nil {
+					w.Errf(zk, "zones: %v", err)
+					continue
+				}
+				if zk.Value == zones.Default {
+					w.Errf(zk, "zones: the default zone is configured under default-zone")
+					continue
+				}
+				if _, dup := userZones[zk.Value]; dup {
+					w.Errf(zk, "zones: zone %q twice", zk.Value)
+					continue
+				}
+				var members []string
+				if zv.Kind == yaml.ScalarNode && zv.ShortTag() == "!!null" {
+					members = []string{}
+				} else {
+					ms, nodes := w.Strings(zk, zv)
+					for j, m := range ms {
+						if err := zones.CheckHost(m); err != nil {
+							w.Errf(nodes[j], "zone %s: %v", zk.Value, err)
+						}
+					}
+					members = ms
+				}
+				userZones[zk.Value] = members
+				zoneOrder = append(zoneOrder, zk.Value)
+			}
+		},
+		"default-zone": func(k, v *yaml.Node) {
+			defaultAt = k
+			if w.IsMapping(k, v) {
+				w.Mapping(v, map[string]config.Field{
+					"auto-add": w.Bool(&autoAdd),
+					"members": func(k, v *yaml.Node) {
+						ms, nodes := w.Strings(k, v)
+						for j, m := range ms {
+							if err := zones.CheckHost(m); err != nil {
+								w.Errf(nodes[j], "default-zone: %v", err)
+							}
+						}
+						defaultMembers = ms
+					},
+				})
+			}
+		},
+		"filters": w.List(func(v *yaml.Node) { c.Filters = append(c.Filters, filter(w, v)) }),
+		"id": w.Str(&c.ID, func(s string) string {
+			if err := zones.CheckHost(s); err != nil {
+				return err.Error()
+			}
+			return ""
+		}),
+		"host-role": func(k, v *yaml.Node) {
+			if s, ok := w.Text(k, v); ok {
+				r, err := l2.ParseRole(s)
+				if err != nil {
+					w.Errf(v, "%s: %v", k.Value, err)
+				}
+				c.HostRole = r
+			}
+		},
+		"nqn": w.Str(&c.NQN, func(s string) string {
+			if len(s) > l2.MaxNQN || !strings.HasPrefix(s, "nqn.") {
+				return fmt.Sprintf("want an NVMe qualified name (nqn. ..., at most %d bytes)", l2.MaxNQN)
+			}
+			return ""
+		}),
+		"hold":         w.SetDuration(&c.HostHold, 300*time.Millisecond, time.Hour),
+		"hook":         w.Str(&c.Hook, nil),
+		"hook-timeout": w.SetDuration(&c.HookTimeout, 100*time.Millisecond, time.Hour),
+	})
+	if seen["role"] == nil {
+		w.Errf(k, "inof: missing required key \"role\" (switch, reflector or host)")
+		return c
+	}
+	// Keys of another role are mistakes, reported where they are.
+	hostOnly := []string{"id", "host-role", "nqn", "hold", "hook", "hook-timeout"}
+	switchOnly := []string{"asn", "router-id", "port", "cluster-id", "neighbors", "timers", "graceful-restart", "bfd",
+		"lldp", "lldp-oui", "host-hold", "notify", "tombstone", "max-hosts", "zones", "default-zone", "filters"}
+	wrong := hostOnly
+	if c.Role == RoleHost {
+		wrong = switchOnly
+	}
+	for _, key := range wrong {
+		if n := seen[key]; n != nil {
+			w.Errf(n, "inof: %s is not a setting of role %s", key, c.Role)
+		}
+	}
+	if c.Role != RoleReflector {
+		for _, n := range []*yaml.Node{seen["cluster-id"], zonesAt, defaultAt} {
+			if n != nil && c.Role == RoleSwitch {
+				w.Errf(n, "inof: %s is set on a reflector (switches take the zones from the reflectors)", n.Value)
+			}
+		}
+	}
+	if c.Role == RoleReflector && !c.ClusterID.IsValid() {
+		w.Errf(k, "inof: a reflector needs cluster-id (the same on redundant reflectors)")
+	}
+	if c.Role == RoleHost && len(c.Interfaces) == 0 {
+		w.Errf(k, "inof: a host needs interfaces (the ones facing its switches)")
+	}
+	if c.MinHold > c.MaxHold {
+		w.Errf(seen["host-hold"], "inof: host-hold min %s is above max %s", c.MinHold, c.MaxHold)
+	}
+	seenNbr := map[netip.Addr]bool{}
+	for _, n := range c.Neighbors {
+		if seenNbr[n.Address] && n.Address.IsValid() {
+			w.Errf(seen["neighbors"], "inof: neighbor %s twice", n.Address)
+		}
+		seenNbr[n.Address] = true
+	}
+	if c.Role == RoleReflector {
+		z := zones.New(autoAdd)
+		for _, name := range zoneOrder {
+			z.Add(name, userZones[name]...)
+		}
+		if len(defaultMembers) > 0 {
+			z.Add(zones.Default, defaultMembers...)
+		}
+		c.Zones = z
+	}
+	return c
+}
+
+func addr4(w *config.Walker, dst *netip.Addr) config.Field {
+	return func(k, v *yaml.Node) {
+		if s, ok := w.Text(k, v); ok {
+			a, err := netip.ParseAddr(s)
+			if err != nil || !a.Is4() || a.IsUnspecified() {
+				w.Errf(v, "%s: want an IPv4 address other than 0.0.0.0, got %q", k.Value, s)
+				return
+			}
+			*dst = a
+		}
+	}
+}
+
+func addr(w *config.Walker, dst *netip.Addr) config.Field {
+	return func(k, v *yaml.Node) {
+		if s, ok := w.Text(k, v); ok {
+			a, err := netip.ParseAddr(s)
+			if err != nil || a.IsUnspecified() || a.Zone() != "" {
+				w.Errf(v, "%s: invalid address %q", k.Value, s)
+				return
+			}
+			*dst = a
+		}
+	}
+}
+
+func neighbor(w *config.Walker, v *yaml.Node) Neighbor {
+	n := Neighbor{BFD: true}
+	seen := w.MappingIn("neighbor", v, map[string]config.Field{
+		"address":       addr(w, &n.Address),
+		"local-address": addr(w, &n.LocalAddress),
+		"port":          config.SetInt(w, &n.Port, 1, 65535),
+		"password": w.Str(&n.Password, func(s string) string {
+			if len(s) > 80 {
+				return "at most 80 bytes (TCP_MD5SIG_MAXKEYLEN)"
+			}
+			return ""
+		}),
+		"bfd":          w.Bool(&n.BFD),
+		"ttl-security": config.SetInt(w, &n.TTLSecurity, 0, 254),
+		"passive":      w.Bool(&n.Passive),
+	})
+	if seen["address"] == nil {
+		w.Errf(v, "neighbor: missing required key \"address\"")
+	}
+	if n.LocalAddress.IsValid() && n.Address.IsValid() && n.LocalAddress.Is4() != n.Address.Is4() {
+		w.Errf(seen["local-address"], "neighbor %s: local-address %s of another family", n.Address, n.LocalAddress)
+	}
+	return n
+}
+
+func filter(w *config.Walker, v *yaml.Node) Filter {
+	f := Filter{}
+	seen := w.MappingIn("filter", v, map[string]config.Field{
+		"direction": w.OneOf(&f.Direction, "import", "export"),
+		"neighbors": addrList(w, &f.Neighbors),
+		"zones": func(k, v *yaml.Node) {
+			zs, nodes := w.Strings(k, v)
+			for i, z := range zs {
+				if err := zones.CheckName(z); err != nil {
+					w.Errf(nodes[i], "filter: %v", err)
+				}
+			}
+			f.Zones = zs
+		},
+		"switches": addrList(w, &f.Switches),
+	})
+	if seen["direction"] == nil {
+		w.Errf(v, "filter: missing required key \"direction\" (import or export)")
+	}
+	if (len(f.Zones) == 0) == (len(f.Switches) == 0) {
+		w.Errf(v, "filter: set zones or switches (one of them): a filter rejects the records of those zones, or of those switches")
+	}
+	for _, s := range f.Switches {
+		if !s.Is4() {
+			w.Errf(seen["switches"], "filter: switch %s is not an IPv4 router id", s)
+		}
+	}
+	return f
+}
+
+func addrList(w *config.Walker, dst *[]netip.Addr) config.Field {
+	return func(k, v *yaml.Node) {
+		ss, nodes := w.Strings(k, v)
+		for i, s := range ss {
+			a, err := netip.ParseAddr(s)
+			if err != nil {
+				w.Errf(nodes[i], "%s: invalid address %q", k.Value, s)
+				continue
+			}
+			*dst = append(*dst, a)
+		}
+	}
+}
+
+// parseOUI reads "02:46:44", "02-46-44" or "02,46,44" (lldpcli's form).
+func parseOUI(s string) ([3]byte, error) {
+	var o [3]byte
+	f := strings.FieldsFunc(s, func(r rune) bool { return r == ':' || r == '-' || r == ',' })
+	if len(f) != 3 {
+		return o, fmt.Errorf("OUI %q: want three hex bytes like 02:46:44", s)
+	}
+	for i, x := range f {
+		var b byte
+		if _, err := fmt.Sscanf(x, "%02x", &b); err != nil || len(x) != 2 {
+			return o, fmt.Errorf("OUI %q: %q is not a hex byte", s, x)
+		}
+		o[i] = b
+	}
+	return o, nil
+}

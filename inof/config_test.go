@@ -1,0 +1,118 @@
+package inof
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fared/fared/config"
+	"github.com/fared/fared/inof/l2"
+)
+
+func load(t *testing.T, text string) (*Config, error) {
+	t.Helper()
+	c, err := config.Parse("fared.yaml", []byte("router-id: 10.255.0.1\nhostname: sw\n"+text))
+	if err != nil {
+		return nil, err
+	}
+	return Section(c), nil
+}
+
+func TestConfigReflector(t *testing.T) {
+	c, err := load(t, `inof:
+  role: reflector
+  cluster-id: 10.255.255.1
+  neighbors:
+    - {address: 10.254.0.1, local-address: 10.254.0.0, password: s3cret, ttl-security: 1}
+    - {address: 10.255.0.9, bfd: false, port: 1179}
+  interfaces: [h1-1]
+  graceful-restart: {restart-time: 8s}
+  zones:
+    z1: [h1, h2]
+    empty:
+  default-zone: {auto-add: true, members: [h9]}
+  filters:
+    - {direction: export, neighbors: [10.254.0.1], zones: [z1]}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Role != RoleReflector || c.ClusterID != netip.MustParseAddr("10.255.255.1") || c.Restart != 8*time.Second || c.ASN != 65000 {
+		t.Fatalf("%+v", c)
+	}
+	if n := c.Neighbors[0]; n.Password != "s3cret" || n.TTLSecurity != 1 || !n.BFD || n.LocalAddress != netip.MustParseAddr("10.254.0.0") {
+		t.Fatalf("neighbor %+v", n)
+	}
+	if n := c.Neighbors[1]; n.BFD || n.Port != 1179 {
+		t.Fatalf("neighbor %+v", n)
+	}
+	if !c.Zones.AutoAdd || !slices.Equal(c.Zones.Zones["z1"], []string{"h1", "h2"}) || len(c.Zones.Zones) != 3 ||
+		!slices.Equal(c.Zones.Zones["default"], []string{"h9"}) {
+		t.Fatalf("zones %+v", c.Zones)
+	}
+	if _, ok := c.Zones.Zones["empty"]; !ok {
+		t.Fatal("empty zone missing")
+	}
+	if len(c.Filters) != 1 || c.Filters[0].Direction != "export" || c.Filters[0].Zones[0] != "z1" {
+		t.Fatalf("filters %+v", c.Filters)
+	}
+}
+
+func TestConfigHost(t *testing.T) {
+	c, err := load(t, `inof: {role: host, interfaces: [leaf1-1, leaf2-1], host-role: target, nqn: nqn.2014-08.org.example:t1, hook: /bin/true, hold: 2s}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HostRole != l2.RoleTarget || c.HostHold != 2*time.Second || c.Hook != "/bin/true" || len(c.Interfaces) != 2 {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// Every mistake, with its line, at once.
+func TestConfigErrors(t *testing.T) {
+	_, err := load(t, `inof:
+  role: switch
+  cluster-id: 10.0.0.1
+  zones: {z1: [a]}
+  neighbors:
+    - {address: nope}
+    - {local-address: 10.0.0.1}
+  hook: /bin/true
+  lldp-oui: 1:2
+  filters:
+    - {direction: sideways, zones: [z1], switches: [10.0.0.1]}
+  host-hold: {min: 20s, max: 10s}
+`)
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{
+		`fared.yaml:5: inof: cluster-id is set on a reflector`,
+		`fared.yaml:6: inof: zones is set on a reflector`,
+		`fared.yaml:8: address: invalid address "nope"`,
+		`fared.yaml:9: neighbor: missing required key "address"`,
+		`fared.yaml:10: inof: hook is not a setting of role switch`,
+		`fared.yaml:11: lldp-oui: OUI "1:2"`,
+		`fared.yaml:13: direction: must be import or export`,
+		`fared.yaml:13: filter: set zones or switches (one of them)`,
+		`fared.yaml:14: inof: host-hold min 20s is above max 10s`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+	for _, tc := range []struct{ text, want string }{
+		{"inof: {interfaces: [a]}", `fared.yaml:3: inof: missing required key "role"`},
+		{"inof: {role: reflector}", "a reflector needs cluster-id"},
+		{"inof: {role: host}", "a host needs interfaces"},
+		{"inof: {role: reflector, cluster-id: 1.1.1.1, zones: {default: [a]}}", "the default zone is configured under default-zone"},
+		{"inof: {role: reflector, cluster-id: 1.1.1.1, zones: {\"bad zone\": [a]}}", `zone name "bad zone"`},
+		{"inof: {role: host, interfaces: [a], nqn: foo}", "want an NVMe qualified name"},
+	} {
+		if _, err := load(t, tc.text); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.text, err, tc.want)
+		}
+	}
+}
