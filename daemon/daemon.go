@@ -63,7 +63,7 @@ type Daemon struct {
 type running struct {
 	spec   Spec
 	m      Module
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	done   chan struct{}
 }
 
@@ -136,7 +136,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	coreWG.Add(1)
 	go func() { defer coreWG.Done(); d.monitor(coreCtx) }()
 
-	modCtx, stopMods := context.WithCancel(context.Background())
+	modCtx, stopMods := context.WithCancelCause(context.Background())
 	d.mu.Lock()
 	d.runCtx = modCtx
 	for _, r := range built {
@@ -166,7 +166,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.reloadMu.Lock()
 	d.running.Store(false)
 	d.reloadMu.Unlock()
-	stopMods()
+	stopMods(ErrShutdown)
 	d.mu.Lock()
 	mods := d.mods
 	d.mu.Unlock()
@@ -180,7 +180,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 // start runs a built module under the daemon's module context; d.mu held.
 func (d *Daemon) start(r *running) {
-	ctx, cancel := context.WithCancel(d.runCtx)
+	ctx, cancel := context.WithCancelCause(d.runCtx)
 	r.cancel, r.done = cancel, make(chan struct{})
 	d.mods[r.spec.Name] = r
 	d.srv.Mount(r.spec.Name, r.m.Routes)
@@ -201,7 +201,7 @@ func (d *Daemon) start(r *running) {
 func (d *Daemon) stop(r *running) {
 	d.srv.Unmount(r.spec.Name)
 	d.metrics.removeModule(r.spec.Name)
-	r.cancel()
+	r.cancel(ErrRemoved)
 	<-r.done
 	d.mu.Lock()
 	delete(d.mods, r.spec.Name)

@@ -65,9 +65,13 @@ var toySpec = daemon.Spec{
 	},
 }
 
+// toyCause is why the last toy's Run ended.
+var toyCause atomic.Value
+
 func (t *toy) Run(ctx context.Context) error {
 	t.runs.Add(1)
 	<-ctx.Done()
+	toyCause.Store(context.Cause(ctx))
 	return nil
 }
 
@@ -106,6 +110,7 @@ func (t *toy) LinkEvent(ev netif.Event) {
 }
 
 type harness struct {
+	stop func() // stops the daemon (once)
 	t    *testing.T
 	ns   string
 	file string
@@ -137,16 +142,22 @@ func start(t *testing.T, cfgText string, specs ...daemon.Spec) *harness {
 	hs.d = daemon.New(cfg, specs, daemon.Options{Socket: sock, Log: log, NetNS: h, Level: new(slog.LevelVar)})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { hs.errc <- hs.d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-hs.errc:
-			if err != nil {
-				t.Errorf("daemon stopped with %v", err)
+	var once sync.Once
+	hs.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-hs.errc:
+				if err != nil {
+					t.Errorf("daemon stopped with %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("daemon did not stop")
 			}
-		case <-time.After(10 * time.Second):
-			t.Error("daemon did not stop")
-		}
+		})
+	}
+	t.Cleanup(func() {
+		hs.stop()
 		if t.Failed() {
 			mu.Lock()
 			t.Logf("daemon log:\n%s", logs.String())
@@ -255,6 +266,9 @@ func TestToyModulePlugsIn(t *testing.T) {
 	if _, err := h.c.Get(ctx, "/toy/events"); !errors.As(err, &ce) || ce.Status != 404 || ce.Reason != "toy is not configured on this daemon" {
 		t.Fatalf("stopped module's API: %v", err)
 	}
+	if c, _ := toyCause.Load().(error); !errors.Is(c, daemon.ErrRemoved) {
+		t.Fatalf("a removed module's context ends with %v, want ErrRemoved", c)
+	}
 	// Section added back: a new instance starts.
 	h.write(toyBase + "toy: {limit: 1}\n")
 	b, err = h.c.Post(ctx, "/reload", nil)
@@ -269,6 +283,12 @@ func TestToyModulePlugsIn(t *testing.T) {
 	})
 	if v.Limit != 1 {
 		t.Fatalf("restarted toy has limit %d", v.Limit)
+	}
+	// The daemon stopping ends it with ErrShutdown: a module then leaves
+	// its sessions as a restart would (graceful restart), not withdraws.
+	h.stop()
+	if c, _ := toyCause.Load().(error); !errors.Is(c, daemon.ErrShutdown) {
+		t.Fatalf("a module stopped with the daemon ends with %v, want ErrShutdown", c)
 	}
 }
 

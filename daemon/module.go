@@ -6,6 +6,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,14 +34,24 @@ type Spec struct {
 	New func(core *Core, cfg *config.Config) (Module, error)
 }
 
+// Why a module's Run context ends, as context.Cause(ctx) tells: the
+// daemon stops (its sessions die with the process, as in a restart:
+// neighbours may keep state for a graceful restart), or its section was
+// removed by a reload (withdraw cleanly: it is not coming back).
+var (
+	ErrShutdown = errors.New("fared is stopping")
+	ErrRemoved  = errors.New("the module's section was removed")
+)
+
 // Module is one running protocol or policy module.
 //
 // Every method but Run is called from the daemon's goroutines, never
 // concurrently with itself; a module that keeps its state in its own
 // goroutine (internal/loop) hands the work to it.
 type Module interface {
-	// Run runs the module until ctx ends. An error stops the daemon: the
-	// other modules are stopped in order, and fared exits non-zero.
+	// Run runs the module until ctx ends; context.Cause(ctx) is
+	// ErrShutdown or ErrRemoved. An error stops the daemon: the other
+	// modules are stopped in order, and fared exits non-zero.
 	Run(ctx context.Context) error
 	// Check is the first phase of a reload: validate cfg, the whole new
 	// configuration, against the running module, changing nothing. An

@@ -15,13 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
-	"os/signal"
 	"slices"
-	"sync"
-	"sync/atomic"
-	"syscall"
-	"time"
 
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/daemon"
@@ -47,36 +41,6 @@ type module struct {
 	host *hostRT   // role host
 }
 
-// terminating is set when fared gets SIGTERM or SIGINT: a module stopped
-// then is stopped because the process exits (its sessions die with it,
-// as in a restart), not because its section was removed. The module
-// contract does not tell the two apart.
-var (
-	terminating atomic.Bool
-	watchOnce   sync.Once
-)
-
-func watchSignals() {
-	watchOnce.Do(func() {
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
-		go func() {
-			<-ch
-			terminating.Store(true)
-		}()
-	})
-}
-
-// isTerminating waits a moment for the signal watcher: the daemon and the
-// watcher get the same signal, and the daemon's cancel may reach the
-// module first.
-func isTerminating() bool {
-	for i := 0; i < 10 && !terminating.Load(); i++ {
-		time.Sleep(5 * time.Millisecond)
-	}
-	return terminating.Load()
-}
-
 func newModule(core *daemon.Core, c *config.Config) (daemon.Module, error) {
 	s := Section(c)
 	m := &module{core: core, cfg: s, rid: s.RouterID, name: c.Hostname}
@@ -98,7 +62,6 @@ func newModule(core *daemon.Core, c *config.Config) (daemon.Module, error) {
 }
 
 func (m *module) Run(ctx context.Context) error {
-	watchSignals()
 	if m.host != nil {
 		return m.host.run(ctx)
 	}

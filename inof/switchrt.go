@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/daemon"
 	"github.com/fared/fared/inof/fabric"
 	"github.com/fared/fared/inof/ibgp"
 	"github.com/fared/fared/inof/l2"
@@ -135,7 +137,7 @@ func (r *switchRT) run(ctx context.Context) error {
 			}
 		}
 	}
-	if isTerminating() {
+	if errors.Is(context.Cause(ctx), daemon.ErrShutdown) {
 		// fared is exiting: the kernel closes the sessions with the
 		// process, and the neighbours keep our records for the restart
 		// time (graceful restart).
