@@ -34,26 +34,36 @@ func ICRC(ip []byte) (uint32, error) {
 	if len(ip) < hl+BTHLen+ICRCLen {
 		return 0, errf(KindTruncated, "ICRC", len(ip), "packet of %d bytes has no room for BTH and ICRC after %d bytes of IP/UDP", len(ip), hl)
 	}
-	// The masked copy of IP + UDP + BTH is at most 60 bytes: on the stack.
-	var m [IPv6HeaderLen + UDPHeaderLen + BTHLen]byte
-	n := copy(m[:], ip[:hl+BTHLen])
-	if ip[0]>>4 == 4 {
-		m[1] = 0xFF               // TOS
-		m[8] = 0xFF               // TTL
-		m[10], m[11] = 0xFF, 0xFF // header checksum
-	} else {
-		m[0] |= 0x0F // traffic class (high nibble)
-		m[1] = 0xFF  // traffic class (low nibble) and flow label
-		m[2], m[3] = 0xFF, 0xFF
-		m[7] = 0xFF // hop limit
-	}
-	m[hl-2], m[hl-1] = 0xFF, 0xFF // UDP checksum
-	m[hl+4] = 0xFF                // BTH byte 4
+	// The masked fields are fed from ones instead of the packet: no copy
+	// (a stack copy would escape through crc32's function pointers).
+	up := func(c uint32, b []byte) uint32 { return crc32.Update(c, crc32.IEEETable, b) }
 	c := ^crcAfterLRH
-	c = crc32.Update(c, crc32.IEEETable, m[:n])
-	c = crc32.Update(c, crc32.IEEETable, ip[hl+BTHLen:len(ip)-ICRCLen])
+	if ip[0]>>4 == 4 {
+		c = up(c, ip[0:1])
+		c = up(c, ones[:1]) // TOS
+		c = up(c, ip[2:8])
+		c = up(c, ones[:1]) // TTL
+		c = up(c, ip[9:10])
+		c = up(c, ones[:2]) // header checksum
+		c = up(c, ip[12:hl-2])
+	} else {
+		c = up(c, v6First[:]) // version 6 kept, traffic class high nibble masked
+		c = up(c, ones[:3])                   // traffic class and flow label
+		c = up(c, ip[4:7])
+		c = up(c, ones[:1]) // hop limit
+		c = up(c, ip[8:hl-2])
+	}
+	c = up(c, ones[:2]) // UDP checksum
+	c = up(c, ip[hl:hl+4])
+	c = up(c, ones[:1]) // BTH byte 4: FECN, BECN, reserved
+	c = up(c, ip[hl+5:len(ip)-ICRCLen])
 	return c, nil
 }
+
+var (
+	ones    = [4]byte{0xFF, 0xFF, 0xFF, 0xFF}
+	v6First = [1]byte{0x6F}
+)
 
 // ipUDPLen checks the IP version and the protocol (UDP, no options or
 // extension headers) and returns the length of IP plus UDP headers.

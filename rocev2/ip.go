@@ -37,17 +37,14 @@ func (f *Frame) Append(b []byte, p *Packet) []byte {
 	return b
 }
 
-// AppendRaw appends IP and UDP headers, then the UDP payload produced by
-// body (which must end with 4 ICRC bytes, e.g. Packet.AppendTo or a
-// hand-built packet), and fills lengths, checksums and the ICRC. It lets a
-// hot path write its headers without building a Packet.
-func (f *Frame) AppendRaw(b []byte, body func([]byte) []byte) []byte {
-	start := len(b)
-	b = f.appendHeaders(b)
-	b = body(b)
-	f.finish(b[start:])
-	return b
-}
+// AppendHeaders appends the IP and UDP headers with zero lengths and
+// checksums. A hot path then appends the UDP payload itself (ending with
+// four ICRC bytes) and calls Finish on the whole IP packet.
+func (f *Frame) AppendHeaders(b []byte) []byte { return f.appendHeaders(b) }
+
+// Finish fills the lengths, the checksums and the ICRC of ip, an IP packet
+// started with AppendHeaders.
+func (f *Frame) Finish(ip []byte) { f.finish(ip) }
 
 func (f *Frame) appendHeaders(b []byte) []byte {
 	ttl := f.TTL
