@@ -49,7 +49,10 @@ type IPCC struct {
 	policy.IPCCConfig
 	// Capture lists the interfaces whose RoCEv2 packets the linux runtime
 	// copies (empty: every qos interface).
-	Capture  []string
+	Capture []string
+	// LearnCM: in qos-sim, also learn QPs from the (modelled) CM
+	// exchange at each flow's start, not only from ACKs.
+	LearnCM  bool
 	PriosSet bool
 	Line     int
 }
@@ -686,7 +689,7 @@ func (p *parser) ipcc(k, v *yaml.Node) {
 				c.Prios, c.PriosSet = s, true
 			}
 		},
-		"poll":         p.w.SetDuration(&c.Poll, 10*time.Microsecond, 10*time.Second),
+		"poll":         p.w.SetDuration(&c.Poll, time.Microsecond, 10*time.Second),
 		"cnp-interval": p.w.SetDuration(&c.CNPInterval, time.Microsecond, time.Second),
 		"low":          p.bytes(&c.Low, 0, maxBuf),
 		"high":         p.bytes(&c.High, 1, maxBuf),
@@ -695,6 +698,7 @@ func (p *parser) ipcc(k, v *yaml.Node) {
 		"flow-timeout": p.w.SetDuration(&c.FlowTimeout, time.Millisecond, time.Hour),
 		"cnp-dscp":     config.SetInt(p.w, &dscp, 0, 63),
 		"max-flows":    config.SetInt(p.w, &c.MaxFlows, 1, 1<<20),
+		"learn-cm":     p.w.Bool(&c.LearnCM),
 	})
 	c.CNPDSCP = uint8(dscp)
 	if c.Low >= c.High {

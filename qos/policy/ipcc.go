@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"sort"
 	"time"
@@ -32,18 +33,21 @@ import (
 //
 // Count (the seed's rule). At each poll, for each watched queue at or
 // above Low bytes: the trend is the change of depth since the last poll
-// and "high" means at or above High bytes. Each active flow of the queue
-// (data seen since the previous poll) gets
+// and "high" means at or above High bytes. The queue sends, this poll,
 //
 //	growing and low:    Few CNPs
 //	growing and high:   More
 //	shrinking and low:  none
 //	shrinking and high: Few
 //
-// (a queue that did not grow counts as shrinking). A flow never gets two
-// CNPs closer than CNPInterval: the n CNPs of a poll are spread by it, and
-// those that would fall after the next poll are not sent (the next poll
-// decides again).
+// per CNPInterval (a queue that did not grow counts as shrinking): a
+// poll earns the queue count x poll / CNPInterval CNPs (fractions carry
+// over, never more than a whole interval's worth), so the rate does not
+// depend on how often the runtime polls. They go one each to the queue's
+// active flows (data seen since the previous poll), heaviest first (bytes
+// since the previous poll). A flow never gets two CNPs closer than
+// CNPInterval: a flow notified less than that ago is skipped and the next
+// one gets the CNP; a flow whose sender QP is unknown is skipped.
 
 // IPCCConfig is the ipcc section.
 type IPCCConfig struct {
@@ -52,7 +56,7 @@ type IPCCConfig struct {
 	Poll        time.Duration // how often queue depths are read
 	CNPInterval time.Duration // at least this between two CNPs to one flow (50 µs)
 	Low, High   uint64        // bytes: no congestion below Low; high buffer use from High
-	Few, More   int           // CNPs per flow per poll (see the table)
+	Few, More   int           // CNPs per queue per CNPInterval (see the table)
 	FlowTimeout time.Duration // a flow not seen this long leaves the table
 	CNPDSCP     uint8
 	MaxFlows    int // table size; new flows beyond it are not tracked
@@ -92,11 +96,11 @@ type IPCCFlow struct {
 	// PSNs seen recently (a 24-bit window [psnLo, psnHi]).
 	psnLo, psnHi uint32
 	psnSet       bool
-	active       bool // data since the previous poll
+	recent       uint64 // bytes since the previous poll (0: not active)
 }
 
 // CNPOrder is a CNP to send: from the flow's receiver's address to its
-// sender, to the sender's QP, at At.
+// sender, to the sender's QP.
 type CNPOrder struct {
 	At     time.Time
 	Flow   IPCCFlowKey
@@ -115,10 +119,12 @@ type IPCCQueue struct {
 	Prev      uint64
 	Trend     string // growing | shrinking
 	Use       string // low | high | none (below Low)
-	PerFlow   int    // CNPs per active flow at the last poll
+	Count     int    // CNPs per CNP interval the table called for at the last poll
 	Flows     int    // active flows at the last poll
 	CNPs      uint64
 	Congested uint64 // polls with depth >= Low
+	credit    float64
+	lastPoll  time.Time
 }
 
 // IPCCStats are the policy's counters.
@@ -129,8 +135,8 @@ type IPCCStats struct {
 	Ambiguous  uint64 // reverse packets that matched several flows
 	Unmatched  uint64 // reverse packets that matched no flow
 	CNPs       uint64 // ordered
-	NoQP       uint64 // CNPs not sent: sender QP unknown
-	RateLimit  uint64 // CNPs not sent: the interval would fall after the next poll
+	NoQP       uint64 // congested flows skipped: sender QP unknown
+	RateLimit  uint64 // congested flows skipped: notified less than CNPInterval ago
 	TableFull  uint64 // flows not tracked: table full
 	Expired    uint64
 	Polls      uint64
@@ -150,7 +156,7 @@ type IPCC struct {
 // DefaultIPCC returns the defaults (CNP interval 50 µs as DCQCN's NP).
 func DefaultIPCC() IPCCConfig {
 	return IPCCConfig{Prios: model.PriosOf(3), Poll: 100 * time.Microsecond, CNPInterval: 50 * time.Microsecond,
-		Low: 10_000, High: 100_000, Few: 1, More: 3, FlowTimeout: time.Second, CNPDSCP: 48, MaxFlows: 65536}
+		Low: 10_000, High: 100_000, Few: 2, More: 8, FlowTimeout: time.Second, CNPDSCP: 48, MaxFlows: 65536}
 }
 
 // NewIPCC returns an empty policy.
@@ -208,7 +214,7 @@ func (p *IPCC) Observe(now time.Time, pk IPCCPacket) {
 	f.Packets++
 	f.Bytes += uint64(pk.Size)
 	f.LastSeen = now
-	f.active = true
+	f.recent += uint64(max(pk.Size, 1))
 	psn := pk.PSN & 0xFFFFFF
 	switch {
 	case !f.psnSet:
@@ -254,9 +260,37 @@ func (p *IPCC) learn(cands []*IPCCFlow, pk IPCCPacket) {
 	}
 }
 
+// LearnPair records a connection's two QPs, as the CM exchange carries
+// them (a REQ names the active side's QP, the REP answering it the
+// passive side's): a and b are the two ends, aQP and bQP their QPs. The
+// flows a->b (to bQP) and b->a (to aQP) get their sender QPs, including
+// flows whose data has not been seen yet.
+func (p *IPCC) LearnPair(now time.Time, a, b netip.Addr, aQP, bQP uint32) {
+	for _, x := range []struct {
+		src, dst netip.Addr
+		dqp, sqp uint32
+	}{{a, b, bQP, aQP}, {b, a, aQP, bQP}} {
+		k := IPCCFlowKey{x.src, x.dst, x.dqp & 0xFFFFFF}
+		f := p.flows[k]
+		if f == nil {
+			if len(p.flows) >= p.cfg.MaxFlows {
+				p.stats.TableFull++
+				continue
+			}
+			f = &IPCCFlow{IPCCFlowKey: k, First: now, LastSeen: now}
+			p.flows[k] = f
+			pair := [2]netip.Addr{x.src, x.dst}
+			p.byPair[pair] = append(p.byPair[pair], f)
+		}
+		if !f.Learned || f.SrcQP != x.sqp&0xFFFFFF {
+			p.stats.Learned++
+		}
+		f.SrcQP, f.Learned = x.sqp&0xFFFFFF, true
+	}
+}
+
 // Step takes the depth of every watched queue (bytes, by interface and
-// priority) at now, ages the table and returns the CNPs to send, in time
-// order.
+// priority) at now, ages the table and returns the CNPs to send now.
 func (p *IPCC) Step(now time.Time, depth map[QueueKey]uint64) []CNPOrder {
 	p.stats.Polls++
 	p.stats.LastPollAt = now
@@ -266,10 +300,10 @@ func (p *IPCC) Step(now time.Time, depth map[QueueKey]uint64) []CNPOrder {
 			p.stats.Expired++
 		}
 	}
-	// Active flows per egress queue, in a stable order.
+	// Active flows per egress queue.
 	byQueue := map[QueueKey][]*IPCCFlow{}
 	for _, f := range p.flows {
-		if f.active {
+		if f.recent > 0 {
 			k := QueueKey{f.Out, f.Prio}
 			byQueue[k] = append(byQueue[k], f)
 		}
@@ -298,44 +332,59 @@ func (p *IPCC) Step(now time.Time, depth map[QueueKey]uint64) []CNPOrder {
 			q.Prev = q.Depth
 		}
 		q.Depth = d
-		n, level := p.count(q)
+		c, level := p.count(q)
+		// Credit for the time since the last poll (at most one poll
+		// period's worth on the first one).
+		span := p.cfg.Poll
+		if !q.lastPoll.IsZero() {
+			span = now.Sub(q.lastPoll)
+		}
+		q.lastPoll = now
+		if c == 0 {
+			q.credit = 0
+		} else if p.cfg.CNPInterval > 0 {
+			q.credit = math.Min(q.credit+float64(c)*float64(span)/float64(p.cfg.CNPInterval), float64(c))
+		} else {
+			q.credit = float64(c)
+		}
+		n := int(q.credit)
 		flows := byQueue[k]
-		sort.Slice(flows, func(i, j int) bool { return flowLess(flows[i].IPCCFlowKey, flows[j].IPCCFlowKey) })
-		q.PerFlow, q.Flows = n, len(flows)
+		// Heaviest first; ties in key order (deterministic).
+		sort.Slice(flows, func(i, j int) bool {
+			if flows[i].recent != flows[j].recent {
+				return flows[i].recent > flows[j].recent
+			}
+			return flowLess(flows[i].IPCCFlowKey, flows[j].IPCCFlowKey)
+		})
+		q.Count, q.Flows = c, len(flows)
 		if d >= p.cfg.Low {
 			q.Congested++
 		}
-		if n == 0 {
-			continue
-		}
 		for _, f := range flows {
+			if n == 0 {
+				break
+			}
 			if !f.Learned {
-				p.stats.NoQP += uint64(n)
+				p.stats.NoQP++
 				continue
 			}
-			at := now
-			if !f.LastCNP.IsZero() && f.LastCNP.Add(p.cfg.CNPInterval).After(at) {
-				at = f.LastCNP.Add(p.cfg.CNPInterval)
+			if !f.LastCNP.IsZero() && now.Sub(f.LastCNP) < p.cfg.CNPInterval {
+				p.stats.RateLimit++
+				continue
 			}
-			for i := 0; i < n; i++ {
-				if i > 0 && !at.Before(now.Add(p.cfg.Poll)) {
-					p.stats.RateLimit += uint64(n - i)
-					break
-				}
-				out = append(out, CNPOrder{At: at, Flow: f.IPCCFlowKey, Src: f.Dst, Dst: f.Src, DestQP: f.SrcQP,
-					DSCP: p.cfg.CNPDSCP, Queue: k, Level: level})
-				f.CNPs++
-				f.LastCNP = at
-				q.CNPs++
-				p.stats.CNPs++
-				at = at.Add(p.cfg.CNPInterval)
-			}
+			out = append(out, CNPOrder{At: now, Flow: f.IPCCFlowKey, Src: f.Dst, Dst: f.Src, DestQP: f.SrcQP,
+				DSCP: p.cfg.CNPDSCP, Queue: k, Level: level})
+			f.CNPs++
+			f.LastCNP = now
+			q.CNPs++
+			p.stats.CNPs++
+			q.credit--
+			n--
 		}
 	}
 	for _, f := range p.flows {
-		f.active = false
+		f.recent = 0
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
 	return out
 }
 

@@ -44,6 +44,8 @@ type IPCCRun struct {
 	Policy *policy.IPCC
 	// Sent counts CNPs the switch sent; NoRoute those it could not.
 	Sent, NoRoute uint64
+	// SentTo counts the CNPs sent to each flow's sender, by flow ID.
+	SentTo map[int]uint64
 	// SilentFlows are flows whose ACKs the adapter hides from the
 	// policy (a sender whose QP is never learnt), by flow ID.
 	SilentFlows map[int]bool
@@ -58,9 +60,12 @@ func psnOf(f *sim.Flow, byteOff int64) uint32 {
 }
 
 // StartIPCC puts the policy on switch nd of n; epoch is the wall time of
-// simulated time 0 (the policy's clock).
-func StartIPCC(n *sim.Network, nd *sim.Node, cfg policy.IPCCConfig, epoch time.Time) *IPCCRun {
-	r := &IPCCRun{Node: nd, Policy: policy.NewIPCC(cfg), SilentFlows: map[int]bool{}}
+// simulated time 0 (the policy's clock). With cm, the policy also learns
+// each flow's QPs at its start, as from the CM exchange that precedes a
+// connection's data (the sim has no CM packets: the pair is given);
+// without it only ACKs and NAKs teach them.
+func StartIPCC(n *sim.Network, nd *sim.Node, cfg policy.IPCCConfig, epoch time.Time, cm bool) *IPCCRun {
+	r := &IPCCRun{Node: nd, Policy: policy.NewIPCC(cfg), SilentFlows: map[int]bool{}, SentTo: map[int]uint64{}}
 	prev := nd.Observer
 	nd.Observer = func(ev sim.PacketEvent) {
 		if prev != nil {
@@ -91,6 +96,19 @@ func StartIPCC(n *sim.Network, nd *sim.Node, cfg policy.IPCCConfig, epoch time.T
 		}
 		r.Policy.Observe(epoch.Add(ev.Now), o)
 	}
+	if cm {
+		// The CM exchange that set each flow's QPs up crossed the switch
+		// just before the flow's first packet.
+		for _, f := range n.Flows {
+			if f.CC == sim.CCDCTCP {
+				continue
+			}
+			f := f
+			n.At(f.Start, func() {
+				r.Policy.LearnPair(epoch.Add(f.Start), HostAddr(f.Src), HostAddr(f.Dst), SendQP(f), RecvQP(f))
+			})
+		}
+	}
 	poll := cfg.Poll
 	n.Every(poll, poll, func(now time.Duration) bool {
 		depth := map[policy.QueueKey]uint64{}
@@ -113,6 +131,7 @@ func StartIPCC(n *sim.Network, nd *sim.Node, cfg policy.IPCCConfig, epoch time.T
 			n.At(c.At.Sub(epoch), func() {
 				if n.SendCNP(nd, f) {
 					r.Sent++
+					r.SentTo[f.ID]++
 				} else {
 					r.NoRoute++
 				}

@@ -57,7 +57,7 @@ func (s *Scenario) Start(skip ...string) (*Instance, error) {
 			c.SetTuner(tu)
 		}
 		if ic := sw.QoS.IPCC; ic != nil {
-			in.IPCC[sw.Name] = StartIPCC(n, nd, ic.IPCCConfig, Epoch)
+			in.IPCC[sw.Name] = StartIPCC(n, nd, ic.IPCCConfig, Epoch, ic.LearnCM)
 		}
 		if err := c.Start(ctx); err != nil {
 			return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
