@@ -30,7 +30,9 @@ import (
 //     the link had room.
 //     a. With mice (>= 2% of bytes) the marks came from their bursts,
 //     which drain by themselves: cutting the elephants for them only
-//     starves the link. Kmin x 1.25, above the bursts.
+//     starves the link. Kmin x 1.25, above the bursts. (Without a
+//     classifier the split is unknown and this, the classic reading of
+//     under-utilisation, applies.)
 //     b. Elephants alone: the link emptied after the elephants' own
 //     overshoot, which a late mark lets grow and which then earns every
 //     sender several cuts in a row (DCQCN's target rate falls with each).
@@ -156,7 +158,7 @@ func (a *aiECN) decide(q *tunedQueue, o Observation) (model.WRED, string) {
 	}
 	s.inModel++
 	switch {
-	case o.Util >= 0 && o.Util < a.target && o.Marks > 0 && mice >= aiMiceSome:
+	case o.Util >= 0 && o.Util < a.target && o.Marks > 0 && (mice >= aiMiceSome || o.MiceShare < 0):
 		return s.with(q, s.k*aiRaise), fmt.Sprintf("utilisation %.2f below %.2f, %d marks, mice %.0f%%: the bursts cut the elephants, Kmin up",
 			o.Util, a.target, o.Marks, mice*100)
 	case o.Util >= 0 && o.Util < a.target && o.Marks > 0:
