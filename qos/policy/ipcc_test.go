@@ -95,7 +95,7 @@ func TestIPCCCount(t *testing.T) {
 		want  []uint32 // sender QPs notified, in order
 	}
 	steps := []step{
-		{0, "", nil},                                    // first poll: no congestion
+		{0, "", nil}, // first poll: no congestion
 		{20_000, "growing/low", []uint32{0x110, 0x111}}, // Few = 2, heaviest first
 		{150_000, "growing/high", []uint32{0x110, 0x111, 0x112}},
 		{120_000, "shrinking/high", []uint32{0x110, 0x111}},
