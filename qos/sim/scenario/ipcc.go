@@ -49,7 +49,11 @@ type IPCCRun struct {
 	// SilentFlows are flows whose ACKs the adapter hides from the
 	// policy (a sender whose QP is never learnt), by flow ID.
 	SilentFlows map[int]bool
+	stopped     bool
 }
+
+// Stop ends the policy's polls and observations.
+func (r *IPCCRun) Stop() { r.stopped = true }
 
 func psnOf(f *sim.Flow, byteOff int64) uint32 {
 	mtu := int64(f.MTU)
@@ -70,6 +74,9 @@ func StartIPCC(n *sim.Network, nd *sim.Node, cfg policy.IPCCConfig, epoch time.T
 	nd.Observer = func(ev sim.PacketEvent) {
 		if prev != nil {
 			prev(ev)
+		}
+		if r.stopped {
+			return
 		}
 		pk := ev.Packet
 		f := pk.Flow
@@ -110,7 +117,10 @@ func StartIPCC(n *sim.Network, nd *sim.Node, cfg policy.IPCCConfig, epoch time.T
 		}
 	}
 	poll := cfg.Poll
-	n.Every(poll, poll, func(now time.Duration) bool {
+	n.Every(n.Now()+poll, poll, func(now time.Duration) bool {
+		if r.stopped {
+			return false
+		}
 		depth := map[policy.QueueKey]uint64{}
 		for _, p := range nd.Ports {
 			for _, q := range cfg.Prios.List() {
