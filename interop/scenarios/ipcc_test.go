@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -389,4 +388,86 @@ func checkTshark(t *testing.T, frames [][]byte) {
 	}
 }
 
-var _ = netip.Addr{}
+// TestQoSSimTuningAndIPCC: fared plays switch S of aiecn-mix.yaml on the
+// sim backend with AI ECN and IPCC in its qos section. farectl shows the
+// tuned thresholds with their reasons (always below XOFF) and IPCC's flow
+// table, learnt QPs and switch CNPs.
+func TestQoSSimTuningAndIPCC(t *testing.T) {
+	l := startLab(t, `name: qtune
+nodes:
+  qt: {kind: fared}
+`)
+	ctx := ctxT(t)
+	n := l.Node("qt")
+	scen, err := os.ReadFile("../../qos/sim/scenario/testdata/aiecn-mix.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(n.Dir, "mix.yaml"), scen, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(n.Dir, "fared.yaml")
+	base, _ := os.ReadFile(cfgPath)
+	var ifaces []string
+	for _, h := range []string{"h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "r"} {
+		ifaces = append(ifaces, "{name: "+h+"}")
+	}
+	// Wall-clock polls drive fared's controller (10 ms = 0.1 ms simulated
+	// at speed 0.01); IPCC runs inside the simulation, in simulated time.
+	appendConfig(t, cfgPath, string(base), `qos:
+  backend: sim
+  sim: {scenario: mix.yaml, node: S, speed: 0.01}
+  poll-interval: 10ms
+  dscp-map: {26: 3, 48: 6}
+  pfc: {priorities: [3], xoff: 150K, xon: 120K, headroom: 60K}
+  watchdog: {enabled: false}
+  ecn-profiles:
+    roce: {green: {min: 20K, max: 100K, probability: 10}}
+  queues: {3: {ecn: roce}}
+  flows: {mode: classify, elephant-rate: 1G, elephant-size: 100K}
+  ecn-tuning: {algorithm: ai-ecn, interval: 100ms, min-threshold: 1K, max-threshold: 140K}
+  ipcc: {interfaces: [r], poll: 10us, low: 20K, high: 100K, learn-cm: true}
+  interfaces: [`+strings.Join(ifaces, ", ")+`]
+`)
+	if out, err := l.Farectl(ctx, "qt", "reload"); err != nil {
+		t.Fatalf("reload: %v %s", err, out)
+	}
+	var tu wire.QoSTuning
+	poll(t, ctx, 30*time.Second, "AI ECN decisions on S's port r", func() error {
+		if err := l.FarectlJSON(ctx, "qt", &tu, "qos", "ecn-tuning"); err != nil {
+			return err
+		}
+		for _, d := range tu.Decisions {
+			if d.Interface == "r" && d.Priority == 3 && d.Reason != "" {
+				return nil
+			}
+		}
+		return fmt.Errorf("%+v", tu)
+	})
+	if !tu.Enabled || tu.Algorithm != "ai-ecn" || tu.MaxThreshold != 140000 {
+		t.Errorf("tuning %+v", tu)
+	}
+	for _, q := range tu.Queues {
+		if q.Applied.Max >= 150000 || q.Applied.Min >= q.Applied.Max {
+			t.Errorf("%s/%d applied %+v: not below XOFF 150K", q.Interface, q.Priority, q.Applied)
+		}
+	}
+	var v wire.QoSIPCC
+	poll(t, ctx, 30*time.Second, "IPCC CNPs from S", func() error {
+		if err := l.FarectlJSON(ctx, "qt", &v, "qos", "ipcc"); err != nil {
+			return err
+		}
+		if v.Sent == 0 || v.Learned < 4 {
+			return fmt.Errorf("sent %d learnt %d runtime %q", v.Sent, v.Learned, v.Runtime)
+		}
+		return nil
+	})
+	if !strings.HasPrefix(v.Runtime, "sim") {
+		t.Errorf("runtime %q", v.Runtime)
+	}
+	for _, noun := range []string{"ecn-tuning", "ipcc"} {
+		if out, err := l.Farectl(ctx, "qt", "qos", noun); err != nil || len(out) == 0 {
+			t.Errorf("farectl qos %s: %v\n%s", noun, err, out)
+		}
+	}
+}
