@@ -465,6 +465,9 @@ func (m *Module) startIPCC(q *conf.Config) {
 			m.log.Warn("ipcc " + m.ipcc.note)
 			return
 		}
+		if q.IPCC.LearnCM {
+			m.log.Warn("ipcc learn-cm is for qos-sim only: on linux sender QPs are learnt from ACKs and NAKs")
+		}
 		capture := q.IPCC.Capture
 		if len(capture) == 0 {
 			for _, i := range q.Ifaces {
