@@ -16,7 +16,7 @@ import (
 
 // routes:
 //
-//	GET  /v1/qos/status | pfc | watchdog | ecn | flows
+//	GET  /v1/qos/status | pfc | watchdog | ecn | flows | ipcc | ecn-tuning
 //	POST /v1/qos/pfc/restore {"interface": "eth1"}
 func (m *Module) routes(r *api.Router) {
 	r.Handle("GET status", m.query(m.status))
@@ -24,6 +24,8 @@ func (m *Module) routes(r *api.Router) {
 	r.Handle("GET watchdog", m.query(m.watchdog))
 	r.Handle("GET ecn", m.query(m.ecn))
 	r.Handle("GET flows", m.query(m.flows))
+	r.Handle("GET ipcc", m.query(m.ipccView))
+	r.Handle("GET ecn-tuning", m.query(m.tuningView))
 	r.Handle("POST pfc/restore", func(r *http.Request) (any, error) {
 		var req wire.QoSRestoreRequest
 		if err := api.Decode(r, &req); err != nil {
@@ -219,6 +221,76 @@ func (m *Module) flows() any {
 			sort.Slice(fi.Flows, func(a, b int) bool { return fi.Flows[a].Key < fi.Flows[b].Key })
 		}
 		out.Interfaces = append(out.Interfaces, fi)
+	}
+	return out
+}
+
+func wred(w model.WRED) wire.QoSWRED {
+	p := w.Prob
+	return wire.QoSWRED{Color: "green", Min: w.Min, Max: w.Max, Probability: p}
+}
+
+func (m *Module) ipccView() any {
+	r := m.ipcc
+	out := wire.QoSIPCC{Enabled: r.cfg != nil, Runtime: r.note, Queues: []wire.QoSIPCCQueue{}, Flows: []wire.QoSIPCCFlow{}}
+	if r.cfg == nil {
+		out.Runtime = "off (no ipcc section)"
+		return out
+	}
+	c := r.cfg.IPCCConfig
+	out.Priorities = c.Prios.List()
+	out.PollSeconds, out.IntervalSeconds = c.Poll.Seconds(), c.CNPInterval.Seconds()
+	out.Low, out.High, out.Few, out.More = c.Low, c.High, c.Few, c.More
+	var (
+		st     policy.IPCCStats
+		flows  []policy.IPCCFlow
+		queues []policy.IPCCQueue
+	)
+	switch {
+	case r.rt != nil:
+		s := r.rt.Snapshot()
+		st, flows, queues = s.Stats, s.Flows, s.Queues
+		out.Capture, out.Watched = s.Capture, s.Watched
+		out.Captured, out.Overflow, out.NoRoute, out.Sent, out.SendErrors = s.Captured, s.Overflow, s.NoRoute, s.Sent, s.SendErrs
+		out.BadPackets, out.LastError = s.Errors, s.LastErr
+	case r.sim != nil:
+		st, flows, queues = r.sim.Policy.Stats(), r.sim.Policy.Flows(), r.sim.Policy.Queues()
+		out.Sent = r.sim.Sent
+		out.Watched = c.Ifaces
+	default:
+		return out
+	}
+	out.Observed, out.Learned, out.Ambiguous, out.Unmatched = st.Observed, st.Learned, st.Ambiguous, st.Unmatched
+	out.CNPs, out.NoQP, out.RateLimit, out.Expired, out.Polls = st.CNPs, st.NoQP, st.RateLimit, st.Expired, st.Polls
+	for _, q := range queues {
+		out.Queues = append(out.Queues, wire.QoSIPCCQueue{Interface: q.Key.Iface, Priority: q.Key.Prio, Depth: q.Depth, Trend: q.Trend,
+			Use: q.Use, Count: q.Count, Flows: q.Flows, CNPs: q.CNPs, Congested: q.Congested})
+	}
+	for _, f := range flows {
+		out.Flows = append(out.Flows, wire.QoSIPCCFlow{Src: f.Src.String(), Dst: f.Dst.String(), DestQP: f.DestQP, SrcQP: f.SrcQP,
+			Learned: f.Learned, In: f.In, Out: f.Out, Priority: f.Prio, Packets: f.Packets, Bytes: f.Bytes, CNPs: f.CNPs, LastSeen: ts(f.LastSeen)})
+	}
+	return out
+}
+
+func (m *Module) tuningView() any {
+	q := m.config()
+	out := wire.QoSTuning{Queues: []wire.QoSTunedQueue{}, Decisions: []wire.QoSTuningDecision{}}
+	t := m.ctl.Tuner()
+	if q.Tuning == nil || t == nil {
+		return out
+	}
+	c := t.Config()
+	out.Enabled, out.Algorithm, out.IntervalSeconds, out.UtilTarget = true, c.Algorithm, c.Interval.Seconds(), c.UtilTarget
+	out.MinThreshold, out.MaxThreshold = c.MinThreshold, c.MaxThreshold
+	for _, v := range t.Queues() {
+		out.Queues = append(out.Queues, wire.QoSTunedQueue{Interface: v.Iface, Priority: v.Prio, Model: v.Model, Base: wred(v.Base),
+			Applied: wred(v.Applied), Utilisation: v.Last.Util, MiceShare: v.Last.MiceShare, Marks: v.Last.Marks,
+			MeanDepth: v.Last.MeanDepth, Reason: v.Reason})
+	}
+	for _, d := range t.Decisions() {
+		out.Decisions = append(out.Decisions, wire.QoSTuningDecision{At: ts(d.At), Interface: d.Iface, Priority: d.Prio,
+			Before: wred(d.Before), After: wred(d.After), Reason: d.Reason})
 	}
 	return out
 }

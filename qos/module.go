@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/fared/fared/qos/backend/linux"
 	"github.com/fared/fared/qos/backend/sonic"
 	"github.com/fared/fared/qos/conf"
+	"github.com/fared/fared/qos/ipcc"
 	"github.com/fared/fared/qos/model"
 	"github.com/fared/fared/qos/policy"
 	"github.com/fared/fared/qos/sim/scenario"
@@ -159,6 +161,19 @@ type Module struct {
 	lastErr error
 	retick  chan time.Duration
 	said    map[string]bool // unsupported features already logged
+	runCtx  context.Context
+	ipcc    ipccRun
+}
+
+// ipccRun is IPCC as it runs on the node's backend (at most one of rt,
+// sim), or why it does not.
+type ipccRun struct {
+	cfg    *conf.IPCC
+	rt     *ipcc.Runtime
+	sim    *scenario.IPCCRun
+	cancel context.CancelFunc
+	done   chan struct{}
+	note   string
 }
 
 // Summary is the module's part of GET /v1/status.
@@ -196,6 +211,10 @@ func (m *Module) Run(ctx context.Context) error {
 	m.be = be
 	m.ctl = policy.NewController(be, q.Desired(), q.WatchdogConfig())
 	m.retick = make(chan time.Duration, 1)
+	m.runCtx = ctx
+	m.setTuner(nil, q)
+	m.startIPCC(q)
+	defer m.stopIPCC()
 	m.note(m.ctl.Start(ctx))
 	m.logReport()
 	poll := q.Poll
@@ -302,6 +321,12 @@ func (m *Module) Handle(ev any) {
 		m.refreshSummary()
 		e.reply <- restoreRes{ok, mode, err}
 	case reconfReq:
+		old := m.config()
+		m.setTuner(old, e.q)
+		if !reflect.DeepEqual(old.IPCC, e.q.IPCC) || !reflect.DeepEqual(old.DSCP, e.q.DSCP) {
+			m.stopIPCC()
+			m.startIPCC(e.q)
+		}
 		err := m.ctl.Reconfigure(ctx, e.q.Desired(), e.q.WatchdogConfig())
 		m.note(err)
 		m.logReport()
@@ -401,3 +426,75 @@ func (m *Module) LinkEvent(ev netif.Event) {
 
 // Routes registers /v1/qos/.
 func (m *Module) Routes(r *api.Router) { m.routes(r) }
+
+// setTuner puts the configured ECN tuner on the controller; an unchanged
+// ecn-tuning section keeps the running one (and what it learnt).
+func (m *Module) setTuner(old, q *conf.Config) {
+	if old != nil && reflect.DeepEqual(old.Tuning, q.Tuning) {
+		return
+	}
+	if q.Tuning == nil {
+		m.ctl.SetTuner(nil)
+		return
+	}
+	t, err := policy.NewECNTuner(q.Tuning.TunerConfig)
+	if err != nil {
+		m.log.Warn("ecn tuning", "err", err)
+		m.ctl.SetTuner(nil)
+		return
+	}
+	m.ctl.SetTuner(t)
+	m.log.Info("ecn tuning on", "algorithm", q.Tuning.Algorithm, "priorities", q.Tuning.Prios.String(), "interval", q.Tuning.Interval)
+}
+
+// startIPCC runs IPCC on the node's backend: for real on linux, inside
+// the simulation on sim; SONiC has no per-packet path to the CPU here.
+func (m *Module) startIPCC(q *conf.Config) {
+	m.ipcc = ipccRun{cfg: q.IPCC}
+	if q.IPCC == nil {
+		return
+	}
+	c := q.IPCC.IPCCConfig
+	switch be := m.be.(type) {
+	case *scenario.LiveBackend:
+		m.ipcc.sim = scenario.StartIPCC(be.Instance.Net, be.Node, c, be.Epoch, q.IPCC.LearnCM)
+		m.ipcc.note = "sim: inside the data plane (observer, queue depths, switch CNPs)"
+	default:
+		if m.be.Name() != "linux" {
+			m.ipcc.note = "not run: the " + m.be.Name() + " backend has no path for RoCEv2 copies and CNPs (linux and sim do)"
+			m.log.Warn("ipcc " + m.ipcc.note)
+			return
+		}
+		if q.IPCC.LearnCM {
+			m.log.Warn("ipcc learn-cm is for qos-sim only: on linux sender QPs are learnt from ACKs and NAKs")
+		}
+		capture := q.IPCC.Capture
+		if len(capture) == 0 {
+			for _, i := range q.Ifaces {
+				capture = append(capture, i.Name)
+			}
+		}
+		rt := ipcc.New(ipcc.Config{Policy: c, Capture: capture, DSCP: q.Desired().DSCP, Log: m.log.With("feature", "ipcc")})
+		ctx, cancel := context.WithCancel(m.runCtx)
+		done := make(chan struct{})
+		m.ipcc.rt, m.ipcc.cancel, m.ipcc.done = rt, cancel, done
+		m.ipcc.note = "linux: AF_PACKET copies, HTB class backlog over netlink, raw-socket CNPs"
+		go func() {
+			defer close(done)
+			if err := rt.Run(ctx); err != nil {
+				m.log.Error("ipcc stopped", "err", err)
+			}
+		}()
+	}
+}
+
+func (m *Module) stopIPCC() {
+	if m.ipcc.cancel != nil {
+		m.ipcc.cancel()
+		<-m.ipcc.done
+	}
+	if m.ipcc.sim != nil {
+		m.ipcc.sim.Stop()
+	}
+	m.ipcc = ipccRun{}
+}

@@ -7,6 +7,8 @@ package wire
 //	GET  watchdog      QoSWatchdog: states, detections, recoveries, limit
 //	GET  ecn           QoSECN: profiles and marks per queue
 //	GET  flows         QoSFlows: elephant/mice classification, bytes per class
+//	GET  ipcc          QoSIPCC: flow table, watched queues, CNPs, bad packets
+//	GET  ecn-tuning    QoSTuning: AI ECN / Adaptive RED thresholds and decisions
 //	POST pfc/restore   QoSRestoreRequest -> QoSRestore
 
 // QoSStatus is GET /v1/qos/status.
@@ -195,4 +197,107 @@ type QoSRestore struct {
 	// recovering (nothing to do).
 	Restored bool   `json:"restored"`
 	Mode     string `json:"mode"`
+}
+
+// QoSIPCC is GET /v1/qos/ipcc: the IPCC runtime's state.
+type QoSIPCC struct {
+	Enabled bool `json:"enabled"`
+	// Runtime says where IPCC runs ("linux: AF_PACKET copies, HTB backlog,
+	// raw-socket CNPs", "sim", or why it does not run).
+	Runtime string `json:"runtime"`
+	// Configuration.
+	Capture         []string `json:"capture,omitempty"`
+	Watched         []string `json:"watched,omitempty"`
+	Priorities      []int    `json:"priorities,omitempty"`
+	PollSeconds     float64  `json:"poll_seconds"`
+	IntervalSeconds float64  `json:"cnp_interval_seconds"`
+	Low             uint64   `json:"low_bytes"`
+	High            uint64   `json:"high_bytes"`
+	Few             int      `json:"few"`
+	More            int      `json:"more"`
+	// Counters.
+	Observed   uint64            `json:"observed"`
+	Captured   uint64            `json:"captured"`
+	Overflow   uint64            `json:"overflow"`
+	NoRoute    uint64            `json:"no_route"`
+	Learned    uint64            `json:"qps_learned"`
+	Ambiguous  uint64            `json:"ambiguous"`
+	Unmatched  uint64            `json:"unmatched"`
+	CNPs       uint64            `json:"cnps_ordered"`
+	Sent       uint64            `json:"cnps_sent"`
+	SendErrors uint64            `json:"send_errors"`
+	NoQP       uint64            `json:"skipped_no_qp"`
+	RateLimit  uint64            `json:"skipped_interval"`
+	Expired    uint64            `json:"expired"`
+	Polls      uint64            `json:"polls"`
+	BadPackets map[string]uint64 `json:"bad_packets,omitempty"` // by kind: truncated, bad_icrc, unknown_opcode, ...
+	LastError  string            `json:"last_error,omitempty"`
+	Queues     []QoSIPCCQueue    `json:"queues"`
+	Flows      []QoSIPCCFlow     `json:"flows"`
+}
+
+// QoSIPCCQueue is a watched egress queue.
+type QoSIPCCQueue struct {
+	Interface string `json:"interface"`
+	Priority  int    `json:"priority"`
+	Depth     uint64 `json:"depth_bytes"`
+	Trend     string `json:"trend"`      // growing | shrinking
+	Use       string `json:"buffer_use"` // none | low | high
+	Count     int    `json:"cnps_per_interval"`
+	Flows     int    `json:"active_flows"`
+	CNPs      uint64 `json:"cnps"`
+	Congested uint64 `json:"congested_polls"`
+}
+
+// QoSIPCCFlow is one RoCEv2 flow-table entry.
+type QoSIPCCFlow struct {
+	Src      string `json:"src"`
+	Dst      string `json:"dst"`
+	DestQP   uint32 `json:"dest_qp"`
+	SrcQP    uint32 `json:"src_qp"` // the sender's QP, when learned
+	Learned  bool   `json:"learned"`
+	In       string `json:"in"`
+	Out      string `json:"out"`
+	Priority int    `json:"priority"`
+	Packets  uint64 `json:"packets"`
+	Bytes    uint64 `json:"bytes"`
+	CNPs     uint64 `json:"cnps"`
+	LastSeen string `json:"last_seen"`
+}
+
+// QoSTuning is GET /v1/qos/ecn-tuning: AI ECN or Adaptive RED.
+type QoSTuning struct {
+	Enabled         bool                `json:"enabled"`
+	Algorithm       string              `json:"algorithm,omitempty"`
+	IntervalSeconds float64             `json:"interval_seconds"`
+	UtilTarget      float64             `json:"utilisation_target"`
+	MinThreshold    uint64              `json:"min_threshold"`
+	MaxThreshold    uint64              `json:"max_threshold"`
+	Queues          []QoSTunedQueue     `json:"queues"`
+	Decisions       []QoSTuningDecision `json:"decisions"`
+}
+
+// QoSTunedQueue is one tuned queue.
+type QoSTunedQueue struct {
+	Interface string  `json:"interface"`
+	Priority  int     `json:"priority"`
+	Model     string  `json:"model,omitempty"` // AI ECN's traffic model
+	Base      QoSWRED `json:"configured"`
+	Applied   QoSWRED `json:"applied"`
+	// The last interval's observation.
+	Utilisation float64 `json:"utilisation"` // -1 unknown
+	MiceShare   float64 `json:"mice_share"`  // -1 without a classifier
+	Marks       uint64  `json:"marks"`
+	MeanDepth   float64 `json:"mean_depth_bytes"`
+	Reason      string  `json:"reason,omitempty"`
+}
+
+// QoSTuningDecision is one change with its reason.
+type QoSTuningDecision struct {
+	At        string  `json:"at"`
+	Interface string  `json:"interface"`
+	Priority  int     `json:"priority"`
+	Before    QoSWRED `json:"before"`
+	After     QoSWRED `json:"after"`
+	Reason    string  `json:"reason"`
 }

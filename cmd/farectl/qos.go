@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -185,6 +186,86 @@ func qosCommand(g *globals) *cobra.Command {
 				}
 				if len(mice) > 0 {
 					fmt.Fprintf(g.out, "  mice: %s\n", strings.Join(mice, ", "))
+				}
+			}
+			return nil
+		},
+	})
+	qc.AddCommand(&cobra.Command{
+		Use: "ipcc", Short: "IPCC: RoCEv2 flow table, watched queues, switch-sent CNPs, bad packets", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var v wire.QoSIPCC
+			b, err := g.get(cmd.Context(), "/qos/ipcc", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			fmt.Fprintf(g.out, "ipcc: %s\n", v.Runtime)
+			if !v.Enabled {
+				return nil
+			}
+			fmt.Fprintf(g.out, "priorities %v  poll %gs  CNP interval %gs  low %d  high %d  few %d  more %d (CNPs per interval)\n",
+				v.Priorities, v.PollSeconds, v.IntervalSeconds, v.Low, v.High, v.Few, v.More)
+			if len(v.Capture) > 0 || len(v.Watched) > 0 {
+				fmt.Fprintf(g.out, "capture %s  watched %s\n", strings.Join(v.Capture, ","), strings.Join(v.Watched, ","))
+			}
+			fmt.Fprintf(g.out, "observed %d  captured %d  overflow %d  no route %d  QPs learnt %d  ambiguous %d  unmatched %d\n",
+				v.Observed, v.Captured, v.Overflow, v.NoRoute, v.Learned, v.Ambiguous, v.Unmatched)
+			fmt.Fprintf(g.out, "CNPs ordered %d  sent %d  send errors %d  skipped: no QP %d, interval %d  polls %d\n",
+				v.CNPs, v.Sent, v.SendErrors, v.NoQP, v.RateLimit, v.Polls)
+			if len(v.BadPackets) > 0 {
+				var kinds []string
+				for k, n := range v.BadPackets {
+					kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+				}
+				sort.Strings(kinds)
+				fmt.Fprintf(g.out, "bad packets: %s\n", strings.Join(kinds, ", "))
+			}
+			if v.LastError != "" {
+				fmt.Fprintf(g.out, "last error: %s\n", v.LastError)
+			}
+			fmt.Fprintln(g.out)
+			tw := g.table("Interface\tPrio\tDepth\tTrend\tBuffer use\tCNPs/interval\tActive flows\tCNPs\tCongested polls")
+			for _, q := range v.Queues {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\n", q.Interface, q.Priority, q.Depth, q.Trend, q.Use, q.Count, q.Flows, q.CNPs, q.Congested)
+			}
+			tw.Flush()
+			fmt.Fprintln(g.out)
+			tw = g.table("Source\tDestination\tDest QP\tSender QP\tIn\tOut\tPrio\tPackets\tBytes\tCNPs")
+			for _, f := range v.Flows {
+				sq := "unknown"
+				if f.Learned {
+					sq = fmt.Sprintf("%#x", f.SrcQP)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%#x\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", f.Src, f.Dst, f.DestQP, sq, f.In, f.Out, f.Priority, f.Packets, f.Bytes, f.CNPs)
+			}
+			return tw.Flush()
+		},
+	})
+	qc.AddCommand(&cobra.Command{
+		Use: "ecn-tuning", Aliases: []string{"ai-ecn", "tuning"}, Short: "AI ECN / Adaptive RED: tuned thresholds per queue and the reasons", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var v wire.QoSTuning
+			b, err := g.get(cmd.Context(), "/qos/ecn-tuning", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			if !v.Enabled {
+				fmt.Fprintln(g.out, "ecn tuning off (static thresholds)")
+				return nil
+			}
+			fmt.Fprintf(g.out, "algorithm %s  interval %gs  utilisation target %g  thresholds %d..%d\n\n",
+				v.Algorithm, v.IntervalSeconds, v.UtilTarget, v.MinThreshold, v.MaxThreshold)
+			w := func(x wire.QoSWRED) string { return fmt.Sprintf("%d/%d/%d%%", x.Min, x.Max, x.Probability) }
+			tw := g.table("Interface\tPrio\tModel\tConfigured\tApplied\tUtil\tMice\tMarks\tMean depth\tLast reason")
+			for _, q := range v.Queues {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%.2f\t%.2f\t%d\t%.0f\t%s\n", q.Interface, q.Priority, dash(q.Model), w(q.Base), w(q.Applied),
+					q.Utilisation, q.MiceShare, q.Marks, q.MeanDepth, q.Reason)
+			}
+			tw.Flush()
+			if len(v.Decisions) > 0 {
+				fmt.Fprintln(g.out, "\ndecisions (latest last):")
+				for _, d := range v.Decisions {
+					fmt.Fprintf(g.out, "  %s  %s/%d  %s -> %s  %s\n", d.At, d.Interface, d.Priority, w(d.Before), w(d.After), d.Reason)
 				}
 			}
 			return nil

@@ -107,6 +107,20 @@ func printText(out io.Writer, o *scenario.Output, flows bool) {
 		}
 		tw.Flush()
 	}
+	for _, name := range sortedKeys(o.Tuning) {
+		for _, q := range o.Tuning[name] {
+			if q.Reason == "" {
+				continue
+			}
+			fmt.Fprintf(out, "\necn tuning %s %s/%d (%s, model %s): %d/%d/%d%% (configured %d/%d/%d%%), last: %s\n", name, q.Iface, q.Prio,
+				q.Algorithm, q.Model, q.Applied.Min, q.Applied.Max, q.Applied.Prob, q.Base.Min, q.Base.Max, q.Base.Prob, q.Reason)
+		}
+	}
+	for _, name := range sortedKeys(o.IPCC) {
+		st := o.IPCC[name]
+		fmt.Fprintf(out, "\nipcc %s: %d packets observed, %d flows, %d QPs learnt (%d ambiguous), %d CNPs, skipped: no QP %d, interval %d\n",
+			name, st.Observed, st.Flows, st.Learned, st.Ambiguous, st.CNPs, st.NoQP, st.RateLimit)
+	}
 	if len(o.Watchdog) > 0 {
 		fmt.Fprintln(out, "\nwatchdog:")
 		for _, e := range o.Watchdog {
@@ -118,4 +132,13 @@ func printText(out io.Writer, o *scenario.Output, flows bool) {
 			fmt.Fprintln(out, line)
 		}
 	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

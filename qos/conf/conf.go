@@ -7,6 +7,7 @@ package conf
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,7 +39,29 @@ type Config struct {
 	Profiles map[string]*Profile
 	Queues   [model.NumPrio]Queue // defaults for every interface
 	Flows    *Flows
+	Tuning   *Tuning // ecn-tuning: AI ECN or Adaptive RED; nil = static thresholds
+	IPCC     *IPCC   // nil = off
 	Ifaces   []Iface
+}
+
+// IPCC is the ipcc section.
+type IPCC struct {
+	policy.IPCCConfig
+	// Capture lists the interfaces whose RoCEv2 packets the linux runtime
+	// copies (empty: every qos interface).
+	Capture []string
+	// LearnCM: in qos-sim, also learn QPs from the (modelled) CM
+	// exchange at each flow's start, not only from ACKs.
+	LearnCM  bool
+	PriosSet bool
+	Line     int
+}
+
+// Tuning is the ecn-tuning section.
+type Tuning struct {
+	policy.TunerConfig
+	PriosSet bool // priorities given (else: PFC priorities with a profile)
+	Line     int
 }
 
 // Sonic is the sonic backend's connection.
@@ -167,6 +190,8 @@ func ParseFor(w *config.Walker, k, v *yaml.Node, ports []string) *Config {
 		"ecn-profiles":  p.profiles,
 		"queues":        func(k, v *yaml.Node) { p.queues(k, v, func(q int, n *yaml.Node) *Queue { return &c.Queues[q] }) },
 		"flows":         p.flows,
+		"ecn-tuning":    p.tuning,
+		"ipcc":          p.ipcc,
 		"interfaces":    w.List(p.iface),
 	})
 	if seen["interfaces"] == nil {
@@ -543,8 +568,9 @@ func (p *parser) flows(k, v *yaml.Node) {
 	}
 	f := &Flows{Elephant: model.Elephant{Color: model.Yellow, Idle: 10 * time.Second}, MicePrio: -1, Line: k.Line}
 	var rate config.Bandwidth
-	prio, color := -1, ""
+	prio, color, mode := -1, "", "separate"
 	seen := p.w.Mapping(v, map[string]config.Field{
+		"mode":              p.w.OneOf(&mode, "separate", "classify"),
 		"elephant-rate":     p.w.Bandwidth(&rate),
 		"elephant-size":     p.bytes(&f.Size, 0, maxBuf),
 		"elephant-priority": config.SetInt(p.w, &prio, 0, model.NumPrio-1),
@@ -552,7 +578,13 @@ func (p *parser) flows(k, v *yaml.Node) {
 		"mice-priority":     config.SetInt(p.w, &f.MicePrio, 0, model.NumPrio-1),
 		"idle-timeout":      p.w.SetDuration(&f.Idle, 100*time.Millisecond, time.Hour),
 	})
-	for _, key := range []string{"elephant-rate", "elephant-priority"} {
+	f.ClassifyOnly = mode == "classify"
+	required := []string{"elephant-rate", "elephant-priority"}
+	if f.ClassifyOnly {
+		// Classified elephants stay in their queue: no priority to name.
+		required = required[:1]
+	}
+	for _, key := range required {
 		if seen[key] == nil {
 			p.w.Errf(k, "flows: missing required key %q", key)
 		}
@@ -571,6 +603,111 @@ func (p *parser) flows(k, v *yaml.Node) {
 		p.w.Errf(seen["mice-priority"], "flows: elephants and mice must use different priorities (both %d)", prio)
 	}
 	p.c.Flows = f
+}
+
+func (p *parser) tuning(k, v *yaml.Node) {
+	if !p.w.IsMapping(k, v) {
+		return
+	}
+	t := &Tuning{TunerConfig: policy.TunerConfig{Algorithm: policy.AlgoAIECN, Interval: time.Millisecond,
+		MinProb: 1, MaxProb: 100, UtilTarget: 0.9}, Line: k.Line}
+	p.w.Mapping(v, map[string]config.Field{
+		"algorithm": p.w.OneOf(&t.Algorithm, policy.AlgoAIECN, policy.AlgoARED),
+		"priorities": func(k, v *yaml.Node) {
+			if s, ok := p.prios(k, v); ok {
+				t.Prios, t.PriosSet = s, true
+			}
+		},
+		"interval":      p.w.SetDuration(&t.Interval, 100*time.Microsecond, time.Minute),
+		"min-threshold": p.bytes(&t.MinThreshold, 0, maxBuf),
+		"max-threshold": p.bytes(&t.MaxThreshold, 1, maxBuf),
+		"models": func(k, v *yaml.Node) {
+			if !p.w.IsMapping(k, v) {
+				return
+			}
+			t.Models = map[string]model.WRED{}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				kn, vn := v.Content[i], config.Deref(v.Content[i+1])
+				if !slices.Contains(policy.AIModelNames(), kn.Value) {
+					p.w.Errf(kn, "ecn-tuning models: unknown model %q (known: %s)", kn.Value, strings.Join(policy.AIModelNames(), ", "))
+					continue
+				}
+				if !p.w.IsMapping(kn, vn) {
+					continue
+				}
+				wr := model.WRED{Enable: true, Prob: 100}
+				seen := p.w.Mapping(vn, map[string]config.Field{
+					"min":         p.bytes(&wr.Min, 0, maxBuf),
+					"max":         p.bytes(&wr.Max, 1, maxBuf),
+					"probability": config.SetInt(p.w, &wr.Prob, 1, 100),
+				})
+				for _, key := range []string{"min", "max"} {
+					if seen[key] == nil {
+						p.w.Errf(vn, "model %s: missing required key %q", kn.Value, key)
+					}
+				}
+				if wr.Min >= wr.Max {
+					p.w.Errf(vn, "model %s: min %d must be below max %d", kn.Value, wr.Min, wr.Max)
+				}
+				t.Models[kn.Value] = wr
+			}
+		},
+		"min-probability": config.SetInt(p.w, &t.MinProb, 1, 100),
+		"max-probability": config.SetInt(p.w, &t.MaxProb, 1, 100),
+		"utilisation-target": func(k, v *yaml.Node) {
+			f, err := strconv.ParseFloat(v.Value, 64)
+			if !p.w.Want(k, v, "a number", v.Kind == yaml.ScalarNode && err == nil) {
+				return
+			}
+			if !(f > 0 && f <= 1) {
+				p.w.Errf(v, "%s: %g out of range (0, 1]", k.Value, f)
+				return
+			}
+			t.UtilTarget = f
+		},
+	})
+	if t.MinProb > t.MaxProb {
+		p.w.Errf(v, "ecn-tuning: min-probability %d above max-probability %d", t.MinProb, t.MaxProb)
+	}
+	if t.MaxThreshold > 0 && t.MinThreshold >= t.MaxThreshold {
+		p.w.Errf(v, "ecn-tuning: min-threshold %d must be below max-threshold %d", t.MinThreshold, t.MaxThreshold)
+	}
+	p.c.Tuning = t
+}
+
+func (p *parser) ipcc(k, v *yaml.Node) {
+	if !p.w.IsMapping(k, v) {
+		return
+	}
+	c := &IPCC{IPCCConfig: policy.DefaultIPCC(), Line: k.Line}
+	var dscp int = int(c.CNPDSCP)
+	p.w.Mapping(v, map[string]config.Field{
+		"interfaces": func(k, v *yaml.Node) { c.Ifaces, _ = p.w.Strings(k, v) },
+		"capture":    func(k, v *yaml.Node) { c.Capture, _ = p.w.Strings(k, v) },
+		"priorities": func(k, v *yaml.Node) {
+			if s, ok := p.prios(k, v); ok {
+				c.Prios, c.PriosSet = s, true
+			}
+		},
+		"poll":         p.w.SetDuration(&c.Poll, time.Microsecond, 10*time.Second),
+		"cnp-interval": p.w.SetDuration(&c.CNPInterval, time.Microsecond, time.Second),
+		"low":          p.bytes(&c.Low, 0, maxBuf),
+		"high":         p.bytes(&c.High, 1, maxBuf),
+		"few":          config.SetInt(p.w, &c.Few, 0, 64),
+		"more":         config.SetInt(p.w, &c.More, 0, 64),
+		"flow-timeout": p.w.SetDuration(&c.FlowTimeout, time.Millisecond, time.Hour),
+		"cnp-dscp":     config.SetInt(p.w, &dscp, 0, 63),
+		"max-flows":    config.SetInt(p.w, &c.MaxFlows, 1, 1<<20),
+		"learn-cm":     p.w.Bool(&c.LearnCM),
+	})
+	c.CNPDSCP = uint8(dscp)
+	if c.Low >= c.High {
+		p.w.Errf(v, "ipcc: low %d must be below high %d", c.Low, c.High)
+	}
+	if c.Few > c.More {
+		p.w.Errf(v, "ipcc: few %d above more %d (growing and high sends the most)", c.Few, c.More)
+	}
+	p.c.IPCC = c
 }
 
 func (p *parser) iface(v *yaml.Node) {
@@ -697,6 +834,53 @@ func (p *parser) check(k *yaml.Node) {
 			if xoff := c.PFC.Thresholds[q].XOFF; prof.MaxThreshold() >= xoff {
 				errAt(line, "interface %s queue %d: ecn-profile %s max threshold %d is not below the queue's PFC xoff %d (ECN must act before PFC)",
 					f.Name, q, prof.Name, prof.MaxThreshold(), xoff)
+			}
+		}
+	}
+	if pc := c.IPCC; pc != nil {
+		if !pc.PriosSet {
+			pc.Prios = c.PFC.Prios
+		}
+		if pc.Prios == 0 {
+			errAt(pc.Line, "ipcc: no queue to watch (give priorities, or PFC priorities)")
+		}
+		for _, i := range append(append([]string(nil), pc.Ifaces...), pc.Capture...) {
+			if !known[i] {
+				errAt(pc.Line, "ipcc: interface %s is not in qos.interfaces", i)
+			}
+		}
+	}
+	if t := c.Tuning; t != nil {
+		if !t.PriosSet {
+			// Default: the PFC priorities whose queues have a profile.
+			for q := 0; q < model.NumPrio; q++ {
+				if c.PFC.Prios.Has(q) && c.Queues[q].Profile != "" {
+					t.Prios |= 1 << q
+				}
+			}
+		}
+		if t.Interval < c.Poll || t.Interval%c.Poll != 0 {
+			errAt(t.Line, "ecn-tuning: interval %v must be a multiple of poll-interval %v (the tuner samples every poll)", t.Interval, c.Poll)
+		}
+		if t.Prios == 0 {
+			errAt(t.Line, "ecn-tuning: no queue to tune (give priorities, or an ecn profile on a PFC priority)")
+		}
+		// ECN before PFC holds for tuned thresholds too: the limit is
+		// below every tuned lossless queue's XOFF.
+		for _, q := range t.Prios.List() {
+			if !c.PFC.Prios.Has(q) {
+				continue
+			}
+			xoff := c.PFC.Thresholds[q].XOFF
+			if t.MaxThreshold == 0 {
+				errAt(t.Line, "ecn-tuning: max-threshold is required on PFC priority %d (below its xoff %d)", q, xoff)
+			} else if t.MaxThreshold >= xoff {
+				errAt(t.Line, "ecn-tuning: max-threshold %d is not below priority %d's PFC xoff %d (ECN must act before PFC)", t.MaxThreshold, q, xoff)
+			}
+		}
+		for _, name := range policy.AIModelNames() {
+			if w, ok := t.Models[name]; ok && t.MaxThreshold > 0 && w.Max > t.MaxThreshold {
+				errAt(t.Line, "ecn-tuning: model %s max %d above max-threshold %d", name, w.Max, t.MaxThreshold)
 			}
 		}
 	}

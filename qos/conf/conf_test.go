@@ -165,3 +165,84 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+const tuned = `router-id: 10.0.0.1
+qos:
+  backend: linux
+  poll-interval: 100us
+  dscp-map: {26: 3}
+  pfc: {priorities: [3], xoff: 150K, xon: 120K, headroom: 60K}
+  ecn-profiles:
+    roce: {green: {min: 20K, max: 100K, probability: 10}}
+  queues: {3: {ecn: roce}}
+  flows: {mode: classify, elephant-rate: 1G, elephant-size: 100K}
+  ecn-tuning:
+    algorithm: ai-ecn
+    interval: 1ms
+    min-threshold: 1K
+    max-threshold: 140K
+    utilisation-target: 0.85
+    models:
+      elephants: {min: 2K, max: 10K, probability: 50}
+  ipcc:
+    interfaces: [eth1]
+    capture: [eth0, eth1]
+    poll: 1ms
+    low: 20K
+    high: 200K
+    few: 1
+    more: 4
+  interfaces:
+    - name: eth0
+    - name: eth1
+`
+
+func TestTuningAndIPCC(t *testing.T) {
+	q, err := parse(t, tuned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu := q.Tuning
+	if tu == nil || tu.Algorithm != "ai-ecn" || tu.Prios != model.PriosOf(3) || tu.Interval != time.Millisecond ||
+		tu.MinThreshold != 1000 || tu.MaxThreshold != 140000 || tu.UtilTarget != 0.85 {
+		t.Fatalf("ecn-tuning %+v", tu)
+	}
+	if m := tu.Models["elephants"]; m != (model.WRED{Enable: true, Min: 2000, Max: 10000, Prob: 50}) {
+		t.Errorf("model %+v", m)
+	}
+	if e := q.Desired().Elephant; e == nil || !e.ClassifyOnly || e.Rate != 1e9/8 {
+		t.Errorf("classify-only flows %+v", e)
+	}
+	ic := q.IPCC
+	if ic == nil || len(ic.Ifaces) != 1 || ic.Ifaces[0] != "eth1" || len(ic.Capture) != 2 || ic.Prios != model.PriosOf(3) ||
+		ic.Poll != time.Millisecond || ic.CNPInterval != 50*time.Microsecond || ic.Low != 20000 || ic.High != 200000 ||
+		ic.Few != 1 || ic.More != 4 || ic.CNPDSCP != 48 {
+		t.Errorf("ipcc %+v", ic)
+	}
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"kmax limit at xoff", "max-threshold: 140K", "max-threshold: 150K", "fared.yaml:11: ecn-tuning: max-threshold 150000 is not below priority 3's PFC xoff 150000 (ECN must act before PFC)"},
+		{"no limit on a lossless queue", "    max-threshold: 140K\n", "", "fared.yaml:11: ecn-tuning: max-threshold is required on PFC priority 3"},
+		{"interval", "interval: 1ms", "interval: 150us", "fared.yaml:11: ecn-tuning: interval 150µs must be a multiple of poll-interval 100µs"},
+		{"algorithm", "algorithm: ai-ecn", "algorithm: magic", `fared.yaml:12: algorithm: must be ai-ecn or adaptive-red, got "magic"`},
+		{"unknown model", "elephants: {min", "whales: {min", `fared.yaml:18: ecn-tuning models: unknown model "whales"`},
+		{"model above limit", "max: 10K, probability: 50", "max: 145K, probability: 50", "ecn-tuning: model elephants max 145000 above max-threshold 140000"},
+		{"target", "utilisation-target: 0.85", "utilisation-target: 1.5", "fared.yaml:16: utilisation-target: 1.5 out of range (0, 1]"},
+		{"ipcc low >= high", "high: 200K", "high: 10K", "fared.yaml:20: ipcc: low 20000 must be below high 10000"},
+		{"ipcc few > more", "few: 1", "few: 5", "ipcc: few 5 above more 4"},
+		{"ipcc interface", "interfaces: [eth1]", "interfaces: [eth9]", "fared.yaml:19: ipcc: interface eth9 is not in qos.interfaces"},
+		{"classify needs a rate", "{mode: classify, elephant-rate: 1G, ", "{mode: classify, ", `flows: missing required key "elephant-rate"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(tuned, tc.from) {
+				t.Fatalf("test bug: %q not in the config", tc.from)
+			}
+			_, err := parse(t, strings.Replace(tuned, tc.from, tc.to, 1))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error:\n%v\nwant it to contain\n%s", err, tc.want)
+			}
+		})
+	}
+}

@@ -80,6 +80,19 @@ type WRED struct {
 	Min    uint64
 	Max    uint64
 	Prob   int // percent, 0..100
+	// ProbExact, when above 0, is the probability as a fraction (0..1]
+	// with finer steps than Prob's whole percents: ECN tuners (Adaptive
+	// RED moves max_p by 1% and x0.9) set it. Backends that take whole
+	// percents (SONiC) use Prob, which tuners keep rounded alongside.
+	ProbExact float64
+}
+
+// Probability is the maximum marking probability as a fraction.
+func (w WRED) Probability() float64 {
+	if w.ProbExact > 0 {
+		return w.ProbExact
+	}
+	return float64(w.Prob) / 100
 }
 
 // ECNMode says which colours are ECN-marked instead of dropped, by the
@@ -216,6 +229,10 @@ type Elephant struct {
 	Color Color
 	// Idle is how long a flow may stay silent before it is forgotten.
 	Idle time.Duration
+	// ClassifyOnly meters and counts elephants without moving them: they
+	// keep their DSCP's priority and green colour. AI ECN reads the
+	// elephant/mice split of a queue that carries both.
+	ClassifyOnly bool
 }
 
 // Desired is the whole QoS state fared wants on a node.
@@ -285,6 +302,9 @@ type PrioCounters struct {
 	Marks               uint64 // ECN CE marks
 	Depth               uint64 // bytes queued now
 	Remapped            uint64 // packets moved out of this priority by prevention
+	// ElephantBytes and MiceBytes split TxBytes by the large/small flow
+	// classifier (both 0 when the backend cannot tell per queue).
+	ElephantBytes, MiceBytes uint64
 }
 
 // Class is a named traffic class's counters (Linux HTB classes,
@@ -307,7 +327,9 @@ type Flow struct {
 
 // IfaceCounters are one interface's counters.
 type IfaceCounters struct {
-	Name    string
+	Name string
+	// Speed is the port's rate in bits/s (0: unknown).
+	Speed   uint64
 	Prio    [NumPrio]PrioCounters
 	Classes []Class
 	// ElephantBytes and MiceBytes split what left the interface by the

@@ -22,6 +22,7 @@ type Controller struct {
 	report  model.Report
 	last    *model.Counters
 	polls   uint64
+	tuner   *ECNTuner // nil: static ECN thresholds
 }
 
 // NewController returns a controller; Start applies the configuration.
@@ -56,8 +57,18 @@ func (c *Controller) desired() *model.Desired {
 		}
 		i.Drop = o.Drop
 	}
+	if c.tuner != nil {
+		c.tuner.Overlay(d)
+	}
 	return d
 }
+
+// SetTuner puts an ECN tuner (AI ECN, Adaptive RED) on the controller,
+// or removes it (nil). It takes effect at the next Poll.
+func (c *Controller) SetTuner(t *ECNTuner) { c.tuner = t }
+
+// Tuner is the ECN tuner, or nil.
+func (c *Controller) Tuner() *ECNTuner { return c.tuner }
 
 func (c *Controller) apply(ctx context.Context) error {
 	d := c.desired()
@@ -85,6 +96,9 @@ func (c *Controller) Poll(ctx context.Context, now time.Time) ([]Event, error) {
 	c.last = cs
 	c.polls++
 	ev := c.wd.Step(now, cs)
+	if c.tuner != nil {
+		c.tuner.Step(now, cs, c.base)
+	}
 	return ev, c.apply(ctx)
 }
 

@@ -124,12 +124,13 @@ func (b *NodeBackend) Counters(context.Context) (*model.Counters, error) {
 	nd := b.Node
 	c := &model.Counters{At: b.Epoch.Add(nd.net.now), Ifaces: map[string]*model.IfaceCounters{}}
 	for _, p := range nd.Ports {
-		ic := &model.IfaceCounters{Name: p.Name}
+		ic := &model.IfaceCounters{Name: p.Name, Speed: uint64(p.Rate)}
 		for q := 0; q < model.NumPrio; q++ {
 			s := p.C[q]
 			ic.Prio[q] = model.PrioCounters{PauseRx: s.PauseRx, PauseTx: s.PauseTx, XOFFOnsets: s.XOFFOnsets,
 				Paused: p.paused[q], PausedKnown: true, TxPackets: s.TxPackets, TxBytes: s.TxBytes,
-				Drops: s.Drops, Marks: s.Marks, Depth: uint64(p.qBytes[q]), Remapped: s.Remapped}
+				Drops: s.Drops, Marks: s.Marks, Depth: uint64(p.qBytes[q]), Remapped: s.Remapped,
+				ElephantBytes: s.ElephantBytes, MiceBytes: s.MiceBytes}
 			ic.ElephantBytes += s.ElephantBytes
 			ic.MiceBytes += s.MiceBytes
 		}

@@ -364,8 +364,10 @@ func (p *Port) arrive(pkt *Packet) {
 	pkt.Color = model.Green
 	if e := nd.elephant; e != nil && pkt.Kind == Data && pkt.Flow != nil {
 		if nd.meter(pkt, e) {
-			prio = e.Prio
-			pkt.Color = e.Color
+			if !e.ClassifyOnly {
+				prio = e.Prio
+				pkt.Color = e.Color
+			}
 			pkt.Elephant = true
 		} else {
 			pkt.Elephant = false
@@ -467,7 +469,7 @@ func (p *Port) redProb(prof *model.Profile, c model.Color, depth int64) float64 
 	case d >= w.Max:
 		return 1
 	}
-	return float64(w.Prob) / 100 * float64(d-w.Min) / float64(w.Max-w.Min)
+	return w.Probability() * float64(d-w.Min) / float64(w.Max-w.Min)
 }
 
 // kick starts a transmission if the port is idle and a queue may send.

@@ -260,6 +260,9 @@ func (b *Backend) Apply(ctx context.Context, d *model.Desired) (model.Report, er
 		if e := d.Elephant; e != nil && EffectiveSize(e) != e.Size {
 			flows += fmt.Sprintf("; elephant-size %d is below one second of elephant-rate: nftables uses %d", e.Size, EffectiveSize(e))
 		}
+		if e := d.Elephant; e != nil && e.ClassifyOnly {
+			flows = "classify only: nftables lists elephants, they stay in their class (no per-queue elephant bytes)"
+		}
 		rep.Set(i.Name, model.FeatFlows, true, flows)
 		rep.Set(i.Name, model.FeatCounters, true, "HTB class statistics over netlink")
 	}
@@ -267,7 +270,7 @@ func (b *Backend) Apply(ctx context.Context, d *model.Desired) (model.Report, er
 		return rep, err
 	}
 	b.elephant = -1
-	if d.Elephant != nil {
+	if d.Elephant != nil && !d.Elephant.ClassifyOnly {
 		b.elephant = int(d.Elephant.Prio)
 	}
 	b.applied = d

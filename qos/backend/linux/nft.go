@@ -68,15 +68,19 @@ func Ruleset(d *model.Desired) string {
 					set, v, typ, idle.Milliseconds())
 			}
 		}
-		cls := ClassName(int(e.Prio))
+		// Classify-only: elephants are listed, not moved.
+		set := " meta priority set " + ClassName(int(e.Prio))
+		if e.ClassifyOnly {
+			set = ""
+		}
 		fmt.Fprintf(&b, "\tchain elephants {\n\t\ttype filter hook postrouting priority filter; policy accept;\n")
 		fmt.Fprintf(&b, "\t\toifname != %s return\n", quote(ifaces))
 		fmt.Fprintf(&b, "\t\tmeta l4proto != { tcp, udp } return\n")
 		for _, v := range []string{"4", "6"} {
 			k := key[v]
-			fmt.Fprintf(&b, "\t\t%s @elephants%s update @elephants%s { %s } meta priority set %s counter return\n", k, v, v, k, cls)
-			fmt.Fprintf(&b, "\t\tupdate @meter%s { %s limit rate over %d bytes/second burst %d bytes } add @elephants%s { %s } meta priority set %s counter\n",
-				v, k, max(e.Rate, 1), nftBurst(e), v, k, cls)
+			fmt.Fprintf(&b, "\t\t%s @elephants%s update @elephants%s { %s }%s counter return\n", k, v, v, k, set)
+			fmt.Fprintf(&b, "\t\tupdate @meter%s { %s limit rate over %d bytes/second burst %d bytes } add @elephants%s { %s }%s counter\n",
+				v, k, max(e.Rate, 1), nftBurst(e), v, k, set)
 		}
 		b.WriteString("\t}\n")
 	}

@@ -18,6 +18,8 @@ type Instance struct {
 	S           *Scenario
 	Net         *sim.Network
 	Controllers map[string]*policy.Controller
+	// IPCC runs on the switches whose qos has an ipcc section.
+	IPCC map[string]*IPCCRun
 	// Events are the watchdogs' events, in time order.
 	Events []NodeEvent
 	// Err is the first error a controller returned (the run goes on).
@@ -39,7 +41,7 @@ func (s *Scenario) Start(skip ...string) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{S: s, Net: n, Controllers: map[string]*policy.Controller{}}
+	in := &Instance{S: s, Net: n, Controllers: map[string]*policy.Controller{}, IPCC: map[string]*IPCCRun{}}
 	ctx := context.Background()
 	for _, sw := range s.Switches {
 		if sw.QoS == nil || contains(skip, sw.Name) {
@@ -47,6 +49,16 @@ func (s *Scenario) Start(skip ...string) (*Instance, error) {
 		}
 		nd := n.Node(sw.Name)
 		c := policy.NewController(nd.Backend(Epoch), sw.QoS.Desired(), sw.QoS.WatchdogConfig())
+		if t := sw.QoS.Tuning; t != nil {
+			tu, err := policy.NewECNTuner(t.TunerConfig)
+			if err != nil {
+				return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
+			}
+			c.SetTuner(tu)
+		}
+		if ic := sw.QoS.IPCC; ic != nil {
+			in.IPCC[sw.Name] = StartIPCC(n, nd, ic.IPCCConfig, Epoch, ic.LearnCM)
+		}
 		if err := c.Start(ctx); err != nil {
 			return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
 		}
@@ -74,6 +86,10 @@ type Output struct {
 	SimPerWall  float64      `json:"sim_seconds_per_wall_second"`
 	Results     *sim.Results `json:"results"`
 	Watchdog    []NodeEvent  `json:"watchdog_events"`
+	// IPCC is each IPCC switch's counters.
+	IPCC map[string]policy.IPCCStats `json:"ipcc,omitempty"`
+	// Tuning is each tuned queue's last thresholds.
+	Tuning map[string][]policy.TunedQueue `json:"ecn_tuning,omitempty"`
 }
 
 // Run runs the scenario for its duration.
@@ -86,6 +102,20 @@ func (s *Scenario) Run() (*Output, error) {
 	in.Net.RunUntil(s.Duration)
 	wall := time.Since(t0).Seconds()
 	out := &Output{Scenario: s.Name, Seed: s.Params.Seed, WallSeconds: wall, Results: in.Net.Collect(s.Split), Watchdog: in.Events}
+	for name, r := range in.IPCC {
+		if out.IPCC == nil {
+			out.IPCC = map[string]policy.IPCCStats{}
+		}
+		out.IPCC[name] = r.Policy.Stats()
+	}
+	for name, c := range in.Controllers {
+		if t := c.Tuner(); t != nil {
+			if out.Tuning == nil {
+				out.Tuning = map[string][]policy.TunedQueue{}
+			}
+			out.Tuning[name] = t.Queues()
+		}
+	}
 	if wall > 0 {
 		out.SimPerWall = s.Duration.Seconds() / wall
 	}

@@ -1,0 +1,400 @@
+// Package ipcc runs IPCC (qos/policy's IPCC) for real on a Linux router:
+//
+//   - it sees the RoCEv2 packets the router forwards as copies (the seed's
+//     "copy to CPU"): an AF_PACKET socket per captured interface, with a
+//     kernel filter for UDP port 4791, gives it each packet as it arrived;
+//   - it reads the depth of the watched egress queues over netlink: the
+//     backlog of the HTB classes the linux backend builds (1:1p for
+//     priority p);
+//   - it sends the CNPs the policy orders through a raw socket (IP header
+//     included: the ICRC covers the IP ID, which it chooses), from the
+//     flow's receiver's address to its sender, to the sender's QP.
+//
+// One goroutine owns the policy; the capture readers send it decoded
+// packets. Packets the codec rejects (truncated BTH, bad ICRC, unknown
+// opcode...) are counted by kind and the first of each kind is logged
+// with the offset at fault; they never reach the flow table.
+package ipcc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/fared/fared/qos/model"
+	"github.com/fared/fared/qos/policy"
+	"github.com/fared/fared/rocev2"
+	"github.com/fared/fared/rocev2/rawsock"
+)
+
+// Config configures a Runtime.
+type Config struct {
+	Policy policy.IPCCConfig
+	// Capture lists the interfaces whose incoming RoCEv2 packets are
+	// copied; Policy.Ifaces the egress interfaces whose queues are read
+	// (empty: the captured ones).
+	Capture []string
+	// DSCP maps a packet's DSCP to its egress queue (the qos dscp-map).
+	DSCP [64]uint8
+	Log  *slog.Logger
+}
+
+// Snapshot is what the runtime shows (a copy).
+type Snapshot struct {
+	Started  time.Time
+	Stats    policy.IPCCStats
+	Flows    []policy.IPCCFlow // at most MaxSnapshotFlows
+	Queues   []policy.IPCCQueue
+	Errors   map[string]uint64 // rejected packets by kind
+	Captured uint64            // RoCEv2 packets copied to the runtime
+	Overflow uint64            // copies dropped: the policy was behind
+	NoRoute  uint64            // packets whose egress was not found
+	Sent     uint64            // CNPs sent
+	SendErrs uint64
+	Capture  []string
+	Watched  []string
+	LastErr  string
+}
+
+// MaxSnapshotFlows bounds the flow table a snapshot copies.
+const MaxSnapshotFlows = 1000
+
+// Runtime is IPCC on a Linux router.
+type Runtime struct {
+	cfg Config
+	log *slog.Logger
+
+	counts rocev2.ErrorCounts
+	saidMu sync.Mutex
+	said   map[rocev2.ErrKind]bool
+
+	mu   sync.Mutex
+	snap Snapshot
+
+	// loop-owned
+	pol    *policy.IPCC
+	routes map[netip.Addr]route
+	names  map[int]string
+}
+
+type route struct {
+	iface string
+	at    time.Time
+}
+
+// New returns a runtime; Run starts it.
+func New(cfg Config) *Runtime {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Runtime{cfg: cfg, log: cfg.Log, said: map[rocev2.ErrKind]bool{}}
+}
+
+// Snapshot returns the latest state (updated every poll).
+func (r *Runtime) Snapshot() Snapshot {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.snap
+	s.Flows = append([]policy.IPCCFlow(nil), r.snap.Flows...)
+	s.Queues = append([]policy.IPCCQueue(nil), r.snap.Queues...)
+	s.Errors = r.counts.Map()
+	return s
+}
+
+type capPkt struct {
+	at    time.Time
+	iface string
+	f     rocev2.Frame
+	p     rocev2.Packet
+	size  int
+}
+
+// Run captures, polls and sends until ctx ends.
+func (r *Runtime) Run(ctx context.Context) error {
+	r.pol = policy.NewIPCC(r.cfg.Policy)
+	r.routes = map[netip.Addr]route{}
+	r.names = map[int]string{}
+	watched := r.cfg.Policy.Ifaces
+	if len(watched) == 0 {
+		watched = r.cfg.Capture
+	}
+	r.mu.Lock()
+	r.snap = Snapshot{Started: time.Now(), Capture: r.cfg.Capture, Watched: watched}
+	r.mu.Unlock()
+	send, err := rawsock.Open(rawsock.Config{NoReceive: true})
+	if err != nil {
+		return fmt.Errorf("ipcc: CNP socket: %w", err)
+	}
+	defer send.Close()
+	pkts := make(chan capPkt, 4096)
+	var socks []*os.File
+	defer func() {
+		for _, s := range socks {
+			s.Close()
+		}
+	}()
+	for _, name := range r.cfg.Capture {
+		f, err := openCapture(name)
+		if err != nil {
+			return fmt.Errorf("ipcc: capture on %s: %w", name, err)
+		}
+		socks = append(socks, f)
+		go r.read(name, f, pkts)
+	}
+	r.log.Info("ipcc running", "capture", r.cfg.Capture, "watched", watched, "poll", r.cfg.Policy.Poll,
+		"priorities", r.cfg.Policy.Prios.String())
+	tick := time.NewTicker(r.cfg.Policy.Poll)
+	defer tick.Stop()
+	var id uint16
+	var buf []byte
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case c := <-pkts:
+			r.observe(c)
+		case now := <-tick.C:
+			depth, err := r.depths(watched)
+			if err != nil {
+				r.setErr(err)
+			}
+			orders := r.pol.Step(now, depth)
+			var sent, fails uint64
+			for _, o := range orders {
+				id++
+				if id == 0 {
+					id = 1
+				}
+				cnp := rocev2.NewCNP(o.DestQP)
+				fr := rocev2.Frame{Src: o.Src, Dst: o.Dst, TOS: o.DSCP << 2, TTL: 64, ID: id, DF: true,
+					SrcPort: 0xC000 | uint16(o.DestQP&0x3FFF)}
+				buf = fr.Append(buf[:0], &cnp)
+				if err := send.Send(buf); err != nil {
+					fails++
+					r.setErr(fmt.Errorf("ipcc: sending a CNP to %s: %w", o.Dst, err))
+					continue
+				}
+				sent++
+			}
+			r.publish(sent, fails)
+		}
+	}
+}
+
+func (r *Runtime) setErr(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.snap.LastErr != err.Error() {
+		r.log.Warn("ipcc", "err", err)
+	}
+	r.snap.LastErr = err.Error()
+}
+
+func (r *Runtime) publish(sent, fails uint64) {
+	st := r.pol.Stats()
+	flows := r.pol.Flows()
+	if len(flows) > MaxSnapshotFlows {
+		flows = flows[:MaxSnapshotFlows]
+	}
+	qs := r.pol.Queues()
+	r.mu.Lock()
+	r.snap.Stats, r.snap.Flows, r.snap.Queues = st, flows, qs
+	r.snap.Sent += sent
+	r.snap.SendErrs += fails
+	r.mu.Unlock()
+}
+
+// observe feeds one copied packet to the policy (in the loop).
+func (r *Runtime) observe(c capPkt) {
+	out, ok := r.egress(c.f.Dst, c.at)
+	if !ok {
+		r.mu.Lock()
+		r.snap.NoRoute++
+		r.mu.Unlock()
+		return
+	}
+	p := &c.p
+	r.pol.Observe(c.at, policy.IPCCPacket{Src: c.f.Src, Dst: c.f.Dst, DestQP: p.BTH.DestQP, PSN: p.BTH.PSN,
+		AETH: p.HasAETH, CNP: p.BTH.Opcode == rocev2.CNP, In: c.iface, Out: out,
+		Prio: int(r.cfg.DSCP[c.f.TOS>>2]), Size: c.size})
+}
+
+// egress is the interface the kernel routes dst through (cached 1 s).
+func (r *Runtime) egress(dst netip.Addr, now time.Time) (string, bool) {
+	if rt, ok := r.routes[dst]; ok && now.Sub(rt.at) < time.Second {
+		return rt.iface, rt.iface != ""
+	}
+	name := ""
+	if rs, err := netlink.RouteGet(dst.AsSlice()); err == nil && len(rs) > 0 {
+		idx := rs[0].LinkIndex
+		if n, ok := r.names[idx]; ok {
+			name = n
+		} else if l, err := netlink.LinkByIndex(idx); err == nil {
+			name = l.Attrs().Name
+			r.names[idx] = name
+		}
+	}
+	r.routes[dst] = route{name, now}
+	return name, name != ""
+}
+
+// depths reads the backlog of the watched queues: HTB classes 1:1p.
+func (r *Runtime) depths(ifaces []string) (map[policy.QueueKey]uint64, error) {
+	out := map[policy.QueueKey]uint64{}
+	var errs []error
+	for _, name := range ifaces {
+		link, err := netlink.LinkByName(name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ipcc: %s: %w", name, err))
+			continue
+		}
+		classes, err := netlink.ClassList(link, netlink.MakeHandle(1, 0))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ipcc: %s: classes: %w", name, err))
+			continue
+		}
+		for _, c := range classes {
+			a := c.Attrs()
+			maj, min := netlink.MajorMinor(a.Handle)
+			if maj != 1 || min < 0x10 || min >= 0x10+model.NumPrio || a.Statistics == nil || a.Statistics.Queue == nil {
+				continue
+			}
+			p := int(min - 0x10)
+			if r.cfg.Policy.Prios.Has(p) {
+				out[policy.QueueKey{Iface: name, Prio: p}] = uint64(a.Statistics.Queue.Backlog)
+			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// read decodes what one capture socket copies.
+func (r *Runtime) read(iface string, f *os.File, out chan<- capPkt) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	b := make([]byte, 9216)
+	for {
+		var n int
+		var from unix.Sockaddr
+		var rerr error
+		err := rc.Read(func(fd uintptr) bool {
+			n, from, rerr = unix.Recvfrom(int(fd), b, 0)
+			return rerr != unix.EAGAIN
+		})
+		if err != nil {
+			return // closed
+		}
+		if rerr != nil {
+			continue
+		}
+		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
+			continue
+		}
+		c := capPkt{at: time.Now(), iface: iface, size: n}
+		if err := rocev2.DecodeIPInto(b[:n], &c.f, &c.p); err != nil {
+			r.reject(iface, err, b[:n])
+			continue
+		}
+		// The packet's payload aliases b: IPCC keeps none of it.
+		c.p.Payload = nil
+		r.mu.Lock()
+		r.snap.Captured++
+		r.mu.Unlock()
+		select {
+		case out <- c:
+		default:
+			r.mu.Lock()
+			r.snap.Overflow++
+			r.mu.Unlock()
+		}
+	}
+}
+
+// reject counts a bad packet and logs the first of its kind.
+func (r *Runtime) reject(iface string, err error, b []byte) {
+	k := r.counts.Add(err)
+	r.saidMu.Lock()
+	first := !r.said[k]
+	r.said[k] = true
+	r.saidMu.Unlock()
+	if first {
+		var off int
+		var de *rocev2.DecodeError
+		if errors.As(err, &de) {
+			off = de.Offset
+		}
+		lo, hi := max(off-8, 0), min(off+8, len(b))
+		r.log.Warn("ipcc: bad RoCEv2 packet dropped (counted; logged once per kind)", "interface", iface, "kind", k.String(),
+			"err", err, "offset", off, "bytes", fmt.Sprintf("% x", b[lo:hi]))
+	}
+}
+
+// openCapture opens an AF_PACKET socket on iface that copies the IPv4
+// packets to UDP port 4791 (cooked: from the IP header), non-blocking
+// for the runtime's poller.
+func openCapture(iface string) (*os.File, error) {
+	ifi, err := netlink.LinkByName(iface)
+	if err != nil {
+		return nil, err
+	}
+	proto := htons(unix.ETH_P_IP)
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, int(proto))
+	if err != nil {
+		return nil, err
+	}
+	// The filter goes on before the bind: nothing else is queued.
+	if err := attach(fd, captureFilter()); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4<<20)
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: proto, Ifindex: ifi.Attrs().Index}); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "ipcc-"+iface), nil
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// captureFilter accepts UDP to port 4791 that is not a fragment.
+//
+//	A = IP protocol; != 17 -> drop
+//	A = flags/fragment offset; offset != 0 -> drop
+//	X = IP header length; A = UDP destination port; != 4791 -> drop
+func captureFilter() []bpf.Instruction {
+	return []bpf.Instruction{
+		bpf.LoadAbsolute{Off: 9, Size: 1},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: 17, SkipTrue: 6},
+		bpf.LoadAbsolute{Off: 6, Size: 2},
+		bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: 0x1FFF, SkipTrue: 4},
+		bpf.LoadMemShift{Off: 0},
+		bpf.LoadIndirect{Off: 2, Size: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: rocev2.UDPPort, SkipFalse: 1},
+		bpf.RetConstant{Val: 0x40000},
+		bpf.RetConstant{Val: 0},
+	}
+}
+
+func attach(fd int, prog []bpf.Instruction) error {
+	raw, err := bpf.Assemble(prog)
+	if err != nil {
+		return err
+	}
+	f := make([]unix.SockFilter, len(raw))
+	for i, x := range raw {
+		f[i] = unix.SockFilter{Code: x.Op, Jt: x.Jt, Jf: x.Jf, K: x.K}
+	}
+	return unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]})
+}
