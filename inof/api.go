@@ -28,11 +28,22 @@ func askReconf(ctx context.Context, r *switchRT, c *Config) ([]string, error) {
 	return loop.Ask(ctx, r.lp, func(reply chan<- []string) any { return reconfEv{cfg: c, reply: reply} })
 }
 
+// query runs f in the module's loop. On an error (a timeout) the loop may
+// still run f later: the caller must not read what f fills (answer does
+// that).
 func (m *module) query(r *http.Request, f func()) error {
 	lp, _ := m.loop()
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	return lp.Query(ctx, f)
+}
+
+// answer drops a query's result when the query failed.
+func answer[T any](v T, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // Routes implements daemon.Module: below /v1/inof/.
@@ -59,7 +70,7 @@ func (m *module) Routes(rt *api.Router) {
 				out = append(out, hostWire(v))
 			}
 		})
-		return out, err
+		return answer(out, err)
 	})
 	rt.Handle("GET zones", func(r *http.Request) (any, error) {
 		if m.host != nil {
@@ -72,7 +83,7 @@ func (m *module) Routes(rt *api.Router) {
 				out = zonesView(cfg, from, stamp)
 			}
 		})
-		return out, err
+		return answer(out, err)
 	})
 	zoneEdit := func(add bool) api.Handler {
 		return func(r *http.Request) (any, error) {
@@ -108,7 +119,7 @@ func (m *module) Routes(rt *api.Router) {
 				cfg, from, stamp, _ := m.sw.sw.Zones()
 				out = zonesView(cfg, from, stamp)
 			})
-			return out, qerr
+			return answer(out, qerr)
 		}
 	}
 	rt.Handle("POST zones/add", zoneEdit(true))
@@ -126,7 +137,7 @@ func (m *module) Routes(rt *api.Router) {
 					out = append(out, p)
 				}
 			})
-			return out, err
+			return answer(out, err)
 		}
 		sp := m.sw.spAPI.Load()
 		if sp == nil {
@@ -155,7 +166,7 @@ func (m *module) Routes(rt *api.Router) {
 				out = append(out, switchEventWire(e))
 			}
 		})
-		return out, err
+		return answer(out, err)
 	})
 	rt.Handle("GET status", func(r *http.Request) (any, error) {
 		var st wire.INOFStatus

@@ -263,6 +263,15 @@ func TestINOFFabric(t *testing.T) {
 			}
 		}
 		t.Logf("FIGURE inof fabric: all joins within %v of lab start", time.Since(start).Round(time.Millisecond))
+		// The module's Prometheus metrics agree: every switch knows the 7
+		// records.
+		f, err := enableMetrics(t, ctx, l, "leaf3").scrape()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := metricIs(f, float64(len(inofRecords)), "fared_inof_records"); err != nil {
+			t.Error(err)
+		}
 		// Sources as each switch knows them; the dual-homed host is two
 		// records; the agentless target is learnt from LLDP.
 		hs, err := inofHosts(ctx, l, "leaf3")

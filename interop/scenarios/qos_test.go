@@ -342,6 +342,22 @@ nodes:
 	if strings.Join(kinds, ",") != "detected,recovered,detected,limit" {
 		t.Errorf("C's events %v", kinds)
 	}
+	// The module's Prometheus metrics say the same as farectl.
+	f, err := enableMetrics(t, ctx, l, "qs").scrape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []error{
+		metricIs(f, 2, "fared_qos_watchdog_detections_total", "interface", "C"),
+		metricIs(f, 1, "fared_qos_watchdog_limit_hits_total", "interface", "C"),
+		metricIs(f, 1, "fared_qos_watchdog_mode", "interface", "C", "mode", "limited"),
+		metricIs(f, 0, "fared_qos_pfc_enabled", "interface", "C", "priority", "3"),
+		metricIs(f, 1, "fared_module_up", "module", "qos"),
+	} {
+		if e != nil {
+			t.Error(e)
+		}
+	}
 	// PFC stays off on C, poll after poll.
 	for i := 0; i < 5; i++ {
 		var pfc wire.QoSPFC

@@ -1,0 +1,67 @@
+package inof
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fared/fared/api/wire"
+)
+
+// Prometheus metrics of the iNOF module (docs/metrics.md), read from the
+// same summary as farectl inof status, inside the module's loop.
+
+// Collectors is the daemon.Collector capability.
+func (m *module) Collectors() []prometheus.Collector { return []prometheus.Collector{inofCollector{m}} }
+
+type inofCollector struct{ m *module }
+
+var (
+	inofLocal = prometheus.NewDesc("fared_inof_local_hosts",
+		"Hosts registered on this switch (agent and LLDP).", nil, nil)
+	inofRecords = prometheus.NewDesc("fared_inof_records",
+		"iNOF host records this switch knows (its own and learnt over IBGP).", nil, nil)
+	inofZones = prometheus.NewDesc("fared_inof_zones", "Zones in the configuration in force.", nil, nil)
+	inofPending = prometheus.NewDesc("fared_inof_pending_notifications",
+		"Notifications sent to hosts and not yet acknowledged.", nil, nil)
+	inofPeers = prometheus.NewDesc("fared_inof_zone_peers", "A host's zone peers.", nil, nil)
+	inofEvents = prometheus.NewDesc("fared_inof_events_total",
+		"iNOF events by kind (the counters of farectl inof status: registrations, notifications, bad frames and records, ...).", []string{"event"}, nil)
+	inofScrape = prometheus.NewDesc("fared_inof_scrape_error", "The iNOF module did not answer the scrape.", nil, nil)
+)
+
+func (c inofCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{inofLocal, inofRecords, inofZones, inofPending, inofPeers, inofEvents, inofScrape} {
+		ch <- d
+	}
+}
+
+func (c inofCollector) Collect(ch chan<- prometheus.Metric) {
+	lp, _ := c.m.loop()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var st wire.INOFStatus
+	if err := lp.Query(ctx, func() { st = c.m.status() }); err != nil {
+		ch <- prometheus.NewInvalidMetric(inofScrape, err)
+		return
+	}
+	g := func(d *prometheus.Desc, v int) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v)) }
+	if st.Role == "host" {
+		g(inofPeers, st.Peers)
+	} else {
+		g(inofLocal, st.LocalHosts)
+		g(inofRecords, st.Records)
+		g(inofZones, st.Zones)
+		g(inofPending, st.Pending)
+	}
+	names := make([]string, 0, len(st.Counters))
+	for k := range st.Counters {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		ch <- prometheus.MustNewConstMetric(inofEvents, prometheus.CounterValue, float64(st.Counters[k]), k)
+	}
+}
