@@ -29,21 +29,12 @@ func askReconf(ctx context.Context, r *switchRT, c *Config) ([]string, error) {
 }
 
 // query runs f in the module's loop. On an error (a timeout) the loop may
-// still run f later: the caller must not read what f fills (answer does
-// that).
+// still run f later: the caller must not read what f fills.
 func (m *module) query(r *http.Request, f func()) error {
 	lp, _ := m.loop()
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	return lp.Query(ctx, f)
-}
-
-// answer drops a query's result when the query failed.
-func answer[T any](v T, err error) (any, error) {
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 // Routes implements daemon.Module: below /v1/inof/.
@@ -70,7 +61,10 @@ func (m *module) Routes(rt *api.Router) {
 				out = append(out, hostWire(v))
 			}
 		})
-		return answer(out, err)
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
 	})
 	rt.Handle("GET zones", func(r *http.Request) (any, error) {
 		if m.host != nil {
@@ -83,7 +77,10 @@ func (m *module) Routes(rt *api.Router) {
 				out = zonesView(cfg, from, stamp)
 			}
 		})
-		return answer(out, err)
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
 	})
 	zoneEdit := func(add bool) api.Handler {
 		return func(r *http.Request) (any, error) {
@@ -119,7 +116,10 @@ func (m *module) Routes(rt *api.Router) {
 				cfg, from, stamp, _ := m.sw.sw.Zones()
 				out = zonesView(cfg, from, stamp)
 			})
-			return answer(out, qerr)
+			if qerr != nil {
+				return nil, qerr
+			}
+			return out, nil
 		}
 	}
 	rt.Handle("POST zones/add", zoneEdit(true))
@@ -137,7 +137,10 @@ func (m *module) Routes(rt *api.Router) {
 					out = append(out, p)
 				}
 			})
-			return answer(out, err)
+			if err != nil {
+				return nil, err
+			}
+			return out, nil
 		}
 		sp := m.sw.spAPI.Load()
 		if sp == nil {
@@ -166,7 +169,10 @@ func (m *module) Routes(rt *api.Router) {
 				out = append(out, switchEventWire(e))
 			}
 		})
-		return answer(out, err)
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
 	})
 	rt.Handle("GET status", func(r *http.Request) (any, error) {
 		var st wire.INOFStatus
