@@ -463,15 +463,22 @@ func (in *Injector) rxHello(c *circuit, h *packet.P2PHello, now time.Time) {
 	}
 	c.nbr, c.nbrExt = h.SourceID, tw.ExtCircuitID
 	old := c.state
-	seesUs := tw.HasNeighbor && tw.NeighborID == c.sysID && (tw.NoNeighborExtCircuit || tw.NeighborExtCircuitID == c.extCircuit())
+	if tw.HasNeighbor && (tw.NeighborID != c.sysID || (!tw.NoNeighborExtCircuit && tw.NeighborExtCircuitID != c.extCircuit())) {
+		// It names another system or circuit (RFC 5303 §3.2): no adjacency.
+		in.adjDown(c, "neighbour names another system")
+		return
+	}
+	// RFC 5303 §3.1's state table, by our state and the one received.
 	switch {
-	case seesUs:
-		c.state = adjUp
-	case old == adjUp && tw.State == packet.ThreeWayDown:
+	case tw.State == packet.ThreeWayDown && old == adjUp:
 		in.adjDown(c, "neighbour reset")
 		c.state = adjInit
-	case old != adjUp:
+	case tw.State == packet.ThreeWayDown:
 		c.state = adjInit
+	case tw.State == packet.ThreeWayInitializing:
+		c.state = adjUp
+	case tw.State == packet.ThreeWayUp && old != adjDown:
+		c.state = adjUp
 	}
 	if c.state != old {
 		in.sendHello(c, now)

@@ -359,9 +359,19 @@ func (l *Lab) startFRR(ctx context.Context, r *Router) error {
 			"-f", filepath.Join(n.Dir, d+".conf"), "-i", filepath.Join(n.Dir, d+".pid"),
 			"--log", "file:" + filepath.Join(n.Dir, d+".log"), "-P", "0", "-d"}
 		fmt.Fprintf(l.opts.Log, "+ %s\n", strings.Join(argv, " "))
-		out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+		// Output to a file, not a pipe: the daemonised child keeps it.
+		outPath := filepath.Join(n.Dir, d+".out")
+		out, err := os.Create(outPath)
 		if err != nil {
-			return fmt.Errorf("%s: %v: %s", d, err, out)
+			return err
+		}
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Stdout, cmd.Stderr = out, out
+		err = cmd.Run()
+		out.Close()
+		if err != nil {
+			b, _ := os.ReadFile(outPath)
+			return fmt.Errorf("%s: %v: %s", d, err, b)
 		}
 		pidFile := filepath.Join(n.Dir, d+".pid")
 		if err := interop.Poll(ctx, 10*time.Second, d+" pid file", func() error {

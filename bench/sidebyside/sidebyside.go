@@ -519,7 +519,7 @@ func (r *runner) checkDB(kind string, db map[string]LSPRow) []string {
 }
 
 func (r *runner) incremental(ctx context.Context, rt *rut.Router, fc *client.Client, inj *inject.Injector, w *kern.Watcher, fig *Figures) error {
-	var before frrSPF
+	var before rut.SPFSummary
 	var err error
 	if fc == nil {
 		if before, err = frrSummary(ctx, r.lab); err != nil {
