@@ -153,6 +153,7 @@ func Run(ctx context.Context, s *Set, o Options) (*Result, error) {
 	ns, peer := name+"-k", name+"-p"
 	defer func() { _ = interop.Down(name) }()
 	var root, in, out strings.Builder
+	in.WriteString("link set lo up\n") // fib's capability probe uses it
 	for _, l := range s.Links {
 		fmt.Fprintf(&root, "link add %s netns %s type veth peer name %s netns %s\n", l.Name, ns, l.Name, peer)
 		fmt.Fprintf(&in, "addr add %s dev %s\nlink set %s up\n", l.Addr, l.Name, l.Name)

@@ -33,6 +33,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -69,7 +70,10 @@ type Options struct {
 	// FaredBFD is YAML appended to every fared config when BFD is on.
 	FaredBFD string
 	Timeout  time.Duration // per wait; default 2 min
-	Log      io.Writer
+	// Repeat runs every kind × mode this many times (fresh labs), since
+	// one failure's loss depends on where the routers' timers stand.
+	Repeat int
+	Log    io.Writer
 }
 
 // Case is one measured failure.
@@ -111,6 +115,9 @@ func (o *Options) defaults() {
 	if o.Timeout == 0 {
 		o.Timeout = 2 * time.Minute
 	}
+	if o.Repeat <= 0 {
+		o.Repeat = 1
+	}
 }
 
 // Topology renders the lab: every node of one kind; leaf i links to every
@@ -145,12 +152,16 @@ func Run(ctx context.Context, o Options) ([]Case, error) {
 	}
 	var out []Case
 	for _, mode := range o.Modes {
-		for _, kind := range o.Kinds {
-			c, err := runCase(ctx, o, kind, mode)
-			if err != nil {
-				return out, fmt.Errorf("%s %s: %w", kind, mode, err)
+		for i := 0; i < o.Repeat; i++ {
+			// Kinds alternate within a repetition, so load that drifts
+			// over the run touches both alike.
+			for _, kind := range o.Kinds {
+				c, err := runCase(ctx, o, kind, mode)
+				if err != nil {
+					return out, fmt.Errorf("%s %s: %w", kind, mode, err)
+				}
+				out = append(out, *c)
 			}
-			out = append(out, *c)
 		}
 	}
 	return out, nil
@@ -269,6 +280,44 @@ func runCase(ctx context.Context, o Options, kind, mode string) (c *Case, err er
 	}
 	o.logf("%s %s: lost %d of %d: loss window %v", kind, mode, c.Lost, c.Sent, c.LossWindow)
 	return c, nil
+}
+
+// Summary is the median and range of the loss windows of one kind and
+// mode over its repetitions.
+type Summary struct {
+	Kind, Mode   string
+	BFD          bool
+	N            int
+	Median       time.Duration
+	Min, Max     time.Duration
+	NotRecovered int
+}
+
+// Summarise groups cases by mode and kind, in the order they appear.
+func Summarise(cases []Case) []Summary {
+	var out []Summary
+	idx := map[string]int{}
+	var loss [][]time.Duration
+	for _, c := range cases {
+		k := c.Mode + "/" + c.Kind
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, Summary{Kind: c.Kind, Mode: c.Mode, BFD: c.BFD})
+			loss = append(loss, nil)
+		}
+		loss[i] = append(loss[i], c.LossWindow)
+		if !c.Recovered {
+			out[i].NotRecovered++
+		}
+	}
+	for i := range out {
+		l := loss[i]
+		slices.Sort(l)
+		out[i].N, out[i].Median, out[i].Min, out[i].Max = len(l), l[len(l)/2], l[0], l[len(l)-1]
+	}
+	return out
 }
 
 // pathSpine asks l1's kernel which next hop the flow takes (the kernel's

@@ -41,8 +41,9 @@ type Spec struct {
 	Name   string // "3-stage 64x512"
 	Fabric *fabric.Fabric
 	// Change is the cable whose bandwidth changes for the incremental
-	// figures (-1: the last cable, the farthest from Self), ChangeBW its
-	// new bandwidth (0: 10 Gb/s, below every generated speed).
+	// figures (-1: the last cable whose change moves a FARE weight at
+	// Self, so that fared has kernel work to do), ChangeBW its new
+	// bandwidth (0: 10 Gb/s, below every generated speed).
 	Change   int
 	ChangeBW float32
 }
@@ -188,13 +189,17 @@ func Run(ctx context.Context, spec Spec, o Options) (res *Result, err error) {
 		o.ComputeRuns = 5
 	}
 	f := spec.Fabric
-	if spec.Change < 0 {
-		spec.Change = len(f.Cables) - 1
-	}
 	if spec.ChangeBW == 0 {
 		spec.ChangeBW = fabric.Gbps(10)
 	}
+	if spec.Change < 0 {
+		if spec.Change, err = pickChange(f, spec.ChangeBW); err != nil {
+			return nil, err
+		}
+	}
 	r := &runner{spec: spec, o: o, f: f, tables: map[string]*kern.Table{}, dbs: map[string]map[string]LSPRow{}}
+	cb := f.Cables[spec.Change]
+	r.logf("incremental change: cable %d %s–%s %v → %v Gb/s", spec.Change, f.Nodes[cb.A].Name, f.Nodes[cb.B].Name, cb.BW*8/1e9, spec.ChangeBW*8/1e9)
 	if r.circuits, err = inject.Circuits(f); err != nil {
 		return nil, err
 	}
@@ -232,6 +237,33 @@ func Run(ctx context.Context, spec Spec, o Options) (res *Result, err error) {
 	r.compare()
 	r.res.LoadEnd = loadavg()
 	return r.res, nil
+}
+
+// pickChange returns the last cable, not at Self, whose new bandwidth bw
+// changes a FARE weight at Self (found with the library: the same answer
+// whatever the routers do).
+func pickChange(f *fabric.Fabric, bw float32) (int, error) {
+	weights := func(f *fabric.Fabric) map[netip.Prefix][]float64 {
+		res := spf.Run(f.Graph())
+		out := map[netip.Prefix][]float64{}
+		for _, rt := range fare.ComputeTable(res, spf.Routes(res), fare.Options{}).Routes {
+			out[rt.Prefix] = rt.Weights()
+		}
+		return out
+	}
+	base := weights(f)
+	for c := len(f.Cables) - 1; c >= 0 && c >= len(f.Cables)-64; c-- {
+		cb := f.Cables[c]
+		if cb.A == f.Self || cb.B == f.Self || cb.BW == bw {
+			continue
+		}
+		for p, w := range weights(f.WithCableBW(c, bw)) {
+			if !slices.Equal(w, base[p]) {
+				return c, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("no cable among the last 64 changes a FARE weight at %s when set to %v B/s", f.Nodes[f.Self].Name, bw)
 }
 
 // compute is the library reference: the median of n runs of spf.Run +

@@ -59,6 +59,7 @@ func convergeCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&o.BFD, "bfd", false, "BFD 50 ms x 3 on every IS-IS interface")
 	cmd.Flags().StringVar(&faredBFD, "fared-bfd", "", "YAML file appended to fared's config to turn BFD on (once fared has it)")
 	cmd.Flags().IntVar(&o.Rate, "rate", 1000, "stream packets per second")
+	cmd.Flags().IntVar(&o.Repeat, "repeat", 1, "runs of every failure and router kind (fresh labs; the summary gives medians)")
 	cmd.Flags().IntVar(&o.Spines, "spines", 2, "spines")
 	cmd.Flags().IntVar(&o.Leaves, "leaves", 2, "leaves (the stream runs from l1 to the last)")
 	cmd.Flags().DurationVar(&o.Hello, "hello", time.Second, "IS-IS hello interval (hold time 3x)")
@@ -75,6 +76,24 @@ func WriteConverge(w io.Writer, cases []converge.Case) {
 	for _, c := range cases {
 		fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%d\t%d\t%v\t%v\t%v\t\n", c.Mode, c.BFD, c.Kind, c.Spine, c.Sent, c.Lost,
 			c.LossWindow, c.LongestGap, c.Recovered)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	sums := converge.Summarise(cases)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "failure\tBFD\trouters\truns\tmedian loss window\tmin\tmax\tnot recovered\tfared/FRR (median)\t")
+	frr := map[string]time.Duration{}
+	for _, s := range sums {
+		if s.Kind == "frr" {
+			frr[s.Mode] = s.Median
+		}
+	}
+	for _, s := range sums {
+		ratio := ""
+		if f, ok := frr[s.Mode]; ok && s.Kind == "fared" && f > 0 {
+			ratio = fmt.Sprintf("%.2f", float64(s.Median)/float64(f))
+		}
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%d\t%v\t%v\t%v\t%d\t%s\t\n", s.Mode, s.BFD, s.Kind, s.N, s.Median, s.Min, s.Max, s.NotRecovered, ratio)
 	}
 	tw.Flush()
 }
