@@ -175,14 +175,16 @@ type circuit struct {
 
 // Counters are per-circuit PDU counts.
 type Counters struct {
-	HellosSent, HellosRcvd       uint64
-	LSPsSent, LSPsRcvd           uint64
-	Retransmits                  uint64
-	PSNPsSent, PSNPsRcvd         uint64
-	CSNPsSent, CSNPsRcvd         uint64
-	BadChecksum, DecodeErrors    uint64
-	RUTOlder, Requests, Flaps    uint64
-	AdjDowns                     uint64
+	HellosSent, HellosRcvd    uint64
+	LSPsSent, LSPsRcvd        uint64
+	Retransmits               uint64
+	PSNPsSent, PSNPsRcvd      uint64
+	CSNPsSent, CSNPsRcvd      uint64
+	BadChecksum, DecodeErrors uint64
+	RUTOlder, Requests, Flaps uint64
+	// AdjDowns counts adjacencies lost; HoldExpired those the injector
+	// timed out (the rest the RUT reset: its hellos said Down).
+	AdjDowns, HoldExpired        uint64
 	NotAdjacent, ForeignLSPsRcvd uint64
 }
 
@@ -202,6 +204,7 @@ func (c *Counters) add(o Counters) {
 	c.Requests += o.Requests
 	c.Flaps += o.Flaps
 	c.AdjDowns += o.AdjDowns
+	c.HoldExpired += o.HoldExpired
 	c.NotAdjacent += o.NotAdjacent
 	c.ForeignLSPsRcvd += o.ForeignLSPsRcvd
 }
@@ -221,6 +224,7 @@ type Injector struct {
 	firstUp  time.Time // the first adjacency Up of the run
 	primary  *circuit
 	ev       chan any
+	hellos   chan rx // hellos skip the queue: a backlog of LSPs must not expire a hold timer
 	started  chan struct{}
 	now      func() time.Time
 }
@@ -236,7 +240,7 @@ func New(cfg Config, circuits []Circuit) (*Injector, error) {
 		return nil, fmt.Errorf("inject: area %q: %w", cfg.Area, err)
 	}
 	in := &Injector{cfg: cfg, area: area, db: map[packet.LSPID]*lsp{}, rut: map[packet.LSPID]*lsp{},
-		ev: make(chan any, 1<<16), started: make(chan struct{}), now: time.Now}
+		ev: make(chan any, 1<<16), hellos: make(chan rx, 1<<12), started: make(chan struct{}), now: time.Now}
 	f := cfg.Fabric
 	in.frags = make([][]Fragment, len(f.Nodes))
 	born := in.now()
@@ -323,8 +327,16 @@ func (in *Injector) Run(ctx context.Context, ports []isis.Port) error {
 	lastScan := in.now()
 	for {
 		select {
+		case h := <-in.hellos:
+			in.handle(h)
+			continue
+		default:
+		}
+		select {
 		case <-ctx.Done():
 			return nil
+		case h := <-in.hellos:
+			in.handle(h)
 		case e := <-in.ev:
 			in.handle(e)
 		case <-tick.C:
@@ -391,6 +403,16 @@ func (in *Injector) read(ctx context.Context, c *circuit) {
 		var ev any = rx{c: c, pdu: pdu, at: in.now()}
 		if bad != nil {
 			ev = *bad
+		}
+		if h, ok := ev.(rx); ok {
+			if _, hello := h.pdu.(*packet.P2PHello); hello {
+				select {
+				case in.hellos <- h:
+				case <-ctx.Done():
+					return
+				}
+				continue
+			}
 		}
 		select {
 		case in.ev <- ev:
@@ -515,10 +537,15 @@ func (in *Injector) serves(c *circuit) bool {
 	return in.cfg.Flood == FloodAll || c == in.primary
 }
 
+const whyHold = "hold time expired"
+
 func (in *Injector) adjDown(c *circuit, why string) {
 	if c.state == adjUp {
 		in.cfg.Log.Info("adjacency down", "iface", c.Iface, "why", why)
 		c.counters.AdjDowns++
+		if why == whyHold {
+			c.counters.HoldExpired++
+		}
 	}
 	c.state = adjDown
 	clear(c.unacked)
@@ -628,7 +655,7 @@ func (in *Injector) rxCSNP(c *circuit, p *packet.CSNP, now time.Time) {
 
 func (in *Injector) tickCircuit(c *circuit, now time.Time, scan bool) {
 	if c.state != adjDown && now.Sub(c.heard) > c.hold {
-		in.adjDown(c, "hold time expired")
+		in.adjDown(c, whyHold)
 	}
 	if !now.Before(c.nextHello) {
 		in.sendHello(c, now)

@@ -42,8 +42,8 @@ func writeOne(w io.Writer, r *Result) {
 	row("kernel: every LSP held → every route", func(f *Figures) time.Duration { return f.SyncToKernel }, nil)
 	row("kernel: first route write → every route", func(f *Figures) time.Duration { return f.KernelWrite }, nil)
 	row("SPF, last full run", func(f *Figures) time.Duration { return f.SPFFull }, nil)
-	row("SPF after one bandwidth change", func(f *Figures) time.Duration { return f.SPFIncr }, func(f *Figures) string { return " (" + f.SPFIncrKind + ")" })
-	row("kernel after that change (last write)", func(f *Figures) time.Duration { return f.KernelIncr },
+	row("SPF after a bandwidth change (median)", func(f *Figures) time.Duration { return f.SPFIncr }, func(f *Figures) string { return " (" + f.SPFIncrKind + ")" })
+	row("kernel after the first change (last write)", func(f *Figures) time.Duration { return f.KernelIncr },
 		func(f *Figures) string { return fmt.Sprintf(" (%d msgs)", f.KernelIncrChanges) })
 	row("CPU of the daemons in the phase", func(f *Figures) time.Duration { return f.CPU }, nil)
 	mem := func(name string, get func(*Figures) int64, unit string) {
@@ -59,6 +59,7 @@ func writeOne(w io.Writer, r *Result) {
 	mem("injector: LSPs sent (incl. retransmits)", func(f *Figures) int64 { return int64(f.Counters.LSPsSent) }, "")
 	mem("injector: retransmits after 5 s", func(f *Figures) int64 { return int64(f.Counters.Retransmits) }, "")
 	mem("adjacencies lost during the phase", func(f *Figures) int64 { return int64(f.Counters.AdjDowns) }, "")
+	mem("of which the injector timed out", func(f *Figures) int64 { return int64(f.Counters.HoldExpired) }, "")
 	tw.Flush()
 	if frr != nil && len(frr.RSS) > 0 {
 		fmt.Fprintf(w, "FRR RSS: isisd %d kB + zebra %d kB. ", frr.RSS["isisd"], frr.RSS["zebra"])

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"runtime"
 	"slices"
@@ -63,8 +64,9 @@ type Options struct {
 	// FaredExtra and FRRExtra go into the routers' configs (rut.Options).
 	FaredExtra string
 	FRRExtra   []string
-	// NoIncremental skips the bandwidth change.
-	NoIncremental bool
+	// Changes is how many bandwidth changes (back and forth on one cable)
+	// give the incremental figures; default 5, -1 none.
+	Changes int
 	// ComputeRuns is how many in-process spf+fare runs give the library
 	// reference figure (median); 0 = 5, -1 = none.
 	ComputeRuns int
@@ -88,18 +90,21 @@ type Figures struct {
 	SPFFull     time.Duration `json:"spf_full_ns"`
 	SPFFullKind string        `json:"spf_full_kind,omitempty"`
 	SPFRuns     int           `json:"spf_runs"` // runs during the initial sync
-	// SPFIncr: the SPF run the bandwidth change caused (FRR always runs a
-	// full SPF; fared a route-only FARE update when the topology holds).
-	SPFIncr        time.Duration `json:"spf_incr_ns"`
-	SPFIncrKind    string        `json:"spf_incr_kind,omitempty"`
-	SPFIncrTrigger string        `json:"spf_incr_trigger,omitempty"` // fared's log
+	// SPFIncr: the median duration of the SPF runs the bandwidth changes
+	// caused (FRR always runs a full SPF; fared a route-only FARE update
+	// when the topology holds), with every sample and the kinds of run.
+	SPFIncr        time.Duration   `json:"spf_incr_ns"`
+	SPFIncrSamples []time.Duration `json:"spf_incr_samples_ns"`
+	SPFIncrKind    string          `json:"spf_incr_kind,omitempty"`
+	SPFIncrTrigger string          `json:"spf_incr_trigger,omitempty"` // fared's log, first change
+	// KernelIncr: the first change's LSPs handed to the injector → the last
+	// kernel write they caused (0 with KernelIncrChanges 0: none). The
+	// first change meets both routers with their SPF back-off quiet.
 	// SyncToKernel: every LSP held → every route in the kernel (SPF
 	// delays, computation, the kernel write; for fared also its start-up
 	// hold, which keeps the kernel untouched until the database has been
 	// stable for a second).
-	SyncToKernel time.Duration `json:"sync_to_kernel_ns"`
-	// KernelIncr: the changed LSPs handed to the injector → the last
-	// kernel change they caused (0 with KernelIncrChanges 0: none).
+	SyncToKernel      time.Duration `json:"sync_to_kernel_ns"`
 	KernelIncr        time.Duration `json:"kernel_incr_ns"`
 	KernelIncrChanges int           `json:"kernel_incr_changes"`
 	// RSS after the sync, summed over the router's daemons, and per daemon.
@@ -187,6 +192,9 @@ func Run(ctx context.Context, spec Spec, o Options) (res *Result, err error) {
 	}
 	if o.ComputeRuns == 0 {
 		o.ComputeRuns = 5
+	}
+	if o.Changes == 0 {
+		o.Changes = 5
 	}
 	f := spec.Fabric
 	if spec.ChangeBW == 0 {
@@ -393,7 +401,7 @@ func (r *runner) phase(ctx context.Context, rt *rut.Router) (*Figures, error) {
 	}
 
 	// 4. One bandwidth change, re-flooded.
-	if !r.o.NoIncremental {
+	if r.o.Changes > 0 {
 		if err := r.incremental(ctx, rt, fc, inj, w, fig); err != nil {
 			return nil, err
 		}
@@ -550,33 +558,71 @@ func (r *runner) checkDB(kind string, db map[string]LSPRow) []string {
 	return []string{fmt.Sprintf("%s database differs from the injected one: %s", kind, strings.Join(bad, "; "))}
 }
 
+// incremental changes one cable's bandwidth Options.Changes times, back
+// and forth, each once the previous one is done (SPF ran, kernel quiet).
+// The first change comes with the routers' back-off quiet: its kernel
+// latency is the figure; the SPF figure is the median over all changes.
 func (r *runner) incremental(ctx context.Context, rt *rut.Router, fc *client.Client, inj *inject.Injector, w *kern.Watcher, fig *Figures) error {
-	var before rut.SPFSummary
-	var err error
-	if fc == nil {
-		if before, err = frrSummary(ctx, r.lab); err != nil {
+	orig := r.f.Cables[r.spec.Change].BW
+	kinds := map[string]int{}
+	for i := 0; i < r.o.Changes; i++ {
+		bw := r.spec.ChangeBW
+		if i%2 == 1 {
+			bw = orig
+		}
+		d, kind, trig, kl, kn, err := r.change(ctx, rt, fc, inj, w, bw)
+		if err != nil {
 			return err
 		}
+		kinds[kind]++
+		if d > 0 {
+			fig.SPFIncrSamples = append(fig.SPFIncrSamples, d)
+		}
+		if i == 0 {
+			fig.KernelIncr, fig.KernelIncrChanges, fig.SPFIncrTrigger = kl, kn, trig
+		}
+		r.logf("%s: change %d: SPF %v (%s), kernel %v (%d changes)", rt.Kind, i+1, d, kind, kl.Round(time.Microsecond), kn)
 	}
-	ch, err := inj.SetCableBW(ctx, r.spec.Change, r.spec.ChangeBW)
+	if len(fig.SPFIncrSamples) > 0 {
+		fig.SPFIncr = median(slices.Clone(fig.SPFIncrSamples))
+	}
+	var ks []string
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		ks = append(ks, fmt.Sprintf("%s ×%d", k, kinds[k]))
+	}
+	fig.SPFIncrKind = strings.Join(ks, ", ")
+	return nil
+}
+
+// change sets the bandwidth once and returns the SPF it caused (duration,
+// kind, fared's trigger) and the kernel's last write after it.
+func (r *runner) change(ctx context.Context, rt *rut.Router, fc *client.Client, inj *inject.Injector, w *kern.Watcher, bw float32) (spfD time.Duration, kind, trig string, kernel time.Duration, writes int, err error) {
+	var before rut.SPFSummary
+	if fc == nil {
+		if before, err = frrSummary(ctx, r.lab); err != nil {
+			return
+		}
+	}
+	ch, err := inj.SetCableBW(ctx, r.spec.Change, bw)
 	if err != nil {
-		return err
+		return
 	}
 	if len(ch.LSPs) == 0 {
-		return errors.New("the bandwidth change changed no LSP")
+		err = errors.New("the bandwidth change changed no LSP")
+		return
 	}
-	if err := interop.Poll(ctx, r.o.Timeout, "changed LSPs held by "+rt.Kind, func() error {
+	if err = interop.Poll(ctx, r.o.Timeout, "changed LSPs held by "+rt.Kind, func() error {
 		_, ok, err := inj.HeldAt(ctx, ch.LSPs)
 		if err == nil && !ok {
 			err = errors.New("not yet")
 		}
 		return err
 	}); err != nil {
-		return err
+		return
 	}
 	// The SPF the change caused. fared's log is a ring of 64 entries:
 	// compare by time, not by length.
-	if err := interop.Poll(ctx, 30*time.Second, rt.Kind+" SPF after the change", func() error {
+	perr := interop.Poll(ctx, 30*time.Second, rt.Kind+" SPF after the change", func() error {
 		if fc == nil {
 			s, err := frrSummary(ctx, r.lab)
 			if err != nil {
@@ -585,7 +631,7 @@ func (r *runner) incremental(ctx context.Context, rt *rut.Router, fc *client.Cli
 			if s.Runs == before.Runs {
 				return errors.New("no new SPF run")
 			}
-			fig.SPFIncr, fig.SPFIncrKind = s.Duration, "full"
+			spfD, kind = s.Duration, "full"
 			return nil
 		}
 		v, err := faredSPF(ctx, fc)
@@ -594,34 +640,32 @@ func (r *runner) incremental(ctx context.Context, rt *rut.Router, fc *client.Cli
 		}
 		for _, e := range v.Log {
 			if e.At.After(ch.At) {
-				fig.SPFIncr, fig.SPFIncrKind, fig.SPFIncrTrigger = e.Duration, e.Kind, e.Trigger
+				spfD, kind, trig = e.Duration, e.Kind, e.Trigger
 				return nil
 			}
 		}
 		return errors.New("no new SPF run")
-	}); err != nil {
-		// FRR may decide that a bandwidth sub-TLV changes nothing it
+	})
+	if perr != nil {
+		// A router may decide that a bandwidth sub-TLV changes nothing it
 		// computes: record it rather than fail the run.
-		fig.SPFIncrKind = "none within 30 s"
-		r.logf("%s: %v", rt.Kind, err)
+		kind = "none within 30 s"
+		r.logf("%s: %v", rt.Kind, perr)
 	}
 	// Kernel changes the new bandwidth caused, once they stopped.
 	var last time.Time
-	var n int
 	_ = interop.Poll(ctx, r.o.Timeout, rt.Kind+" kernel quiet after the change", func() error {
 		l, c := w.LastChange(ch.At)
-		if l != last || c != n || time.Since(max0(l, ch.At)) < 2*time.Second {
-			last, n = l, c
+		if l != last || c != writes || time.Since(max0(l, ch.At)) < 2*time.Second {
+			last, writes = l, c
 			return errors.New("kernel still changing")
 		}
 		return nil
 	})
-	fig.KernelIncrChanges = n
-	if n > 0 {
-		fig.KernelIncr = last.Sub(ch.At)
+	if writes > 0 {
+		kernel = last.Sub(ch.At)
 	}
-	r.logf("%s: incremental SPF %v (%s), kernel %v (%d changes)", rt.Kind, fig.SPFIncr, fig.SPFIncrKind, fig.KernelIncr.Round(time.Microsecond), n)
-	return nil
+	return spfD, kind, trig, kernel, writes, nil
 }
 
 func max0(a, b time.Time) time.Time {

@@ -47,7 +47,7 @@ func TestSideBySideSmall(t *testing.T) {
 	interop.RequireLab(t)
 	var cmds strings.Builder
 	spec := Spec{Name: "3-stage 8x32 (CI)", Fabric: fabric.ThreeStage{Spines: 8, Leaves: 32, Parallel: 5, Seed: 1}.Fabric(), Change: -1}
-	o := Options{FaredBin: faredBin, Cmds: &cmds, Timeout: 2 * time.Minute, ComputeRuns: -1,
+	o := Options{FaredBin: faredBin, Cmds: &cmds, Timeout: 2 * time.Minute, ComputeRuns: -1, Changes: 2,
 		// Short RFC 8405 timers: the run waits for the back-off to end
 		// twice, and CI measures nothing.
 		FaredExtra: "rib:\n  spf: {time-to-learn: 100ms, holddown: 500ms}\n"}

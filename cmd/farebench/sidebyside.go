@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -66,7 +65,7 @@ func parseFabric(s string) (sidebyside.Spec, error) {
 func sidebysideCommand() *cobra.Command {
 	var fabrics []string
 	var faredBin, jsonOut, flood, order, cmdLog string
-	var rate int
+	var rate, changes int
 	var timeout time.Duration
 	var quiet bool
 	cmd := &cobra.Command{
@@ -80,7 +79,7 @@ func sidebysideCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			o := sidebyside.Options{FaredBin: bin, Timeout: timeout, Rate: rate, Routers: strings.Split(order, ",")}
+			o := sidebyside.Options{FaredBin: bin, Timeout: timeout, Rate: rate, Routers: strings.Split(order, ","), Changes: changes}
 			if !quiet {
 				o.Log = os.Stderr
 			}
@@ -136,6 +135,7 @@ func sidebysideCommand() *cobra.Command {
 	cmd.Flags().StringVar(&order, "order", "frr,fared", "routers, in the order of their phases")
 	cmd.Flags().StringVar(&cmdLog, "cmd-log", "", "write the lab's commands to this file")
 	cmd.Flags().IntVar(&rate, "rate", 0, "injector LSPs per second per circuit (0: unpaced)")
+	cmd.Flags().IntVar(&changes, "changes", 5, "bandwidth changes for the incremental figures (-1: none)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "deadline of each wait")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress lines")
 	return cmd
@@ -148,5 +148,3 @@ func writeJSON(path string, v any) error {
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
-
-var _ = io.Discard
