@@ -222,6 +222,7 @@ type Injector struct {
 	held     int
 	lastHeld time.Time
 	firstUp  time.Time // the first adjacency Up of the run
+	maxLag   time.Duration
 	primary  *circuit
 	ev       chan any
 	hellos   chan rx // hellos skip the queue: a backlog of LSPs must not expire a hold timer
@@ -325,6 +326,7 @@ func (in *Injector) Run(ctx context.Context, ports []isis.Port) error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	lastScan := in.now()
+	lastTick := lastScan
 	for {
 		select {
 		case h := <-in.hellos:
@@ -341,6 +343,13 @@ func (in *Injector) Run(ctx context.Context, ports []isis.Port) error {
 			in.handle(e)
 		case <-tick.C:
 			now := in.now()
+			// A loop that falls behind its 10 ms tick would expire hold
+			// timers itself: record the worst lag, to tell its timeouts
+			// from the RUT's.
+			if lag := now.Sub(lastTick); lag > in.maxLag {
+				in.maxLag = lag
+			}
+			lastTick = now
 			scan := now.Sub(lastScan) >= time.Second
 			if scan {
 				lastScan = now
@@ -889,6 +898,10 @@ type Status struct {
 	LastHeld     time.Time // when the newest confirmation came
 	RUTLSPs      []packet.LSPEntry
 	Counters     Counters // summed over the circuits
+	// MaxTickGap is the longest the injector's loop went between two of
+	// its 10 ms ticks: far below the hold time, adjacency losses it timed
+	// out are the RUT's silence, not the injector's.
+	MaxTickGap time.Duration
 }
 
 // Full reports whether the RUT confirmed every injected LSP.
@@ -900,6 +913,7 @@ func (in *Injector) Status(ctx context.Context) (Status, error) {
 	err := in.do(ctx, func() {
 		now := in.now()
 		s.Circuits, s.LSPs, s.Held, s.LastHeld, s.FirstUp = len(in.circuits), len(in.ids), in.held, in.lastHeld, in.firstUp
+		s.MaxTickGap = in.maxLag
 		all := true
 		for _, c := range in.circuits {
 			s.Counters.add(c.counters)

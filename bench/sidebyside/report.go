@@ -60,6 +60,7 @@ func writeOne(w io.Writer, r *Result) {
 	mem("injector: retransmits after 5 s", func(f *Figures) int64 { return int64(f.Counters.Retransmits) }, "")
 	mem("adjacencies lost during the phase", func(f *Figures) int64 { return int64(f.Counters.AdjDowns) }, "")
 	mem("of which the injector timed out", func(f *Figures) int64 { return int64(f.Counters.HoldExpired) }, "")
+	mem("injector: worst loop stall", func(f *Figures) int64 { return f.MaxTickGap.Milliseconds() }, " ms")
 	tw.Flush()
 	if frr != nil && len(frr.RSS) > 0 {
 		fmt.Fprintf(w, "FRR RSS: isisd %d kB + zebra %d kB. ", frr.RSS["isisd"], frr.RSS["zebra"])

@@ -117,8 +117,9 @@ type Figures struct {
 	Routes         int `json:"routes"`
 	NexthopObjects int `json:"nexthop_objects"`
 	Groups         int `json:"groups"`
-	// Injector counters for the phase.
-	Counters inject.Counters `json:"injector"`
+	// Injector counters for the phase, and its loop's worst tick gap.
+	Counters   inject.Counters `json:"injector"`
+	MaxTickGap time.Duration   `json:"injector_max_tick_gap_ns"`
 	// Checks that failed for this router (empty: all passed).
 	Problems []string `json:"problems,omitempty"`
 }
@@ -247,9 +248,12 @@ func Run(ctx context.Context, spec Spec, o Options) (res *Result, err error) {
 	return r.res, nil
 }
 
-// pickChange returns the last cable, not at Self, whose new bandwidth bw
-// changes a FARE weight at Self (found with the library: the same answer
-// whatever the routers do).
+// pickChange returns a cable, not at Self, whose new bandwidth bw changes
+// a FARE weight at Self (found with the library: the same answer whatever
+// the routers do). Candidates are the cables at Self's neighbours, those to
+// a node with prefixes (a leaf) first, from the last: a change deeper in a
+// large fabric is absorbed by the sum of parallel paths and moves nothing
+// at Self.
 func pickChange(f *fabric.Fabric, bw float32) (int, error) {
 	weights := func(f *fabric.Fabric) map[netip.Prefix][]float64 {
 		res := spf.Run(f.Graph())
@@ -259,19 +263,32 @@ func pickChange(f *fabric.Fabric, bw float32) (int, error) {
 		}
 		return out
 	}
-	base := weights(f)
-	for c := len(f.Cables) - 1; c >= 0 && c >= len(f.Cables)-64; c-- {
+	nbr := map[int]bool{}
+	for _, c := range f.CablesOf(f.Self) {
+		nbr[f.Cables[c].A], nbr[f.Cables[c].B] = true, true
+	}
+	var leafward, other []int
+	for c := len(f.Cables) - 1; c >= 0; c-- {
 		cb := f.Cables[c]
-		if cb.A == f.Self || cb.B == f.Self || cb.BW == bw {
+		if cb.A == f.Self || cb.B == f.Self || cb.BW == bw || (!nbr[cb.A] && !nbr[cb.B]) {
 			continue
 		}
+		if len(f.Nodes[cb.A].Prefixes) > 0 || len(f.Nodes[cb.B].Prefixes) > 0 {
+			leafward = append(leafward, c)
+		} else {
+			other = append(other, c)
+		}
+	}
+	base := weights(f)
+	cands := append(leafward, other...)
+	for _, c := range cands[:min(len(cands), 64)] {
 		for p, w := range weights(f.WithCableBW(c, bw)) {
 			if !slices.Equal(w, base[p]) {
 				return c, nil
 			}
 		}
 	}
-	return 0, fmt.Errorf("no cable among the last 64 changes a FARE weight at %s when set to %v B/s", f.Nodes[f.Self].Name, bw)
+	return 0, fmt.Errorf("no cable at %s's neighbours changes a FARE weight at it when set to %v B/s", f.Nodes[f.Self].Name, bw)
 }
 
 // compute is the library reference: the median of n runs of spf.Run +
@@ -407,7 +424,7 @@ func (r *runner) phase(ctx context.Context, rt *rut.Router) (*Figures, error) {
 		}
 	}
 	if s, err := inj.Status(ctx); err == nil {
-		fig.Counters = s.Counters
+		fig.Counters, fig.MaxTickGap = s.Counters, s.MaxTickGap
 	}
 	fig.CPU = r.cpu(rt) - cpu0
 	stop(rt)
