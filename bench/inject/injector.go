@@ -534,10 +534,18 @@ func (in *Injector) adjUp(c *circuit, now time.Time) {
 	if in.cfg.Flood == FloodOne && (in.primary == nil || in.primary.state != adjUp) {
 		in.primary = c
 	}
-	if in.serves(c) {
-		in.queue(c, in.ids, now)
-	}
 	c.nextCSNP = now.Add(in.cfg.CSNPInterval)
+	switch {
+	case !in.serves(c):
+	case c.ups == 1:
+		in.queue(c, in.ids, now)
+	default:
+		// Back after a flap: the RUT kept its database (it did not
+		// restart, or the neighbour would have changed), so describe ours
+		// and send what it asks for. Re-sending everything to a router
+		// that flaps under load only feeds the overload.
+		c.nextCSNP = now
+	}
 }
 
 // serves reports whether the injector floods, describes and answers
