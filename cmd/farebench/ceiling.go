@@ -68,10 +68,14 @@ func ceilingCommand() *cobra.Command {
 // WriteCeiling prints the ceiling results as a table.
 func WriteCeiling(w interface{ Write([]byte) (int, error) }, rs []*ceiling.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "route set\troutes\tobjects\trequests\tchunk\tfared Sync\tfared routes/s\tbare loop\tbare routes/s\tfared/bare\t")
+	fmt.Fprintln(tw, "route set\troutes\tobjects\trequests\tfared Sync\tfared routes/s\tbare loop\tbare routes/s\tfared/bare\tCPU: fared\tbare\tfared/bare\t")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%.0f\t%v\t%.0f\t%.2f\t\n", r.Set, r.Routes, r.Objects, r.Messages, r.Chunk,
-			r.Fared.Round(10e3), r.FaredRate(), r.Bare.Round(10e3), r.BareRate(), r.Fraction())
+		cpu := ""
+		if r.FaredCPU > 0 {
+			cpu = fmt.Sprintf("%.2f", r.BareCPU.Seconds()/r.FaredCPU.Seconds())
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%v\t%.0f\t%v\t%.0f\t%.2f\t%v\t%v\t%s\t\n", r.Set, r.Routes, r.Objects, r.Messages,
+			r.Fared.Round(10e3), r.FaredRate(), r.Bare.Round(10e3), r.BareRate(), r.Fraction(), r.FaredCPU.Round(10e3), r.BareCPU.Round(10e3), cpu)
 	}
 	tw.Flush()
 }
