@@ -1,7 +1,9 @@
 package isis
 
 import (
+	"bytes"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/fared/fared/spf"
@@ -39,7 +41,16 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 		}
 		frags = append(frags, frag{id, e})
 	}
-	for nid, e := range zero {
+	// The same database must give the same node and link order: the rib
+	// compares a new graph with the last computed one by index, and only
+	// an identical topology lets it skip Dijkstra (spf.TopologyDiff) when
+	// just a bandwidth or prefix changed. Map order would defeat that.
+	slices.SortFunc(frags, func(a, b frag) int { return bytes.Compare(a.id[:], b.id[:]) })
+	for _, f := range frags {
+		if f.id.Fragment() != 0 {
+			continue
+		}
+		nid, e := f.id.NodeID(), f.e
 		n := lsdb.Node{ID: nid.String(), Pseudo: nid.Pseudo() != 0, Overload: e.lsp.Overload(), Attached: e.lsp.Attached()}
 		for _, t := range e.lsp.TLVs {
 			switch v := t.(type) {
@@ -101,7 +112,11 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 		// nearest attached L1L2 routers (ISO 10589 §7.2.9.1): a default
 		// route "advertised" by each of them, weighted by capacity like
 		// any other prefix.
-		for nid, e := range zero {
+		for _, f := range frags {
+			if f.id.Fragment() != 0 {
+				continue
+			}
+			nid, e := f.id.NodeID(), f.e
 			if nid.Pseudo() == 0 && nid.SystemID() != in.sysID && e.lsp.Attached() {
 				b.AddPrefix(nid.String(), lsdb.Prefix{Prefix: netip.PrefixFrom(netip.IPv4Unspecified(), 0)})
 				if in.ipv6() {
