@@ -92,10 +92,11 @@ func (d *Daemon) coreRoutes() {
 	})
 	s.Handle("GET /spf/log", func(r *http.Request) (any, error) {
 		snap := d.core.RIB.Snapshot()
-		v := wire.SPFView{Log: snap.Log, Delays: snap.Delays, LastSync: snap.FIB, FIBError: snap.FIBError, Anomalies: snap.Anomalies}
+		delays := d.core.RIB.Delays() // now, not as of the last computation
+		v := wire.SPFView{Log: snap.Log, Delays: delays, LastSync: snap.FIB, FIBError: snap.FIBError, Anomalies: snap.Anomalies}
 		// "delay" predates per-protocol back-off: the first protocol's.
 		for _, p := range []string{"isis", "ospf"} {
-			if dv, ok := snap.Delays[p]; ok {
+			if dv, ok := delays[p]; ok {
 				v.Delay = dv
 				break
 			}

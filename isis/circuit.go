@@ -212,6 +212,12 @@ func (c *circuit) reader(p Port) {
 		}
 		cp := make([]byte, len(pdu))
 		copy(cp, pdu)
+		if isHello(cp) {
+			// Liveness first: a hello must not wait behind a flood of
+			// LSPs while the adjacency's hold time runs out.
+			c.in.lp.PostUrgent(rxEvent{c: c, src: src, pdu: cp})
+			continue
+		}
 		c.in.lp.Post(rxEvent{c: c, src: src, pdu: cp})
 	}
 }
@@ -506,6 +512,19 @@ func (in *Instance) ipv6() bool {
 		if len(c.addrs6) > 0 {
 			return true
 		}
+	}
+	return false
+}
+
+// isHello peeks at the PDU type (ISO 10589 §9.5: the fifth byte) without
+// decoding; anything malformed takes the normal path.
+func isHello(pdu []byte) bool {
+	if len(pdu) < 5 {
+		return false
+	}
+	switch pdu[4] & 0x1f {
+	case packet.TypeL1LANHello, packet.TypeL2LANHello, packet.TypeP2PHello:
+		return true
 	}
 	return false
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/fared/fared/ospf/packet"
+
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/loop"
 )
@@ -215,6 +217,12 @@ func (ifc *iface) reader(p Port) {
 		}
 		cp := make([]byte, len(pkt))
 		copy(cp, pkt)
+		if len(cp) > 1 && cp[1] == packet.TypeHello {
+			// Liveness first: a hello must not wait behind a burst of
+			// LSUs while the neighbour's dead interval runs out.
+			ifc.in.lp.PostUrgent(rxEvent{ifc: ifc, src: src, dst: dst, pkt: cp})
+			continue
+		}
 		ifc.in.lp.Post(rxEvent{ifc: ifc, src: src, dst: dst, pkt: cp})
 	}
 }

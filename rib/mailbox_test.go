@@ -136,3 +136,21 @@ func TestSubscribeAndDrop(t *testing.T) {
 		return len(s.Routes) == 1 && s.Routes[0].Protocol == "isis" && len(s.Graphs) == 1
 	})
 }
+
+// Delays is the back-off now, not as of the last computation: after the
+// holddown the state is QUIET again although nothing was computed since.
+func TestDelaysAreCurrent(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := New(Config{Now: func() time.Time { return now }})
+	m.Submit(square(2, false), "t")
+	m.takeMail()
+	now = now.Add(time.Second)
+	m.runDue()
+	if st := m.Delays()["isis"].State; st != "SHORT_WAIT" && st != "LONG_WAIT" {
+		t.Fatalf("after an event: %s", st)
+	}
+	now = now.Add(time.Minute) // past the holddown: QUIET
+	if st := m.Delays()["isis"].State; st != "QUIET" {
+		t.Fatalf("a minute later: %s, want QUIET (the snapshot says %s)", st, m.Snapshot().Delays["isis"].State)
+	}
+}

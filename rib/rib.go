@@ -83,6 +83,7 @@ type Manager struct {
 	subsMu   sync.Mutex
 	subs     map[*Subscription]struct{}
 	protoSet map[string]*protoState // owned by Run
+	delays   sync.Map               // protocol -> *spf.Delay, for readers (Delays)
 
 	// One state per topology: IS-IS level or OSPF area, keyed by topoKey.
 	levels  map[string]*levelState
@@ -211,6 +212,17 @@ func (m *Manager) Drop(protocol string) {
 	m.kick()
 }
 
+// Delays returns each protocol's RFC 8405 back-off as it is now (the
+// snapshot's Delays are as of its computation).
+func (m *Manager) Delays() map[string]spf.DelayView {
+	out := map[string]spf.DelayView{}
+	m.delays.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*spf.Delay).View()
+		return true
+	})
+	return out
+}
+
 // Snapshot returns the latest computed state.
 func (m *Manager) Snapshot() *Snapshot { return m.snap.Load() }
 
@@ -266,6 +278,7 @@ func (m *Manager) proto(p string) *protoState {
 		}
 		m.mu.Unlock()
 		ps = &protoState{routing: r, delay: spf.NewDelay(r.Delay, m.cfg.Now)}
+		m.delays.Store(p, ps.delay)
 		m.protoSet[p] = ps
 	}
 	return ps
@@ -329,6 +342,7 @@ func (m *Manager) takeMail() {
 			}
 		}
 		delete(m.protoSet, p)
+		m.delays.Delete(p)
 		m.compute(nil, []string{p + " stopped"})
 	}
 	for p := range changed {
@@ -337,6 +351,7 @@ func (m *Manager) takeMail() {
 		if r.Delay != ps.routing.Delay {
 			// New timers: a fresh back-off machine (in QUIET) that uses them.
 			ps.delay = spf.NewDelay(r.Delay, m.cfg.Now)
+			m.delays.Store(p, ps.delay)
 		}
 		if r.ECMPOnly != ps.routing.ECMPOnly {
 			for k, ls := range m.levels {

@@ -24,12 +24,14 @@ type Handler interface {
 // Loop carries events and queries to its goroutine.
 type Loop struct {
 	events  chan any
+	urgent  chan any // hellos: handled before anything queued in events
 	queries chan func()
 }
 
-// New returns a loop whose event queue holds size events.
+// New returns a loop whose event queue holds size events (and as many
+// urgent ones).
 func New(size int) *Loop {
-	return &Loop{events: make(chan any, size), queries: make(chan func())}
+	return &Loop{events: make(chan any, size), urgent: make(chan any, size), queries: make(chan func())}
 }
 
 // Run is the owning goroutine; it returns when ctx is done.
@@ -37,15 +39,30 @@ func (l *Loop) Run(ctx context.Context, tick time.Duration, now func() time.Time
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
+		// Urgent events first: a hello must not wait behind a flood of
+		// LSPs, or a neighbour's hold time runs out while its hellos sit
+		// in our own queue.
+		select {
+		case ev := <-l.urgent:
+			h.Handle(ev)
+			h.Settle(now())
+			continue
+		default:
+		}
 		select {
 		case <-ctx.Done():
 			return
+		case ev := <-l.urgent:
+			h.Handle(ev)
 		case ev := <-l.events:
 			h.Handle(ev)
-			// Drain what is queued so one settle covers a burst.
+			// Drain what is queued so one settle covers a burst, taking
+			// urgent events as they come.
 		drain:
 			for n := 0; n < 256; n++ {
 				select {
+				case ev := <-l.urgent:
+					h.Handle(ev)
 				case ev := <-l.events:
 					h.Handle(ev)
 				default:
@@ -65,6 +82,11 @@ func (l *Loop) Run(ctx context.Context, tick time.Duration, now func() time.Time
 // Post queues an event; it blocks while the queue is full (readers apply
 // back-pressure rather than lose packets silently).
 func (l *Loop) Post(ev any) { l.events <- ev }
+
+// PostUrgent queues an event that is handled before every event queued
+// with Post (protocol hellos: liveness must not wait behind bulk). It
+// blocks while the urgent queue is full.
+func (l *Loop) PostUrgent(ev any) { l.urgent <- ev }
 
 // TryPost queues an event unless the queue is full; a hint that can be
 // lost (the poll catches up) uses it.

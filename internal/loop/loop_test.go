@@ -46,3 +46,37 @@ func TestLoop(t *testing.T) {
 		t.Fatal("Ask after stop did not fail")
 	}
 }
+
+// An urgent event overtakes everything queued with Post.
+func TestUrgentFirst(t *testing.T) {
+	l := New(1024)
+	c := &counter{}
+	var order []any
+	h := recorder{c: c, order: &order}
+	for i := 0; i < 500; i++ {
+		l.Post(i)
+	}
+	l.PostUrgent("hello")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { l.Run(ctx, time.Hour, time.Now, h); close(done) }()
+	for n := 0; n < 501; {
+		if err := l.Query(ctx, func() { n = len(order) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel()
+	<-done
+	if order[0] != "hello" {
+		t.Fatalf("first handled %v, want the urgent hello before 500 queued events", order[0])
+	}
+}
+
+type recorder struct {
+	c     *counter
+	order *[]any
+}
+
+func (r recorder) Handle(ev any)    { *r.order = append(*r.order, ev) }
+func (r recorder) Tick(time.Time)   {}
+func (r recorder) Settle(time.Time) {}
