@@ -88,6 +88,10 @@ type Instance struct {
 
 	logged map[string]bool // instance-wide log-once kinds
 
+	// overloadSet is the overload bit set at run time (farectl isis
+	// overload), nil when the configured value is in force.
+	overloadSet *bool
+
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 }
@@ -193,6 +197,10 @@ func (in *Instance) handle(ev any) {
 		e.done <- in.reconfigure(e.cfg)
 	case bandwidthEvent:
 		e.done <- in.setBandwidth(e.iface, e.bw)
+	case overloadEvent:
+		e.done <- in.setOverload(e.on)
+	case clearEvent:
+		e.done <- in.clearAdjacencies(e.iface)
 	}
 }
 

@@ -83,3 +83,9 @@ type OSPFSummary struct {
 	OrigPathBPS *uint64  `json:"original_path_bandwidth_bps"`
 	CapacityBPS *uint64  `json:"capacity_bps"`
 }
+
+// OSPFClearRequest is the body of POST /v1/ospf/clear-neighbor: one
+// neighbour by router id, or every one when RouterID is empty.
+type OSPFClearRequest struct {
+	RouterID string `json:"router_id,omitempty"`
+}
