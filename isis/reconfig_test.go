@@ -656,3 +656,41 @@ func TestLoopbackScopeNotAdvertised(t *testing.T) {
 		}
 	}
 }
+
+// TestConfiguredPrefixWinsOverPassive is issue 17's case in IS-IS:
+// 10.10.2.1/24 on a passive lo (metric 1) and a config entry for
+// 10.10.2.0/24 with metric 5 and Path Bandwidth 100G: the LSP carries the
+// config's metric and 100G (12.5e9 bytes/s), once.
+func TestConfiguredPrefixWinsOverPassive(t *testing.T) {
+	w := &wire{}
+	k1 := map[string]kif{
+		"lo": {addrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/8"), netip.MustParsePrefix("10.10.2.1/24")}},
+		"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.0/31")}},
+	}
+	body := "  interfaces:\n    - {name: lo, passive: true, metric: 1}\n" + ifLine("e0", "p2p", "") +
+		"  prefixes:\n    - {prefix: 10.10.2.0/24, metric: 5, path-bandwidth: 100G}\n"
+	startLive(t, 1, liveYAML(1, "", body), k1)
+	r2 := startLive(t, 2, liveYAML(2, "", "  interfaces:\n"+ifLine("e0", "p2p", "")), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.1/31")}}})
+	poll(t, 10*time.Second, "r2's graph: 10.10.2.0/24 once, metric 5, PB 100G", func() error {
+		g := r2.in.Graph(2)
+		if g == nil {
+			return errors.New("no graph")
+		}
+		n := 0
+		for _, p := range g.Prefixes {
+			if p.Prefix.String() == "10.10.2.0/24" {
+				n++
+				if p.Metric != 5 || !p.HasPathBW || p.PathBW != 12.5e9 {
+					return fmt.Errorf("10.10.2.0/24: %+v", p)
+				}
+			}
+			if p.Prefix.Addr().IsLoopback() {
+				return fmt.Errorf("%s advertised", p.Prefix)
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("10.10.2.0/24 %d times: %+v", n, g.Prefixes)
+		}
+		return nil
+	})
+}

@@ -314,7 +314,7 @@ func (in *Instance) age(a *area, now time.Time) {
 // selfOriginated reports whether an LSA is ours (§13.4): our router id as
 // advertising router, or a Network LSA for one of our interface addresses.
 func (in *Instance) selfOriginated(h lsaHeader) bool {
-	if h.AdvRouter == in.rid {
+	if h.AdvRouter == in.rid || in.wasOurs(h.AdvRouter) {
 		return true
 	}
 	if h.Type == packet.LSANetwork {

@@ -55,6 +55,10 @@ type iface struct {
 	// (RFC 2328 §10).
 	nbrs map[netip.Addr]*neighbor
 
+	// bwOverride is a bandwidth set at run time (farectl ospf bandwidth),
+	// 0 when the configured one (or the interface speed) is in force.
+	bwOverride config.Bandwidth
+
 	// linkDB holds the link-scope (type 9) LSAs of this link.
 	linkDB *area
 
@@ -98,12 +102,16 @@ func (ifc *iface) refresh(now time.Time) {
 	}
 	var a4 []netip.Prefix
 	for _, p := range info.Addrs {
-		if p.Addr().Is4() {
+		// 127/8 on a passive lo and IPv4 link-local are never advertised
+		// (FRR leaves them out too), nor the interface's identity.
+		if a := p.Addr(); a.Is4() && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !a.IsUnspecified() && !a.IsMulticast() {
 			a4 = append(a4, p)
 		}
 	}
 	bw := float32(0)
-	if ifc.cfg.Bandwidth > 0 {
+	if ifc.bwOverride > 0 {
+		bw = ifc.bwOverride.BytesPerSec()
+	} else if ifc.cfg.Bandwidth > 0 {
 		bw = ifc.cfg.Bandwidth.BytesPerSec()
 	} else if info.SpeedBps > 0 {
 		bw = float32(info.SpeedBps / 8)
