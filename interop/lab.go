@@ -218,6 +218,9 @@ func (l *Lab) build(ctx context.Context) error {
 			}
 		}
 	}
+	if err := l.buildPrefixIfaces(ctx); err != nil {
+		return err
+	}
 	for _, n := range l.Nodes {
 		if err := l.startNode(ctx, n); err != nil {
 			return err
