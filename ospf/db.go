@@ -221,7 +221,7 @@ func (in *Instance) flood(a *area, e *lsaEntry, from *neighbor, now time.Time) (
 		}
 		added := false
 		for _, n := range ifc.nbrs {
-			if n.state < NbrExchange {
+			if n.state < NbrExchange || !n.wants(k.typ) {
 				continue
 			}
 			if n.state < NbrFull {

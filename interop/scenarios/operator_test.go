@@ -318,3 +318,55 @@ links:
 		poll(t, ctx, 30*time.Second, "re-formed after clearing all", up("f1", 1))
 	})
 }
+
+// TestFirstHourScript runs scripts/first-hour.sh, which runs the shell
+// blocks of docs/first-hour.md (the operator's first hour: two
+// namespaces, two links, fared against fared, against FRR's isisd, then
+// OSPF) and checks each expected result. The namespaces carry a per-run
+// prefix and go away even when the script fails half-way.
+func TestFirstHourScript(t *testing.T) {
+	interop.RequireLab(t)
+	p := interop.UniqueName("fh")
+	t.Cleanup(func() {
+		for _, n := range []string{p + "-a", p + "-b"} {
+			if out, err := exec.Command("ip", "netns", "pids", n).Output(); err == nil {
+				for _, pid := range strings.Fields(string(out)) {
+					_ = exec.Command("kill", "-9", pid).Run()
+				}
+			}
+			_ = exec.Command("ip", "netns", "del", n).Run()
+		}
+		for _, d := range []string{"/var/run/frr/" + p + "-b", "/etc/frr/" + p + "-b", "/tmp/first-hour-" + p} {
+			_ = os.RemoveAll(d)
+		}
+	})
+	doc, err := os.ReadFile("../../docs/first-hour.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Count(string(doc), "\n```sh\n")
+	checks := strings.Count(string(doc), "\nuntil_ok ")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "../../scripts/first-hour.sh")
+	cmd.Env = append(os.Environ(), "P="+p, "PATH="+filepath.Dir(bins.fared)+":"+os.Getenv("PATH"))
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("first-hour.sh: %v\n%s", err, out)
+	}
+	t.Logf("first-hour.sh passed in %v", time.Since(start).Round(time.Second))
+	// Every block but the cleanup ran as a step, and every check passed.
+	mustContain(t, "script output", string(out), fmt.Sprintf("first-hour: %d blocks from", blocks-1), "first-hour: all steps passed")
+	if n := strings.Count(string(out), "\nok: "); n != checks {
+		t.Fatalf("%d checks passed, the page has %d:\n%s", n, checks, out)
+	}
+	// The cleanup block ran: no namespace left.
+	ns, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(ns), p+"-") {
+		t.Fatalf("namespaces left after the cleanup block:\n%s", ns)
+	}
+}
