@@ -352,11 +352,31 @@ func renderFRRPrefixes(n *Node) string {
 	return fmt.Sprintf("interface %s\n ip router isis %s\n isis passive\n isis metric 0\nexit\n!\n", frrPrefixIface, isisTag)
 }
 
-// checkNodePrefixes refuses, at their line, prefixes a node's kind cannot
-// advertise: FRR has no Path Bandwidth and farelab gives FRR nodes IPv4
-// prefixes only; OSPFv2 carries IPv4 only.
+// checkNodeKind refuses, at their line, settings a node's kind or
+// protocol cannot honour, rather than ignoring them: a Path Bandwidth or
+// an IPv6 prefix on an FRR node (FRR has no FARE; farelab gives FRR nodes
+// IPv4 prefixes only), an IPv6 prefix on an OSPF node (OSPFv2 is IPv4
+// only), `te` on a fared node (fared always floods bandwidths), `level` on
+// an OSPF node.
+func (p *tparser) checkNodeKind(v *yaml.Node, what string, n *NodeSpec) {
+	if v == nil || v.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		switch {
+		case k.Value == "te" && n.Kind == "fared":
+			p.errf(k, "%s: te: only FRR nodes have a TE switch (fared always advertises bandwidths)", what)
+		case k.Value == "level" && n.Protocol == "ospf":
+			p.errf(k, "%s: level: an OSPF node has no IS-IS level (use area)", what)
+		case k.Value == "prefixes":
+			p.checkNodePrefixes(val, what, n)
+		}
+	}
+}
+
 func (p *tparser) checkNodePrefixes(v *yaml.Node, what string, n *NodeSpec) {
-	if v == nil || v.Kind != yaml.SequenceNode {
+	if v.Kind != yaml.SequenceNode {
 		return
 	}
 	for _, e := range v.Content {

@@ -7,13 +7,15 @@ import (
 
 // FRR nodes' prefixes are advertised (a passive interface holding them),
 // and what a node kind cannot do is refused at its line, never ignored.
-func TestFRRPrefixesRefusedWhereUnsupported(t *testing.T) {
+func TestNodeKindRefusesWhatItCannotDo(t *testing.T) {
 	_, err := ParseTopology([]byte(`name: t
 nodes:
   r1: {kind: frr, prefixes: [10.98.3.0/24,
     {prefix: 10.98.4.0/24, path-bandwidth: 40G},
     "2001:db8::/64"]}
   f1: {kind: fared, protocol: ospf, prefixes: ["2001:db8:1::/64"]}
+  f2: {kind: fared, te: false}
+  f3: {kind: fared, protocol: ospf, level: "1"}
 `))
 	if err == nil {
 		t.Fatal("accepted")
@@ -22,6 +24,8 @@ nodes:
 		"line 4: node r1: prefix 10.98.4.0/24: path-bandwidth: an FRR node cannot advertise a Path Bandwidth",
 		"line 5: node r1: prefix 2001:db8::/64: farelab gives FRR nodes IPv4 prefixes only",
 		"line 6: node f1: prefix 2001:db8:1::/64: OSPFv2 carries IPv4 only",
+		"line 7: node f2: te: only FRR nodes have a TE switch",
+		"line 8: node f3: level: an OSPF node has no IS-IS level",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%v", want, err)

@@ -340,7 +340,6 @@ func (p *tparser) topology(data []byte) *Topology {
 			k, v := nodesNode.Content[i], nodesNode.Content[i+1]
 			n := NodeSpec{Name: k.Value, Protocol: t.Protocol, Level: "2", Area: "49.0001", Priority: -1}
 			areaSet := false
-			var pfxNode *yaml.Node
 			what := "node " + k.Value
 			if err := checkName("node", n.Name, MaxNodeName); err != nil {
 				p.errf(k, "%v", err)
@@ -359,7 +358,7 @@ func (p *tparser) topology(data []byte) *Topology {
 				"level":    p.str(what, &n.Level),
 				"area":     func(k, v *yaml.Node) { areaSet = true; p.str(what, &n.Area)(k, v) },
 				"priority": p.integer(what, 0, 127, &n.Priority),
-				"prefixes": func(k, v *yaml.Node) { pfxNode = v; n.Prefixes = p.prefixes(what, v) },
+				"prefixes": func(k, v *yaml.Node) { n.Prefixes = p.prefixes(what, v) },
 				"te": func(k, v *yaml.Node) {
 					switch v.Value {
 					case "true":
@@ -379,7 +378,7 @@ func (p *tparser) topology(data []byte) *Topology {
 			if !validProtocol(n.Protocol) {
 				p.errf(v, "%s: protocol %q not supported (want isis or ospf)", what, n.Protocol)
 			}
-			p.checkNodePrefixes(pfxNode, what, &n)
+			p.checkNodeKind(v, what, &n)
 			if n.Protocol == "ospf" {
 				p.ospfNodeArea(v, what, &n, areaSet)
 			}
