@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/rib"
+	"github.com/fared/fared/spf"
 )
 
 // kif is an interface of the in-memory "kernel" of a live-reload test.
@@ -44,8 +47,16 @@ func startLive(t testing.TB, y string, kernel map[string]kif) *liveNode {
 
 func startLiveLog(t testing.TB, y string, kernel map[string]kif, log *slog.Logger) *liveNode {
 	t.Helper()
+	return startLiveOpts(t, y, kernel, Options{Logger: log})
+}
+
+// startLiveOpts starts an instance with opts, its interfaces and ports
+// from kernel.
+func startLiveOpts(t testing.TB, y string, kernel map[string]kif, opts Options) *liveNode {
+	t.Helper()
 	in, err := New(parse(t, y), Options{
-		Logger: log,
+		Logger:  opts.Logger,
+		OnGraph: opts.OnGraph,
 		Interfaces: func(name string) (*IfaceInfo, error) {
 			k, ok := kernel[name]
 			if !ok {
@@ -505,4 +516,49 @@ func TestConfiguredPrefixWinsOverPassive(t *testing.T) {
 			t.Fatalf("a Router LSA carries 127.0.0.0: %s", s)
 		}
 	}
+}
+
+// TestReloadLeftAreaWithdrawsRoutes: the rib gets an empty graph for an
+// area we leave, so the routes learnt there go (here r3's loopback, only
+// known in area 1), while area 0's stay.
+func TestReloadLeftAreaWithdrawsRoutes(t *testing.T) {
+	w12, w13 := &wire{}, &wire{}
+	m := rib.New(rib.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Ready: func() bool { return true },
+		Default: rib.Routing{Delay: spf.DelayConfig{InitialDelay: 10 * time.Millisecond, ShortDelay: 10 * time.Millisecond,
+			LongDelay: 100 * time.Millisecond, TimeToLearn: 100 * time.Millisecond, Holddown: 200 * time.Millisecond}, Distance: 110}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.Run(ctx)
+	k1 := map[string]kif{"e0": {w: w12, addrs: p2("10.254.0.0/31")}, "e1": {w: w13, addrs: p2("10.254.0.2/31")}}
+	both := "  interfaces:\n" + oif("e0", "p2p", "0", "") + oif("e1", "p2p", "1", "") + "  prefixes:\n    - {prefix: 10.255.0.1/32, area: 0}\n"
+	r1 := startLiveOpts(t, liveYAML(1, "", both), k1, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnGraph: func(area string, g *lsdb.Graph) { m.Submit(g, "ospf area "+area) }})
+	startLive(t, liveYAML(2, "", "  interfaces:\n"+oif("e0", "p2p", "0", "")+"  prefixes:\n    - {prefix: 10.255.0.2/32}\n"),
+		map[string]kif{"e0": {w: w12, addrs: p2("10.254.0.1/31")}})
+	startLive(t, liveYAML(3, "", "  interfaces:\n"+oif("e0", "p2p", "1", "")+"  prefixes:\n    - {prefix: 10.255.0.3/32}\n"),
+		map[string]kif{"e0": {w: w13, addrs: p2("10.254.0.3/31")}})
+	has := func(p string) bool {
+		for _, r := range m.Snapshot().Routes {
+			if r.Prefix.String() == p {
+				return true
+			}
+		}
+		return false
+	}
+	poll(t, 15*time.Second, "routes to r2 and r3", func() error {
+		if !has("10.255.0.2/32") || !has("10.255.0.3/32") {
+			return fmt.Errorf("routes %+v", m.Snapshot().Routes)
+		}
+		return nil
+	})
+	rep := r1.reload(t, liveYAML(1, "", "  interfaces:\n"+oif("e0", "p2p", "0", "")+"  prefixes:\n    - {prefix: 10.255.0.1/32, area: 0}\n"))
+	if err := hasLine(rep, "area 0.0.0.1: left"); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 15*time.Second, "r3's route withdrawn, r2's kept", func() error {
+		if !has("10.255.0.2/32") || has("10.255.0.3/32") {
+			return fmt.Errorf("routes %+v", m.Snapshot().Routes)
+		}
+		return nil
+	})
 }
