@@ -42,6 +42,10 @@ type ISISInterface struct {
 	Levels         []ISISLANLevel    `json:"levels,omitempty"`
 	Adjacencies    int               `json:"adjacencies_up"`
 	Counters       map[string]uint64 `json:"counters"`
+
+	// BandwidthOverride is the run-time override in force (farectl
+	// ... bandwidth IFACE BW), "" when none.
+	BandwidthOverride string `json:"bandwidth_override,omitempty"`
 }
 
 // ISISLANLevel is the DIS state of one level on a LAN.

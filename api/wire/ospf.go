@@ -43,6 +43,10 @@ type OSPFInterface struct {
 	Neighbors      int               `json:"neighbors"`
 	Adjacencies    int               `json:"adjacencies_full"`
 	Counters       map[string]uint64 `json:"counters"`
+
+	// BandwidthOverride is the run-time override in force (farectl
+	// ... bandwidth IFACE BW), "" when none.
+	BandwidthOverride string `json:"bandwidth_override,omitempty"`
 }
 
 // OSPFLSA is one database entry.

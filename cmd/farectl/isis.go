@@ -45,8 +45,8 @@ func isisCommand(g *globals) *cobra.Command {
 				return g.emit(b, err)
 			}
 			for _, i := range v {
-				fmt.Fprintf(g.out, "%s  state %s  type %s  ifindex %d  mtu %d  metric %d  bandwidth %s  circuit-id %d\n",
-					i.Name, i.State, i.Type, i.Index, i.MTU, i.Metric, formatBytesPerSec(float64(i.BandwidthBytes)), i.CircuitID)
+				fmt.Fprintf(g.out, "%s  state %s  type %s  ifindex %d  mtu %d  metric %d  bandwidth %s%s  circuit-id %d\n",
+					i.Name, i.State, i.Type, i.Index, i.MTU, i.Metric, formatBytesPerSec(float64(i.BandwidthBytes)), overrideNote(i.BandwidthOverride), i.CircuitID)
 				fmt.Fprintf(g.out, "  addresses %s  hello %gs  hold %gs  adjacencies up %d\n", strings.Join(i.Addresses, ", "), i.HelloInterval, i.HoldTime, i.Adjacencies)
 				for _, l := range i.Levels {
 					fmt.Fprintf(g.out, "  L%d: DIS %v  LAN id %s  priority %d\n", l.Level, l.DIS, l.LANID, i.Priority)
@@ -175,6 +175,14 @@ func bandwidthCommand(g *globals, proto string) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&clear, "clear", false, "drop the run-time override")
 	return cmd
+}
+
+// overrideNote marks a bandwidth set at run time.
+func overrideNote(o string) string {
+	if o == "" {
+		return ""
+	}
+	return " (run-time override " + o + ")"
 }
 
 // isisOverloadCommand sets the overload bit at run time (maintenance

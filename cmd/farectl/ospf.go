@@ -40,8 +40,8 @@ func ospfCommand(g *globals) *cobra.Command {
 				return g.emit(b, err)
 			}
 			for _, i := range v {
-				fmt.Fprintf(g.out, "%s  area %s  state %s  type %s  ifindex %d  mtu %d  cost %d  bandwidth %s\n",
-					i.Name, i.Area, i.State, i.Type, i.Index, i.MTU, i.Cost, formatBytesPerSec(float64(i.BandwidthBytes)))
+				fmt.Fprintf(g.out, "%s  area %s  state %s  type %s  ifindex %d  mtu %d  cost %d  bandwidth %s%s\n",
+					i.Name, i.Area, i.State, i.Type, i.Index, i.MTU, i.Cost, formatBytesPerSec(float64(i.BandwidthBytes)), overrideNote(i.BandwidthOverride))
 				fmt.Fprintf(g.out, "  address %s  hello %gs  dead %gs  priority %d  DR %s  BDR %s  neighbors %d  full %d\n",
 					i.Address, i.HelloInterval, i.DeadInterval, i.Priority, dash(i.DR), dash(i.BDR), i.Neighbors, i.Adjacencies)
 				for _, k := range sortedKeys(i.Counters) {

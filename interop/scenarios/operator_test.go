@@ -213,6 +213,7 @@ links:
 		out := farectlText(t, ctx, l, "f1", proto, "bandwidth", "r1-1", "40G")
 		mustContain(t, "set", out, proto+" interface r1-1: bandwidth 40G (run-time override)")
 		poll(t, ctx, 10*time.Second, "40G at f2", want(40e9))
+		mustContain(t, "interfaces", farectlText(t, ctx, l, "f1", proto, "interfaces"), "bandwidth 40G (run-time override 40G)")
 		out = farectlText(t, ctx, l, "f1", "reload")
 		mustContain(t, "reload", out, "interface r1-1: bandwidth override 40G kept (configured bandwidth unchanged)")
 		poll(t, ctx, 10*time.Second, "still 40G at f2 after the reload", want(40e9))
