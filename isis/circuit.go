@@ -36,6 +36,11 @@ type circuit struct {
 	// 0 when the configured one (or the interface speed) is in force.
 	bwOverride config.Bandwidth
 
+	// reqs: what the CSNP said of each LSP we request in our next PSNP
+	// (ISO 10589 §7.3.15.2 b.5: the request is an entry with sequence
+	// number 0 and the reported lifetime and checksum).
+	reqs [2]map[packet.LSPID]packet.LSPEntry
+
 	// localID is the one-byte circuit id: the pseudonode id on a LAN and
 	// the local circuit id in P2P hellos.
 	localID uint8

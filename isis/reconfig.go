@@ -449,16 +449,12 @@ func (in *Instance) retireGraph(l int) {
 func (c *circuit) recheckAreas(now time.Time) int {
 	n := 0
 	if a := c.p2p; a != nil {
-		lv := c.p2pLevels(a.nbrType, a.areas)
-		if lv != a.level {
+		// Its usable levels change: down, and back through hellos with a
+		// full synchronisation (as rxP2PHello does, ISO 10589 §8.2.5.2).
+		if lv := c.p2pLevels(a.nbrType, a.areas); lv != a.level {
 			n += a.level &^ lv & 1
-			if lv == 0 {
-				c.adjDown(a, now, "no common area")
-				c.p2p = nil
-			} else {
-				a.level = lv
-				c.in.scheduleAll()
-			}
+			c.adjDown(a, now, "no common area")
+			c.p2p = nil
 		}
 		return n
 	}

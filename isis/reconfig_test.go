@@ -694,3 +694,46 @@ func TestConfiguredPrefixWinsOverPassive(t *testing.T) {
 		return nil
 	})
 }
+
+// TestPSNPRequestCarriesReportedLifetime: an LSP a CSNP lists and we lack
+// is requested with sequence number 0 and the lifetime and checksum the
+// CSNP reported (ISO 10589 §7.3.15.2 b.5). An all-zero entry reads as a
+// purge to FRR 8.4.4, which then requested the LSP from us instead of
+// sending it: after a live level change, level 1 never synchronised.
+func TestPSNPRequestCarriesReportedLifetime(t *testing.T) {
+	in, err := New(testConfig(t, 1, "2", []memIf{{name: "e0", typ: "p2p"}}), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := upP2P(in, sysN(2))
+	w := &wire{}
+	c.port = w.port([6]byte{2, 0, 0, 0, 1, 0})
+	peer := w.port([6]byte{2, 0, 0, 0, 2, 0})
+	want := packet.MakeLSPID(sysN(2), 0, 0)
+	csnp := &packet.CSNP{Header: packet.Header{Type: packet.TypeL2CSNP}, SourceID: packet.MakeNodeID(sysN(2), 0),
+		End:  packet.LSPID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+		TLVs: packet.TLVs(packet.PackLSPEntries([]packet.LSPEntry{{ID: want, Seq: 5, Lifetime: 1000, Checksum: 0xabcd}}))}
+	in.rxCSNP(c, csnp, [6]byte{2, 0, 0, 0, 2, 0})
+	c.sendPSNP(2, in.level(2), in.opt.Now())
+	_, b, err := peer.Recv(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := packet.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := d.(*packet.PSNP)
+	if !ok {
+		t.Fatalf("sent %T", d)
+	}
+	var got []packet.LSPEntry
+	for _, tl := range p.TLVs {
+		if es, ok := tl.(*packet.LSPEntries); ok {
+			got = append(got, es.Entries...)
+		}
+	}
+	if len(got) != 1 || got[0] != (packet.LSPEntry{ID: want, Lifetime: 1000, Checksum: 0xabcd}) {
+		t.Fatalf("PSNP entries %+v, want the request {seq 0, lifetime 1000, checksum 0xabcd}", got)
+	}
+}
