@@ -223,6 +223,9 @@ func (l *Lab) build(ctx context.Context) error {
 			}
 		}
 	}
+	if err := l.buildPrefixIfaces(ctx); err != nil {
+		return err
+	}
 	for _, n := range l.Nodes {
 		if n.isHost() {
 			if err := l.hostRoutes(ctx, n); err != nil {

@@ -147,6 +147,7 @@ func RenderOSPFd(n *Node, d Defaults) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "! rendered by farelab for node %s\nhostname %s\nlog timestamp precision 3\n!\n", n.Name, n.Hostname)
 	fmt.Fprintf(&b, "interface lo\n ip ospf area %s\n ip ospf passive\nexit\n!\n", n.Area)
+	b.WriteString(renderFRRPrefixes(n))
 	hello := frrSeconds(d.HelloInterval)
 	for _, f := range n.Interfaces {
 		fmt.Fprintf(&b, "interface %s\n ip ospf area %s\n ip ospf network %s\n", f.Name, f.Area, ospfNetwork(f.Type))

@@ -122,12 +122,15 @@ func (l *Lab) Node(name string) *Node {
 	return nil
 }
 
-// Link returns link i (file order), or nil.
+// Link returns the link with index i (file order; links added at run
+// time take the next index, removed ones leave a gap), or nil.
 func (l *Lab) Link(i int) *Link {
-	if i < 0 || i >= len(l.Links) {
-		return nil
+	for _, lk := range l.Links {
+		if lk.Index == i {
+			return lk
+		}
 	}
-	return l.Links[i]
+	return nil
 }
 
 // Iface returns the named interface of n, or nil.

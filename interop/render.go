@@ -83,6 +83,7 @@ func RenderISISd(n *Node, d Defaults) string {
 	// The loopback is passive with metric 0, like fared's originated
 	// loopback prefix, so routes to either kind of node cost the same.
 	fmt.Fprintf(&b, "interface lo\n ip router isis %s\n isis passive\n isis metric 0\nexit\n!\n", isisTag)
+	b.WriteString(renderFRRPrefixes(n))
 	for _, f := range n.Interfaces {
 		ct := circuitType
 		if f.Level != "" {

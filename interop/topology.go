@@ -405,6 +405,7 @@ func (p *tparser) topology(data []byte) *Topology {
 			if !validProtocol(n.Protocol) {
 				p.errf(v, "%s: protocol %q not supported (want isis or ospf)", what, n.Protocol)
 			}
+			p.checkNodeKind(v, what, &n)
 			if n.Protocol == "ospf" {
 				p.ospfNodeArea(v, what, &n, areaSet)
 			}

@@ -135,6 +135,15 @@ func (c *circuit) rxP2PHello(h *packet.P2PHello, mac [6]byte) {
 		c.adjDown(a, now, "neighbour system id changed")
 		c.p2p, a = nil, nil
 	}
+	if a != nil && a.state == AdjUp && a.level != levels {
+		// ISO 10589 §8.2.5.2: the levels an Up adjacency may use changed
+		// (a circuit type or area changed at either end). It goes down and
+		// comes back, so that each level's database is synchronised from
+		// the start (CSNPs at adjacency up); FRR does the same ("Wrong
+		// System"). Keeping it Up left a level it gained unsynchronised.
+		c.adjDown(a, now, "usable levels changed")
+		c.p2p, a = nil, nil
+	}
 	if tw != nil && tw.HasNeighbor && (tw.NeighborID != c.in.sysID || (tw.HasExtCircuit && tw.NeighborExtCircuitID != 0 && tw.NeighborExtCircuitID != uint32(c.ifi.Index))) {
 		// RFC 5303 §3.2: the neighbour speaks of another adjacency; ignore.
 		c.reject("three_way_mismatch", "three-way TLV names another system or circuit", "neighbor", tw.NeighborID.String(), "from", macString(mac))

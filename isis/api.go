@@ -1,6 +1,7 @@
 package isis
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -16,7 +17,10 @@ import (
 //	GET  /v1/isis/database?level=L&lsp=ID&detail=true
 //	GET  /v1/isis/levels
 //	GET  /v1/isis/leaks
-//	POST /v1/isis/bandwidth {"interface": "eth0", "bandwidth": "40G"}
+//	POST /v1/isis/bandwidth {"interface": "eth0", "bandwidth": "40G"} (or "clear": true)
+//	GET  /v1/isis/overload
+//	POST /v1/isis/overload {"overload": "on"|"off"|"config"}
+//	POST /v1/isis/clear-adjacency {"interface": "eth0"} (all without one)
 func (m *module) Routes(r *api.Router) {
 	in := m.in
 	r.Handle("GET neighbors", func(r *http.Request) (any, error) { return answer(in.Neighbors(r.Context())) })
@@ -35,22 +39,62 @@ func (m *module) Routes(r *api.Router) {
 		return answer(in.Database(r.Context(), q))
 	})
 	r.Handle("POST bandwidth", func(r *http.Request) (any, error) {
-		var req apiwire.BandwidthRequest
+		return bandwidthRoute(r, in.SetBandwidth)
+	})
+	r.Handle("GET overload", func(r *http.Request) (any, error) { return answer(in.Overload(r.Context())) })
+	r.Handle("POST overload", func(r *http.Request) (any, error) {
+		var req apiwire.ISISOverloadRequest
 		if err := api.Decode(r, &req); err != nil {
 			return nil, err
 		}
-		if req.Interface == "" {
-			return nil, api.Errorf("interface: required")
+		var on *bool
+		switch req.Overload {
+		case "on", "off":
+			b := req.Overload == "on"
+			on = &b
+		case "config":
+		default:
+			return nil, api.Errorf("overload: %q is not on, off or config", req.Overload)
 		}
-		bw, err := config.ParseBandwidth(req.Bandwidth)
-		if err != nil {
-			return nil, api.Errorf("bandwidth: %q is not a positive bandwidth (e.g. 40G)", req.Bandwidth)
+		if _, err := in.SetOverload(r.Context(), on); err != nil {
+			return nil, err
 		}
-		if err := in.SetBandwidth(r.Context(), req.Interface, bw); err != nil {
-			return answer[any](nil, err)
-		}
-		return map[string]any{"interface": req.Interface, "bandwidth": bw.String()}, nil
+		return answer(in.Overload(r.Context()))
 	})
+	r.Handle("POST clear-adjacency", func(r *http.Request) (any, error) {
+		var req apiwire.ISISClearRequest
+		if err := api.Decode(r, &req); err != nil {
+			return nil, err
+		}
+		n, err := in.ClearAdjacencies(r.Context(), req.Interface)
+		return answer(apiwire.Cleared{Cleared: n}, err)
+	})
+}
+
+// bandwidthRoute serves POST bandwidth: set or clear a run-time override.
+func bandwidthRoute(r *http.Request, set func(ctx context.Context, iface string, bw config.Bandwidth) error) (any, error) {
+	var req apiwire.BandwidthRequest
+	if err := api.Decode(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Interface == "" {
+		return nil, api.Errorf("interface: required")
+	}
+	var bw config.Bandwidth
+	if !req.Clear {
+		var err error
+		if bw, err = config.ParseBandwidth(req.Bandwidth); err != nil {
+			return nil, api.Errorf("bandwidth: %q is not a positive bandwidth (e.g. 40G); to drop an override use clear", req.Bandwidth)
+		}
+	}
+	if err := set(r.Context(), req.Interface, bw); err != nil {
+		return answer[any](nil, err)
+	}
+	out := apiwire.BandwidthOverride{Interface: req.Interface, Cleared: req.Clear}
+	if !req.Clear {
+		out.Bandwidth = bw.String()
+	}
+	return out, nil
 }
 
 func levelQuery(r *http.Request) (int, error) {

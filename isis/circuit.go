@@ -32,6 +32,15 @@ type circuit struct {
 	port     Port
 	lastPoll time.Time
 
+	// bwOverride is a bandwidth set at run time (farectl isis bandwidth),
+	// 0 when the configured one (or the interface speed) is in force.
+	bwOverride config.Bandwidth
+
+	// reqs: what the CSNP said of each LSP we request in our next PSNP
+	// (ISO 10589 §7.3.15.2 b.5: the request is an entry with sequence
+	// number 0 and the reported lifetime and checksum).
+	reqs [2]map[packet.LSPID]packet.LSPEntry
+
 	// localID is the one-byte circuit id: the pseudonode id on a LAN and
 	// the local circuit id in P2P hellos.
 	localID uint8
@@ -88,6 +97,13 @@ func (c *circuit) holdTime() time.Duration {
 	return c.cfg.HelloInterval * time.Duration(c.cfg.HelloMultiplier)
 }
 
+// advertisable reports whether an interface address may be advertised
+// (as a prefix, or in TLV 132/232): not loopback scope (127/8, ::1), not
+// link-local (169.254/16, fe80::/10), not unspecified or multicast.
+func advertisable(a netip.Addr) bool {
+	return !a.IsLoopback() && !a.IsLinkLocalUnicast() && !a.IsUnspecified() && !a.IsMulticast()
+}
+
 // KernelInterface reads an interface from the kernel.
 var KernelInterface = netif.Lookup
 
@@ -108,6 +124,9 @@ func (c *circuit) refresh(now time.Time) {
 	var ll []netip.Addr
 	for _, p := range info.Addrs {
 		switch {
+		case !advertisable(p.Addr()) && !(p.Addr().Is6() && p.Addr().IsLinkLocalUnicast()):
+			// 127/8 and ::1 on a passive lo, IPv4 link-local: never
+			// advertised, never in hellos (FRR leaves them out too).
 		case p.Addr().Is4():
 			a4 = append(a4, p)
 		case p.Addr().IsLinkLocalUnicast():
@@ -118,7 +137,9 @@ func (c *circuit) refresh(now time.Time) {
 	}
 	c.ll6 = ll
 	bw := float32(0)
-	if c.cfg.Bandwidth > 0 {
+	if c.bwOverride > 0 {
+		bw = c.bwOverride.BytesPerSec()
+	} else if c.cfg.Bandwidth > 0 {
 		bw = c.cfg.Bandwidth.BytesPerSec()
 	} else if info.SpeedBps > 0 {
 		bw = float32(info.SpeedBps / 8)

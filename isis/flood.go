@@ -86,6 +86,10 @@ func (in *Instance) snpEntry(c *circuit, lv *level, en packet.LSPEntry, now time
 		if en.Lifetime != 0 && en.Seq != 0 && en.Checksum != 0 {
 			// We lack it: request it.
 			c.ssn[l-1][en.ID] = struct{}{}
+			if c.reqs[l-1] == nil {
+				c.reqs[l-1] = map[packet.LSPID]packet.LSPEntry{}
+			}
+			c.reqs[l-1][en.ID] = en
 		}
 		return
 	}
@@ -189,7 +193,12 @@ func (c *circuit) sendPSNP(l int, lv *level, now time.Time) {
 			if e := lv.db[id]; e != nil {
 				es = append(es, packet.LSPEntry{Lifetime: e.remaining(now), ID: id, Seq: e.lsp.Seq, Checksum: e.lsp.Checksum})
 			} else {
-				es = append(es, packet.LSPEntry{ID: id}) // a request: "we have nothing"
+				// A request: sequence number 0 with the lifetime and
+				// checksum the CSNP reported (ISO 10589 §7.3.15.2 b.5).
+				// An all-zero entry reads as a purge to FRR 8.4.4, which
+				// then asks for it back instead of sending its LSP.
+				r := c.reqs[l-1][id]
+				es = append(es, packet.LSPEntry{ID: id, Lifetime: r.Lifetime, Checksum: r.Checksum})
 			}
 		}
 		ids = ids[n:]
@@ -198,6 +207,7 @@ func (c *circuit) sendPSNP(l int, lv *level, now time.Time) {
 		c.send(c.lspDst(l), p, "psnp")
 	}
 	clear(c.ssn[l-1])
+	clear(c.reqs[l-1])
 }
 
 // snpEntriesPerPDU is how many 16-byte LSP entries fit one SNP on this

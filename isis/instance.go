@@ -90,6 +90,10 @@ type Instance struct {
 
 	lspKey [2]string // per level, the key our LSPs were last signed with (auth.go)
 
+	// overloadSet is the overload bit set at run time (farectl isis
+	// overload), nil when the configured value is in force.
+	overloadSet *bool
+
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 }
@@ -195,6 +199,10 @@ func (in *Instance) handle(ev any) {
 		e.done <- in.reconfigure(e.cfg)
 	case bandwidthEvent:
 		e.done <- in.setBandwidth(e.iface, e.bw)
+	case overloadEvent:
+		e.done <- in.setOverload(e.on)
+	case clearEvent:
+		e.done <- in.clearAdjacencies(e.iface)
 	}
 }
 

@@ -152,7 +152,7 @@ func (e *lspEntry) body() []byte {
 
 func (in *Instance) lspFlags(lv *level, id packet.LSPID) uint8 {
 	f := in.isType()
-	if in.icfg.Overload && id.Pseudo() == 0 {
+	if in.overloaded() && id.Pseudo() == 0 {
 		f |= packet.LSPFlagOverload
 	}
 	// ATT (default metric bit) in our L1 LSPs while attached to L2.

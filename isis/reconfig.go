@@ -4,22 +4,50 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
+	apiwire "github.com/fared/fared/api/wire"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/loop"
+	"github.com/fared/fared/isis/packet"
+	"github.com/fared/fared/lsdb"
 )
 
 type notifyEvent struct{ name string }
 
 type reconfigEvent struct {
 	cfg  *config.Config
-	done chan<- []string
+	done chan<- Report
 }
 
 type bandwidthEvent struct {
 	iface string
-	bw    config.Bandwidth
+	bw    config.Bandwidth // 0: clear the override
 	done  chan<- error
+}
+
+type overloadEvent struct {
+	on   *bool // nil: back to the configured value
+	done chan<- bool
+}
+
+type clearEvent struct {
+	iface string // "": every interface
+	done  chan<- clearResult
+}
+
+type clearResult struct {
+	n   int
+	err error
+}
+
+// Report is what a reload did: Changed lists what was applied, in words
+// ("interface eth1: hello-interval 3s -> 1s (applied at the next hello)"),
+// Warnings what was not.
+type Report struct {
+	Changed  []string
+	Warnings []string
 }
 
 // Notify tells the instance that an interface changed (from the netlink
@@ -28,22 +56,67 @@ func (in *Instance) Notify(name string) {
 	in.lp.TryPost(notifyEvent{name}) // if the queue is full, the poll catches up
 }
 
-// Reconfigure applies a new configuration to the running instance. What
-// can change live: per-interface metric, bandwidth, hello timers and
-// priority; prefixes and their path bandwidth; overload; timers. What
-// cannot (system id, areas, level, the set of interfaces) is returned as
-// warnings and left as it was.
-func (in *Instance) Reconfigure(ctx context.Context, cfg *config.Config) ([]string, error) {
-	return loop.Ask(ctx, in.lp, func(r chan<- []string) any { return reconfigEvent{cfg: cfg, done: r} })
+// Check validates a new configuration against the running instance and
+// changes nothing: what it accepts, Reconfigure applies in full.
+func (in *Instance) Check(cfg *config.Config) error {
+	if cfg.ISIS == nil {
+		return fmt.Errorf("no isis section")
+	}
+	// One-byte circuit ids (the pseudonode id of a LAN): 255 circuits.
+	if n := len(cfg.ISIS.Interfaces); n > 255 {
+		return fmt.Errorf("%d interfaces: IS-IS circuit ids are one byte, at most 255 interfaces", n)
+	}
+	return nil
 }
 
-// SetBandwidth overrides an interface's bandwidth at run time (bits/s).
+// Reconfigure applies a new configuration to the running instance, all of
+// it, with the least disruption each change allows: timers, metrics,
+// bandwidths and prefixes in place; a new interface comes up, a removed
+// one goes down; a changed circuit type, passive flag or level restarts
+// that circuit only; a changed system id purges our LSPs and restarts the
+// instance's adjacencies under the new id (the process and the database
+// of the others' LSPs stay).
+func (in *Instance) Reconfigure(ctx context.Context, cfg *config.Config) (Report, error) {
+	return loop.Ask(ctx, in.lp, func(r chan<- Report) any { return reconfigEvent{cfg: cfg, done: r} })
+}
+
+// SetBandwidth overrides an interface's bandwidth at run time (bits/s); 0
+// clears the override. An override survives reloads that leave the
+// interface's configured bandwidth as it was.
 func (in *Instance) SetBandwidth(ctx context.Context, iface string, bw config.Bandwidth) error {
 	err, aerr := loop.Ask(ctx, in.lp, func(r chan<- error) any { return bandwidthEvent{iface: iface, bw: bw, done: r} })
 	if aerr != nil {
 		return aerr
 	}
 	return err
+}
+
+// SetOverload sets the overload bit at run time (a maintenance drain);
+// nil returns to the configured value. It reports the bit now in force.
+// The override survives reloads that leave `overload` as it was.
+func (in *Instance) SetOverload(ctx context.Context, on *bool) (bool, error) {
+	return loop.Ask(ctx, in.lp, func(r chan<- bool) any { return overloadEvent{on: on, done: r} })
+}
+
+// ClearAdjacencies drops the adjacencies of one interface, or of all
+// (iface ""), as vtysh's `clear isis neighbor` does: they come back
+// through the normal hello exchange. It returns how many were Up or
+// initialising.
+func (in *Instance) ClearAdjacencies(ctx context.Context, iface string) (int, error) {
+	r, err := loop.Ask(ctx, in.lp, func(r chan<- clearResult) any { return clearEvent{iface: iface, done: r} })
+	if err != nil {
+		return 0, err
+	}
+	return r.n, r.err
+}
+
+// Overload reports the overload bit in force and where it comes from.
+func (in *Instance) Overload(ctx context.Context) (apiwire.ISISOverload, error) {
+	var v apiwire.ISISOverload
+	err := in.Query(ctx, func() {
+		v = apiwire.ISISOverload{Overload: in.overloaded(), Configured: in.icfg.Overload, RunTime: in.overloadSet != nil}
+	})
+	return v, err
 }
 
 func (in *Instance) circuit(name string) *circuit {
@@ -55,53 +128,356 @@ func (in *Instance) circuit(name string) *circuit {
 	return nil
 }
 
-func (in *Instance) reconfigure(nc *config.Config) []string {
-	var warn []string
+// overloaded is the overload bit in force: the run-time override, else
+// the configured value.
+func (in *Instance) overloaded() bool {
+	if in.overloadSet != nil {
+		return *in.overloadSet
+	}
+	return in.icfg.Overload
+}
+
+func (in *Instance) reconfigure(nc *config.Config) Report {
+	var rep Report
 	ni := nc.ISIS
-	if ni == nil {
-		return []string{"isis section removed: needs a restart, ignored"}
+	if ni == nil { // the daemon stops the module instead of calling this
+		rep.Warnings = append(rep.Warnings, "isis section removed: the module stops")
+		return rep
 	}
-	if nc.SystemID != in.cfg.SystemID || nc.RouterID != in.cfg.RouterID {
-		warn = append(warn, "system-id/router-id changed: needs a restart, ignored")
+	now := in.opt.Now()
+	old, oldCfg := in.icfg, in.cfg
+	newSys := packet.SystemID(nc.SystemID)
+	sysChanged := newSys != in.sysID
+	changed := func(format string, args ...any) { rep.Changed = append(rep.Changed, fmt.Sprintf(format, args...)) }
+
+	// Our LSPs at the levels we stop running, or all of them under a
+	// changing system id, are purged now, while the adjacencies that
+	// carry the purges are still up. Copies a neighbour misses are
+	// corrected later: we keep the purges for ZeroAgeLifetime and answer
+	// any older copy with them (CSNP exchange of the new adjacency).
+	var dropLevels, addLevels []int
+	for l := 1; l <= 2; l++ {
+		switch {
+		case old.Level&l != 0 && ni.Level&l == 0:
+			dropLevels = append(dropLevels, l)
+		case old.Level&l == 0 && ni.Level&l != 0:
+			addLevels = append(addLevels, l)
+		}
 	}
-	if ni.Level != in.icfg.Level || !slices.EqualFunc(ni.Areas, in.icfg.Areas, func(a, b []byte) bool { return string(a) == string(b) }) {
-		warn = append(warn, "areas/level changed: needs a restart, ignored")
+	purged := 0
+	for _, lv := range in.levels {
+		if lv != nil && (sysChanged || slices.Contains(dropLevels, lv.n)) {
+			purged += in.purgeOwn(lv, now)
+		}
 	}
-	if ni.PathBandwidthSubTLV != in.icfg.PathBandwidthSubTLV {
-		warn = append(warn, "path-bandwidth-subtlv changed: needs a restart, ignored")
+	if purged > 0 {
+		for _, c := range in.circuits {
+			c.flood(now)
+		}
 	}
-	names := map[string]bool{}
+
+	// Instance-wide settings.
+	in.cfg, in.icfg = nc, ni
+	if sysChanged {
+		changed("system-id %s -> %s (instance restarted: %d own LSPs purged, adjacencies re-formed and LSPs re-originated under the new id)",
+			in.sysID, newSys, purged)
+		in.sysID = newSys
+	}
+	if oldCfg.Hostname != nc.Hostname {
+		changed("hostname %s -> %s (re-originated)", oldCfg.Hostname, nc.Hostname)
+	}
+	if oldCfg.RouterID != nc.RouterID {
+		changed("router-id %s -> %s (TE router id and addresses re-originated)", oldCfg.RouterID, nc.RouterID)
+	}
+	areasChanged := !slices.EqualFunc(ni.Areas, old.Areas, func(a, b []byte) bool { return string(a) == string(b) })
+	in.areas = ni.Areas
+	if ni.Level != old.Level {
+		for _, l := range dropLevels {
+			in.levels[l-1] = nil
+			in.retireGraph(l)
+		}
+		for _, l := range addLevels {
+			in.levels[l-1] = newLevel(l)
+		}
+		changed("level %s -> %s (levels added: %v, removed: %v; circuits whose levels changed restarted)",
+			levelText(old.Level), levelText(ni.Level), addLevels, dropLevels)
+	}
+	if !in.isL1L2() {
+		in.leaks, in.leakDirty = [2][]leak{}, [2]bool{}
+	}
+	if ni.PathBandwidthSubTLV != old.PathBandwidthSubTLV {
+		in.pbCode = ni.PathBandwidthSubTLV
+		for _, lv := range in.levels {
+			if lv != nil {
+				lv.graphDirty = true // the others' prefixes are read with the new codepoint
+			}
+		}
+		changed("path-bandwidth-subtlv %d -> %d (prefixes re-originated, databases re-read)", old.PathBandwidthSubTLV, ni.PathBandwidthSubTLV)
+	}
+
+	// Circuits, in the new configuration's order.
+	want := map[string]bool{}
 	for _, ic := range ni.Interfaces {
-		names[ic.Name] = true
+		want[ic.Name] = true
+	}
+	for _, c := range slices.Clone(in.circuits) {
+		if !want[c.name] {
+			in.dropCircuit(c, now)
+			changed("interface %s: removed (adjacencies down)", c.name)
+		}
+	}
+	next := make([]*circuit, 0, len(ni.Interfaces))
+	for _, ic := range ni.Interfaces {
 		c := in.circuit(ic.Name)
-		if c == nil {
-			warn = append(warn, fmt.Sprintf("interface %s added: needs a restart, ignored", ic.Name))
-			continue
+		switch {
+		case c == nil:
+			c = in.newCircuitAt(ic, -1)
+			changed("interface %s: added", ic.Name)
+		case circuitRestart(c.cfg, old, ic, ni) != "" || sysChanged:
+			why := circuitRestart(c.cfg, old, ic, ni)
+			ov := c.bwOverride
+			if ov != 0 && ic.Bandwidth != c.cfg.Bandwidth {
+				changed("interface %s: bandwidth override %s dropped (configured bandwidth changed)", ic.Name, ov)
+				ov = 0
+			}
+			counters := c.counters
+			in.dropCircuit(c, now)
+			c = in.newCircuitAt(ic, int(c.localID)-1)
+			c.counters, c.bwOverride = counters, ov
+			if why != "" {
+				changed("interface %s: %s (circuit restarted)", ic.Name, why)
+			}
+		default:
+			in.updateCircuit(c, ic, now, changed)
 		}
-		if ic.Type != c.cfg.Type || ic.Passive != c.cfg.Passive {
-			warn = append(warn, fmt.Sprintf("interface %s: type/passive changed: needs a restart, ignored", ic.Name))
-			ic.Type, ic.Passive = c.cfg.Type, c.cfg.Passive
-		}
-		c.cfg = ic
-		c.refresh(in.opt.Now()) // picks up the bandwidth
+		next = append(next, c)
 	}
+	in.circuits = next
 	for _, c := range in.circuits {
-		if !names[c.name] {
-			warn = append(warn, fmt.Sprintf("interface %s removed: needs a restart, ignored", c.name))
+		if !c.running {
+			c.refresh(now)
 		}
 	}
-	keep := *in.icfg
-	keep.Interfaces = in.icfg.Interfaces
-	keep.Prefixes = ni.Prefixes
-	keep.Overload = ni.Overload
-	keep.LSPRefresh, keep.LSPGenInterval, keep.CSNPInterval, keep.PSNPInterval = ni.LSPRefresh, ni.LSPGenInterval, ni.CSNPInterval, ni.PSNPInterval
-	keep.ECMPOnly, keep.SPF = ni.ECMPOnly, ni.SPF
-	in.icfg = &keep
+
+	if areasChanged {
+		dropped := 0
+		for _, c := range in.circuits {
+			dropped += c.recheckAreas(now)
+		}
+		changed("areas %v -> %v (re-originated; %d level-1 adjacencies without a common area dropped)",
+			formatAreas(old.Areas), formatAreas(ni.Areas), dropped)
+	}
+	in.reportSettings(old, ni, changed)
+	if old.Overload != ni.Overload {
+		if in.overloadSet != nil {
+			changed("overload: run-time override %s dropped (configured value changed)", onOff(*in.overloadSet))
+			in.overloadSet = nil
+		}
+		changed("overload %s -> %s (re-originated)", onOff(old.Overload), onOff(ni.Overload))
+	} else if in.overloadSet != nil {
+		changed("overload: run-time override %s kept (configured value unchanged)", onOff(*in.overloadSet))
+	}
+	if old.LSPLifetime != ni.LSPLifetime || old.LSPRefresh != ni.LSPRefresh {
+		// Copies out there carry the old lifetime: re-issue them now so
+		// that none expires before the new refresh interval comes round.
+		for _, lv := range in.levels {
+			if lv == nil {
+				continue
+			}
+			for id := range lv.ownFrags {
+				if e := lv.db[id]; e != nil && e.own && e.purged.IsZero() {
+					in.reoriginate(lv, e, now)
+				}
+			}
+		}
+	}
+	in.markLeak(1)
+	in.markLeak(2)
 	in.scheduleAll()
-	for _, w := range warn {
+	for _, c := range rep.Changed {
+		in.log.Info("reload", "change", c)
+	}
+	for _, w := range rep.Warnings {
 		in.log.Warn("reload", "warning", w)
 	}
-	return warn
+	return rep
+}
+
+// reportSettings words the changes of the instance-wide keys that need
+// nothing beyond the new values (origination picks them up).
+func (in *Instance) reportSettings(old, ni *config.ISIS, changed func(string, ...any)) {
+	strip := func(c *config.ISIS) config.ISIS {
+		s := *c
+		s.Interfaces, s.Areas, s.Level, s.PathBandwidthSubTLV, s.Overload = nil, nil, 0, 0, false
+		return s
+	}
+	a, b := strip(old), strip(ni)
+	for _, d := range config.Diff(&a, &b) {
+		how := "applied"
+		switch {
+		case strings.HasPrefix(d, "prefixes"), strings.HasPrefix(d, "lsp-mtu"), strings.HasPrefix(d, "attached-bit"):
+			how = "re-originated"
+		case strings.HasPrefix(d, "lsp-lifetime"), strings.HasPrefix(d, "lsp-refresh"):
+			how = "own LSPs re-originated with it"
+		case strings.HasPrefix(d, "hello-padding"):
+			how = "applied at the next hello"
+		case strings.HasPrefix(d, "leak-l2-to-l1"), strings.HasPrefix(d, "readvertise-hold"):
+			how = "leaks recomputed"
+		case strings.HasPrefix(d, "ecmp-only"), strings.HasPrefix(d, "spf"):
+			how = "applied by the rib"
+		case strings.HasPrefix(d, "authentication"):
+			how = "LSPs and SNPs signed and checked with it from now; own LSPs re-signed"
+		}
+		changed("%s (%s)", d, how)
+	}
+}
+
+// circuitRestart says why an interface must restart to take its new
+// configuration ("" when it updates in place): a new circuit type,
+// passive flag or set of levels changes what the adjacencies are.
+func circuitRestart(o config.ISISInterface, oi *config.ISIS, n config.ISISInterface, ni *config.ISIS) string {
+	var why []string
+	if o.Type != n.Type {
+		why = append(why, fmt.Sprintf("type %s -> %s", o.Type, n.Type))
+	}
+	if o.Passive != n.Passive {
+		why = append(why, fmt.Sprintf("passive %v -> %v", o.Passive, n.Passive))
+	}
+	if ol, nl := o.Level&oi.Level, n.Level&ni.Level; ol != nl {
+		why = append(why, fmt.Sprintf("level %s -> %s", levelText(ol), levelText(nl)))
+	}
+	return strings.Join(why, ", ")
+}
+
+// updateCircuit applies what changes in place: metric, bandwidth, hello
+// timers, priority. Nothing here drops an adjacency.
+func (in *Instance) updateCircuit(c *circuit, ic config.ISISInterface, now time.Time, changed func(string, ...any)) {
+	o := c.cfg
+	c.cfg = ic
+	if o.Metric != ic.Metric {
+		changed("interface %s: metric %d -> %d (re-originated)", c.name, o.Metric, ic.Metric)
+	}
+	if o.Bandwidth != ic.Bandwidth {
+		how := "re-originated"
+		if c.bwOverride != 0 {
+			how = fmt.Sprintf("run-time override %s dropped, re-originated", c.bwOverride)
+			c.bwOverride = 0
+		}
+		changed("interface %s: bandwidth %s -> %s (%s)", c.name, bwName(o.Bandwidth), bwName(ic.Bandwidth), how)
+	} else if c.bwOverride != 0 {
+		changed("interface %s: bandwidth override %s kept (configured bandwidth unchanged)", c.name, c.bwOverride)
+	}
+	if o.HelloInterval != ic.HelloInterval || o.HelloMultiplier != ic.HelloMultiplier {
+		// The next hello carries the new hold time: send it now so a
+		// neighbour never holds us for less than the new interval.
+		c.helloDue = [2]time.Time{now, now}
+		if o.HelloInterval != ic.HelloInterval {
+			changed("interface %s: hello-interval %s -> %s (applied at the next hello)", c.name, o.HelloInterval, ic.HelloInterval)
+		}
+		if o.HelloMultiplier != ic.HelloMultiplier {
+			changed("interface %s: hello-multiplier %d -> %d (applied at the next hello)", c.name, o.HelloMultiplier, ic.HelloMultiplier)
+		}
+	}
+	if o.Priority != ic.Priority {
+		if c.isP2P() {
+			changed("interface %s: priority %d -> %d (unused on p2p)", c.name, o.Priority, ic.Priority)
+		} else {
+			c.helloDue = [2]time.Time{now, now}
+			for l := 1; l <= 2; l++ {
+				if c.running && c.levelOn(l) {
+					c.elect(l, now)
+				}
+			}
+			changed("interface %s: priority %d -> %d (DIS election re-run)", c.name, o.Priority, ic.Priority)
+		}
+	}
+	for _, d := range config.Diff(o.Authentication, ic.Authentication) {
+		// Hellos are signed and checked with c.cfg: the next hello uses
+		// the new chain.
+		changed("interface %s: authentication %s (applied to the next hello)", c.name, d)
+	}
+	c.refresh(now) // bandwidth
+	in.scheduleAll()
+}
+
+// newCircuitAt makes the circuit for ic with circuit id idx+1, or the
+// lowest free one when idx < 0. A restarted circuit keeps its id, so its
+// pseudonode LSP id stays.
+func (in *Instance) newCircuitAt(ic config.ISISInterface, idx int) *circuit {
+	if idx < 0 {
+		used := map[uint8]bool{}
+		for _, c := range in.circuits {
+			used[c.localID] = true
+		}
+		for idx = 0; used[uint8(idx+1)]; idx++ {
+		}
+	}
+	c := newCircuit(in, idx, ic)
+	in.circuits = append(in.circuits, c)
+	return c
+}
+
+// dropCircuit takes a circuit out of service: its adjacencies go down
+// (neighbours see our LSP lose the link at once and time the adjacency
+// out; IS-IS has no goodbye), its socket closes, and the next
+// origination purges its pseudonode LSP.
+func (in *Instance) dropCircuit(c *circuit, now time.Time) {
+	c.setDown(now)
+	c.close()
+	in.circuits = slices.DeleteFunc(in.circuits, func(x *circuit) bool { return x == c })
+	in.scheduleAll()
+}
+
+// purgeOwn purges every LSP we originate at a level and returns how many.
+func (in *Instance) purgeOwn(lv *level, now time.Time) int {
+	n := 0
+	for id := range lv.ownFrags {
+		if e := lv.db[id]; e != nil && e.purged.IsZero() {
+			in.purgeEntry(lv, e, now)
+			n++
+		}
+	}
+	lv.ownFrags = map[packet.LSPID]bool{}
+	return n
+}
+
+// retireGraph hands the rib an empty graph for a level we stopped
+// running: its routes leave the table.
+func (in *Instance) retireGraph(l int) {
+	in.graphs[l-1].Store(nil)
+	if in.opt.OnGraph != nil {
+		in.opt.OnGraph(l, lsdb.NewBuilder("isis", l, "").Build(""))
+	}
+}
+
+// recheckAreas drops level-1 adjacencies that no longer share an area
+// with us (ISO 10589 §8.2.5.2, §8.4.2.1) after our areas changed, and
+// returns how many.
+func (c *circuit) recheckAreas(now time.Time) int {
+	n := 0
+	if a := c.p2p; a != nil {
+		// Its usable levels change: down, and back through hellos with a
+		// full synchronisation (as rxP2PHello does, ISO 10589 §8.2.5.2).
+		if lv := c.p2pLevels(a.nbrType, a.areas); lv != a.level {
+			n += a.level &^ lv & 1
+			c.adjDown(a, now, "no common area")
+			c.p2p = nil
+		}
+		return n
+	}
+	if ll := c.lan[0]; ll != nil {
+		for mac, a := range ll.adjs {
+			if !c.in.areaMatch(a.areas) {
+				c.adjDown(a, now, "no common area")
+				delete(ll.adjs, mac)
+				n++
+			}
+		}
+		if n > 0 {
+			c.elect(1, now)
+		}
+	}
+	return n
 }
 
 func (in *Instance) setBandwidth(name string, bw config.Bandwidth) error {
@@ -109,8 +485,94 @@ func (in *Instance) setBandwidth(name string, bw config.Bandwidth) error {
 	if c == nil {
 		return ErrNotFound{What: "interface " + name}
 	}
-	c.cfg.Bandwidth = bw
+	old := c.bwOverride
+	c.bwOverride = bw
 	c.refresh(in.opt.Now())
 	in.scheduleAll()
+	if bw == 0 {
+		in.log.Info("bandwidth override cleared", "iface", name, "was", old.String(), "configured", bwName(c.cfg.Bandwidth), "bandwidth_bytes", c.bw)
+	} else {
+		in.log.Info("bandwidth override set", "iface", name, "bandwidth", bw.String(), "configured", bwName(c.cfg.Bandwidth),
+			"note", "kept across reloads that leave this interface's configured bandwidth unchanged")
+	}
 	return nil
+}
+
+func (in *Instance) setOverload(on *bool) bool {
+	was := in.overloaded()
+	in.overloadSet = on
+	if on == nil {
+		in.log.Info("overload override cleared", "overload", in.overloaded(), "configured", in.icfg.Overload)
+	} else {
+		in.log.Info("overload set at run time", "overload", *on, "configured", in.icfg.Overload,
+			"note", "kept across reloads that leave overload unchanged")
+	}
+	if in.overloaded() != was {
+		in.scheduleAll()
+	}
+	return in.overloaded()
+}
+
+func (in *Instance) clearAdjacencies(name string) clearResult {
+	now := in.opt.Now()
+	n, found := 0, false
+	for _, c := range in.circuits {
+		if name != "" && c.name != name {
+			continue
+		}
+		found = true
+		if a := c.p2p; a != nil {
+			// Our next hello says Down (RFC 5303), so the neighbour
+			// restarts its side too.
+			c.adjDown(a, now, "cleared by operator")
+			c.p2p = nil
+			n++
+		}
+		for l := 0; l < 2; l++ {
+			ll := c.lan[l]
+			if ll == nil || len(ll.adjs) == 0 {
+				continue
+			}
+			for mac, a := range ll.adjs {
+				c.adjDown(a, now, "cleared by operator")
+				delete(ll.adjs, mac)
+				n++
+			}
+			c.elect(l+1, now)
+		}
+		c.helloDue = [2]time.Time{now, now}
+	}
+	if !found {
+		return clearResult{err: ErrNotFound{What: "interface " + name}}
+	}
+	in.log.Info("adjacencies cleared by operator", "iface", name, "count", n)
+	return clearResult{n: n}
+}
+
+// bwName shows a configured bandwidth; 0 means the interface speed.
+func bwName(b config.Bandwidth) string {
+	if b == 0 {
+		return "speed"
+	}
+	return b.String()
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// levelText names a level set as the config does: 1, 2 or 1-2.
+func levelText(l int) string {
+	switch l {
+	case 1:
+		return "1"
+	case 2:
+		return "2"
+	case 3:
+		return "1-2"
+	}
+	return "none"
 }

@@ -126,6 +126,9 @@ func (in *Instance) Interfaces(ctx context.Context) ([]InterfaceView, error) {
 			if c.running {
 				v.State = "up"
 			}
+			if c.bwOverride != 0 {
+				v.BandwidthOverride = c.bwOverride.String()
+			}
 			for _, p := range append(append([]netip.Prefix{}, c.addrs4...), c.addrs6...) {
 				v.Addresses = append(v.Addresses, p.String())
 			}

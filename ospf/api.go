@@ -17,7 +17,8 @@ import (
 //	GET  /v1/ospf/database?area=A&type=T&detail=true
 //	GET  /v1/ospf/lsdb?area=A
 //	GET  /v1/ospf/summaries
-//	POST /v1/ospf/bandwidth {"interface": "eth0", "bandwidth": "40G"}
+//	POST /v1/ospf/bandwidth {"interface": "eth0", "bandwidth": "40G"} (or "clear": true)
+//	POST /v1/ospf/clear-neighbor {"router_id": "10.0.0.1"} (all without one)
 func (m *module) Routes(r *api.Router) {
 	in := m.in
 	r.Handle("GET neighbors", func(r *http.Request) (any, error) { return answer(in.Neighbors(r.Context())) })
@@ -56,14 +57,29 @@ func (m *module) Routes(r *api.Router) {
 		if req.Interface == "" {
 			return nil, api.Errorf("interface: required")
 		}
-		bw, err := config.ParseBandwidth(req.Bandwidth)
-		if err != nil {
-			return nil, api.Errorf("bandwidth: %q is not a positive bandwidth (e.g. 40G)", req.Bandwidth)
+		var bw config.Bandwidth
+		if !req.Clear {
+			var err error
+			if bw, err = config.ParseBandwidth(req.Bandwidth); err != nil {
+				return nil, api.Errorf("bandwidth: %q is not a positive bandwidth (e.g. 40G); to drop an override use clear", req.Bandwidth)
+			}
 		}
 		if err := in.SetBandwidth(r.Context(), req.Interface, bw); err != nil {
 			return answer[any](nil, err)
 		}
-		return map[string]any{"interface": req.Interface, "bandwidth": bw.String()}, nil
+		out := apiwire.BandwidthOverride{Interface: req.Interface, Cleared: req.Clear}
+		if !req.Clear {
+			out.Bandwidth = bw.String()
+		}
+		return out, nil
+	})
+	r.Handle("POST clear-neighbor", func(r *http.Request) (any, error) {
+		var req apiwire.OSPFClearRequest
+		if err := api.Decode(r, &req); err != nil {
+			return nil, err
+		}
+		n, err := in.ClearNeighbors(r.Context(), req.RouterID)
+		return answer(apiwire.Cleared{Cleared: n}, err)
 	})
 }
 

@@ -151,3 +151,25 @@ func TestAuthRollover(t *testing.T) {
 		t.Fatalf("adjacency changed across the rollover: %+v -> %+v", before, after)
 	}
 }
+
+// Cryptographic sequence numbers must arrive in order (RFC 2328 D.3): an
+// interface with such keys keeps its hellos out of the loop's urgent lane,
+// which would let a hello overtake an earlier packet of the same
+// neighbour and make that packet look like a replay.
+func TestCryptoAuthKeepsHellosInOrder(t *testing.T) {
+	ifc := &iface{}
+	for _, tc := range []struct {
+		auth *config.Auth
+		want bool
+	}{
+		{nil, false},
+		{&config.Auth{Keys: []config.AuthKey{key(1, "clear", "a")}}, false},
+		{&config.Auth{Keys: []config.AuthKey{key(1, "md5", "a")}}, true},
+		{&config.Auth{Keys: []config.AuthKey{key(1, "hmac-sha-256", "a")}}, true},
+	} {
+		ifc.setCfg(config.OSPFInterface{Authentication: tc.auth})
+		if got := ifc.ordered.Load(); got != tc.want {
+			t.Errorf("%+v: ordered %v, want %v", tc.auth, got, tc.want)
+		}
+	}
+}

@@ -221,7 +221,7 @@ func (in *Instance) flood(a *area, e *lsaEntry, from *neighbor, now time.Time) (
 		}
 		added := false
 		for _, n := range ifc.nbrs {
-			if n.state < NbrExchange {
+			if n.state < NbrExchange || !n.wants(k.typ) {
 				continue
 			}
 			if n.state < NbrFull {
@@ -314,7 +314,7 @@ func (in *Instance) age(a *area, now time.Time) {
 // selfOriginated reports whether an LSA is ours (§13.4): our router id as
 // advertising router, or a Network LSA for one of our interface addresses.
 func (in *Instance) selfOriginated(h lsaHeader) bool {
-	if h.AdvRouter == in.rid {
+	if h.AdvRouter == in.rid || in.wasOurs(h.AdvRouter) {
 		return true
 	}
 	if h.Type == packet.LSANetwork {

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/fared/fared/ospf/packet"
@@ -57,6 +58,10 @@ type iface struct {
 	// (RFC 2328 §10).
 	nbrs map[netip.Addr]*neighbor
 
+	// bwOverride is a bandwidth set at run time (farectl ospf bandwidth),
+	// 0 when the configured one (or the interface speed) is in force.
+	bwOverride config.Bandwidth
+
 	// linkDB holds the link-scope (type 9) LSAs of this link.
 	linkDB *area
 
@@ -69,11 +74,30 @@ type iface struct {
 	logged   map[string]bool
 
 	cryptSeq uint32 // last cryptographic sequence number sent (auth.go)
+
+	// ordered: the interface uses cryptographic authentication, whose
+	// sequence numbers must arrive in order (RFC 2328 D.3): its hellos
+	// may not overtake other packets in the loop's urgent lane. Written
+	// by the loop (setCfg), read by the reader.
+	ordered atomic.Bool
+}
+
+// setCfg installs the interface's configuration (the loop only).
+func (ifc *iface) setCfg(ic config.OSPFInterface) {
+	ifc.cfg = ic
+	crypto := false
+	if a := ic.Authentication; a != nil {
+		for _, k := range a.Keys {
+			crypto = crypto || k.Algorithm != "clear"
+		}
+	}
+	ifc.ordered.Store(crypto)
 }
 
 func newIface(in *Instance, idx int, ic config.OSPFInterface) *iface {
-	ifc := &iface{in: in, idx: idx, cfg: ic, name: ic.Name, area: in.area(ic.Area),
+	ifc := &iface{in: in, idx: idx, name: ic.Name, area: in.area(ic.Area),
 		nbrs: map[netip.Addr]*neighbor{}, counters: map[string]uint64{}, logged: map[string]bool{}}
+	ifc.setCfg(ic)
 	ifc.linkDB = newLinkDB(ifc)
 	return ifc
 }
@@ -102,12 +126,16 @@ func (ifc *iface) refresh(now time.Time) {
 	}
 	var a4 []netip.Prefix
 	for _, p := range info.Addrs {
-		if p.Addr().Is4() {
+		// 127/8 on a passive lo and IPv4 link-local are never advertised
+		// (FRR leaves them out too), nor the interface's identity.
+		if a := p.Addr(); a.Is4() && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !a.IsUnspecified() && !a.IsMulticast() {
 			a4 = append(a4, p)
 		}
 	}
 	bw := float32(0)
-	if ifc.cfg.Bandwidth > 0 {
+	if ifc.bwOverride > 0 {
+		bw = ifc.bwOverride.BytesPerSec()
+	} else if ifc.cfg.Bandwidth > 0 {
 		bw = ifc.cfg.Bandwidth.BytesPerSec()
 	} else if info.SpeedBps > 0 {
 		bw = float32(info.SpeedBps / 8)
@@ -217,7 +245,7 @@ func (ifc *iface) reader(p Port) {
 		}
 		cp := make([]byte, len(pkt))
 		copy(cp, pkt)
-		if len(cp) > 1 && cp[1] == packet.TypeHello {
+		if len(cp) > 1 && cp[1] == packet.TypeHello && !ifc.ordered.Load() {
 			// Liveness first: a hello must not wait behind a burst of
 			// LSUs while the neighbour's dead interval runs out.
 			ifc.in.lp.PostUrgent(rxEvent{ifc: ifc, src: src, dst: dst, pkt: cp})

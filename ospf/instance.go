@@ -93,6 +93,12 @@ type Instance struct {
 
 	lastAging time.Time
 
+	// formerRIDs are router ids we used within MaxAge (a reload changed
+	// it): LSAs they advertise are ours to flush. lastRID is the one
+	// before the last change.
+	formerRIDs map[netip.Addr]time.Time
+	lastRID    netip.Addr
+
 	converged   atomic.Bool
 	lastChange  time.Time
 	lastChanges uint64
@@ -256,6 +262,8 @@ func (in *Instance) handle(ev any) {
 		e.done <- in.reconfigure(e.cfg)
 	case bandwidthEvent:
 		e.done <- in.setBandwidth(e.iface, e.bw)
+	case clearEvent:
+		e.done <- in.clearNeighbors(e.rid)
 	}
 }
 

@@ -25,6 +25,9 @@ type wire struct {
 	mu    sync.Mutex
 	ports []*memPort
 	drop  func(src netip.Addr, pkt []byte) bool // optional loss
+	// mangle, optional, rewrites a packet in flight (a neighbour that
+	// behaves differently).
+	mangle func(src netip.Addr, pkt []byte) []byte
 }
 
 type memPkt struct {
@@ -53,6 +56,9 @@ func (p *memPort) Send(dst netip.Addr, pkt []byte) error {
 	defer p.w.mu.Unlock()
 	if p.w.drop != nil && p.w.drop(p.addr, pkt) {
 		return nil
+	}
+	if p.w.mangle != nil {
+		pkt = p.w.mangle(p.addr, pkt)
 	}
 	for _, o := range p.w.ports {
 		if o == p {

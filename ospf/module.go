@@ -34,18 +34,19 @@ type module struct {
 
 func (m *module) Run(ctx context.Context) error { return m.in.Run(ctx) }
 
-// Check accepts every valid ospf section: what cannot change live is
-// reported as a warning by Reconfigure and left as it was.
-func (m *module) Check(cfg *config.Config) error { return nil }
+// Check validates the new ospf section against the running instance:
+// everything it accepts, Reconfigure applies live.
+func (m *module) Check(cfg *config.Config) error { return m.in.Check(cfg) }
 
+// Reconfigure applies the new section and reports, per setting and per
+// interface, what the instance did with it.
 func (m *module) Reconfigure(ctx context.Context, cfg *config.Config) (daemon.Change, error) {
-	warn, err := m.in.Reconfigure(ctx, cfg)
+	rep, err := m.in.Reconfigure(ctx, cfg)
 	if err != nil {
 		return daemon.Change{}, err
 	}
-	c := daemon.Change{Changed: config.Diff(m.cfg, cfg.OSPF), Warnings: warn}
 	m.cfg = cfg.OSPF
-	return c, nil
+	return daemon.Change{Changed: rep.Changed, Warnings: rep.Warnings}, nil
 }
 
 func (m *module) LinkEvent(ev netif.Event) { m.in.Notify(ev.Name) }

@@ -3,6 +3,8 @@ package ospf
 import (
 	"net/netip"
 	"time"
+
+	"github.com/fared/fared/ospf/packet"
 )
 
 // NbrState is a neighbour state (RFC 2328 §10.1).
@@ -60,6 +62,10 @@ type neighbor struct {
 	nbrMTU      int
 	exchangeAt  time.Time
 	fullAfterMs int64
+
+	// opaque: the neighbour set the O bit in its DBDs (RFC 5250 §3);
+	// opaque LSAs are neither described nor flooded to one that did not.
+	opaque bool
 }
 
 func newNeighbor(ifc *iface, rid, addr netip.Addr) *neighbor {
@@ -226,4 +232,12 @@ func (n *neighbor) addRequest(h lsaHeader) {
 		n.reqOrder = append(n.reqOrder, k)
 	}
 	n.requests[k] = h
+}
+
+// wants reports whether an LSA type may be sent to this neighbour: opaque
+// LSAs (types 9-11) only to an opaque-capable one (RFC 5250 §3). FRR's
+// ospfd without "capability opaque" refuses the whole exchange otherwise
+// ("Opaque capability mismatch").
+func (n *neighbor) wants(typ uint8) bool {
+	return n.opaque || typ < packet.LSAOpaqueLink || typ > packet.LSAOpaqueAS
 }

@@ -298,6 +298,19 @@ func (in *Instance) routerLSA(a *area) (packet.RouterLSA, []stub) {
 		rl.Links = append(rl.Links, packet.RouterLink{ID: p.Addr(), Data: maskAddr(p.Bits()), Type: linkStub, Metric: metric})
 		stubs = append(stubs, stub{prefix: p, metric: metric, pb: pb})
 	}
+	// A configured prefix wins over what an interface (a passive lo
+	// carrying it) would derive: its metric and Path Bandwidth are the
+	// config's. One configured in another area or as external is not also
+	// a stub here.
+	configured := map[netip.Prefix]bool{}
+	for _, p := range in.ocfg.Prefixes {
+		configured[p.Prefix.Masked()] = true
+	}
+	ifStub := func(p netip.Prefix, metric uint16) {
+		if !configured[p.Masked()] {
+			addStub(p, metric, MaxPathBandwidth)
+		}
+	}
 	for _, ifc := range in.ifaces {
 		if ifc.area != a || !ifc.running {
 			continue
@@ -310,7 +323,7 @@ func (in *Instance) routerLSA(a *area) (packet.RouterLSA, []stub) {
 				if p.Bits() == 32 {
 					m = 0 // a host address (loopback): cost 0, as FRR does
 				}
-				addStub(p, m, MaxPathBandwidth)
+				ifStub(p, m)
 			}
 		case ifc.isP2P():
 			for _, n := range ifc.sortedNbrs() {
@@ -318,12 +331,12 @@ func (in *Instance) routerLSA(a *area) (packet.RouterLSA, []stub) {
 					rl.Links = append(rl.Links, packet.RouterLink{ID: n.rid, Data: ifc.addr.Addr(), Type: linkP2P, Metric: cost})
 				}
 			}
-			addStub(ifc.addr, cost, MaxPathBandwidth)
+			ifStub(ifc.addr, cost)
 		default:
 			if ifc.transit() {
 				rl.Links = append(rl.Links, packet.RouterLink{ID: ifc.dr, Data: ifc.addr.Addr(), Type: linkTransit, Metric: cost})
 			} else {
-				addStub(ifc.addr, cost, MaxPathBandwidth)
+				ifStub(ifc.addr, cost)
 			}
 		}
 	}

@@ -270,9 +270,11 @@ func (n *neighbor) rxDBD(p *packet.DBD, now time.Time) {
 		case p.Flags&(ddInit|ddMore|ddMaster) == ddInit|ddMore|ddMaster && len(p.LSAs) == 0 && p.RouterID.Compare(ifc.in.rid) > 0:
 			n.master = false
 			n.ddSeq = p.Seq
+			n.opaque = p.Options&optO != 0
 			n.negotiationDone(now)
 		case p.Flags&(ddInit|ddMaster) == 0 && p.Seq == n.ddSeq && p.RouterID.Compare(ifc.in.rid) < 0:
 			n.master = true
+			n.opaque = p.Options&optO != 0
 			n.negotiationDone(now)
 		default:
 			return
@@ -321,6 +323,9 @@ func (n *neighbor) negotiationDone(now time.Time) {
 	n.summary = n.summary[:0]
 	for _, a := range []*area{n.ifc.linkDB, n.ifc.area, in.as} {
 		for k, e := range a.db {
+			if !n.wants(k.typ) {
+				continue
+			}
 			if e.age(now) >= MaxAge {
 				n.rxmt[k] = time.Time{} // send it, it is being flushed
 				continue

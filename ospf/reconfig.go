@@ -3,22 +3,44 @@ package ospf
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/loop"
+	"github.com/fared/fared/lsdb"
 )
 
 type notifyEvent struct{ name string }
 
 type reconfigEvent struct {
 	cfg  *config.Config
-	done chan<- []string
+	done chan<- Report
 }
 
 type bandwidthEvent struct {
 	iface string
-	bw    config.Bandwidth
+	bw    config.Bandwidth // 0: clear the override
 	done  chan<- error
+}
+
+type clearEvent struct {
+	rid  string // "": every neighbour
+	done chan<- clearResult
+}
+
+type clearResult struct {
+	n   int
+	err error
+}
+
+// Report is what a reload did: Changed lists what was applied, in words
+// ("interface eth1: cost 10 -> 20 (re-originated)"), Warnings what was not.
+type Report struct {
+	Changed  []string
+	Warnings []string
 }
 
 // Notify tells the instance that an interface changed (from the netlink
@@ -27,16 +49,37 @@ func (in *Instance) Notify(name string) {
 	in.lp.TryPost(notifyEvent{name}) // if the queue is full, the poll catches up
 }
 
-// Reconfigure applies a new configuration to the running instance. What
-// can change live: per-interface cost, bandwidth and priority; prefixes and
-// their path bandwidth; timers. What cannot (router id, areas, the set of
-// interfaces, interface type, hello/dead intervals, the Path Bandwidth
-// codepoint) is returned as warnings and left as it was.
-func (in *Instance) Reconfigure(ctx context.Context, cfg *config.Config) ([]string, error) {
-	return loop.Ask(ctx, in.lp, func(r chan<- []string) any { return reconfigEvent{cfg: cfg, done: r} })
+// Check validates a new configuration against the running instance and
+// changes nothing: what it accepts, Reconfigure applies in full.
+func (in *Instance) Check(cfg *config.Config) error {
+	if cfg.OSPF == nil {
+		return fmt.Errorf("no ospf section")
+	}
+	if rid := cfg.OSPFRouterID(); !rid.IsValid() || !rid.Is4() {
+		return fmt.Errorf("no router id")
+	}
+	// TE Link LSAs take their opaque id from the interface (24 bits).
+	if n := len(cfg.OSPF.Interfaces); n >= 1<<24 {
+		return fmt.Errorf("%d interfaces: more than the TE opaque ids allow", n)
+	}
+	return nil
 }
 
-// SetBandwidth overrides an interface's bandwidth at run time (bits/s).
+// Reconfigure applies a new configuration to the running instance, all of
+// it, with the least disruption each change allows: costs, bandwidths,
+// priorities, timers and prefixes in place; hello and dead intervals at
+// the next hello (a neighbour must use the same ones, RFC 2328 §10.5); a
+// new interface comes up; a removed one says goodbye (a last hello that
+// lists no neighbour) and goes down; a changed type, passive flag or area
+// restarts that interface only; a new router id flushes our LSAs and
+// restarts the adjacencies under the new id (the process stays).
+func (in *Instance) Reconfigure(ctx context.Context, cfg *config.Config) (Report, error) {
+	return loop.Ask(ctx, in.lp, func(r chan<- Report) any { return reconfigEvent{cfg: cfg, done: r} })
+}
+
+// SetBandwidth overrides an interface's bandwidth at run time (bits/s); 0
+// clears the override. An override survives reloads that leave the
+// interface's configured bandwidth as it was.
 func (in *Instance) SetBandwidth(ctx context.Context, iface string, bw config.Bandwidth) error {
 	err, aerr := loop.Ask(ctx, in.lp, func(r chan<- error) any { return bandwidthEvent{iface: iface, bw: bw, done: r} })
 	if aerr != nil {
@@ -45,61 +88,322 @@ func (in *Instance) SetBandwidth(ctx context.Context, iface string, bw config.Ba
 	return err
 }
 
-func (in *Instance) reconfigure(nc *config.Config) []string {
-	var warn []string
+// ClearNeighbors drops one neighbour (by router id) or all (rid ""), as
+// vtysh's `clear ip ospf neighbor` does: each comes back through hellos
+// and a new database exchange. It returns how many were dropped.
+func (in *Instance) ClearNeighbors(ctx context.Context, rid string) (int, error) {
+	r, err := loop.Ask(ctx, in.lp, func(r chan<- clearResult) any { return clearEvent{rid: rid, done: r} })
+	if err != nil {
+		return 0, err
+	}
+	return r.n, r.err
+}
+
+func (in *Instance) reconfigure(nc *config.Config) Report {
+	var rep Report
 	no := nc.OSPF
-	if no == nil {
-		return []string{"ospf section removed: needs a restart, ignored"}
+	if no == nil { // the daemon stops the module instead of calling this
+		rep.Warnings = append(rep.Warnings, "ospf section removed: the module stops")
+		return rep
 	}
-	if nc.OSPFRouterID() != in.rid {
-		warn = append(warn, "router-id changed: needs a restart, ignored")
+	now := in.opt.Now()
+	old := in.ocfg
+	changed := func(format string, args ...any) { rep.Changed = append(rep.Changed, fmt.Sprintf(format, args...)) }
+
+	if rid := nc.OSPFRouterID(); rid != in.rid {
+		n := in.restartRouterID(rid, now)
+		changed("router-id %s -> %s (instance restarted: %d own LSAs flushed, adjacencies re-formed and LSAs re-originated under the new id)",
+			in.formerRID(), rid, n)
 	}
-	if no.PathBandwidthSubTLV != in.ocfg.PathBandwidthSubTLV {
-		warn = append(warn, "path-bandwidth-subtlv changed: needs a restart, ignored")
+	in.cfg, in.ocfg = nc, no
+	if no.PathBandwidthSubTLV != old.PathBandwidthSubTLV {
+		in.pbCode = no.PathBandwidthSubTLV
+		for _, a := range in.allDBs() {
+			a.graphDirty = true // the others' Extended Prefix LSAs are read with the new codepoint
+		}
+		changed("path-bandwidth-subtlv %d -> %d (Extended Prefix LSAs re-originated, databases re-read)", old.PathBandwidthSubTLV, no.PathBandwidthSubTLV)
 	}
-	names := map[string]bool{}
+
+	// Areas first: an interface moving to a new area needs it.
+	for _, id := range no.Areas() {
+		if in.area(id) == nil {
+			in.areas = append(in.areas, newArea(in, id, false))
+		}
+	}
+	want := map[string]bool{}
 	for _, ic := range no.Interfaces {
-		names[ic.Name] = true
+		want[ic.Name] = true
+	}
+	for _, ifc := range slices.Clone(in.ifaces) {
+		if !want[ifc.name] {
+			in.dropIface(ifc, now)
+			changed("interface %s: removed (final hello without neighbours sent, adjacencies down)", ifc.name)
+		}
+	}
+	next := make([]*iface, 0, len(no.Interfaces))
+	for _, ic := range no.Interfaces {
 		ifc := in.iface(ic.Name)
-		if ifc == nil {
-			warn = append(warn, fmt.Sprintf("interface %s added: needs a restart, ignored", ic.Name))
-			continue
+		switch {
+		case ifc == nil:
+			ifc = in.newIfaceAt(ic, -1)
+			changed("interface %s: added (area %s)", ic.Name, config.AreaString(ic.Area))
+		case ifaceRestart(ifc.cfg, ic) != "":
+			why := ifaceRestart(ifc.cfg, ic)
+			ov := ifc.bwOverride
+			if ov != 0 && ic.Bandwidth != ifc.cfg.Bandwidth {
+				changed("interface %s: bandwidth override %s dropped (configured bandwidth changed)", ic.Name, ov)
+				ov = 0
+			}
+			counters := ifc.counters
+			in.dropIface(ifc, now)
+			ifc = in.newIfaceAt(ic, ifc.idx)
+			ifc.counters, ifc.bwOverride = counters, ov
+			changed("interface %s: %s (interface restarted)", ic.Name, why)
+		default:
+			in.updateIface(ifc, ic, now, changed)
 		}
-		if ic.Type != ifc.cfg.Type || ic.Passive != ifc.cfg.Passive || ic.Area != ifc.cfg.Area ||
-			ic.HelloInterval != ifc.cfg.HelloInterval || ic.DeadInterval != ifc.cfg.DeadInterval {
-			warn = append(warn, fmt.Sprintf("interface %s: type/passive/area/hello/dead changed: needs a restart, ignored", ic.Name))
-			ic.Type, ic.Passive, ic.Area, ic.HelloInterval, ic.DeadInterval = ifc.cfg.Type, ifc.cfg.Passive, ifc.cfg.Area, ifc.cfg.HelloInterval, ifc.cfg.DeadInterval
-		}
-		prio := ifc.cfg.Priority != ic.Priority
-		ifc.cfg = ic
-		ifc.refresh(in.opt.Now())
-		if prio {
-			ifc.neighborChange(in.opt.Now())
-		}
+		next = append(next, ifc)
 	}
+	in.ifaces = next
 	for _, ifc := range in.ifaces {
-		if !names[ifc.name] {
-			warn = append(warn, fmt.Sprintf("interface %s removed: needs a restart, ignored", ifc.name))
+		if !ifc.running {
+			ifc.refresh(now)
 		}
 	}
-	keep := *in.ocfg
+	// Areas left without interfaces (config keeps no prefix in them).
+	for _, a := range slices.Clone(in.areas) {
+		if !slices.Contains(no.Areas(), a.id) && !in.prefixArea(a.id) {
+			in.dropArea(a)
+			changed("area %s: left (no interface in it any more; its routes withdrawn)", a.name)
+		}
+	}
+
 	var pfx []config.OSPFPrefix
 	for _, p := range no.Prefixes {
 		if !p.External && in.area(p.Area) == nil {
-			warn = append(warn, fmt.Sprintf("prefix %s: area %s is not attached, ignored", p.Prefix, config.AreaString(p.Area)))
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("prefix %s: area %s is not attached, ignored", p.Prefix, config.AreaString(p.Area)))
 			continue
 		}
 		pfx = append(pfx, p)
 	}
+	keep := *no
 	keep.Prefixes = pfx
-	keep.LSARefresh, keep.LSAGenInterval, keep.MinLSArrival, keep.RetransmitInterval = no.LSARefresh, no.LSAGenInterval, no.MinLSArrival, no.RetransmitInterval
-	keep.ECMPOnly, keep.SPF = no.ECMPOnly, no.SPF
 	in.ocfg = &keep
+	in.reportSettings(old, no, changed)
+	in.scheduleSummaries()
 	in.scheduleAll()
-	for _, w := range warn {
+	for _, a := range in.areas {
+		a.graphDirty = true
+	}
+	for _, c := range rep.Changed {
+		in.log.Info("reload", "change", c)
+	}
+	for _, w := range rep.Warnings {
 		in.log.Warn("reload", "warning", w)
 	}
-	return warn
+	return rep
+}
+
+func (in *Instance) prefixArea(id uint32) bool {
+	for _, p := range in.ocfg.Prefixes {
+		if !p.External && p.Area == id {
+			return true
+		}
+	}
+	return false
+}
+
+// reportSettings words the changes of the instance-wide keys that take
+// effect with the new values (origination and timers read them).
+func (in *Instance) reportSettings(old, no *config.OSPF, changed func(string, ...any)) {
+	strip := func(c *config.OSPF) config.OSPF {
+		s := *c
+		s.Interfaces, s.RouterID, s.PathBandwidthSubTLV = nil, netip.Addr{}, 0
+		return s
+	}
+	a, b := strip(old), strip(no)
+	for _, d := range config.Diff(&a, &b) {
+		how := "applied"
+		switch {
+		case strings.HasPrefix(d, "prefixes"):
+			how = "re-originated"
+		case strings.HasPrefix(d, "ecmp-only"), strings.HasPrefix(d, "spf"):
+			how = "applied by the rib"
+		}
+		changed("%s (%s)", d, how)
+	}
+}
+
+// ifaceRestart says why an interface must restart to take its new
+// configuration ("" when it updates in place).
+func ifaceRestart(o, n config.OSPFInterface) string {
+	var why []string
+	if o.Type != n.Type {
+		why = append(why, fmt.Sprintf("type %s -> %s", o.Type, n.Type))
+	}
+	if o.Passive != n.Passive {
+		why = append(why, fmt.Sprintf("passive %v -> %v", o.Passive, n.Passive))
+	}
+	if o.Area != n.Area {
+		why = append(why, fmt.Sprintf("area %s -> %s", config.AreaString(o.Area), config.AreaString(n.Area)))
+	}
+	return strings.Join(why, ", ")
+}
+
+// updateIface applies what changes in place: cost, bandwidth, hello and
+// dead intervals, priority.
+func (in *Instance) updateIface(ifc *iface, ic config.OSPFInterface, now time.Time, changed func(string, ...any)) {
+	o := ifc.cfg
+	ifc.setCfg(ic)
+	if o.Cost != ic.Cost {
+		changed("interface %s: cost %d -> %d (re-originated)", ifc.name, o.Cost, ic.Cost)
+	}
+	if o.Bandwidth != ic.Bandwidth {
+		how := "re-originated"
+		if ifc.bwOverride != 0 {
+			how = fmt.Sprintf("run-time override %s dropped, re-originated", ifc.bwOverride)
+			ifc.bwOverride = 0
+		}
+		changed("interface %s: bandwidth %s -> %s (%s)", ifc.name, bwName(o.Bandwidth), bwName(ic.Bandwidth), how)
+	} else if ifc.bwOverride != 0 {
+		changed("interface %s: bandwidth override %s kept (configured bandwidth unchanged)", ifc.name, ifc.bwOverride)
+	}
+	const match = "applied at the next hello; the neighbours must use the same, RFC 2328 §10.5"
+	if o.HelloInterval != ic.HelloInterval {
+		ifc.helloDue = now
+		changed("interface %s: hello-interval %s -> %s (%s)", ifc.name, o.HelloInterval, ic.HelloInterval, match)
+	}
+	if o.DeadInterval != ic.DeadInterval {
+		ifc.helloDue = now
+		changed("interface %s: dead-interval %s -> %s (%s)", ifc.name, o.DeadInterval, ic.DeadInterval, match)
+	}
+	if o.Priority != ic.Priority {
+		if ifc.isP2P() {
+			changed("interface %s: priority %d -> %d (unused on p2p)", ifc.name, o.Priority, ic.Priority)
+		} else {
+			ifc.helloDue = now
+			ifc.neighborChange(now)
+			changed("interface %s: priority %d -> %d (DR election re-run)", ifc.name, o.Priority, ic.Priority)
+		}
+	}
+	for _, d := range config.Diff(o.Authentication, ic.Authentication) {
+		// Sign and verify read ifc.cfg: the next packet uses the new
+		// chain; keys accepted per their lifetimes make a hitless
+		// rollover (docs/config.md).
+		changed("interface %s: authentication %s (applied to the next packet)", ifc.name, d)
+	}
+	ifc.refresh(now) // bandwidth
+	in.scheduleRegen(ifc.area)
+}
+
+// newIfaceAt makes the interface for ic with index idx (its TE Link LSA
+// opaque id is idx+1), or the lowest free one when idx < 0. A restarted
+// interface keeps its index, so its TE LSA keeps its id.
+func (in *Instance) newIfaceAt(ic config.OSPFInterface, idx int) *iface {
+	if idx < 0 {
+		used := map[int]bool{}
+		for _, ifc := range in.ifaces {
+			used[ifc.idx] = true
+		}
+		for idx = 0; used[idx]; idx++ {
+		}
+	}
+	ifc := newIface(in, idx, ic)
+	in.ifaces = append(in.ifaces, ifc)
+	return ifc
+}
+
+// dropIface takes an interface out of service: a last hello without
+// neighbours tells them at once (1-WayReceived), then it goes down and
+// its socket closes. What we originated for it (Network, TE Link LSAs) is
+// flushed by the next origination.
+func (in *Instance) dropIface(ifc *iface, now time.Time) {
+	ifc.goodbye(now)
+	if ifc.running {
+		ifc.setDown(now)
+	}
+	ifc.running = false
+	ifc.close()
+	in.ifaces = slices.DeleteFunc(in.ifaces, func(x *iface) bool { return x == ifc })
+	in.scheduleAll()
+}
+
+// goodbye drops every neighbour of a running interface and sends a hello
+// that lists none, so each neighbour leaves the adjacency now instead of
+// after its dead interval.
+func (ifc *iface) goodbye(now time.Time) {
+	if !ifc.running || ifc.cfg.Passive || ifc.port == nil {
+		return
+	}
+	for k, n := range ifc.nbrs {
+		n.kill(now, "interface leaves OSPF")
+		delete(ifc.nbrs, k)
+	}
+	ifc.dr, ifc.bdr = netip.Addr{}, netip.Addr{}
+	ifc.sendHello()
+	ifc.count("tx_goodbye_hello")
+}
+
+// dropArea forgets an area we have no interface in any more: the rib gets
+// an empty graph for it, so its routes go.
+func (in *Instance) dropArea(a *area) {
+	in.areas = slices.DeleteFunc(in.areas, func(x *area) bool { return x == a })
+	in.graphs.Delete(a.name)
+	if in.opt.OnGraph != nil {
+		in.opt.OnGraph(a.name, lsdb.NewBuilder("ospf", 0, a.name).Build(""))
+	}
+}
+
+// restartRouterID moves the instance to a new router id: our LSAs are
+// flushed and sent at once over the adjacencies still up, every
+// neighbour gets a goodbye hello, then the interfaces come back under the
+// new id. LSAs of the old id that a neighbour still holds later (a lost
+// flush) are recognised as ours (formerRIDs) and flushed again when they
+// come back in a database exchange (RFC 2328 §13.4). It returns how many
+// LSAs were flushed.
+func (in *Instance) restartRouterID(rid netip.Addr, now time.Time) int {
+	n := 0
+	for _, a := range in.allDBs() {
+		for k := range a.own {
+			if e := a.db[k]; e != nil && e.age(now) < MaxAge {
+				in.flush(a, e, now)
+				n++
+			}
+		}
+		a.own, a.wrap = map[lsaKey]bool{}, map[lsaKey]wantLSA{}
+	}
+	for _, ifc := range in.ifaces {
+		ifc.flush(now)
+	}
+	for _, ifc := range in.ifaces {
+		ifc.goodbye(now)
+		if ifc.running {
+			ifc.setDown(now)
+		}
+	}
+	if in.formerRIDs == nil {
+		in.formerRIDs = map[netip.Addr]time.Time{}
+	}
+	in.formerRIDs[in.rid] = now.Add(MaxAge * time.Second)
+	in.lastRID = in.rid
+	in.rid = rid
+	delete(in.formerRIDs, rid)
+	in.pfxIDs, in.nextPfxID = map[netip.Prefix]uint32{}, 0
+	for _, ifc := range in.ifaces {
+		ifc.refresh(now)
+	}
+	in.scheduleAll()
+	return n
+}
+
+// formerRID is the router id before the last change.
+func (in *Instance) formerRID() netip.Addr { return in.lastRID }
+
+// wasOurs reports whether a router id was ours within MaxAge: LSAs it
+// advertises are still ours to flush.
+func (in *Instance) wasOurs(rid netip.Addr) bool {
+	until, ok := in.formerRIDs[rid]
+	return ok && in.opt.Now().Before(until)
 }
 
 func (in *Instance) setBandwidth(name string, bw config.Bandwidth) error {
@@ -107,8 +411,59 @@ func (in *Instance) setBandwidth(name string, bw config.Bandwidth) error {
 	if ifc == nil {
 		return ErrNotFound{What: "interface " + name}
 	}
-	ifc.cfg.Bandwidth = bw
+	old := ifc.bwOverride
+	ifc.bwOverride = bw
 	ifc.refresh(in.opt.Now())
 	in.scheduleAll()
+	if bw == 0 {
+		in.log.Info("bandwidth override cleared", "iface", name, "was", old.String(), "configured", bwName(ifc.cfg.Bandwidth), "bandwidth_bytes", ifc.bw)
+	} else {
+		in.log.Info("bandwidth override set", "iface", name, "bandwidth", bw.String(), "configured", bwName(ifc.cfg.Bandwidth),
+			"note", "kept across reloads that leave this interface's configured bandwidth unchanged")
+	}
 	return nil
+}
+
+func (in *Instance) clearNeighbors(rid string) clearResult {
+	now := in.opt.Now()
+	var want netip.Addr
+	if rid != "" {
+		a, err := netip.ParseAddr(rid)
+		if err != nil || !a.Is4() {
+			return clearResult{err: ErrBadQuery{Err: fmt.Errorf("router id %q is not an IPv4 address", rid)}}
+		}
+		want = a
+	}
+	n := 0
+	for _, ifc := range in.ifaces {
+		hit := false
+		for k, nb := range ifc.nbrs {
+			if want.IsValid() && nb.rid != want {
+				continue
+			}
+			nb.kill(now, "cleared by operator")
+			delete(ifc.nbrs, k)
+			n++
+			hit = true
+		}
+		if hit {
+			// Our next hello no longer lists them: they drop to Init
+			// (1-WayReceived) and both sides start over.
+			ifc.neighborChange(now)
+			ifc.helloDue = now
+		}
+	}
+	if n == 0 && want.IsValid() {
+		return clearResult{err: ErrNotFound{What: "neighbor " + rid}}
+	}
+	in.log.Info("neighbors cleared by operator", "router_id", rid, "count", n)
+	return clearResult{n: n}
+}
+
+// bwName shows a configured bandwidth; 0 means the interface speed.
+func bwName(b config.Bandwidth) string {
+	if b == 0 {
+		return "speed"
+	}
+	return b.String()
 }

@@ -76,6 +76,9 @@ func (in *Instance) Interfaces(ctx context.Context) ([]InterfaceView, error) {
 			if ifc.addr.IsValid() {
 				v.Address = ifc.addr.String()
 			}
+			if ifc.bwOverride != 0 {
+				v.BandwidthOverride = ifc.bwOverride.String()
+			}
 			for _, n := range ifc.nbrs {
 				if n.state == NbrFull {
 					v.Adjacencies++

@@ -42,6 +42,10 @@ type ISISInterface struct {
 	Levels         []ISISLANLevel    `json:"levels,omitempty"`
 	Adjacencies    int               `json:"adjacencies_up"`
 	Counters       map[string]uint64 `json:"counters"`
+
+	// BandwidthOverride is the run-time override in force (farectl
+	// ... bandwidth IFACE BW), "" when none.
+	BandwidthOverride string `json:"bandwidth_override,omitempty"`
 }
 
 // ISISLANLevel is the DIS state of one level on a LAN.
@@ -101,4 +105,34 @@ type ISISLevel struct {
 	// SeqWaiting is how many of them are still purged, waiting to restart.
 	SeqWraps   uint64 `json:"seq_wraps,omitempty"`
 	SeqWaiting int    `json:"lsps_waiting_seq_wrap,omitempty"`
+	// Overload is the overload bit in our LSPs at this level (the
+	// run-time setting of `farectl isis overload`, else the config's).
+	Overload bool `json:"overload"`
+}
+
+// ISISOverloadRequest is the body of POST /v1/isis/overload: "on", "off",
+// or "config" to drop the run-time setting.
+type ISISOverloadRequest struct {
+	Overload string `json:"overload"`
+}
+
+// ISISOverload answers GET and POST /v1/isis/overload.
+type ISISOverload struct {
+	Overload   bool `json:"overload"`   // in force
+	Configured bool `json:"configured"` // the config file's value
+	// RunTime is true when the bit was set at run time; it survives
+	// reloads that leave `overload` in the file unchanged.
+	RunTime bool `json:"run_time"`
+}
+
+// ISISClearRequest is the body of POST /v1/isis/clear-adjacency: one
+// interface, or every one when Interface is empty.
+type ISISClearRequest struct {
+	Interface string `json:"interface,omitempty"`
+}
+
+// Cleared answers the clear commands: how many adjacencies (IS-IS) or
+// neighbours (OSPF) were dropped to re-form.
+type Cleared struct {
+	Cleared int `json:"cleared"`
 }

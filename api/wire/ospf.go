@@ -43,6 +43,10 @@ type OSPFInterface struct {
 	Neighbors      int               `json:"neighbors"`
 	Adjacencies    int               `json:"adjacencies_full"`
 	Counters       map[string]uint64 `json:"counters"`
+
+	// BandwidthOverride is the run-time override in force (farectl
+	// ... bandwidth IFACE BW), "" when none.
+	BandwidthOverride string `json:"bandwidth_override,omitempty"`
 }
 
 // OSPFLSA is one database entry.
@@ -82,4 +86,10 @@ type OSPFSummary struct {
 	PathBPS     *uint64  `json:"path_bandwidth_bps"`
 	OrigPathBPS *uint64  `json:"original_path_bandwidth_bps"`
 	CapacityBPS *uint64  `json:"capacity_bps"`
+}
+
+// OSPFClearRequest is the body of POST /v1/ospf/clear-neighbor: one
+// neighbour by router id, or every one when RouterID is empty.
+type OSPFClearRequest struct {
+	RouterID string `json:"router_id,omitempty"`
 }

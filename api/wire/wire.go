@@ -63,6 +63,19 @@ type Status struct {
 type BandwidthRequest struct {
 	Interface string `json:"interface"`
 	Bandwidth string `json:"bandwidth"` // bits/s with K/M/G/T
+	// Clear drops the run-time override: the configured bandwidth (or
+	// the interface speed) is in force again. Bandwidth is then ignored.
+	Clear bool `json:"clear,omitempty"`
+}
+
+// BandwidthOverride answers POST /v1/isis/bandwidth and
+// /v1/ospf/bandwidth. An override survives reloads that leave the
+// interface's configured bandwidth unchanged.
+type BandwidthOverride struct {
+	Interface string `json:"interface"`
+	// Bandwidth is the override now in force, "" after a clear.
+	Bandwidth string `json:"bandwidth"`
+	Cleared   bool   `json:"cleared,omitempty"`
 }
 
 // Forwarding is net.ipv4.ip_forward and net.ipv6.conf.all.forwarding.

@@ -13,7 +13,7 @@ import (
 func init() { nouns = append(nouns, isisCommand) }
 
 // isisCommand: farectl isis neighbors | interfaces | database | levels |
-// leaks | bandwidth.
+// leaks | bandwidth | overload | clear adjacency.
 func isisCommand(g *globals) *cobra.Command {
 	isisCmd := &cobra.Command{Use: "isis", Short: "IS-IS state"}
 	var level int
@@ -45,8 +45,8 @@ func isisCommand(g *globals) *cobra.Command {
 				return g.emit(b, err)
 			}
 			for _, i := range v {
-				fmt.Fprintf(g.out, "%s  state %s  type %s  ifindex %d  mtu %d  metric %d  bandwidth %s  circuit-id %d\n",
-					i.Name, i.State, i.Type, i.Index, i.MTU, i.Metric, formatBytesPerSec(float64(i.BandwidthBytes)), i.CircuitID)
+				fmt.Fprintf(g.out, "%s  state %s  type %s  ifindex %d  mtu %d  metric %d  bandwidth %s%s  circuit-id %d\n",
+					i.Name, i.State, i.Type, i.Index, i.MTU, i.Metric, formatBytesPerSec(float64(i.BandwidthBytes)), overrideNote(i.BandwidthOverride), i.CircuitID)
 				fmt.Fprintf(g.out, "  addresses %s  hello %gs  hold %gs  adjacencies up %d\n", strings.Join(i.Addresses, ", "), i.HelloInterval, i.HoldTime, i.Adjacencies)
 				for _, l := range i.Levels {
 					fmt.Fprintf(g.out, "  L%d: DIS %v  LAN id %s  priority %d\n", l.Level, l.DIS, l.LANID, i.Priority)
@@ -107,9 +107,9 @@ func isisCommand(g *globals) *cobra.Command {
 			if err != nil || g.json {
 				return g.emit(b, err)
 			}
-			tw := g.table("Level\tLSPs\tOriginated\tATT\tLeaked into\tLeak recomputations from\tConverged")
+			tw := g.table("Level\tLSPs\tOriginated\tATT\tOverload\tLeaked into\tLeak recomputations from\tConverged")
 			for _, l := range v {
-				fmt.Fprintf(tw, "L%d\t%d\t%d\t%v\t%d\t%d\t%v\n", l.Level, l.LSPs, l.Originated, l.Attached, l.LeakedInto, l.Recomputations, l.Converged)
+				fmt.Fprintf(tw, "L%d\t%d\t%d\t%v\t%s\t%d\t%d\t%v\n", l.Level, l.LSPs, l.Originated, l.Attached, onOff(l.Overload), l.LeakedInto, l.Recomputations, l.Converged)
 			}
 			return tw.Flush()
 		},
@@ -134,26 +134,114 @@ func isisCommand(g *globals) *cobra.Command {
 			return tw.Flush()
 		},
 	})
-	isisCmd.AddCommand(bandwidthCommand(g, "isis"))
+	isisCmd.AddCommand(bandwidthCommand(g, "isis"), isisOverloadCommand(g), isisClearCommand(g))
 	return isisCmd
 }
 
 // bandwidthCommand overrides an interface's advertised bandwidth of one
-// protocol at run time.
+// protocol at run time, or drops the override (--clear).
 func bandwidthCommand(g *globals, proto string) *cobra.Command {
-	return &cobra.Command{
-		Use: "bandwidth IFACE BANDWIDTH", Short: "Override an interface's advertised bandwidth at run time (e.g. 40G)", Args: cobra.ExactArgs(2),
+	var clear bool
+	cmd := &cobra.Command{
+		Use:   "bandwidth IFACE [BANDWIDTH | --clear]",
+		Short: "Override an interface's advertised bandwidth at run time (e.g. 40G), or --clear the override",
+		Long: "Override an interface's advertised bandwidth at run time (bits/s with K, M, G or T, e.g. 40G).\n" +
+			"The override is logged, and survives reloads that leave the interface's configured bandwidth\n" +
+			"unchanged (the reload answer says \"override kept\"); a reload that changes it drops the override.\n" +
+			"--clear puts the configured bandwidth (or the interface speed) back in force.",
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var v struct {
-				Interface string `json:"interface"`
-				Bandwidth string `json:"bandwidth"`
+			req := wire.BandwidthRequest{Interface: args[0], Clear: clear}
+			switch {
+			case clear && len(args) == 2:
+				return fmt.Errorf("give a bandwidth or --clear, not both")
+			case !clear && len(args) == 1:
+				return fmt.Errorf("give a bandwidth (e.g. 40G), or --clear to drop the override")
+			case !clear:
+				req.Bandwidth = args[1]
 			}
-			b, err := g.post(cmd.Context(), "/"+proto+"/bandwidth", wire.BandwidthRequest{Interface: args[0], Bandwidth: args[1]}, &v)
+			var v wire.BandwidthOverride
+			b, err := g.post(cmd.Context(), "/"+proto+"/bandwidth", req, &v)
 			if err != nil || g.json {
 				return g.emit(b, err)
 			}
-			fmt.Fprintf(g.out, "%s interface %s: bandwidth %s\n", proto, v.Interface, v.Bandwidth)
+			if v.Cleared {
+				fmt.Fprintf(g.out, "%s interface %s: bandwidth override cleared (configured bandwidth in force)\n", proto, v.Interface)
+				return nil
+			}
+			fmt.Fprintf(g.out, "%s interface %s: bandwidth %s (run-time override)\n", proto, v.Interface, v.Bandwidth)
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&clear, "clear", false, "drop the run-time override")
+	return cmd
+}
+
+// overrideNote marks a bandwidth set at run time.
+func overrideNote(o string) string {
+	if o == "" {
+		return ""
+	}
+	return " (run-time override " + o + ")"
+}
+
+// isisOverloadCommand sets the overload bit at run time (maintenance
+// drains): on, off, or config (back to the file's value).
+func isisOverloadCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "overload [on|off|config]",
+		Short: "Show or set the overload bit at run time (a maintenance drain); config returns to the file's value",
+		Long: "Without an argument, show the overload bit. on/off set it at run time: our LSPs carry it at once,\n" +
+			"so neighbours route around this node but still reach its own prefixes. The setting survives reloads\n" +
+			"that leave `overload` in the file unchanged; `config` drops it.",
+		Args:      cobra.MaximumNArgs(1),
+		ValidArgs: []string{"on", "off", "config"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var v wire.ISISOverload
+			var b []byte
+			var err error
+			if len(args) == 0 {
+				b, err = g.get(cmd.Context(), "/isis/overload", &v)
+			} else {
+				b, err = g.post(cmd.Context(), "/isis/overload", wire.ISISOverloadRequest{Overload: args[0]}, &v)
+			}
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			src := "from the config"
+			if v.RunTime {
+				src = fmt.Sprintf("set at run time; config says %s", onOff(v.Configured))
+			}
+			fmt.Fprintf(g.out, "isis overload %s (%s)\n", onOff(v.Overload), src)
+			return nil
+		},
+	}
+}
+
+// isisClearCommand: farectl isis clear adjacency [IFACE].
+func isisClearCommand(g *globals) *cobra.Command {
+	clear := &cobra.Command{Use: "clear", Short: "Reset IS-IS state (as vtysh's clear isis ...)"}
+	clear.AddCommand(&cobra.Command{
+		Use: "adjacency [IFACE]", Aliases: []string{"adjacencies", "neighbor", "neighbors"},
+		Short: "Drop the adjacencies of one interface (all without IFACE); they re-form through hellos",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := wire.ISISClearRequest{}
+			if len(args) == 1 {
+				req.Interface = args[0]
+			}
+			var v wire.Cleared
+			b, err := g.post(cmd.Context(), "/isis/clear-adjacency", req, &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			where := "on every interface"
+			if req.Interface != "" {
+				where = "on " + req.Interface
+			}
+			fmt.Fprintf(g.out, "isis: %d adjacencies cleared %s\n", v.Cleared, where)
+			return nil
+		},
+	})
+	return clear
 }

@@ -40,8 +40,8 @@ func ospfCommand(g *globals) *cobra.Command {
 				return g.emit(b, err)
 			}
 			for _, i := range v {
-				fmt.Fprintf(g.out, "%s  area %s  state %s  type %s  ifindex %d  mtu %d  cost %d  bandwidth %s\n",
-					i.Name, i.Area, i.State, i.Type, i.Index, i.MTU, i.Cost, formatBytesPerSec(float64(i.BandwidthBytes)))
+				fmt.Fprintf(g.out, "%s  area %s  state %s  type %s  ifindex %d  mtu %d  cost %d  bandwidth %s%s\n",
+					i.Name, i.Area, i.State, i.Type, i.Index, i.MTU, i.Cost, formatBytesPerSec(float64(i.BandwidthBytes)), overrideNote(i.BandwidthOverride))
 				fmt.Fprintf(g.out, "  address %s  hello %gs  dead %gs  priority %d  DR %s  BDR %s  neighbors %d  full %d\n",
 					i.Address, i.HelloInterval, i.DeadInterval, i.Priority, dash(i.DR), dash(i.BDR), i.Neighbors, i.Adjacencies)
 				for _, k := range sortedKeys(i.Counters) {
@@ -160,7 +160,7 @@ func ospfCommand(g *globals) *cobra.Command {
 			return tw.Flush()
 		},
 	})
-	oc.AddCommand(bandwidthCommand(g, "ospf"))
+	oc.AddCommand(bandwidthCommand(g, "ospf"), ospfClearCommand(g))
 	return oc
 }
 
@@ -169,4 +169,32 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// ospfClearCommand: farectl ospf clear neighbor [ROUTER-ID].
+func ospfClearCommand(g *globals) *cobra.Command {
+	clear := &cobra.Command{Use: "clear", Short: "Reset OSPF state (as vtysh's clear ip ospf ...)"}
+	clear.AddCommand(&cobra.Command{
+		Use: "neighbor [ROUTER-ID]", Aliases: []string{"neighbors", "neighbour"},
+		Short: "Drop one neighbour (all without ROUTER-ID); it re-forms through hellos and a new database exchange",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := wire.OSPFClearRequest{}
+			if len(args) == 1 {
+				req.RouterID = args[0]
+			}
+			var v wire.Cleared
+			b, err := g.post(cmd.Context(), "/ospf/clear-neighbor", req, &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			who := "every neighbour"
+			if req.RouterID != "" {
+				who = "neighbour " + req.RouterID
+			}
+			fmt.Fprintf(g.out, "ospf: %d neighbours cleared (%s)\n", v.Cleared, who)
+			return nil
+		},
+	})
+	return clear
 }

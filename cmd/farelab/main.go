@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -187,8 +188,110 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	execCmd.Flags().StringVar(&labName, "lab", "", "lab name (optional when only one lab exists)")
 
-	root.AddCommand(up, down, status, execCmd)
+	root.AddCommand(up, down, status, execCmd, linkCommand(stdout, logTo), restartCommand(stdout, logTo))
 	return root
+}
+
+// linkCommand: farelab link add LAB A B [BANDWIDTH] | link del LAB A B.
+func linkCommand(stdout io.Writer, logTo func() io.Writer) *cobra.Command {
+	link := &cobra.Command{Use: "link", Short: "Add or remove a p2p link of a running lab (both ends reconfigured live)"}
+	link.AddCommand(&cobra.Command{
+		Use:   "add LAB A B [BANDWIDTH]",
+		Short: "Add a link between nodes A and B (bits/s with K/M/G/T, default 10G): veth, addresses, fared reloads, FRR through vtysh",
+		Args:  cobra.RangeArgs(3, 4),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := interop.Open(args[0])
+			if err != nil {
+				return err
+			}
+			l.SetLog(logTo())
+			var bw float64
+			if len(args) == 4 {
+				if bw, err = interop.ParseBandwidth(args[3]); err != nil {
+					return err
+				}
+			}
+			lk, changes, err := l.AddLink(cmd.Context(), args[1], args[2], bw)
+			if lk != nil {
+				fmt.Fprintf(stdout, "link %d added: %s %s %s <-> %s %s %s, %s\n", lk.Index, lk.A, lk.IfA, lk.AddrA, lk.B, lk.IfB, lk.AddrB,
+					interop.FormatBandwidth(lk.Bandwidth))
+			}
+			printChanges(stdout, changes)
+			return err
+		},
+	})
+	link.AddCommand(&cobra.Command{
+		Use:   "del LAB A B",
+		Short: "Remove the last link between nodes A and B: both ends reconfigured without it, then the veth removed",
+		Args:  cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := interop.Open(args[0])
+			if err != nil {
+				return err
+			}
+			l.SetLog(logTo())
+			lk, changes, err := l.DelLink(cmd.Context(), args[1], args[2])
+			if lk != nil {
+				fmt.Fprintf(stdout, "link %d removed: %s %s <-> %s %s\n", lk.Index, lk.A, lk.IfA, lk.B, lk.IfB)
+			}
+			printChanges(stdout, changes)
+			return err
+		},
+	})
+	return link
+}
+
+// restartCommand: farelab restart LAB NODE.
+func restartCommand(stdout io.Writer, logTo func() io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "restart LAB NODE",
+		Short: "Stop and start a node's daemons from its rendered config (fared keeps its kernel routes across it)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := interop.Open(args[0])
+			if err != nil {
+				return err
+			}
+			l.SetLog(logTo())
+			if err := l.RestartNode(cmd.Context(), args[1]); err != nil {
+				return err
+			}
+			d, _ := l.Daemons(args[1])
+			fmt.Fprintf(stdout, "node %s restarted: %v\n", args[1], d)
+			return nil
+		},
+	}
+}
+
+// printChanges shows what each end did: fared's reload report, FRR's
+// vtysh commands.
+func printChanges(w io.Writer, cs []interop.NodeChange) {
+	for _, c := range cs {
+		switch {
+		case c.Reload != nil:
+			fmt.Fprintf(w, "  %s (fared): reloaded\n", c.Node)
+			for _, name := range sortedModules(c.Reload.Modules) {
+				m := c.Reload.Modules[name]
+				for _, x := range m.Changed {
+					fmt.Fprintf(w, "    %s: %s\n", name, x)
+				}
+				for _, x := range m.Warnings {
+					fmt.Fprintf(w, "    %s: NOT applied: %s\n", name, x)
+				}
+			}
+		case len(c.Commands) > 0:
+			fmt.Fprintf(w, "  %s (frr): vtysh %s\n", c.Node, strings.Join(c.Commands, " / "))
+		}
+	}
+}
+
+func sortedModules[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // openLab opens the named lab, or the only one.

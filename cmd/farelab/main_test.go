@@ -54,3 +54,21 @@ func TestUpBadTopology(t *testing.T) {
 		t.Errorf("exec without command: code %d err %v", code, err)
 	}
 }
+
+// The live-change commands name the lab first and fail clearly without it.
+func TestLinkAndRestartNeedALab(t *testing.T) {
+	var out, errb bytes.Buffer
+	for _, args := range [][]string{
+		{"link", "add", "nolab-x1", "a", "b", "100G"},
+		{"link", "del", "nolab-x1", "a", "b"},
+		{"restart", "nolab-x1", "a"},
+	} {
+		code, err := run(context.Background(), args, &out, &errb)
+		if code == 0 || err == nil || !strings.Contains(err.Error(), `lab "nolab-x1" not found`) {
+			t.Errorf("%v: code %d, err %v", args, code, err)
+		}
+	}
+	if code, err := run(context.Background(), []string{"link", "add", "x", "a"}, &out, &errb); code == 0 || err == nil {
+		t.Errorf("link add with one node: code %d, err %v", code, err)
+	}
+}
