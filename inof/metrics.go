@@ -23,10 +23,10 @@ var (
 		"Hosts registered on this switch (agent and LLDP).", nil, nil)
 	inofRecords = prometheus.NewDesc("fared_inof_records",
 		"iNOF host records this switch knows (its own and learnt over IBGP).", nil, nil)
-	inofZones = prometheus.NewDesc("fared_inof_zones", "Zones in the configuration in force.", nil, nil)
+	inofZones   = prometheus.NewDesc("fared_inof_zones", "Zones in the configuration in force.", nil, nil)
 	inofPending = prometheus.NewDesc("fared_inof_pending_notifications",
 		"Notifications sent to hosts and not yet acknowledged.", nil, nil)
-	inofPeers = prometheus.NewDesc("fared_inof_zone_peers", "A host's zone peers.", nil, nil)
+	inofPeers  = prometheus.NewDesc("fared_inof_zone_peers", "A host's zone peers.", nil, nil)
 	inofEvents = prometheus.NewDesc("fared_inof_events_total",
 		"iNOF events by kind (the counters of farectl inof status: registrations, notifications, bad frames and records, ...).", []string{"event"}, nil)
 	inofScrape = prometheus.NewDesc("fared_inof_scrape_error", "The iNOF module did not answer the scrape.", nil, nil)
@@ -47,7 +47,9 @@ func (c inofCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(inofScrape, err)
 		return
 	}
-	g := func(d *prometheus.Desc, v int) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v)) }
+	g := func(d *prometheus.Desc, v int) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
+	}
 	if st.Role == "host" {
 		g(inofPeers, st.Peers)
 	} else {
