@@ -48,7 +48,7 @@ func ICRC(ip []byte) (uint32, error) {
 		c = up(c, ip[12:hl-2])
 	} else {
 		c = up(c, v6First[:]) // version 6 kept, traffic class high nibble masked
-		c = up(c, ones[:3])                   // traffic class and flow label
+		c = up(c, ones[:3])   // traffic class and flow label
 		c = up(c, ip[4:7])
 		c = up(c, ones[:1]) // hop limit
 		c = up(c, ip[8:hl-2])
