@@ -474,12 +474,12 @@ func shiftOne(b []uint64) {
 
 // TreeStats is the state of one tree for the API.
 type TreeStats struct {
-	ID          uint16
-	QP          uint32
-	Root        bool
-	Children    int
-	Slots       int
-	SlotsInUse  int // slots collecting or waiting for a result
+	ID         uint16
+	QP         uint32
+	Root       bool
+	Children   int
+	Slots      int
+	SlotsInUse int // slots collecting or waiting for a result
 	Counters
 }
 

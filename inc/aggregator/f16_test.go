@@ -27,10 +27,10 @@ func TestF16Known(t *testing.T) {
 		f float32
 		h uint16
 	}{
-		{1 + 1.0/2048, 0x3C00},            // tie, down to even
-		{1 + 3.0/2048, 0x3C02},            // tie, up to even
+		{1 + 1.0/2048, 0x3C00},             // tie, down to even
+		{1 + 3.0/2048, 0x3C02},             // tie, up to even
 		{1 + 1.0/2048 + 1.0/65536, 0x3C01}, // above the tie
-		{65520, 0x7C00},                   // rounds past the largest finite: infinity
+		{65520, 0x7C00},                    // rounds past the largest finite: infinity
 		{65519, 0x7BFF},
 		{2.980232238769531e-08, 0x0000}, // half the smallest subnormal: tie to even (0)
 		{4.470348358154297e-08, 0x0001}, // 0.75 of it
