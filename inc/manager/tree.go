@@ -78,7 +78,7 @@ type PlanChild struct {
 // Attach says where a member sends.
 type Attach struct {
 	Switch string
-	Index  int // its child index there
+	Index  int    // its child index there
 	Leaf   string // the router it hangs off (node id in the graph)
 }
 
