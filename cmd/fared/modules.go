@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/fared/fared/daemon"
+	"github.com/fared/fared/inc"
 	"github.com/fared/fared/isis"
 	"github.com/fared/fared/ospf"
 )
@@ -11,4 +12,5 @@ import (
 var modules = []daemon.Spec{
 	isis.Spec,
 	ospf.Spec,
+	inc.Spec,
 }
