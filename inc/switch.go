@@ -178,8 +178,12 @@ func (d *dataPlane) publish(sw *aggregator.Switch, ep *transport.Endpoint, versi
 			role = "root"
 		}
 		v.SlotsInUse += t.SlotsInUse
-		v.Trees = append(v.Trees, wire.INCSwitchTree{TreeID: t.ID, QP: t.QP, Role: role, Children: t.Children, Slots: t.Slots,
-			SlotsInUse: t.SlotsInUse, Counters: counters(t.Counters)})
+		wt := wire.INCSwitchTree{TreeID: t.ID, QP: t.QP, Role: role, Children: t.Children, Slots: t.Slots,
+			SlotsInUse: t.SlotsInUse, Counters: counters(t.Counters)}
+		for _, b := range t.Busy {
+			wt.Busy = append(wt.Busy, wire.INCSlot{Slot: b.Slot, State: b.State, Msg: b.Msg, Arrived: b.Arrived, Missing: b.Missing, Shadow: b.Shadow})
+		}
+		v.Trees = append(v.Trees, wt)
 	}
 	var ru unix.Rusage
 	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) == nil {

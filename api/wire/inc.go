@@ -106,6 +106,17 @@ type INCSwitchTree struct {
 	Slots      int               `json:"slots"`
 	SlotsInUse int               `json:"slots_in_use"`
 	Counters   INCSwitchCounters `json:"counters"`
+	Busy       []INCSlot         `json:"busy_slots,omitempty"` // up to 8
+}
+
+// INCSlot is a busy slot: what it waits for.
+type INCSlot struct {
+	Slot    int    `json:"slot"`
+	State   string `json:"state"` // collecting, waiting (for the parent's result)
+	Msg     uint32 `json:"message"`
+	Arrived int    `json:"arrived"`
+	Missing []int  `json:"missing,omitempty"` // child indices
+	Shadow  uint32 `json:"shadow_message"`
 }
 
 // INCSwitchCounters are the aggregator's counters.

@@ -153,7 +153,7 @@ func root() *cobra.Command {
 					return nil
 				case "tree":
 					tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-					a, err := c.Tree(tctx)
+					a, err := c.Current(tctx)
 					cancel()
 					if err != nil {
 						enc.Encode(Result{Error: err.Error()})

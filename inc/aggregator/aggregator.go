@@ -481,6 +481,18 @@ type TreeStats struct {
 	Slots      int
 	SlotsInUse int // slots collecting or waiting for a result
 	Counters
+	// Busy describes up to 8 slots in use: what each waits for.
+	Busy []SlotState
+}
+
+// SlotState is one busy slot.
+type SlotState struct {
+	Slot    int
+	State   string // collecting, waiting
+	Msg     uint32
+	Arrived int   // children counted
+	Missing []int // children not yet counted (collecting)
+	Shadow  uint32
 }
 
 // Stats returns the per-tree and total counters.
@@ -490,8 +502,23 @@ func (s *Switch) Stats() ([]TreeStats, Counters) {
 	for _, t := range s.trees {
 		ts := TreeStats{ID: t.cfg.ID, QP: t.cfg.QP, Root: t.cfg.Root, Children: len(t.cfg.Children), Slots: t.cfg.Slots, Counters: t.c}
 		for i := range t.slots {
-			if t.slots[i].state != idle {
-				ts.SlotsInUse++
+			sl := &t.slots[i]
+			if sl.state == idle {
+				continue
+			}
+			ts.SlotsInUse++
+			if len(ts.Busy) < 8 {
+				st := SlotState{Slot: i, State: "collecting", Msg: sl.msg, Arrived: sl.arrived, Shadow: sl.shadowMsg}
+				if sl.state == waiting {
+					st.State = "waiting"
+				} else {
+					for c := range t.cfg.Children {
+						if sl.bits[c/64]&(1<<(c%64)) == 0 {
+							st.Missing = append(st.Missing, c)
+						}
+					}
+				}
+				ts.Busy = append(ts.Busy, st)
 			}
 		}
 		tot.add(&t.c)

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fared/fared/inc/client/transport"
+	"github.com/fared/fared/inc/packet"
 	"github.com/fared/fared/inc/protos"
 	"github.com/fared/fared/rocev2/rawsock"
 )
@@ -66,6 +67,7 @@ type Client struct {
 	hbEvery  time.Duration
 	hbCancel context.CancelFunc
 	hbDone   chan struct{}
+	idleDone chan struct{}
 	// From heartbeats: the group's newest generation and state.
 	latestGen   atomic.Uint64
 	latestState atomic.Int32
@@ -130,8 +132,9 @@ func Join(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("data plane: %w", err)
 	}
 	hctx, cancel := context.WithCancel(context.Background())
-	c.hbCancel, c.hbDone = cancel, make(chan struct{})
+	c.hbCancel, c.hbDone, c.idleDone = cancel, make(chan struct{}), make(chan struct{})
 	go c.heartbeats(hctx)
+	go c.idle(hctx)
 	c.log.Info("joined", "client", c.id, "address", cfg.Addr, "qpn", qpn)
 	return c, nil
 }
@@ -227,6 +230,32 @@ func (c *Client) Tree(ctx context.Context) (*protos.TreeAssignment, error) {
 	}
 }
 
+// Current asks the manager for the group's tree now (waiting while it is
+// being programmed). Every operation starts with it: members learn a
+// rebuilt tree at once, not at their next heartbeat, so they do not split
+// between the old tree and the new one.
+func (c *Client) Current(ctx context.Context) (*protos.TreeAssignment, error) {
+	for {
+		a, err := c.mgr.GetTree(ctx, &protos.GetTreeRequest{ClientId: c.id})
+		if status.Code(err) == codes.NotFound {
+			return nil, ErrDismantled
+		}
+		if err != nil {
+			return nil, err
+		}
+		if a.State != protos.GroupState_GROUP_STATE_WAITING {
+			c.adopt(a)
+			if a.State == protos.GroupState_GROUP_STATE_DISMANTLED {
+				return a, ErrDismantled
+			}
+			return a, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
 func (c *Client) adopt(a *protos.TreeAssignment) {
 	old := c.loadTree()
 	if old == nil || old.Generation != a.Generation {
@@ -246,12 +275,29 @@ func (c *Client) changed(a *protos.TreeAssignment) bool {
 		protos.GroupState(c.latestState.Load()) == protos.GroupState_GROUP_STATE_DISMANTLED
 }
 
+// idle answers, between operations, a ring neighbour whose last ACK from
+// us was lost: the end of a ring operation is the two-generals problem,
+// and this is its TIME_WAIT. An operation takes the endpoint over (mu).
+func (c *Client) idle(ctx context.Context) {
+	defer close(c.idleDone)
+	for ctx.Err() == nil {
+		c.mu.Lock()
+		c.pump(time.Now().Add(10*time.Millisecond), func(p *packetView) {
+			if p.kind == packet.KindRing {
+				c.lingerAnswer(p)
+			}
+		})
+		c.mu.Unlock()
+	}
+}
+
 // Close leaves the group. It first lingers a little, answering a ring
 // neighbour whose last ACK from us was lost.
 func (c *Client) Close() error {
-	c.linger(3 * c.transportCfg().RTOHigh)
+	time.Sleep(3 * c.transportCfg().RTOHigh) // idle() answers meanwhile
 	c.hbCancel()
 	<-c.hbDone
+	<-c.idleDone
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_, err := c.mgr.Leave(ctx, &protos.LeaveRequest{ClientId: c.id})
@@ -267,6 +313,7 @@ func (c *Client) Close() error {
 func (c *Client) Abandon() {
 	c.hbCancel()
 	<-c.hbDone
+	<-c.idleDone
 	c.ep.Close()
 	c.conn.Close()
 }

@@ -28,7 +28,7 @@ func (c *Client) AllReduce(ctx context.Context, buf []byte, dt packet.DType, op 
 	if es == 0 || len(buf)%es != 0 {
 		return st, fmt.Errorf("buffer of %d bytes is not a whole number of %s elements", len(buf), dt)
 	}
-	a, err := c.Tree(ctx)
+	a, err := c.Current(ctx)
 	if err != nil {
 		return st, err
 	}
@@ -79,9 +79,9 @@ func (c *Client) AllReduce(ctx context.Context, buf []byte, dt packet.DType, op 
 				return
 			}
 			copy(buf[i*per*es:], p.payload)
-			snd.Ack(i)
+			snd.Ack(i, time.Now())
 		case p.kind == packet.KindNACK:
-			snd.NACK(max(idx(p.psn), 0), idx(p.trig))
+			snd.NACK(max(idx(p.psn), 0), idx(p.trig), time.Now())
 		case p.kind == packet.KindRing:
 			c.lingerAnswer(p)
 		default:
@@ -91,7 +91,7 @@ func (c *Client) AllReduce(ctx context.Context, buf []byte, dt packet.DType, op 
 	for !snd.Done() {
 		if err := ctx.Err(); err != nil {
 			st.add(snd.Stats())
-			return st, fmt.Errorf("allreduce: %w (%d of %d results)", err, countDone(snd), npk)
+			return st, fmt.Errorf("allreduce: %w (%d of %d results, first missing: message %d)", err, snd.Acked(), npk, base+uint32(snd.Lowest()))
 		}
 		if c.changed(a) {
 			st.add(snd.Stats())
@@ -107,8 +107,6 @@ func (c *Client) AllReduce(ctx context.Context, buf []byte, dt packet.DType, op 
 	st.Duration = time.Since(start)
 	return st, nil
 }
-
-func countDone(s *transport.Sender) int { return s.Stats().Packets - s.InFlight() }
 
 // packetView is what the operation loops need of a received packet
 // (copied out of the endpoint's buffer for the INC fields; payload still

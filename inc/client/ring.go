@@ -30,7 +30,7 @@ func (c *Client) RingAllReduce(ctx context.Context, buf []byte, dt packet.DType,
 	if es == 0 || len(buf)%es != 0 {
 		return st, fmt.Errorf("buffer of %d bytes is not a whole number of %s elements", len(buf), dt)
 	}
-	a, err := c.Tree(ctx) // the member list; any state but dismantled
+	a, err := c.Current(ctx) // the member list; any state but dismantled
 	if err != nil {
 		return st, err
 	}
@@ -76,7 +76,7 @@ func (c *Client) RingAllReduce(ctx context.Context, buf []byte, dt packet.DType,
 
 	rcv := transport.NewReceiver(rTotal)
 	snd := transport.NewSender(c.transportCfg(), sTotal)
-	snd.NACKIsAck = true
+	snd.NACKIsAck, snd.Adaptive = true, true
 	snd.CanSend = func(i int) bool {
 		s, j := locate(sOff, i)
 		if s == 0 {
@@ -135,9 +135,9 @@ func (c *Client) RingAllReduce(ctx context.Context, buf []byte, dt packet.DType,
 				rcv.Acked()
 			}
 		case packet.KindACK:
-			snd.AckUpTo(int(rocev2.PSNDiff(p.psn, sendBase&rocev2.PSNMask)) + 1)
+			snd.AckUpTo(int(rocev2.PSNDiff(p.psn, sendBase&rocev2.PSNMask))+1, time.Now())
 		case packet.KindNACK:
-			snd.NACK(int(rocev2.PSNDiff(p.psn, sendBase&rocev2.PSNMask)), int(rocev2.PSNDiff(p.trig, sendBase&rocev2.PSNMask)))
+			snd.NACK(int(rocev2.PSNDiff(p.psn, sendBase&rocev2.PSNMask)), int(rocev2.PSNDiff(p.trig, sendBase&rocev2.PSNMask)), time.Now())
 		default:
 			st.Stale++
 		}
@@ -174,21 +174,6 @@ func (c *Client) lingerAnswer(p *packetView) {
 	prev := a.Members[(int(a.Rank)+int(a.Size)-1)%int(a.Size)]
 	if c.ringRecvDone != 0 && rocev2.PSNDiff(p.psn, c.ringRecvDone&rocev2.PSNMask) < 0 {
 		c.ep.SendACK(p.src, prev.Qpn, c.ringRecvDone-1)
-	}
-}
-
-// linger answers old ring retransmissions for d.
-func (c *Client) linger(d time.Duration) {
-	if c.ringRecvDone == 0 {
-		return
-	}
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-		c.pump(end, func(p *packetView) {
-			if p.kind == packet.KindRing {
-				c.lingerAnswer(p)
-			}
-		})
 	}
 }
 

@@ -35,13 +35,14 @@ type Config struct {
 	DeadAfter      time.Duration // a client silent this long is dead
 	Slots          int           // slots per tree (capped by the switches)
 	Ordered        bool          // program trees to sum in rank order
-	TimeoutReports int           // reports on one tree generation before it is rebuilt elsewhere
+	TimeoutReports int           // reports on one tree generation within ReportWindow before it is rebuilt elsewhere
+	ReportWindow   time.Duration // how long a report counts
 	ExcludeFor     time.Duration // how long a root blamed by timeout reports is avoided
 }
 
 // DefaultConfig is used for unset fields.
 var DefaultConfig = Config{Heartbeat: 300 * time.Millisecond, DeadAfter: 1500 * time.Millisecond, Slots: 256,
-	TimeoutReports: 3, ExcludeFor: 30 * time.Second}
+	TimeoutReports: 3, ReportWindow: 10 * time.Second, ExcludeFor: 30 * time.Second}
 
 // Group states.
 const (
@@ -88,7 +89,7 @@ type group struct {
 	created  time.Time
 	rebuilds int
 	timeouts int
-	reports  int                  // on the current generation
+	reports  []time.Time          // timeout reports on the current generation, last ReportWindow
 	exclude  map[string]time.Time // switch key → until
 }
 
@@ -140,6 +141,9 @@ func NewState(cfg Config, now func() time.Time, log *slog.Logger, push func(stri
 	}
 	if cfg.ExcludeFor <= 0 {
 		cfg.ExcludeFor = d.ExcludeFor
+	}
+	if cfg.ReportWindow <= 0 {
+		cfg.ReportWindow = d.ReportWindow
 	}
 	return &State{cfg: cfg, now: now, log: log, push: push, notify: notify,
 		switches: map[string]*swState{}, groups: map[string]*group{}, clients: map[string]*client{},
@@ -310,9 +314,10 @@ func Settled(a *protos.TreeAssignment, after uint64) bool {
 	return false
 }
 
-// ReportTimeouts acts on a client's "N timeouts" report: the first one on
-// a tree generation reprograms its switches (a switch may have lost its
-// state); TimeoutReports of them rebuild the tree without its root.
+// ReportTimeouts acts on a client's "N timeouts" report: a report on the
+// current tree reprograms its switches (a switch may have lost its
+// state); TimeoutReports of them within ReportWindow rebuild the tree
+// without its root.
 func (s *State) ReportTimeouts(r *protos.TimeoutReport) (*protos.TimeoutReply, error) {
 	if err := ValidateReport(r); err != nil {
 		return nil, err
@@ -329,12 +334,19 @@ func (s *State) ReportTimeouts(r *protos.TimeoutReport) (*protos.TimeoutReply, e
 	case g.tree == nil || uint32(g.tree.id) != r.TreeId || g.gen != r.Generation:
 		action = fmt.Sprintf("none: the group is at generation %d (%s)", g.gen, g.state)
 	default:
-		g.reports++
-		s.log.Warn("inc timeout report", "group", g.name, "rank", c.rank, "tree", r.TreeId, "message", r.MessageId, "timeouts", r.Timeouts, "reports", g.reports)
-		if g.reports >= s.cfg.TimeoutReports {
+		now := s.now()
+		recent := g.reports[:0]
+		for _, at := range g.reports {
+			if now.Sub(at) < s.cfg.ReportWindow {
+				recent = append(recent, at)
+			}
+		}
+		g.reports = append(recent, now)
+		s.log.Warn("inc timeout report", "group", g.name, "rank", c.rank, "tree", r.TreeId, "message", r.MessageId, "timeouts", r.Timeouts, "reports", len(g.reports))
+		if len(g.reports) >= s.cfg.TimeoutReports {
 			root := g.tree.plan.Root
 			g.exclude[root] = s.now().Add(s.cfg.ExcludeFor)
-			s.build(g, fmt.Sprintf("%d timeout reports", g.reports))
+			s.build(g, fmt.Sprintf("%d timeout reports in %v", len(g.reports), s.cfg.ReportWindow))
 			action = fmt.Sprintf("rebuilt without root %s: generation %d (%s)", root, g.gen, g.state)
 		} else {
 			for key := range g.tree.plan.Nodes {
@@ -479,6 +491,7 @@ func (s *State) reexamine(g *group) {
 	case best.Bottleneck > cur.Bottleneck*(1+1e-9):
 		s.build(g, fmt.Sprintf("topology changed: root %s offers %s, the tree now has %s", best.Root, bw(best.Bottleneck), bw(cur.Bottleneck)))
 	case shape(cur) != shape(t.plan):
+		s.log.Info("inc tree shape changed", "group", g.name, "was", shape(t.plan), "now", shape(cur))
 		s.build(g, "topology changed: the tree's shape changed")
 	default:
 		t.plan.Bottleneck = cur.Bottleneck
@@ -596,7 +609,7 @@ func (s *State) build(g *group, why string) {
 	if old != nil {
 		g.rebuilds++
 	}
-	g.tree, g.state, g.reason, g.reports = t, StateProgramming, why, 0
+	g.tree, g.state, g.reason, g.reports = t, StateProgramming, why, nil
 	g.gen++
 	s.log.Info("inc tree built", "group", g.name, "tree", t.id, "root", plan.Root, "levels", plan.Levels,
 		"bottleneck", bw(plan.Bottleneck), "generation", g.gen, "why", why)

@@ -267,6 +267,11 @@ func TestTimeoutReports(t *testing.T) {
 	if act := rep(0, a.Generation-1); !strings.Contains(act, "none") {
 		t.Fatalf("old generation: %q", act)
 	}
+	// Reports older than the window do not count.
+	f.heartbeatAll(11 * time.Second)
+	if act := rep(1, a.Generation); !strings.Contains(act, "reprogrammed") {
+		t.Fatalf("report after the window: %q", act)
+	}
 	rep(1, a.Generation)
 	act := rep(2, a.Generation)
 	g := f.group()

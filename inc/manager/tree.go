@@ -291,7 +291,9 @@ func Compute(g *lsdb.Graph, switches []SwitchInfo, members []MemberInfo, o Optio
 		}
 		byLeaf[n] = append(byLeaf[n], i)
 	}
-	slices.Sort(leaves)
+	// Node indices follow the order LSPs arrived in: sort by node id so
+	// the same topology always gives the same child order.
+	slices.SortFunc(leaves, func(a, b int32) int { return cmp.Compare(g.Nodes[a].ID, g.Nodes[b].ID) })
 
 	var best *Plan
 	var bestSw *SwitchInfo

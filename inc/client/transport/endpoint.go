@@ -28,6 +28,11 @@ type Endpoint struct {
 	BadINC map[string]uint64
 	// LastBad is the last rejected packet's error (logged by the caller).
 	LastBad error
+	// SendErrors counts packets the kernel refused (no route, no
+	// neighbour, full buffer): lost like on the wire, recovered by the
+	// transport; LastSendErr is the last such error.
+	SendErrors  uint64
+	LastSendErr error
 }
 
 // Open opens an endpoint for addr receiving packets to qps.
@@ -94,6 +99,8 @@ func (e *Endpoint) send() error {
 	// A full socket buffer or a route that is briefly missing loses the
 	// packet like the network would: the transport recovers it.
 	if errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.EHOSTUNREACH) || errors.Is(err, unix.ENETUNREACH) || errors.Is(err, unix.EPERM) {
+		e.SendErrors++
+		e.LastSendErr = err
 		return nil
 	}
 	return err

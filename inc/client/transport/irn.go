@@ -29,12 +29,22 @@ type Config struct {
 	// ReportAfter: after this many timeouts of one packet the flow
 	// reports (the draft's "N timeouts": the client tells the manager).
 	ReportAfter int
+	// Reorder: a packet unacknowledged while Reorder packets sent after
+	// it are acknowledged is taken as lost (IRN: "a packet is considered
+	// lost only if another packet with a higher sequence number has been
+	// selectively acked"; a small threshold tolerates the reordering of
+	// INC results, which complete in the order of the slowest rank).
+	Reorder int
 }
 
-// DefaultConfig suits user-space endpoints on a small fabric: a window of
-// 128 packets (10 Gb/s × 100 µs ≈ 125 KB of 1 KB packets), RTO_low 4 ms
-// for up to 3 packets in flight, RTO_high 40 ms.
-var DefaultConfig = Config{Window: 128, RTOLow: 4 * time.Millisecond, RTOHigh: 40 * time.Millisecond, NLow: 3, ReportAfter: 8}
+// DefaultConfig suits user-space endpoints on a small fabric of veths: a
+// window of 32 packets (a 10 Gb/s path with a 25 µs round trip holds
+// 31 KB: 32 packets of 1 KB), RTO_low 5 ms for up to 3 packets in flight,
+// RTO_high 30 ms (user-space endpoints sharing CPUs are scheduled late:
+// the microsecond timeouts of a NIC would fire on every hiccup), a
+// reordering threshold of 3, and a report to the manager after 8
+// timeouts of one packet (with the back-off, about 2 s of silence).
+var DefaultConfig = Config{Window: 32, RTOLow: 5 * time.Millisecond, RTOHigh: 30 * time.Millisecond, NLow: 3, ReportAfter: 8, Reorder: 3}
 
 func (c Config) withDefaults() Config {
 	d := DefaultConfig
@@ -53,6 +63,9 @@ func (c Config) withDefaults() Config {
 	if c.ReportAfter <= 0 {
 		c.ReportAfter = d.ReportAfter
 	}
+	if c.Reorder <= 0 {
+		c.Reorder = d.Reorder
+	}
 	return c
 }
 
@@ -63,6 +76,7 @@ type pkt struct {
 	lost     bool // queued for retransmission
 	sentRec  bool // already retransmitted in the current recovery episode
 	sent     bool
+	retx     bool // retransmitted at least once (no RTT sample: Karn)
 	timeouts int
 	reported bool
 }
@@ -76,6 +90,7 @@ type Stats struct {
 	NACKs       int // NACKs received
 	Recoveries  int // loss-recovery episodes entered
 	Reports     int // packets that reached ReportAfter timeouts
+	SackLosses  int // packets retransmitted because later ones were acknowledged
 }
 
 // Sender tracks the packets 0..n-1 of one transfer.
@@ -91,6 +106,7 @@ type Sender struct {
 	recovery bool
 	recSeq   int
 	hiSack   int // highest selectively acknowledged index, -1
+	aboveAck int // highest acknowledged index
 	lostQ    []int
 	// CanSend, when set, holds back a new packet until it is ready (the
 	// ring sends a chunk once the chunk it depends on has arrived).
@@ -101,6 +117,14 @@ type Sender struct {
 	// for INC it only says the switch has the packets (results ack).
 	NACKIsAck bool
 	st        Stats
+	// Adaptive raises the timeouts to the measured SRTT + 4·RTTVAR
+	// (RFC 6298, samples from packets acknowledged on their first
+	// transmission: Karn) when the endpoints are slower than configured.
+	// Right for a point-to-point flow; wrong for INC, where a result waits
+	// for the slowest rank: one rank's loss would lengthen everybody's
+	// timeouts, which lengthens the next recovery (a feedback loop).
+	Adaptive     bool
+	srtt, rttvar time.Duration
 }
 
 // NewSender returns a sender of n packets.
@@ -114,15 +138,63 @@ func (s *Sender) Stats() Stats { return s.st }
 // Done reports whether every packet is acknowledged.
 func (s *Sender) Done() bool { return s.cum == len(s.p) }
 
+// Acked is the number of packets acknowledged.
+func (s *Sender) Acked() int {
+	n := s.cum
+	for i := s.cum; i < s.next; i++ {
+		if s.p[i].acked {
+			n++
+		}
+	}
+	return n
+}
+
+// Lowest is the first packet not acknowledged.
+func (s *Sender) Lowest() int { return s.cum }
+
 // InFlight is the number of packets sent and not acknowledged.
 func (s *Sender) InFlight() int { return s.inflight }
 
+// rto is IRN's timeout for the current number of packets in flight:
+// RTO_low with at most NLow in flight, RTO_high otherwise, each at least
+// the measured SRTT + 4·RTTVAR.
 func (s *Sender) rto() time.Duration {
-	if s.inflight <= s.cfg.NLow {
-		return s.cfg.RTOLow
+	var floor time.Duration
+	if s.Adaptive {
+		floor = s.srtt + 4*s.rttvar
 	}
-	return s.cfg.RTOHigh
+	if s.inflight <= s.cfg.NLow {
+		return max(s.cfg.RTOLow, floor)
+	}
+	return max(s.cfg.RTOHigh, floor)
 }
+
+// timeout of one packet: a packet the receiver holds waits RTO_high (its
+// result, not the packet, is late); each timeout of the packet doubles
+// its wait, up to 8×, so a slow receiver is not flooded but a lossy path
+// is still retried often.
+func (s *Sender) timeout(pk *pkt, rto time.Duration) time.Duration {
+	if pk.sacked {
+		rto = max(rto, s.cfg.RTOHigh)
+	}
+	return rto << min(pk.timeouts, 3)
+}
+
+func (s *Sender) sample(rtt time.Duration) {
+	if s.srtt == 0 {
+		s.srtt, s.rttvar = rtt, rtt/2
+		return
+	}
+	d := s.srtt - rtt
+	if d < 0 {
+		d = -d
+	}
+	s.rttvar = (3*s.rttvar + d) / 4
+	s.srtt = (7*s.srtt + rtt) / 8
+}
+
+// SRTT is the smoothed round trip.
+func (s *Sender) SRTT() time.Duration { return s.srtt }
 
 // Poll sends what may be sent now: retransmissions first (IRN sends lost
 // packets before new ones), then new packets within the window. It first
@@ -138,6 +210,7 @@ func (s *Sender) Poll(now time.Time, send func(i int, retransmit bool)) {
 		}
 		pk.lost = false
 		pk.sentAt = now
+		pk.retx = true
 		s.st.Sent++
 		s.st.Retransmits++
 		send(i, true)
@@ -166,11 +239,7 @@ func (s *Sender) expire(now time.Time) {
 		if pk.acked || pk.lost {
 			continue
 		}
-		d := rto
-		if pk.sacked {
-			d = s.cfg.RTOHigh
-		}
-		if now.Sub(pk.sentAt) < d {
+		if now.Sub(pk.sentAt) < s.timeout(pk, rto) {
 			continue
 		}
 		pk.timeouts++
@@ -204,19 +273,15 @@ func (s *Sender) NextDeadline() time.Time {
 		if pk.acked || pk.lost {
 			continue
 		}
-		d := rto
-		if pk.sacked {
-			d = s.cfg.RTOHigh
-		}
-		if dl := pk.sentAt.Add(d); t.IsZero() || dl.Before(t) {
+		if dl := pk.sentAt.Add(s.timeout(pk, rto)); t.IsZero() || dl.Before(t) {
 			t = dl
 		}
 	}
 	return t
 }
 
-// Ack acknowledges packet i (an INC result, or a selective ack).
-func (s *Sender) Ack(i int) {
+// Ack acknowledges packet i (an INC result, or a selective ack) at now.
+func (s *Sender) Ack(i int, now time.Time) {
 	if i < 0 || i >= s.next {
 		return
 	}
@@ -226,17 +291,49 @@ func (s *Sender) Ack(i int) {
 	}
 	pk.acked, pk.lost = true, false
 	s.inflight--
+	s.sackLoss(i)
+	if !pk.retx && !now.IsZero() {
+		if rtt := now.Sub(pk.sentAt); rtt > 0 {
+			s.sample(rtt)
+		}
+	}
 	for s.cum < s.next && s.p[s.cum].acked {
 		s.cum++
 	}
 	s.leaveRecovery()
 }
 
+// sackLoss: packet i was acknowledged out of order; the packets Reorder
+// or more places before it that are still unacknowledged are lost, once
+// per transmission (a retransmission that is lost too is left to RTO).
+func (s *Sender) sackLoss(i int) {
+	s.aboveAck = max(s.aboveAck, i)
+	for j := s.cum; j <= i-s.cfg.Reorder; j++ {
+		pk := &s.p[j]
+		if pk.acked || pk.lost || pk.sentRec || !pk.sent {
+			continue
+		}
+		// Count the acknowledged packets after j.
+		n := 0
+		for k := j + 1; k <= s.aboveAck && n < s.cfg.Reorder; k++ {
+			if s.p[k].acked {
+				n++
+			}
+		}
+		if n < s.cfg.Reorder {
+			break
+		}
+		pk.sentRec = true
+		s.st.SackLosses++
+		s.markLost(j)
+	}
+}
+
 // AckUpTo acknowledges every packet before end (a cumulative ACK).
-func (s *Sender) AckUpTo(end int) {
+func (s *Sender) AckUpTo(end int, now time.Time) {
 	end = min(end, s.next)
 	for i := s.cum; i < end; i++ {
-		s.Ack(i)
+		s.Ack(i, now)
 	}
 }
 
@@ -249,18 +346,18 @@ func (s *Sender) leaveRecovery() {
 	}
 }
 
-// NACK handles an IRN NACK: cum is the receiver's cumulative ack (first
+// NACK handles an IRN NACK at now: cum is the receiver's cumulative ack (first
 // packet it misses), trig the packet that arrived out of order. The
 // sender enters loss recovery and retransmits, once per episode, every
 // packet below the highest selectively acked one that the receiver does
 // not have, starting with cum.
-func (s *Sender) NACK(cum, trig int) {
+func (s *Sender) NACK(cum, trig int, now time.Time) {
 	s.st.NACKs++
 	if cum < 0 || trig < 0 || trig >= s.next || cum > trig {
 		return
 	}
 	if s.NACKIsAck {
-		s.AckUpTo(cum)
+		s.AckUpTo(cum, now)
 	} else {
 		for i := s.cum; i < cum; i++ {
 			s.p[i].sacked = true
@@ -268,7 +365,7 @@ func (s *Sender) NACK(cum, trig int) {
 	}
 	s.p[trig].sacked = true
 	if s.NACKIsAck {
-		s.Sack(trig)
+		s.Sack(trig, now)
 	}
 	if trig > s.hiSack {
 		s.hiSack = trig
@@ -288,10 +385,10 @@ func (s *Sender) NACK(cum, trig int) {
 
 // Sack records that the receiver has packet i (point-to-point: it is
 // done; it only needs no retransmission).
-func (s *Sender) Sack(i int) {
+func (s *Sender) Sack(i int, now time.Time) {
 	if i < 0 || i >= s.next {
 		return
 	}
 	s.p[i].sacked = true
-	s.Ack(i)
+	s.Ack(i, now)
 }

@@ -60,9 +60,9 @@ func (l *link) run(limit time.Duration) {
 				continue
 			}
 			if ev.trig >= 0 {
-				l.s.NACK(ev.i, ev.trig)
+				l.s.NACK(ev.i, ev.trig, l.now)
 			} else {
-				l.s.AckUpTo(ev.i)
+				l.s.AckUpTo(ev.i, l.now)
 			}
 		}
 		l.now = l.now.Add(100 * time.Microsecond)
@@ -146,14 +146,15 @@ func TestRTOHigh(t *testing.T) {
 	if d := s.NextDeadline().Sub(now); d != 30*time.Millisecond {
 		t.Fatalf("deadline with 10 in flight: %v, want RTO_high", d)
 	}
-	s.AckUpTo(8)
+	s.AckUpTo(8, time.Time{})
 	if d := s.NextDeadline().Sub(now); d != time.Millisecond {
 		t.Fatalf("deadline with 2 in flight: %v, want RTO_low", d)
 	}
 }
 
-// TestReportAfterN: a packet that never gets through is reported once
-// after ReportAfter timeouts, and retransmitted on.
+// TestReportAfterN: a packet that does not get through is reported once
+// after ReportAfter timeouts, and retransmitted on (with exponential
+// back-off) until it does.
 func TestReportAfterN(t *testing.T) {
 	l := newLink(t, 1, Config{Window: 4, RTOLow: 5 * time.Millisecond, RTOHigh: 5 * time.Millisecond, ReportAfter: 3})
 	for i := 1; i <= 10; i++ {
@@ -161,7 +162,7 @@ func TestReportAfterN(t *testing.T) {
 	}
 	var reports []int
 	l.s.OnReport = func(i, n int) { reports = append(reports, n) }
-	l.run(200 * time.Millisecond)
+	l.run(10 * time.Second)
 	if !l.s.Done() || !slices.Equal(reports, []int{3}) || l.s.Stats().Retransmits != 10 {
 		t.Fatalf("done %v reports %v stats %+v", l.s.Done(), reports, l.s.Stats())
 	}
@@ -202,20 +203,20 @@ func TestINCNACK(t *testing.T) {
 	s := NewSender(Config{Window: 8, RTOLow: time.Second, RTOHigh: time.Second}, 6)
 	now := time.Unix(0, 0)
 	s.Poll(now, func(int, bool) {})
-	s.NACK(2, 4) // switch has 0, 1 and 4; 2 and 3 missing
+	s.NACK(2, 4, now) // switch has 0, 1 and 4; 2 and 3 missing
 	var re []int
 	s.Poll(now, func(i int, retx bool) { re = append(re, i) })
 	if !slices.Equal(re, []int{2, 3}) || s.Done() || s.InFlight() != 6 {
 		t.Fatalf("retransmitted %v, in flight %d", re, s.InFlight())
 	}
-	s.NACK(2, 5) // more NACKs of the same episode: no second retransmission
+	s.NACK(2, 5, now) // more NACKs of the same episode: no second retransmission
 	re = nil
 	s.Poll(now, func(i int, retx bool) { re = append(re, i) })
 	if len(re) != 0 {
 		t.Fatalf("retransmitted again %v", re)
 	}
 	for i := range 6 {
-		s.Ack(i)
+		s.Ack(i, now)
 	}
 	if !s.Done() {
 		t.Fatal("not done after all results")
