@@ -1,20 +1,14 @@
 package lab
 
 import (
-	"encoding/binary"
 	"fmt"
-	"net"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/inc/packet"
-	"github.com/fared/fared/rocev2"
-	"github.com/fared/fared/rocev2/rawsock"
 )
 
 // TestINCFabric is the INC lab of the issue: 8 hosts on 4 leaves, 2
@@ -23,16 +17,16 @@ import (
 // the ICRC of captured frames, random loss, a spine link going down, a
 // client killed.
 func TestINCFabric(t *testing.T) {
-	f := newFabric(t, 4, 2, "")
-	ctx := ctxT(t)
-	ws := f.startWorkers("g")
+	f := NewFabric(t, bins, 4, 2, "")
+	ctx := Ctx(t)
+	ws := f.StartWorkers("g")
 
 	// The tree: a fared spine at the root, every leaf aggregating its two
 	// hosts, 10G per tree edge (hand-computed: each leaf has its own link
 	// to the root, one flow each way). The FRR spine is nowhere.
 	var trees []wire.INCTree
-	f.poll(ctx, 30*time.Second, "tree ready", func() error {
-		if err := f.lab.FarectlJSON(ctx, f.manager, &trees, "inc", "trees"); err != nil {
+	f.Poll(ctx, 30*time.Second, "tree ready", func() error {
+		if err := f.Lab.FarectlJSON(ctx, f.Manager, &trees, "inc", "trees"); err != nil {
 			return err
 		}
 		if len(trees) != 1 || !trees[0].Ready {
@@ -54,7 +48,7 @@ func TestINCFabric(t *testing.T) {
 
 	// Results: exact for integer data in every type, min and max exact,
 	// fp16 sums of fractions within client.Tolerance (checked by each
-	// worker against the float64 reduction of all ranks' inputs). Sizes
+	// Worker against the float64 reduction of all ranks' inputs). Sizes
 	// not a multiple of the 1 KB payload, or of 4 bytes (fp16 padding).
 	type op = map[string]any
 	cases := []op{
@@ -73,41 +67,41 @@ func TestINCFabric(t *testing.T) {
 	}
 	for _, c := range cases {
 		c["verify"] = true
-		res := allreduce(t, ws, c, 3*time.Minute)
-		t.Logf("%v: %.3fs, algbw %.3f Gb/s, retransmits %d", c, res[0].Seconds, res[0].AlgBW, sum(res, func(r Result) int { return r.Retransmits }))
+		res := AllReduce(t, ws, c, 3*time.Minute)
+		t.Logf("%v: %.3fs, algbw %.3f Gb/s, retransmits %d", c, res[0].Seconds, res[0].AlgBW, Sum(res, func(r Result) int { return r.Retransmits }))
 	}
 
-	// The ICRC of frames captured on a host link and on a spine link
+	// The ICRC of frames captured on a Host link and on a spine link
 	// verifies.
-	h1 := f.hosts[0]
-	caps := []*capture{openCapture(t, h1.ns, "eth0"), openCapture(t, f.lab.Name+"-"+root, "l2-1")}
-	allreduce(t, ws, op{"size": "262144", "dtype": "fp32", "op": "sum", "pattern": "int", "verify": true}, time.Minute)
+	h1 := f.Hosts[0]
+	caps := []*Capture{OpenCapture(t, h1.NS, "eth0"), OpenCapture(t, f.Lab.Name+"-"+root, "l2-1")}
+	AllReduce(t, ws, op{"size": "262144", "dtype": "fp32", "op": "sum", "pattern": "int", "verify": true}, time.Minute)
 	for _, c := range caps {
-		frames := c.drain()
+		frames := c.Drain()
 		n := 0
 		for _, fr := range frames {
 			var p packet.Parsed
 			if err := packet.Parse(fr, &p); err != nil {
-				t.Fatalf("%s: captured frame: %v", c.where, err)
+				t.Fatalf("%s: captured frame: %v", c.Where, err)
 			}
 			n++
 		}
 		if n < 100 {
-			t.Fatalf("%s: only %d RoCEv2 frames captured", c.where, n)
+			t.Fatalf("%s: only %d RoCEv2 frames captured", c.Where, n)
 		}
-		t.Logf("%s: %d captured frames, every ICRC verifies", c.where, n)
+		t.Logf("%s: %d captured frames, every ICRC verifies", c.Where, n)
 	}
 
-	// Random loss (nftables numgen) on every host's link and every INC
+	// Random loss (nftables numgen) on every Host's link and every INC
 	// switch's output: results stay exact; clients retransmit, switches
 	// suppress duplicates and serve results again.
-	before := f.switchTotals(ctx)
-	for _, h := range f.hosts {
-		nftLoss(t, h.ns, 3)
+	before := f.SwitchTotals(ctx)
+	for _, h := range f.Hosts {
+		NftLoss(t, h.NS, 3)
 	}
-	for _, n := range f.lab.Nodes {
+	for _, n := range f.Lab.Nodes {
 		if n.Kind == "fared" {
-			nftLoss(t, n.Netns, 2)
+			NftLoss(t, n.Netns, 2)
 		}
 	}
 	var retx, nacks int
@@ -117,40 +111,40 @@ func TestINCFabric(t *testing.T) {
 		{"size": "524288", "dtype": "fp32", "op": "sum", "pattern": "int", "mode": "ring"},
 	} {
 		c["verify"] = true
-		res := allreduce(t, ws, c, 3*time.Minute)
-		retx += sum(res, func(r Result) int { return r.Retransmits })
-		nacks += sum(res, func(r Result) int { return r.NACKs })
+		res := AllReduce(t, ws, c, 3*time.Minute)
+		retx += Sum(res, func(r Result) int { return r.Retransmits })
+		nacks += Sum(res, func(r Result) int { return r.NACKs })
 	}
-	after := f.switchTotals(ctx)
+	after := f.SwitchTotals(ctx)
 	dups, served := after.Duplicates-before.Duplicates, after.Served-before.Served
 	t.Logf("under loss: %d retransmissions, %d NACKs at clients; switches suppressed %d duplicates, served %d results again, re-sent %d partials",
 		retx, nacks, dups, served, after.PartialResends-before.PartialResends)
 	if retx == 0 || dups == 0 || served == 0 {
 		t.Fatalf("loss left no trace: retransmissions %d, duplicates %d, served %d", retx, dups, served)
 	}
-	for _, h := range f.hosts {
-		run(t, "ip", "netns", "exec", h.ns, "nft", "delete table inet loss")
+	for _, h := range f.Hosts {
+		run(t, "ip", "netns", "exec", h.NS, "nft", "delete table inet loss")
 	}
-	for _, n := range f.lab.Nodes {
+	for _, n := range f.Lab.Nodes {
 		if n.Kind == "fared" {
 			run(t, "ip", "netns", "exec", n.Netns, "nft", "delete table inet loss")
 		}
 	}
 
 	// A link from l1 to the root spine goes down: after SPF the manager
-	// rebuilds the tree under the other spine, and the next allreduce
+	// rebuilds the tree under the other spine, and the next AllReduce
 	// (on the new tree) is exact.
 	link := -1
-	for _, lk := range f.lab.Links {
+	for _, lk := range f.Lab.Links {
 		if lk.A == "l1" && lk.B == root {
 			link = lk.Index
 		}
 	}
-	if err := f.lab.SetLinkUp(ctx, link, false); err != nil {
+	if err := f.Lab.SetLinkUp(ctx, link, false); err != nil {
 		t.Fatal(err)
 	}
-	f.poll(ctx, 30*time.Second, "tree rebuilt without the l1–"+root+" link", func() error {
-		if err := f.lab.FarectlJSON(ctx, f.manager, &trees, "inc", "trees"); err != nil {
+	f.Poll(ctx, 30*time.Second, "tree rebuilt without the l1–"+root+" link", func() error {
+		if err := f.Lab.FarectlJSON(ctx, f.Manager, &trees, "inc", "trees"); err != nil {
 			return err
 		}
 		if len(trees) != 1 || !trees[0].Ready || trees[0].Root == root || trees[0].Generation <= tr.Generation {
@@ -159,17 +153,17 @@ func TestINCFabric(t *testing.T) {
 		return nil
 	})
 	t.Logf("rebuilt: tree %d, root %s, generation %d", trees[0].TreeID, trees[0].Root, trees[0].Generation)
-	res := allreduce(t, ws, op{"size": "1048588", "dtype": "fp32", "op": "sum", "pattern": "int", "verify": true}, time.Minute)
+	res := AllReduce(t, ws, op{"size": "1048588", "dtype": "fp32", "op": "sum", "pattern": "int", "verify": true}, time.Minute)
 	if res[0].TreeID != uint32(trees[0].TreeID) || res[0].TreeID == uint32(tr.TreeID) {
-		t.Fatalf("allreduce ran on tree %d, the rebuilt one is %d", res[0].TreeID, trees[0].TreeID)
+		t.Fatalf("AllReduce ran on tree %d, the rebuilt one is %d", res[0].TreeID, trees[0].TreeID)
 	}
 
 	// A client dies: its heartbeats stop and the manager dismantles the
 	// group; the other clients learn it.
-	ws[5].cmd.Process.Signal(syscall.SIGKILL)
+	ws[5].Cmd.Process.Signal(syscall.SIGKILL)
 	var groups []wire.INCGroup
-	f.poll(ctx, 15*time.Second, "group dismantled after rank 5 died", func() error {
-		if err := f.lab.FarectlJSON(ctx, f.manager, &groups, "inc", "groups"); err != nil {
+	f.Poll(ctx, 15*time.Second, "group dismantled after rank 5 died", func() error {
+		if err := f.Lab.FarectlJSON(ctx, f.Manager, &groups, "inc", "groups"); err != nil {
 			return err
 		}
 		if len(groups) != 1 || groups[0].State != "dismantled" || !strings.Contains(groups[0].Reason, "rank 5") {
@@ -178,93 +172,12 @@ func TestINCFabric(t *testing.T) {
 		return nil
 	})
 	t.Logf("group: %s (%s)", groups[0].State, groups[0].Reason)
-	if err := f.lab.FarectlJSON(ctx, f.manager, &trees, "inc", "trees"); err != nil || len(trees) != 0 {
+	if err := f.Lab.FarectlJSON(ctx, f.Manager, &trees, "inc", "trees"); err != nil || len(trees) != 0 {
 		t.Fatalf("trees after the group was dismantled: %+v %v", trees, err)
 	}
-	ws[0].in.Write([]byte(`{"cmd":"tree"}` + "\n"))
+	ws[0].In.Write([]byte(`{"cmd":"tree"}` + "\n"))
 	var r Result
-	if err := ws[0].read(&r, 10*time.Second); err != nil || !strings.Contains(r.Error, "dismantled") {
+	if err := ws[0].Read(&r, 10*time.Second); err != nil || !strings.Contains(r.Error, "dismantled") {
 		t.Fatalf("rank 0 after the group was dismantled: %+v %v", r, err)
-	}
-}
-
-func sum(rs []Result, f func(Result) int) int {
-	n := 0
-	for _, r := range rs {
-		n += f(r)
-	}
-	return n
-}
-
-// switchTotals adds up the data-plane counters of every INC switch.
-func (f *fabric) switchTotals(ctx interface{ Done() <-chan struct{} }) wire.INCSwitchCounters {
-	var tot wire.INCSwitchCounters
-	for _, n := range f.lab.Nodes {
-		if n.Kind != "fared" {
-			continue
-		}
-		var v wire.INCSwitch
-		if err := f.lab.FarectlJSON(ctxT(f.t), n.Name, &v, "inc", "switch"); err != nil {
-			f.t.Fatal(err)
-		}
-		tot.Duplicates += v.Totals.Duplicates
-		tot.Served += v.Totals.Served
-		tot.PartialResends += v.Totals.PartialResends
-		tot.Packets += v.Totals.Packets
-	}
-	return tot
-}
-
-// nftLoss drops pct% of the RoCEv2 packets ns sends: on a host, its
-// link to the leaf; on a switch, every link it sends on (to hosts,
-// leaves, spines). Each link direction then loses pct% once.
-func nftLoss(t *testing.T, ns string, pct int) {
-	run(t, "ip", "netns", "exec", ns, "nft", fmt.Sprintf("add table inet loss; "+
-		"add chain inet loss out { type filter hook output priority 0; }; "+
-		"add rule inet loss out udp dport 4791 numgen random mod 100 < %d drop", pct))
-}
-
-// capture reads the frames arriving at or leaving one interface
-// (AF_PACKET), keeping the RoCEv2 ones as IP packets.
-type capture struct {
-	where string
-	fd    int
-}
-
-func openCapture(t *testing.T, ns, iface string) *capture {
-	c := &capture{where: ns + "/" + iface}
-	err := rawsock.InNetns(ns, func() error {
-		ifi, err := net.InterfaceByName(iface)
-		if err != nil {
-			return err
-		}
-		c.fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_IP)))
-		if err != nil {
-			return err
-		}
-		return unix.Bind(c.fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_IP), Ifindex: ifi.Index})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	unix.SetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 32<<20)
-	t.Cleanup(func() { unix.Close(c.fd) })
-	return c
-}
-
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
-
-func (c *capture) drain() [][]byte {
-	var out [][]byte
-	buf := make([]byte, 9216)
-	for {
-		n, _, err := unix.Recvfrom(c.fd, buf, unix.MSG_DONTWAIT)
-		if err != nil {
-			return out
-		}
-		ip := buf[:n]
-		if n > 28 && ip[0]>>4 == 4 && ip[9] == 17 && binary.BigEndian.Uint16(ip[22:]) == rocev2.UDPPort {
-			out = append(out, append([]byte(nil), ip...))
-		}
 	}
 }
