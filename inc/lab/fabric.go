@@ -232,7 +232,7 @@ func (f *Fabric) StartWorkers(group string, extra ...string) []*Worker {
 	t := f.T
 	ws := make([]*Worker, len(f.Hosts))
 	for r, h := range f.Hosts {
-		args := append([]string{"netns", "exec", h.NS, f.bins.Fareinc, "Worker", "-v", "--manager", f.MgrAddr, "--group", group,
+		args := append([]string{"netns", "exec", h.NS, f.bins.Fareinc, "worker", "-v", "--manager", f.MgrAddr, "--group", group,
 			"--rank", fmt.Sprint(r), "--ranks", fmt.Sprint(len(f.Hosts))}, extra...)
 		cmd := exec.Command("ip", args...)
 		in, _ := cmd.StdinPipe()
@@ -254,7 +254,7 @@ func (f *Fabric) StartWorkers(group string, extra ...string) []*Worker {
 				<-done
 			}
 			if t.Failed() {
-				t.Logf("Worker %d stderr (tail):\n%s", w.Rank, tail(w.errb.String(), 3000))
+				t.Logf("worker %d stderr (tail):\n%s", w.Rank, tail(w.errb.String(), 3000))
 			}
 		})
 		ws[r] = w
@@ -264,7 +264,7 @@ func (f *Fabric) StartWorkers(group string, extra ...string) []*Worker {
 			Joined bool `json:"joined"`
 		}
 		if err := w.Read(&j, 20*time.Second); err != nil || !j.Joined {
-			t.Fatalf("Worker %d did not join: %v\n%s", w.Rank, err, w.errb.String())
+			t.Fatalf("worker %d did not join: %v\n%s", w.Rank, err, w.errb.String())
 		}
 	}
 	return ws
@@ -290,11 +290,11 @@ func (w *Worker) Read(v any, timeout time.Duration) error {
 	select {
 	case b := <-line:
 		if b == nil {
-			return fmt.Errorf("Worker %d: output closed", w.Rank)
+			return fmt.Errorf("worker %d: output closed", w.Rank)
 		}
 		return json.Unmarshal(b, v)
 	case <-time.After(timeout):
-		return fmt.Errorf("Worker %d: no answer in %v", w.Rank, timeout)
+		return fmt.Errorf("worker %d: no answer in %v", w.Rank, timeout)
 	}
 }
 
@@ -320,11 +320,11 @@ type Result struct {
 // result each.
 func AllReduce(t testing.TB, ws []*Worker, cmd map[string]any, timeout time.Duration) []Result {
 	t.Helper()
-	cmd["cmd"] = "AllReduce"
+	cmd["cmd"] = "allreduce"
 	b, _ := json.Marshal(cmd)
 	for _, w := range ws {
 		if _, err := w.In.Write(append(b, '\n')); err != nil {
-			t.Fatalf("Worker %d: %v", w.Rank, err)
+			t.Fatalf("worker %d: %v", w.Rank, err)
 		}
 	}
 	res := make([]Result, len(ws))

@@ -132,7 +132,7 @@ func TestINCFabric(t *testing.T) {
 	}
 
 	// A link from l1 to the root spine goes down: after SPF the manager
-	// rebuilds the tree under the other spine, and the next AllReduce
+	// rebuilds the tree under the other spine, and the next allreduce
 	// (on the new tree) is exact.
 	link := -1
 	for _, lk := range f.Lab.Links {
@@ -155,7 +155,7 @@ func TestINCFabric(t *testing.T) {
 	t.Logf("rebuilt: tree %d, root %s, generation %d", trees[0].TreeID, trees[0].Root, trees[0].Generation)
 	res := AllReduce(t, ws, op{"size": "1048588", "dtype": "fp32", "op": "sum", "pattern": "int", "verify": true}, time.Minute)
 	if res[0].TreeID != uint32(trees[0].TreeID) || res[0].TreeID == uint32(tr.TreeID) {
-		t.Fatalf("AllReduce ran on tree %d, the rebuilt one is %d", res[0].TreeID, trees[0].TreeID)
+		t.Fatalf("allreduce ran on tree %d, the rebuilt one is %d", res[0].TreeID, trees[0].TreeID)
 	}
 
 	// A client dies: its heartbeats stop and the manager dismantles the
