@@ -339,7 +339,7 @@ func AllReduce(t testing.TB, ws []*Worker, cmd map[string]any, timeout time.Dura
 		if err != nil {
 			t.Fatalf("%v: %v", cmd, err)
 		}
-		if res[i].Error != "" || !res[i].Verified {
+		if res[i].Error != "" || cmd["verify"] == true && !res[i].Verified {
 			t.Fatalf("%v: rank %d: %+v", cmd, i, res[i])
 		}
 	}
