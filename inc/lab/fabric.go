@@ -157,6 +157,15 @@ func NewFabric(t testing.TB, bins Bins, leaves, perLeaf int, incExtra string) *F
 			t.Fatalf("%s: reload: %v %s", n.Name, err, out)
 		}
 	}
+	f.WaitINC(ctx)
+	return f
+}
+
+// WaitINC waits until the manager sees every fared node as a registered
+// switch in its topology and every host reaches the manager.
+func (f *Fabric) WaitINC(ctx context.Context) {
+	lab := f.Lab
+	mgr := lab.Node(f.Manager)
 	fared := 0
 	for _, n := range lab.Nodes {
 		if n.Kind == "fared" {
@@ -185,9 +194,9 @@ func NewFabric(t testing.TB, bins Bins, leaves, perLeaf int, incExtra string) *F
 			return exec.Command("ip", "netns", "exec", h.NS, "ping", "-c1", "-W1", mgr.Loopback.String()).Run()
 		})
 	}
-	return f
 }
 
+// Ctx is a context for lab operations, cancelled at the end of the test.
 func Ctx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
