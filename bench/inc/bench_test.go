@@ -210,13 +210,7 @@ func shape(t *testing.T, f *lab.Fabric, rate string, mtu int) {
 		}
 	}
 	if changed {
-		ctx := lab.Ctx(t)
-		for _, n := range f.Lab.Nodes {
-			if err := f.Lab.RestartNode(ctx, n.Name); err != nil {
-				t.Fatal(err)
-			}
-		}
-		f.WaitINC(ctx)
+		f.RestartAll(lab.Ctx(t))
 	}
 	for ns, ifs := range ifaces {
 		for _, i := range ifs {

@@ -49,6 +49,7 @@ type Fabric struct {
 	Manager string // node running the manager
 	MgrAddr string // address:port
 	bins    Bins
+	extra   string // more keys of the inc section
 }
 
 // Host is a host namespace attached to a leaf.
@@ -87,7 +88,7 @@ func Topology(leaves int, bw string) string {
 func NewFabric(t testing.TB, bins Bins, leaves, perLeaf int, incExtra string) *Fabric {
 	interop.RequireLab(t)
 	lab := interop.StartLab(t, Topology(leaves, "10G"), interop.Options{FaredBin: bins.Fared, FarectlBin: bins.Farectl})
-	f := &Fabric{T: t, Lab: lab, Manager: "s2", bins: bins}
+	f := &Fabric{T: t, Lab: lab, Manager: "s2", bins: bins, extra: incExtra}
 	ctx := Ctx(t)
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -137,28 +138,49 @@ func NewFabric(t testing.TB, bins Bins, leaves, perLeaf int, incExtra string) *F
 	}
 	mgr := lab.Node(f.Manager)
 	f.MgrAddr = fmt.Sprintf("%s:7791", mgr.Loopback)
-	for _, n := range lab.Nodes {
+	f.enableINC(ctx)
+	f.WaitINC(ctx)
+	return f
+}
+
+// enableINC appends the inc section to every fared node's config (s2 is
+// also the manager) and reloads it. farelab renders the rest.
+func (f *Fabric) enableINC(ctx context.Context) {
+	for _, n := range f.Lab.Nodes {
 		if n.Kind != "fared" {
 			continue
 		}
-		sec := fmt.Sprintf("\ninc:\n  role: switch\n  manager: %s\n%s", f.MgrAddr, incExtra)
+		sec := fmt.Sprintf("\ninc:\n  role: switch\n  manager: %s\n%s", f.MgrAddr, f.extra)
 		if n.Name == f.Manager {
-			sec = "\ninc:\n  role: both\n" + incExtra
+			sec = "\ninc:\n  role: both\n" + f.extra
 		}
 		file := filepath.Join(n.Dir, "fared.yaml")
 		b, err := os.ReadFile(file)
 		if err != nil {
-			t.Fatal(err)
+			f.T.Fatal(err)
+		}
+		if strings.Contains(string(b), "\ninc:\n") {
+			continue
 		}
 		if err := os.WriteFile(file, append(b, sec...), 0o644); err != nil {
-			t.Fatal(err)
+			f.T.Fatal(err)
 		}
-		if out, err := lab.Farectl(ctx, n.Name, "reload"); err != nil {
-			t.Fatalf("%s: reload: %v %s", n.Name, err, out)
+		if out, err := f.Lab.Farectl(ctx, n.Name, "reload"); err != nil {
+			f.T.Fatalf("%s: reload: %v %s", n.Name, err, out)
 		}
 	}
+}
+
+// RestartAll restarts every router (as after an MTU change: IS-IS reads
+// the MTU at start), enables INC again and waits for it.
+func (f *Fabric) RestartAll(ctx context.Context) {
+	for _, n := range f.Lab.Nodes {
+		if err := f.Lab.RestartNode(ctx, n.Name); err != nil {
+			f.T.Fatal(err)
+		}
+	}
+	f.enableINC(ctx)
 	f.WaitINC(ctx)
-	return f
 }
 
 // WaitINC waits until the manager sees every fared node as a registered
