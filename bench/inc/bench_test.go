@@ -10,7 +10,8 @@
 //	FARED_BENCH_INC=full CI=true go test -timeout 60m -v ./bench/inc/   # the grid (README.md)
 //
 // FARED_BENCH_INC_OUT=file.json keeps the rows; FARED_BENCH_INC_PERF=dir
-// records perf profiles of the 64 MB, 1 KB-payload runs.
+// records perf profiles of the 64 MB, 1 KB-payload runs;
+// FARED_BENCH_INC_ONLY=1gbit/4096 runs only the matching points.
 package inc
 
 import (
@@ -84,6 +85,10 @@ func TestINCBench(t *testing.T) {
 				grid = append(grid, point{Rate: "1gbit", Payload: pl, Size: sz, Iters: 3})
 			}
 		}
+	}
+	if only := os.Getenv("FARED_BENCH_INC_ONLY"); only != "" {
+		// e.g. "1gbit/4096": run only the matching points.
+		grid = slices.DeleteFunc(grid, func(p point) bool { return !strings.Contains(fmt.Sprintf("%s/%d/%s", p.Rate, p.Payload, p.Size), only) })
 	}
 	f := lab.NewFabric(t, bins, 4, 2, "")
 	ctx := lab.Ctx(t)
