@@ -199,12 +199,14 @@ func human(b float64) string {
 }
 
 // shape sets the MTU and a tbf of rate ("" removes it) on every link of
-// the lab, both ends. A new MTU restarts the routers: IS-IS pads its
-// hellos to the MTU it found at start (fared) or follows it at once
-// (FRR), and an adjacency with mismatched hellos expires.
+// the lab, both ends. Before a jumbo MTU, IS-IS hello padding goes off
+// (lab.NoHelloPadding says why).
 func shape(t *testing.T, f *lab.Fabric, rate string, mtu int) {
 	ifaces := interfaces(t, f)
 	changed := false
+	if mtu > 1500 {
+		f.NoHelloPadding(lab.Ctx(t))
+	}
 	for ns, ifs := range ifaces {
 		for _, i := range ifs {
 			b, _ := exec.Command("ip", "netns", "exec", ns, "cat", filepath.Join("/sys/class/net", i, "mtu")).Output()
@@ -215,7 +217,7 @@ func shape(t *testing.T, f *lab.Fabric, rate string, mtu int) {
 		}
 	}
 	if changed {
-		f.RestartAll(lab.Ctx(t))
+		f.WaitINC(lab.Ctx(t))
 	}
 	for ns, ifs := range ifaces {
 		for _, i := range ifs {
