@@ -190,10 +190,14 @@ func (f *Fabric) NoHelloPadding(ctx context.Context) {
 		if strings.Contains(string(b), "hello-padding: false") {
 			continue
 		}
-		out := strings.Replace(string(b), "\nisis:\n", "\nisis:\n  hello-padding: false\n", 1)
-		if out == string(b) {
+		// Indent like the key that follows "isis:" (the renderer's style).
+		i := strings.Index(string(b), "\nisis:\n")
+		if i < 0 {
 			f.T.Fatalf("%s: no isis section in %s", n.Name, file)
 		}
+		rest := string(b[i+len("\nisis:\n"):])
+		indent := rest[:len(rest)-len(strings.TrimLeft(rest, " "))]
+		out := string(b[:i]) + "\nisis:\n" + indent + "hello-padding: false\n" + rest
 		if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
 			f.T.Fatal(err)
 		}
