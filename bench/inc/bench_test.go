@@ -199,14 +199,11 @@ func human(b float64) string {
 }
 
 // shape sets the MTU and a tbf of rate ("" removes it) on every link of
-// the lab, both ends. Before a jumbo MTU, IS-IS hello padding goes off
-// (lab.NoHelloPadding says why).
+// the lab, both ends. After a jumbo MTU fared restarts without IS-IS
+// hello padding (lab.RestartFared says why).
 func shape(t *testing.T, f *lab.Fabric, rate string, mtu int) {
 	ifaces := interfaces(t, f)
 	changed := false
-	if mtu > 1500 {
-		f.NoHelloPadding(lab.Ctx(t))
-	}
 	for ns, ifs := range ifaces {
 		for _, i := range ifs {
 			b, _ := exec.Command("ip", "netns", "exec", ns, "cat", filepath.Join("/sys/class/net", i, "mtu")).Output()
@@ -217,7 +214,7 @@ func shape(t *testing.T, f *lab.Fabric, rate string, mtu int) {
 		}
 	}
 	if changed {
-		f.WaitINC(lab.Ctx(t))
+		f.RestartFared(lab.Ctx(t))
 	}
 	for ns, ifs := range ifaces {
 		for _, i := range ifs {

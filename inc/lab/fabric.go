@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -171,40 +172,63 @@ func (f *Fabric) enableINC(ctx context.Context) {
 	}
 }
 
-// NoHelloPadding turns IS-IS hello padding off on every fared node
-// (reload). Needed before an MTU above 1500: a padded hello of a jumbo
-// MTU has an 802.3 length beyond 1535, which IS-IS over LLC cannot
-// carry (fared drops such frames), so adjacencies would expire. FRR
-// nodes keep padding: their adjacencies with fared nodes go down, which
-// leaves FRR out of the topology but changes nothing else.
-func (f *Fabric) NoHelloPadding(ctx context.Context) {
+// RestartFared restarts every fared node on its current config file
+// with IS-IS hello padding off. Needed after an MTU above 1500: a padded
+// hello of a jumbo MTU has an 802.3 length beyond 1535, which IS-IS over
+// LLC cannot carry (fared drops such frames), so adjacencies would
+// expire; and hello-padding is not applied by a reload. fared is started
+// here because farelab would render the config again (without inc:).
+// FRR nodes keep padding: their adjacencies with fared go down, which
+// leaves FRR out of the topology and changes nothing else.
+func (f *Fabric) RestartFared(ctx context.Context) {
 	for _, n := range f.Lab.Nodes {
 		if n.Kind != "fared" {
 			continue
+		}
+		if err := f.Lab.StopNode(ctx, n.Name); err != nil {
+			f.T.Fatal(err)
 		}
 		file := filepath.Join(n.Dir, "fared.yaml")
 		b, err := os.ReadFile(file)
 		if err != nil {
 			f.T.Fatal(err)
 		}
-		if strings.Contains(string(b), "hello-padding: false") {
-			continue
+		if !strings.Contains(string(b), "hello-padding: false") {
+			// Indent like the key that follows "isis:" (the renderer's style).
+			i := strings.Index(string(b), "\nisis:\n")
+			if i < 0 {
+				f.T.Fatalf("%s: no isis section in %s", n.Name, file)
+			}
+			rest := string(b[i+len("\nisis:\n"):])
+			indent := rest[:len(rest)-len(strings.TrimLeft(rest, " "))]
+			b = []byte(string(b[:i]) + "\nisis:\n" + indent + "hello-padding: false\n" + rest)
+			if err := os.WriteFile(file, b, 0o644); err != nil {
+				f.T.Fatal(err)
+			}
 		}
-		// Indent like the key that follows "isis:" (the renderer's style).
-		i := strings.Index(string(b), "\nisis:\n")
-		if i < 0 {
-			f.T.Fatalf("%s: no isis section in %s", n.Name, file)
-		}
-		rest := string(b[i+len("\nisis:\n"):])
-		indent := rest[:len(rest)-len(strings.TrimLeft(rest, " "))]
-		out := string(b[:i]) + "\nisis:\n" + indent + "hello-padding: false\n" + rest
-		if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+		logf, err := os.OpenFile(f.Lab.FaredLog(n.Name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
 			f.T.Fatal(err)
 		}
-		if out, err := f.Lab.Farectl(ctx, n.Name, "reload"); err != nil {
-			f.T.Fatalf("%s: reload: %v %s", n.Name, err, out)
+		argv := f.Lab.FaredCommand(n)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			f.T.Fatal(err)
 		}
+		logf.Close()
+		go cmd.Wait()
+		// Down stops it with the namespace's other processes; stop it here
+		// too, in case the lab outlives the test.
+		f.T.Cleanup(func() { cmd.Process.Kill() })
+		node := n.Name
+		f.Poll(ctx, 30*time.Second, node+" API up", func() error {
+			_, err := f.Lab.Farectl(ctx, node, "status")
+			return err
+		})
 	}
+	f.WaitINC(ctx)
 }
 
 // WaitINC waits until the manager sees every fared node as a registered
