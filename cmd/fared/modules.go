@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/fared/fared/daemon"
 	"github.com/fared/fared/inof"
+	"github.com/fared/fared/inc"
 	"github.com/fared/fared/isis"
 	"github.com/fared/fared/ospf"
 	"github.com/fared/fared/qos"
@@ -15,4 +16,5 @@ var modules = []daemon.Spec{
 	ospf.Spec,
 	qos.Spec,
 	inof.Spec,
+	inc.Spec,
 }

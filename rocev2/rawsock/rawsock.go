@@ -301,6 +301,24 @@ func (c *Conn) Recv(b []byte) (int, error) {
 	return n, err
 }
 
+// TryRecv reads one packet if one is queued, without waiting; it returns
+// unix.EAGAIN when none is.
+func (c *Conn) TryRecv(b []byte) (int, error) {
+	if c.recvRC == nil {
+		return 0, errors.New("send-only conn")
+	}
+	var n int
+	var err error
+	rerr := c.recvRC.Read(func(fd uintptr) bool {
+		n, _, err = unix.Recvfrom(int(fd), b, unix.MSG_DONTWAIT)
+		return true
+	})
+	if rerr != nil {
+		return 0, rerr
+	}
+	return n, err
+}
+
 // SetReadDeadline sets the deadline of Recv.
 func (c *Conn) SetReadDeadline(t time.Time) error {
 	if c.recv == nil {

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fared/fared/api/wire"
+)
+
+func init() { nouns = append(nouns, incCommand) }
+
+// incCommand: farectl inc groups|trees|clients|switches|switch.
+func incCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "inc", Short: "In-network computing: groups, trees, clients (on the manager), the data plane (on a switch)"}
+	cmd.AddCommand(&cobra.Command{
+		Use: "groups", Short: "Collective groups: members, state, tree", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			var v []wire.INCGroup
+			b, err := g.get(c.Context(), "/inc/groups", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			tw := g.table("Group\tRanks\tState\tGeneration\tTree\tRoot\tRebuilds\tTimeout reports\tReason")
+			for _, x := range v {
+				tree := "-"
+				if x.TreeID != 0 {
+					tree = fmt.Sprint(x.TreeID)
+				}
+				fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", x.Name, x.Joined, x.Size, x.State, x.Generation, tree,
+					firstNonEmpty(x.Root, "-"), x.Rebuilds, x.Timeouts, x.Reason)
+			}
+			return tw.Flush()
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use: "trees", Short: "Aggregation trees: root, levels, members, bottleneck bandwidth, switches", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			var v []wire.INCTree
+			b, err := g.get(c.Context(), "/inc/trees", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			for i, t := range v {
+				if i > 0 {
+					fmt.Fprintln(g.out)
+				}
+				bn := "unconstrained"
+				if t.Bottleneck != nil {
+					bn = formatBytesPerSec(*t.Bottleneck)
+				}
+				ready := "programming"
+				if t.Ready {
+					ready = "ready"
+				}
+				fmt.Fprintf(g.out, "group %s: tree %d (generation %d, %s), root %s (%s), %d level(s), %d members, bottleneck %s, from %s\n",
+					t.Group, t.TreeID, t.Generation, ready, t.Root, t.RootAddr, t.Levels, t.Members, bn, t.Topology)
+				if len(t.Excluded) > 0 {
+					fmt.Fprintf(g.out, "  not used after timeout reports: %s\n", strings.Join(t.Excluded, ", "))
+				}
+				tw := g.table("  Switch\tAddress\tRole\tParent\tQP\tApplied\tChildren")
+				for _, s := range t.Switches {
+					fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%v\t%s\n", s.Switch, s.Address, s.Role, firstNonEmpty(s.Parent, "-"), s.QP, s.Applied,
+						strings.Join(s.Children, ", "))
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use: "clients", Short: "Clients: group, rank, address, QP, heartbeat, attachment", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			var v []wire.INCClient
+			b, err := g.get(c.Context(), "/inc/clients", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			tw := g.table("Client\tGroup\tRank\tAddress\tQP\tLast heartbeat\tGeneration\tSends to\tTimeout reports")
+			for _, x := range v {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.1fs ago\t%d\t%s\t%d\n", x.ID, x.Group, x.Rank, x.Address, x.QP, x.LastSeenAgo,
+					x.Generation, firstNonEmpty(x.Attach, "-"), x.Timeouts)
+			}
+			return tw.Flush()
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use: "switches", Short: "Switches registered with the manager", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			var v []wire.INCRegisteredSwitch
+			b, err := g.get(c.Context(), "/inc/switches", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			tw := g.table("Switch\tAddress\tAlive\tIn topology\tTrees\tSlots\tRanks\tPayload\tConfig\tApplied\tError")
+			for _, x := range v {
+				fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%s\n", x.ID, x.Address, x.Alive, x.InTopology, x.Trees, x.MaxTrees,
+					x.MaxSlots, x.MaxRanks, x.MaxPayload, x.Version, x.Applied, x.Error)
+			}
+			return tw.Flush()
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use: "switch", Short: "This switch's data plane: slots in use, packets, duplicates suppressed, retransmissions served", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			var v wire.INCSwitch
+			b, err := g.get(c.Context(), "/inc/switch", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			fmt.Fprintf(g.out, "switch %s, manager %s, registered %v, config version %d", v.Address, v.Manager, v.Registered, v.Version)
+			if v.Error != "" {
+				fmt.Fprintf(g.out, ", refused: %s", v.Error)
+			}
+			fmt.Fprintln(g.out)
+			t := v.Totals
+			fmt.Fprintf(g.out, "slots in use %d; packets %d, aggregated messages %d, duplicates suppressed %d, retransmissions served %d, partials re-sent %d, NACKs %d\n",
+				v.SlotsInUse, t.Packets, t.Completed, t.Duplicates, t.Served, t.PartialResends, t.NACKs)
+			if v.CPU != nil {
+				fmt.Fprintf(g.out, "data plane CPU %.2fs\n", v.CPU.Seconds)
+			}
+			if bad := len(v.Bad); bad > 0 || v.Unknown > 0 {
+				fmt.Fprintf(g.out, "refused: unknown tree %d", v.Unknown)
+				for _, k := range sortedKeys(v.Bad) {
+					fmt.Fprintf(g.out, ", %s %d", k, v.Bad[k])
+				}
+				fmt.Fprintln(g.out)
+			}
+			tw := g.table("Tree\tQP\tRole\tChildren\tSlots in use\tPackets\tDuplicates\tServed\tResults\tPartials\tStale\tMismatch")
+			for _, x := range v.Trees {
+				c := x.Counters
+				fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", x.TreeID, x.QP, x.Role, x.Children, x.SlotsInUse, x.Slots,
+					c.Packets, c.Duplicates, c.Served, c.Results, c.Partials, c.Stale, c.Mismatch)
+			}
+			return tw.Flush()
+		},
+	})
+	return cmd
+}

@@ -1,0 +1,150 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/fared/fared/inc/client/transport"
+	"github.com/fared/fared/inc/packet"
+	"github.com/fared/fared/inc/protos"
+	"github.com/fared/fared/rocev2"
+)
+
+// AllReduce reduces buf (the host's memory: little-endian elements of dt)
+// across the group in the fabric and leaves the result in buf.
+//
+// Message i carries elements [i·per, (i+1)·per) and goes to slot
+// (base+i) mod S of the client's switch; a result overwrites its chunk
+// (the chunk's input is no longer needed: it is never retransmitted
+// once its result is in). Up to min(S, Window) messages are in flight:
+// message m is only sent once m−S has its result, which frees its slot.
+func (c *Client) AllReduce(ctx context.Context, buf []byte, dt packet.DType, op packet.Op) (Stats, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := Stats{Bytes: len(buf), Mode: "inc"}
+	es := dt.Size()
+	if es == 0 || len(buf)%es != 0 {
+		return st, fmt.Errorf("buffer of %d bytes is not a whole number of %s elements", len(buf), dt)
+	}
+	a, err := c.Current(ctx)
+	if err != nil {
+		return st, err
+	}
+	if a.State != protos.GroupState_GROUP_STATE_READY {
+		return st, fmt.Errorf("%w: %s", ErrNoTree, a.Reason)
+	}
+	dst, err := netip.ParseAddr(a.SwitchAddress)
+	if err != nil {
+		return st, fmt.Errorf("tree: switch address %q", a.SwitchAddress)
+	}
+	payload := min(c.cfg.Payload, int(a.MaxPayload))
+	per := max(payload/es, 1)
+	n := len(buf) / es
+	npk := (n + per - 1) / per
+	start := time.Now()
+	if npk == 0 {
+		return st, nil
+	}
+	slots := int(a.Slots)
+	cfg := c.transportCfg()
+	cfg.Window = min(cfg.Window, slots)
+	base := c.msg
+	c.msg += uint32(npk)
+	snd := transport.NewSender(cfg, npk)
+	snd.OnReport = func(i, k int) { go c.report(a, base+uint32(i), k) }
+
+	send := func(i int, retx bool) {
+		cnt := min(per, n-i*per)
+		m := base + uint32(i)
+		d := packet.Data{DestQP: a.SwitchQpn, PSN: m, VA: uint64(i * per * es), RKey: a.GroupKey,
+			Hdr: packet.Header{Collective: packet.AllReduce, DType: dt, Op: op, Tree: uint16(a.TreeId),
+				Slot: uint16(m % uint32(slots)), Msg: m, Rank: uint16(a.ChildIndex), Count: uint16(cnt)},
+			Payload: buf[i*per*es : (i*per+cnt)*es]}
+		if retx {
+			d.Hdr.Flags = packet.FlagRetransmit
+		}
+		if err := c.ep.SendINC(dst, &d); err != nil {
+			c.log.Warn("send", "error", err)
+		}
+	}
+	idx := func(psn uint32) int { return int(rocev2.PSNDiff(psn&rocev2.PSNMask, base&rocev2.PSNMask)) }
+	handle := func(p *packetView) {
+		switch {
+		case p.kind == packet.KindINC && p.result && p.tree == uint16(a.TreeId):
+			i := int(p.msg - base)
+			if i < 0 || i >= npk || p.count != min(per, n-i*per) || p.dtype != dt {
+				st.Stale++
+				return
+			}
+			copy(buf[i*per*es:], p.payload)
+			snd.Ack(i, time.Now())
+		case p.kind == packet.KindNACK:
+			snd.NACK(max(idx(p.psn), 0), idx(p.trig), time.Now())
+		case p.kind == packet.KindRing:
+			c.lingerAnswer(p)
+		default:
+			st.Stale++
+		}
+	}
+	for !snd.Done() {
+		if err := ctx.Err(); err != nil {
+			st.add(snd.Stats())
+			return st, fmt.Errorf("allreduce: %w (%d of %d results, first missing: message %d)", err, snd.Acked(), npk, base+uint32(snd.Lowest()))
+		}
+		if c.changed(a) {
+			st.add(snd.Stats())
+			return st, ErrTreeChanged
+		}
+		now := time.Now()
+		snd.Poll(now, send)
+		if err := c.pump(snd.NextDeadline(), handle); err != nil {
+			return st, err
+		}
+	}
+	st.add(snd.Stats())
+	st.Duration = time.Since(start)
+	return st, nil
+}
+
+// packetView is what the operation loops need of a received packet
+// (copied out of the endpoint's buffer for the INC fields; payload still
+// aliases it and is consumed before the next receive).
+type packetView struct {
+	kind    packet.Kind
+	result  bool
+	tree    uint16
+	msg     uint32
+	count   int
+	dtype   packet.DType
+	psn     uint32
+	trig    uint32
+	va      uint64
+	src     netip.Addr
+	qp      uint32
+	payload []byte
+}
+
+// pump waits for packets until deadline (at most 20 ms, so the caller
+// checks its context and the tree), then drains what is queued.
+func (c *Client) pump(deadline time.Time, handle func(*packetView)) error {
+	limit := time.Now().Add(20 * time.Millisecond)
+	if deadline.IsZero() || deadline.After(limit) {
+		deadline = limit
+	}
+	p, err := c.ep.Recv(deadline)
+	if err == transport.ErrTimeout {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("receive: %w", err)
+	}
+	for p != nil {
+		v := packetView{kind: p.Kind, result: p.Hdr.IsResult(), tree: p.Hdr.Tree, msg: p.Hdr.Msg, count: int(p.Hdr.Count),
+			dtype: p.Hdr.DType, psn: p.PSN(), trig: p.Trigger(), va: p.RoCE.RETH.VA, src: p.Frame.Src, qp: p.RoCE.BTH.DestQP, payload: p.Payload}
+		handle(&v)
+		p = c.ep.TryRecv()
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package lab
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/inc/packet"
+)
+
+// TestINCFabric is the INC lab of the issue: 8 hosts on 4 leaves, 2
+// fared spines and an FRR spine, all IS-IS. One lab, checked in order:
+// the tree, results of every type and op over sizes from 1 KB to 64 MB,
+// the ICRC of captured frames, random loss, a spine link going down, a
+// client killed.
+func TestINCFabric(t *testing.T) {
+	f := NewFabric(t, bins, 4, 2, "")
+	ctx := Ctx(t)
+	ws := f.StartWorkers("g")
+
+	// The tree: a fared spine at the root, every leaf aggregating its two
+	// hosts, 10G per tree edge (hand-computed: each leaf has its own link
+	// to the root, one flow each way). The FRR spine is nowhere.
+	var trees []wire.INCTree
+	f.Poll(ctx, 30*time.Second, "tree ready", func() error {
+		if err := f.Lab.FarectlJSON(ctx, f.Manager, &trees, "inc", "trees"); err != nil {
+			return err
+		}
+		if len(trees) != 1 || !trees[0].Ready {
+			return fmt.Errorf("trees %+v", trees)
+		}
+		return nil
+	})
+	tr := trees[0]
+	if (tr.Root != "s1" && tr.Root != "s2") || tr.Levels != 2 || len(tr.Switches) != 5 || tr.Members != 8 || tr.Bottleneck == nil || *tr.Bottleneck != 1.25e9 {
+		t.Fatalf("tree %+v", tr)
+	}
+	for _, s := range tr.Switches {
+		if s.Switch == "s3" {
+			t.Fatal("the FRR spine is in the tree")
+		}
+	}
+	root := tr.Root
+	t.Logf("tree %d: root %s, bottleneck %.0f B/s", tr.TreeID, root, *tr.Bottleneck)
+
+	// Results: exact for integer data in every type, min and max exact,
+	// fp16 sums of fractions within client.Tolerance (checked by each
+	// Worker against the float64 reduction of all ranks' inputs). Sizes
+	// not a multiple of the 1 KB payload, or of 4 bytes (fp16 padding).
+	type op = map[string]any
+	cases := []op{
+		{"size": "1024", "dtype": "fp32", "op": "sum", "pattern": "int"},
+		{"size": "1028", "dtype": "fp32", "op": "sum", "pattern": "int"},
+		{"size": "100000", "dtype": "fp64", "op": "sum", "pattern": "int"},
+		{"size": "1048588", "dtype": "fp32", "op": "sum", "pattern": "int"},
+		{"size": "1000", "dtype": "fp16", "op": "sum", "pattern": "int"},
+		{"size": "1048578", "dtype": "fp16", "op": "sum", "pattern": "frac"},
+		{"size": "262148", "dtype": "fp32", "op": "min", "pattern": "frac"},
+		{"size": "262152", "dtype": "fp64", "op": "max", "pattern": "frac"},
+		{"size": "4098", "dtype": "fp16", "op": "max", "pattern": "frac"},
+		{"size": "1048588", "dtype": "fp32", "op": "sum", "pattern": "int", "mode": "ring"},
+		{"size": "65538", "dtype": "fp16", "op": "sum", "pattern": "frac", "mode": "ring"},
+		{"size": "64MB", "dtype": "fp32", "op": "sum", "pattern": "int"},
+	}
+	for _, c := range cases {
+		c["verify"] = true
+		res := AllReduce(t, ws, c, 3*time.Minute)
+		t.Logf("%v: %.3fs, algbw %.3f Gb/s, retransmits %d", c, res[0].Seconds, res[0].AlgBW, Sum(res, func(r Result) int { return r.Retransmits }))
+	}
+
+	// The ICRC of frames captured on a Host link and on a spine link
+	// verifies.
+	h1 := f.Hosts[0]
+	caps := []*Capture{OpenCapture(t, h1.NS, "eth0"), OpenCapture(t, f.Lab.Name+"-"+root, "l2-1")}
+	AllReduce(t, ws, op{"size": "262144", "dtype": "fp32", "op": "sum", "pattern": "int", "verify": true}, time.Minute)
+	for _, c := range caps {
+		frames := c.Drain()
+		n := 0
+		for _, fr := range frames {
+			var p packet.Parsed
+			if err := packet.Parse(fr, &p); err != nil {
+				t.Fatalf("%s: captured frame: %v", c.Where, err)
+			}
+			n++
+		}
+		if n < 100 {
+			t.Fatalf("%s: only %d RoCEv2 frames captured", c.Where, n)
+		}
+		t.Logf("%s: %d captured frames, every ICRC verifies", c.Where, n)
+	}
+
+	// Random loss (nftables numgen) on every Host's link and every INC
+	// switch's output: results stay exact; clients retransmit, switches
+	// suppress duplicates and serve results again.
+	before := f.SwitchTotals(ctx)
+	for _, h := range f.Hosts {
+		NftLoss(t, h.NS, 3)
+	}
+	for _, n := range f.Lab.Nodes {
+		if n.Kind == "fared" {
+			NftLoss(t, n.Netns, 2)
+		}
+	}
+	var retx, nacks int
+	for _, c := range []op{
+		{"size": "1048588", "dtype": "fp32", "op": "sum", "pattern": "int"},
+		{"size": "262146", "dtype": "fp16", "op": "sum", "pattern": "frac"},
+		{"size": "524288", "dtype": "fp32", "op": "sum", "pattern": "int", "mode": "ring"},
+	} {
+		c["verify"] = true
+		res := AllReduce(t, ws, c, 3*time.Minute)
+		retx += Sum(res, func(r Result) int { return r.Retransmits })
+		nacks += Sum(res, func(r Result) int { return r.NACKs })
+	}
+	after := f.SwitchTotals(ctx)
+	dups, served := after.Duplicates-before.Duplicates, after.Served-before.Served
+	t.Logf("under loss: %d retransmissions, %d NACKs at clients; switches suppressed %d duplicates, served %d results again, re-sent %d partials",
+		retx, nacks, dups, served, after.PartialResends-before.PartialResends)
+	if retx == 0 || dups == 0 || served == 0 {
+		t.Fatalf("loss left no trace: retransmissions %d, duplicates %d, served %d", retx, dups, served)
+	}
+	for _, h := range f.Hosts {
+		run(t, "ip", "netns", "exec", h.NS, "nft", "delete table inet loss")
+	}
+	for _, n := range f.Lab.Nodes {
+		if n.Kind == "fared" {
+			run(t, "ip", "netns", "exec", n.Netns, "nft", "delete table inet loss")
+		}
+	}
+
+	// A link from l1 to the root spine goes down: after SPF the manager
+	// rebuilds the tree under the other spine, and the next allreduce
+	// (on the new tree) is exact.
+	link := -1
+	for _, lk := range f.Lab.Links {
+		if lk.A == "l1" && lk.B == root {
+			link = lk.Index
+		}
+	}
+	if err := f.Lab.SetLinkUp(ctx, link, false); err != nil {
+		t.Fatal(err)
+	}
+	f.Poll(ctx, 30*time.Second, "tree rebuilt without the l1–"+root+" link", func() error {
+		if err := f.Lab.FarectlJSON(ctx, f.Manager, &trees, "inc", "trees"); err != nil {
+			return err
+		}
+		if len(trees) != 1 || !trees[0].Ready || trees[0].Root == root || trees[0].Generation <= tr.Generation {
+			return fmt.Errorf("trees %+v", trees)
+		}
+		return nil
+	})
+	t.Logf("rebuilt: tree %d, root %s, generation %d", trees[0].TreeID, trees[0].Root, trees[0].Generation)
+	res := AllReduce(t, ws, op{"size": "1048588", "dtype": "fp32", "op": "sum", "pattern": "int", "verify": true}, time.Minute)
+	if res[0].TreeID != uint32(trees[0].TreeID) || res[0].TreeID == uint32(tr.TreeID) {
+		t.Fatalf("allreduce ran on tree %d, the rebuilt one is %d", res[0].TreeID, trees[0].TreeID)
+	}
+
+	// A client dies: its heartbeats stop and the manager dismantles the
+	// group; the other clients learn it.
+	ws[5].Cmd.Process.Signal(syscall.SIGKILL)
+	var groups []wire.INCGroup
+	f.Poll(ctx, 15*time.Second, "group dismantled after rank 5 died", func() error {
+		if err := f.Lab.FarectlJSON(ctx, f.Manager, &groups, "inc", "groups"); err != nil {
+			return err
+		}
+		if len(groups) != 1 || groups[0].State != "dismantled" || !strings.Contains(groups[0].Reason, "rank 5") {
+			return fmt.Errorf("groups %+v", groups)
+		}
+		return nil
+	})
+	t.Logf("group: %s (%s)", groups[0].State, groups[0].Reason)
+	if err := f.Lab.FarectlJSON(ctx, f.Manager, &trees, "inc", "trees"); err != nil || len(trees) != 0 {
+		t.Fatalf("trees after the group was dismantled: %+v %v", trees, err)
+	}
+	ws[0].In.Write([]byte(`{"cmd":"tree"}` + "\n"))
+	var r Result
+	if err := ws[0].Read(&r, 10*time.Second); err != nil || !strings.Contains(r.Error, "dismantled") {
+		t.Fatalf("rank 0 after the group was dismantled: %+v %v", r, err)
+	}
+}

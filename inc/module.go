@@ -1,0 +1,196 @@
+// Package inc is fared's in-network computing module (docs/inc.md): with
+// role manager, the aggregation manager (inc/manager) fed with the rib's
+// topologies; with role switch, the INC data plane (inc/aggregator on a
+// raw socket) and its session with the manager; role both runs the two.
+package inc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+
+	"github.com/fared/fared/api"
+	"github.com/fared/fared/config"
+	"github.com/fared/fared/daemon"
+	"github.com/fared/fared/inc/manager"
+)
+
+// Spec is the module's entry in fared's module table.
+var Spec = daemon.Spec{
+	Name:       "inc",
+	Configured: func(c *config.Config) bool { return sectionOf(c) != nil },
+	New:        newModule,
+}
+
+type module struct {
+	core *daemon.Core
+	host string
+
+	mu  sync.Mutex // cfg (Reconfigure vs API)
+	cfg *Config
+
+	mgr *manager.Manager
+	dp  *dataPlane
+	lis net.Listener
+}
+
+func newModule(core *daemon.Core, c *config.Config) (daemon.Module, error) {
+	s := sectionOf(c)
+	m := &module{core: core, host: c.Hostname, cfg: s}
+	if m.host == "" {
+		m.host = c.RouterID.String()
+	}
+	if s.isManager() {
+		m.mgr = manager.New(managerConfig(s), core.Log.With("module", "inc", "role", "manager"))
+	}
+	if s.isSwitch() {
+		addr := s.Address
+		if !addr.IsValid() {
+			addr = c.RouterID
+		}
+		if !addr.Is4() {
+			return nil, fmt.Errorf("inc: a switch needs an IPv4 address (inc.address or router-id)")
+		}
+		sc := *s
+		if sc.Manager == "" { // role both: this node
+			sc.Manager = netip.AddrPortFrom(addr, listenPort(s.Listen)).String()
+		}
+		m.dp = newDataPlane(core.Log.With("module", "inc", "role", "switch"), m.host, &sc, addr)
+	}
+	return m, nil
+}
+
+func listenPort(s string) uint16 {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Port()
+	}
+	return DefaultPort
+}
+
+func managerConfig(s *Config) manager.Config {
+	return manager.Config{Heartbeat: s.Heartbeat, DeadAfter: s.DeadAfter, Slots: s.Slots, Ordered: s.Ordered,
+		TimeoutReports: s.TimeoutReports}
+}
+
+// Run runs the roles until ctx ends.
+func (m *module) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 3)
+	var wg sync.WaitGroup
+	if m.mgr != nil {
+		l, err := net.Listen("tcp", m.cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("inc manager: %w", err)
+		}
+		m.lis = l
+		wg.Add(3)
+		go func() { defer wg.Done(); m.mgr.Run(ctx) }()
+		go func() { defer wg.Done(); errc <- m.mgr.Serve(ctx, l) }()
+		go func() { defer wg.Done(); m.follow(ctx) }()
+	}
+	if m.dp != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); errc <- m.dp.run(ctx) }()
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// follow hands the rib's topologies to the manager after every SPF run.
+func (m *module) follow(ctx context.Context) {
+	sub := m.core.RIB.Subscribe()
+	defer sub.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case snap := <-sub.C():
+			if snap != nil {
+				m.mgr.SetGraphs(snap.Graphs)
+			}
+		}
+	}
+}
+
+// Check refuses what cannot change live: the role, the switch's address
+// and limits, the manager's listen address.
+func (m *module) Check(c *config.Config) error {
+	n := sectionOf(c)
+	m.mu.Lock()
+	o := m.cfg
+	m.mu.Unlock()
+	var errs []error
+	if n.Role != o.Role {
+		errs = append(errs, fmt.Errorf("role %s -> %s: restart fared to change roles", o.Role, n.Role))
+	}
+	if o.isSwitch() && (n.Address != o.Address || n.Manager != o.Manager || n.Slots != o.Slots || n.Ranks != o.Ranks ||
+		n.Trees != o.Trees || n.MaxPayload != o.MaxPayload) {
+		errs = append(errs, errors.New("the switch's address, manager and limits apply at start only"))
+	}
+	if o.isManager() && n.Listen != o.Listen {
+		errs = append(errs, errors.New("listen applies at start only"))
+	}
+	return errors.Join(errs...)
+}
+
+// Reconfigure applies the manager's tunables (for the next trees).
+func (m *module) Reconfigure(ctx context.Context, c *config.Config) (daemon.Change, error) {
+	n := sectionOf(c)
+	m.mu.Lock()
+	ch := daemon.Change{Changed: config.Diff(*m.cfg, *n)}
+	m.cfg = n
+	m.mu.Unlock()
+	if m.mgr != nil && len(ch.Changed) > 0 {
+		if err := m.mgr.SetConfig(ctx, managerConfig(n)); err != nil {
+			return ch, err
+		}
+	}
+	return ch, nil
+}
+
+// Routes registers the API (docs/inc.md).
+func (m *module) Routes(r *api.Router) {
+	notManager := api.NotFound(errors.New("this node is not an INC manager (inc.role)"))
+	notSwitch := api.NotFound(errors.New("this node is not an INC switch (inc.role)"))
+	mgr := func(f func(context.Context) (any, error)) api.Handler {
+		return func(req *http.Request) (any, error) {
+			if m.mgr == nil {
+				return nil, notManager
+			}
+			return f(req.Context())
+		}
+	}
+	r.Handle("GET groups", mgr(func(ctx context.Context) (any, error) { return m.mgr.Groups(ctx) }))
+	r.Handle("GET trees", mgr(func(ctx context.Context) (any, error) { return m.mgr.Trees(ctx) }))
+	r.Handle("GET clients", mgr(func(ctx context.Context) (any, error) { return m.mgr.Clients(ctx) }))
+	r.Handle("GET switches", mgr(func(ctx context.Context) (any, error) { return m.mgr.Switches(ctx) }))
+	r.Handle("GET switch", func(*http.Request) (any, error) {
+		if m.dp == nil {
+			return nil, notSwitch
+		}
+		return m.dp.view.Load(), nil
+	})
+}
+
+// Status is the module's line in GET /v1/status.
+func (m *module) Status() any {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := map[string]any{"role": m.cfg.Role}
+	if m.dp != nil {
+		v := m.dp.view.Load()
+		st["switch"] = map[string]any{"address": v.Address, "registered": v.Registered, "trees": len(v.Trees)}
+	}
+	return st
+}
