@@ -2,8 +2,8 @@ package main
 
 import (
 	"github.com/fared/fared/daemon"
-	"github.com/fared/fared/inof"
 	"github.com/fared/fared/inc"
+	"github.com/fared/fared/inof"
 	"github.com/fared/fared/isis"
 	"github.com/fared/fared/ospf"
 	"github.com/fared/fared/qos"
