@@ -89,9 +89,7 @@ func (c *capCalc) reset(r *spf.Result, edgeBW []float64, edgeUnk []bool) {
 	for i := range c.destOff {
 		c.destOff[i] = -1
 	}
-	// Upper bound of what caps() stores: no reallocation.
-	c.capv = grow(c.capv, len(r.FirstHopList))[:0]
-	c.capUnk = grow(c.capUnk, len(r.FirstHopList))[:0]
+	c.capv, c.capUnk = c.capv[:0], c.capUnk[:0]
 }
 
 // caps returns cap(N→D) and its unknown flag for every N in r.FirstHops(d).

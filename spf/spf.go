@@ -49,10 +49,12 @@ type Result struct {
 	NeighborLinkStart []int32
 	NeighborLinks     []int32
 
-	// The first hops of node v are FirstHopList[FirstHopStart[v]:FirstHopStart[v+1]],
-	// sorted node indices (a subset of Neighbors).
-	FirstHopStart []int32
-	FirstHopList  []int32
+	// First hops (FirstHops), each distinct set stored once: in a fabric
+	// most nodes share one of a few sets (every remote leaf is reached over
+	// all local spines), so a per-node list would repeat one set thousands
+	// of times. The set of node v is fhList[fhStart[s]:fhStart[s+1]] with
+	// s = fhSet[v]; set 0 is the empty set (Self, unreachable nodes).
+	fhSet, fhStart, fhList []int32
 }
 
 // Reachable reports whether n has a shortest path from Self.
@@ -71,13 +73,15 @@ func (r *Result) Parents(n int32) []int32 {
 	return out
 }
 
-// FirstHops returns the sorted first-hop neighbours of n. The slice aliases
-// the Result and must not be modified.
+// FirstHops returns the sorted first-hop neighbours of n (a subset of
+// Neighbors). The slice aliases the Result and must not be modified; nodes
+// with the same first hops get the same slice.
 func (r *Result) FirstHops(n int32) []int32 {
-	if r.FirstHopStart == nil || n < 0 || int(n) >= len(r.Dist) {
+	if n < 0 || int(n) >= len(r.fhSet) {
 		return nil
 	}
-	return r.FirstHopList[r.FirstHopStart[n]:r.FirstHopStart[n+1]:r.FirstHopStart[n+1]]
+	s := r.fhSet[n]
+	return r.fhList[r.fhStart[s]:r.fhStart[s+1]:r.fhStart[s+1]]
 }
 
 // NeighborIndex returns the position of node nb in Neighbors, or -1.
@@ -107,11 +111,6 @@ func (r *Result) SelfLinks(nb int32) []int32 {
 	return r.NeighborLinks[r.NeighborLinkStart[i]:r.NeighborLinkStart[i+1]:r.NeighborLinkStart[i+1]]
 }
 
-// transit reports whether SPF may relax the links of n.
-func transit(g *lsdb.Graph, self, n int32) bool {
-	return n == self || !g.Nodes[n].Overload
-}
-
 // Run computes the shortest-path DAG from g.Self. g.Self == -1 gives an empty
 // Result (every node unreachable).
 func Run(g *lsdb.Graph) *Result {
@@ -124,183 +123,233 @@ func Run(g *lsdb.Graph) *Result {
 	r.Dist = dist
 	if g.Self < 0 || int(g.Self) >= n {
 		r.ParentStart = make([]int32, n+1)
-		r.FirstHopStart = make([]int32, n+1)
 		r.EdgeLinkStart = []int32{0}
 		r.NeighborLinkStart = []int32{0}
+		r.fhSet, r.fhStart = make([]int32, n), []int32{0, 0}
 		return r
 	}
 	self := g.Self
 	topo := g.TopoLinks()
+	ws := getWorkspace()
+	defer putWorkspace(ws)
+	st := grow(ws.st, n)
+	ws.st = st
+	for i := range st {
+		st[i] = nodeState{rank: -1, last: -1}
+	}
 
 	// Dijkstra with an indexed binary heap. The key is 2*dist plus one for a
 	// real router, so that at equal distance pseudonodes settle before
 	// routers: the zero-metric pseudonode→member links then always point
 	// from an earlier-settled node to a later one.
-	ws := getWorkspace()
-	defer putWorkspace(ws)
-	h := heap{pos: grow(ws.pos, n), key: ws.key[:0], node: ws.node[:0]}
+	//
+	// Candidate DAG entries are recorded while relaxing: link u→v when
+	// dist[u]+metric equals v's tentative distance at that moment (u is
+	// settled and v is not, so u settles before v). Tentative distances only
+	// decrease, so every DAG entry is a candidate, and the entries of v are
+	// exactly its last st[v].ent candidates: a decrease of dist[v] discards
+	// the earlier ones by resetting the count. cand holds only the link
+	// index; the link gives u and v.
+	h := heap{pos: grow(ws.pos, n), items: ws.items[:0]}
 	for i := range h.pos {
 		h.pos[i] = -1
 	}
-	rank := grow(ws.rank, n) // settle position, -1 while unsettled
-	for i := range rank {
-		rank[i] = -1
-	}
-	defer func() { ws.pos, ws.key, ws.node, ws.rank = h.pos, h.key, h.node, rank }()
+	cand := ws.cand[:0]
 	order := make([]int32, 0, n)
 	dist[self] = 0
 	h.push(self, 0)
-	// Candidate DAG entries, recorded while relaxing: (u, link, v) with
-	// dist[u]+metric equal to v's tentative distance at that moment. Since
-	// tentative distances only decrease, every DAG entry is among them; the
-	// ones recorded before a later decrease of dist[v] (older generation)
-	// are dropped below. u is settled and v is not, so u settles before v.
-	cand := ws.cand[:0]
-	gen := grow(ws.gen, n) // bumped when dist[v] decreases: older candidates lost
-	clear(gen)
 	for h.len() > 0 {
 		u := h.pop()
-		rank[u] = int32(len(order))
+		su := &st[u]
+		su.rank = int32(len(order))
 		order = append(order, u)
-		if !transit(g, self, u) {
+		nd := &g.Nodes[u]
+		if nd.Pseudo {
+			su.flags |= flagPseudo
+		}
+		if u != self && nd.Overload { // reachable, never transit
 			continue
 		}
 		du := dist[u]
-		nd := &g.Nodes[u]
-		for li := nd.First; li < nd.First+nd.Count; li++ {
-			l := &topo[li]
+		first := nd.First
+		links := topo[first : first+nd.Count]
+		for i := range links {
+			l := &links[i]
 			v := l.To
-			if rank[v] >= 0 {
+			sv := &st[v]
+			if sv.rank >= 0 {
 				continue
 			}
 			d := du + uint64(l.Metric)
 			if d < du { // overflow: treat as unreachable over this link
 				continue
 			}
-			if d < dist[v] {
+			if dv := dist[v]; d > dv {
+				continue
+			} else if d < dv {
 				dist[v] = d
-				gen[v]++
+				sv.ent, sv.edges, sv.last = 0, 0, -1
 				k := d << 1
 				if !g.Nodes[v].Pseudo {
 					k |= 1
 				}
 				h.update(v, k)
 			}
-			if d == dist[v] {
-				cand = append(cand, candidate{u: u, v: v, link: li, gen: gen[v]})
+			cand = append(cand, first+int32(i))
+			// Entries of one (u, v) pair are consecutive among v's: u
+			// relaxes all its links before another node settles.
+			sv.ent++
+			if sv.last != u {
+				sv.last = u
+				sv.edges++
 			}
 		}
 	}
+	ws.pos, ws.items, ws.cand = h.pos, h.items, cand
 	r.Order = order
-	ws.cand, ws.gen = cand, gen
 
-	// DAG: keep the candidates still at v's final distance; counting sort
-	// by child, keeping production order (per parent in settle order, its
-	// links in memory order), so the entries of one (u, v) pair are
-	// contiguous per child.
-	cnt := grow(ws.cnt, n+1)
-	clear(cnt)
-	ws.cnt = cnt
-	var entries int32
-	for i := range cand {
-		c := &cand[i]
-		if c.gen == gen[c.v] {
-			cnt[c.v+1]++
-			entries++
-		}
+	// The DAG, indexed by child: entries (one per shortest-path link) and
+	// edges (runs of entries with the same parent), placed by prefix sums
+	// over the per-child counts.
+	parentStart := make([]int32, n+1)
+	entStart := grow(ws.entStart, n)
+	ws.entStart = entStart
+	var entries, edges int32
+	for v := range st {
+		s := &st[v]
+		entStart[v] = entries
+		entries += s.ent
+		edges += s.edges
+		parentStart[v+1] = edges
+		s.last = -1
 	}
-	for i := 1; i <= n; i++ {
-		cnt[i] += cnt[i-1]
-	}
-	entParent := grow(ws.entParent, int(entries))
-	ws.entParent = entParent
+	edgeParent := make([]int32, edges)
 	entLink := make([]int32, entries)
 	entBW := make([]float32, entries)
 	entHas := make([]bool, entries)
-	fill := grow(ws.fill, n)
-	ws.fill = fill
-	copy(fill, cnt[:n])
-	// Neighbour detection on the way: Self's candidates come first (Self
-	// settles first), then those of pseudonodes attached to Self.
-	isPN := grow(ws.isPN, n) // pseudonodes with Self as a DAG parent
-	isNb := grow(ws.isNb, n) // first-hop neighbours
-	clear(isPN)
-	clear(isNb)
-	ws.isPN, ws.isNb = isPN, isNb
-	for i := range cand {
-		c := &cand[i]
-		if c.gen != gen[c.v] {
+	// Without parallel links every edge has one entry and EdgeLinkStart is
+	// 0, 1, 2, …: a shared read-only sequence.
+	shared := edges == entries
+	var edgeLinkStart []int32
+	if shared {
+		edgeLinkStart = iota32(int(entries) + 1)
+	} else {
+		edgeLinkStart = make([]int32, edges+1)
+		edgeLinkStart[edges] = entries
+	}
+	// Fill from the last candidate backwards: the first st[v].ent seen for
+	// v are its entries, the others are stale; each lands at the end of
+	// what is left of v's range, so production order is kept (per parent in
+	// settle order, its links in memory order).
+	pnKids := ws.pnKids[:0] // (pseudonode parent, child) edges
+	for i := len(cand) - 1; i >= 0; i-- {
+		li := cand[i]
+		l := &topo[li]
+		v := l.To
+		sv := &st[v]
+		if sv.ent == 0 {
 			continue
 		}
-		p := fill[c.v]
-		fill[c.v]++
-		entParent[p] = c.u
-		entLink[p] = c.link
-		l := &topo[c.link]
+		sv.ent--
+		p := entStart[v] + sv.ent
+		entLink[p] = li
 		entBW[p], entHas[p] = l.MaxBW, l.HasBW
-		if c.u == self {
-			if g.Nodes[c.v].Pseudo {
-				isPN[c.v] = true
-			} else {
-				isNb[c.v] = true
-			}
-		} else if isPN[c.u] && !g.Nodes[c.v].Pseudo {
-			isNb[c.v] = true
-		}
-	}
-	// Collapse runs of equal parent into edges.
-	parentStart := make([]int32, n+1)
-	var edges int32
-	for v := 0; v < n; v++ {
-		lo, hi := cnt[v], cnt[v+1]
-		for p := lo; p < hi; p++ {
-			if p == lo || entParent[p] != entParent[p-1] {
-				edges++
+		if u := l.From; u != sv.last {
+			sv.last = u
+			sv.edges--
+			edgeParent[parentStart[v]+sv.edges] = u
+			if u == self {
+				sv.flags |= flagSelfKid
+			} else if st[u].flags&flagPseudo != 0 {
+				pnKids = append(pnKids, [2]int32{u, v})
 			}
 		}
-		parentStart[v+1] = edges
-	}
-	edgeParent := make([]int32, edges)
-	edgeLinkStart := make([]int32, edges+1)
-	e := int32(-1)
-	for v := 0; v < n; v++ {
-		lo, hi := cnt[v], cnt[v+1]
-		for p := lo; p < hi; p++ {
-			if p == lo || entParent[p] != entParent[p-1] {
-				e++
-				edgeParent[e] = entParent[p]
-				edgeLinkStart[e] = p
-			}
+		if !shared {
+			// The run's first entry is written last.
+			edgeLinkStart[parentStart[v]+sv.edges] = p
 		}
 	}
-	edgeLinkStart[edges] = entries
+	ws.pnKids = pnKids
 	r.ParentStart, r.EdgeParent, r.EdgeLinkStart, r.EdgeLinks = parentStart, edgeParent, edgeLinkStart, entLink
 	r.LinkBW, r.LinkHasBW = entBW, entHas
 
+	// First-hop neighbours: real routers with Self as a DAG parent, or with
+	// a pseudonode parent that has Self as a DAG parent.
+	for _, e := range pnKids {
+		if st[e[0]].flags&flagSelfKid != 0 && st[e[1]].flags&flagPseudo == 0 {
+			st[e[1]].flags |= flagNeighbor
+		}
+	}
+	for v := range st {
+		if f := st[v].flags; f&(flagSelfKid|flagPseudo) == flagSelfKid {
+			st[v].flags = f | flagNeighbor
+		}
+	}
 	r.firstHops(ws)
 	return r
 }
 
-// firstHops derives the first-hop neighbours and their sets. A real router
-// whose DAG parent is Self, or a pseudonode whose DAG parent is Self, is a
-// first hop of itself; every other node inherits the union of its parents'
-// first hops. Sets are bitsets over the neighbour slots while computing.
+// nodeState is Run's per-node scratch, kept together for locality.
+type nodeState struct {
+	rank int32 // settle position, -1 while unsettled
+	// While relaxing: the candidate entries at v's current tentative
+	// distance, their distinct parents, and the parent of the latest one.
+	// While filling the DAG: the entries and edges of v not yet placed,
+	// and the parent of the last one placed.
+	ent, edges, last int32
+	flags            uint8
+}
+
+const (
+	flagPseudo   = 1 << iota // a pseudonode (set when settled)
+	flagSelfKid              // Self is a DAG parent
+	flagNeighbor             // a first-hop neighbour
+)
+
+// identity is the longest 0, 1, 2, … sequence handed out so far; results
+// share prefixes of it (it is never written after creation).
+var identity atomic.Pointer[[]int32]
+
+// iota32 returns the read-only sequence 0, 1, …, n-1.
+func iota32(n int) []int32 {
+	if p := identity.Load(); p != nil && len(*p) >= n {
+		return (*p)[:n:n]
+	}
+	s := make([]int32, n+n/4)
+	for i := range s {
+		s[i] = int32(i)
+	}
+	identity.Store(&s)
+	return s[:n:n]
+}
+
+// firstHops derives Neighbors, their links from Self and the first-hop
+// sets. A first-hop neighbour is a first hop of itself; every other node
+// inherits the union of its parents' first hops (Self contributes none).
+// Sets are bitsets over the neighbour slots while computing, then each
+// distinct set is stored once.
 func (r *Result) firstHops(ws *workspace) {
-	g, self := r.Graph, r.Self
+	g, self, st := r.Graph, r.Self, ws.st
 	n := len(g.Nodes)
-	isPN, isNb := ws.isPN, ws.isNb
+	// Neighbours, in node order so that bit order is node order.
 	slot := grow(ws.slot, n)
 	ws.slot = slot
-	// Neighbours, in node order so that bit order is node order.
-	var nbs []int32
-	for v := int32(0); v < int32(n); v++ {
+	nn := 0
+	for v := range st {
 		slot[v] = -1
-		if isNb[v] {
-			slot[v] = int32(len(nbs))
-			nbs = append(nbs, v)
+		if st[v].flags&flagNeighbor != 0 {
+			slot[v] = int32(nn)
+			nn++
 		}
 	}
-	// Self's links per neighbour.
+	nbs := make([]int32, 0, nn)
+	for v := range st {
+		if slot[v] >= 0 {
+			nbs = append(nbs, int32(v))
+		}
+	}
+	// Self's links per neighbour: the links of its edge from Self, and of
+	// Self's edge to a pseudonode parent attached to Self.
 	nls := make([]int32, len(nbs)+1)
 	var links []int32
 	for i, v := range nbs {
@@ -309,8 +358,7 @@ func (r *Result) firstHops(ws *workspace) {
 			var pe int32 = -1
 			if p == self {
 				pe = e
-			} else if isPN[p] {
-				// Self's edge to the pseudonode.
+			} else if st[p].flags&(flagPseudo|flagSelfKid) == flagPseudo|flagSelfKid {
 				for f := r.ParentStart[p]; f < r.ParentStart[p+1]; f++ {
 					if r.EdgeParent[f] == self {
 						pe = f
@@ -326,57 +374,105 @@ func (r *Result) firstHops(ws *workspace) {
 		nls[i+1] = int32(len(links))
 	}
 	r.Neighbors, r.NeighborLinkStart, r.NeighborLinks = nbs, nls, links
-	if nbs == nil {
-		r.Neighbors = []int32{}
+
+	// Bitsets in settle order (parents before children). Self's row is
+	// empty; rows of unreachable nodes are never read.
+	w := max((nn+63)/64, 1)
+	set := grow(ws.set, n*w)
+	ws.set = set
+	clear(set[int(self)*w : int(self)*w+w])
+	ps, ep := r.ParentStart, r.EdgeParent
+	if w == 1 {
+		for _, v := range r.Order[1:] {
+			var x uint64
+			if s := slot[v]; s >= 0 {
+				x = 1 << uint(s)
+			}
+			for _, p := range ep[ps[v]:ps[v+1]] {
+				x |= set[p]
+			}
+			set[v] = x
+		}
+	} else {
+		for _, v := range r.Order[1:] {
+			dst := set[int(v)*w : int(v)*w+w]
+			clear(dst)
+			if s := slot[v]; s >= 0 {
+				dst[s>>6] |= 1 << (uint(s) & 63)
+			}
+			for _, p := range ep[ps[v]:ps[v+1]] {
+				src := set[int(p)*w : int(p)*w+w]
+				for k := range dst {
+					dst[k] |= src[k]
+				}
+			}
+		}
 	}
 
-	w := (len(nbs) + 63) / 64
-	if w == 0 {
-		w = 1
+	// Distinct sets through an open-addressing table of set ids (0: free
+	// slot), keyed by a hash of the bitset; rep[s] is a node holding set s.
+	fhSet := make([]int32, n)
+	size := 1
+	for size < 2*n {
+		size <<= 1
 	}
-	set := grow(ws.set, n*w)
-	clear(set)
-	ws.set = set
-	for _, v := range r.Order {
-		if v == self {
+	tab := grow(ws.tab, size)
+	clear(tab)
+	ws.tab = tab
+	rep := append(ws.rep[:0], self) // set 0: empty
+	start := append(ws.start[:0], 0, 0)
+	list := ws.list[:0]
+	for v := int32(0); v < int32(n); v++ {
+		if v == self || st[v].rank < 0 {
 			continue
 		}
-		dst := set[int(v)*w : int(v)*w+w]
-		if s := slot[v]; s >= 0 {
-			dst[s>>6] |= 1 << (uint(s) & 63)
+		row := set[int(v)*w : int(v)*w+w]
+		hv := uint64(0)
+		empty := true
+		for _, x := range row {
+			hv = (hv ^ x) * 0x9e3779b97f4a7c15
+			empty = empty && x == 0
 		}
-		for e := r.ParentStart[v]; e < r.ParentStart[v+1]; e++ {
-			p := r.EdgeParent[e]
-			if p == self {
-				continue
+		if empty {
+			continue // set 0
+		}
+		i := int(hv>>32) & (size - 1)
+		for {
+			s := tab[i]
+			if s == 0 {
+				s = int32(len(rep))
+				tab[i] = s
+				rep = append(rep, v)
+				for k, x := range row {
+					for x != 0 {
+						list = append(list, nbs[k*64+bits.TrailingZeros64(x)])
+						x &= x - 1
+					}
+				}
+				start = append(start, int32(len(list)))
+				fhSet[v] = s
+				break
 			}
-			src := set[int(p)*w : int(p)*w+w]
-			for k := range dst {
-				dst[k] |= src[k]
+			if o := rep[s]; slicesEqual(set[int(o)*w:int(o)*w+w], row) {
+				fhSet[v] = s
+				break
 			}
+			i = (i + 1) & (size - 1)
 		}
 	}
-	start := make([]int32, n+1)
-	var total int32
-	for v := 0; v < n; v++ {
-		for _, x := range set[v*w : v*w+w] {
-			total += int32(bits.OnesCount64(x))
-		}
-		start[v+1] = total
-	}
-	list := make([]int32, total)
-	var p int32
-	for v := 0; v < n; v++ {
-		for k, x := range set[v*w : v*w+w] {
-			for x != 0 {
-				b := bits.TrailingZeros64(x)
-				x &= x - 1
-				list[p] = nbs[k*64+b]
-				p++
-			}
+	ws.rep, ws.start, ws.list = rep, start, list
+	r.fhSet = fhSet
+	r.fhStart = append([]int32(nil), start...)
+	r.fhList = append([]int32(nil), list...)
+}
+
+func slicesEqual(a, b []uint64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
 		}
 	}
-	r.FirstHopStart, r.FirstHopList = start, list
+	return true
 }
 
 func sortInt32(a []int32) {
@@ -387,17 +483,14 @@ func sortInt32(a []int32) {
 	}
 }
 
-type candidate struct {
-	u, v, link, gen int32
-}
-
 // workspace is the scratch of one Run, recycled through pool.
 type workspace struct {
-	pos, rank, gen, cnt, entParent, fill, node, slot []int32
-	key                                              []uint64
-	cand                                             []candidate
-	isPN, isNb                                       []bool
-	set                                              []uint64
+	st                                  []nodeState
+	pos, cand, entStart, slot, tab, rep []int32
+	start, list                         []int32
+	items                               []heapItem
+	pnKids                              [][2]int32
+	set                                 []uint64
 }
 
 var pool = sync.Pool{New: func() any { return new(workspace) }}
@@ -428,20 +521,25 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// heap is an indexed binary min-heap of nodes keyed by uint64.
+// heap is an indexed binary min-heap of nodes keyed by uint64. Sifting
+// moves a hole instead of swapping, which places every item exactly where
+// the textbook swap-based sift does: ties are broken the same way, so the
+// settle order of equal-distance nodes is stable across versions.
 type heap struct {
-	node []int32
-	key  []uint64
-	pos  []int32 // position of a node in the heap, -1 if absent
+	items []heapItem
+	pos   []int32 // position of a node in the heap, -1 if absent
 }
 
-func (h *heap) len() int { return len(h.node) }
+type heapItem struct {
+	key  uint64
+	node int32
+}
+
+func (h *heap) len() int { return len(h.items) }
 
 func (h *heap) push(v int32, k uint64) {
-	h.node = append(h.node, v)
-	h.key = append(h.key, k)
-	h.pos[v] = int32(len(h.node) - 1)
-	h.up(len(h.node) - 1)
+	h.items = append(h.items, heapItem{})
+	h.up(len(h.items)-1, heapItem{k, v})
 }
 
 // update inserts v or lowers its key.
@@ -451,55 +549,57 @@ func (h *heap) update(v int32, k uint64) {
 		h.push(v, k)
 		return
 	}
-	h.key[i] = k
-	h.up(int(i))
+	h.up(int(i), heapItem{k, v})
 }
 
 func (h *heap) pop() int32 {
-	v := h.node[0]
-	last := len(h.node) - 1
-	h.swap(0, last)
-	h.node, h.key = h.node[:last], h.key[:last]
+	v := h.items[0].node
 	h.pos[v] = -1
+	last := len(h.items) - 1
+	x := h.items[last]
+	h.items = h.items[:last]
 	if last > 0 {
-		h.down(0)
+		h.down(0, x)
 	}
 	return v
 }
 
-func (h *heap) swap(i, j int) {
-	h.node[i], h.node[j] = h.node[j], h.node[i]
-	h.key[i], h.key[j] = h.key[j], h.key[i]
-	h.pos[h.node[i]] = int32(i)
-	h.pos[h.node[j]] = int32(j)
-}
-
-func (h *heap) up(i int) {
+// up places x at hole i or above.
+func (h *heap) up(i int, x heapItem) {
+	it := h.items
 	for i > 0 {
 		p := (i - 1) / 2
-		if h.key[p] <= h.key[i] {
+		if it[p].key <= x.key {
 			break
 		}
-		h.swap(i, p)
+		it[i] = it[p]
+		h.pos[it[i].node] = int32(i)
 		i = p
 	}
+	it[i] = x
+	h.pos[x.node] = int32(i)
 }
 
-func (h *heap) down(i int) {
-	n := len(h.node)
+// down places x at hole i or below.
+func (h *heap) down(i int, x heapItem) {
+	it := h.items
+	n := len(it)
 	for {
 		l := 2*i + 1
 		if l >= n {
-			return
+			break
 		}
 		m := l
-		if r := l + 1; r < n && h.key[r] < h.key[l] {
+		if r := l + 1; r < n && it[r].key < it[l].key {
 			m = r
 		}
-		if h.key[i] <= h.key[m] {
-			return
+		if x.key <= it[m].key {
+			break
 		}
-		h.swap(i, m)
+		it[i] = it[m]
+		h.pos[it[i].node] = int32(i)
 		i = m
 	}
+	it[i] = x
+	h.pos[x.node] = int32(i)
 }
