@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
 )
 
@@ -103,6 +104,21 @@ func out(x float64) float64 {
 // Values come from the Result's compact snapshot (spf.Result.LinkBW).
 func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) {
 	g := r.Graph
+	if len(r.EdgeLinks) == len(r.EdgeParent) && !hasPseudo(g) {
+		// One link per edge (entry e is edge e), no pseudonode: the
+		// general loop below without its per-edge lookups.
+		bws, has := r.LinkBW[:len(bw)], r.LinkHasBW[:len(bw)]
+		for e, f := range bws {
+			if b := math.Float32bits(f); has[e] && b-1 < 0x7f7fffff {
+				bw[e], unknown[e] = float64(f), false
+				continue
+			}
+			countLink(an, f, has[e])
+			v, known := linkValue(f, has[e])
+			bw[e], unknown[e] = 0+v, !known // 0 + v: the sum below (-0 → 0)
+		}
+		return
+	}
 	for e, p := range r.EdgeParent {
 		if g.Nodes[p].Pseudo {
 			bw[e], unknown[e] = inf, false
@@ -124,4 +140,13 @@ func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) 
 		}
 		bw[e], unknown[e] = sum, unk
 	}
+}
+
+func hasPseudo(g *lsdb.Graph) bool {
+	for i := range g.Nodes {
+		if g.Nodes[i].Pseudo {
+			return true
+		}
+	}
+	return false
 }

@@ -101,17 +101,37 @@ func (c *capCalc) caps(d int32) ([]float64, []bool) {
 	}
 	off := len(c.capv)
 	c.destOff[d] = int32(off)
-	c.capv = append(c.capv, make([]float64, len(fh))...)
-	c.capUnk = append(c.capUnk, make([]bool, len(fh))...)
+	c.capv = slices.Grow(c.capv, len(fh))[:off+len(fh)]
+	c.capUnk = slices.Grow(c.capUnk, len(fh))[:off+len(fh)]
 	cv, cu := c.capv[off:], c.capUnk[off:]
 	// Only D itself among the first hops (a direct neighbour reached no
 	// other way): no program needed.
 	if len(fh) == 1 && fh[0] == d {
-		cv[0] = inf
+		cv[0], cu[0] = inf, false
 		return cv, cu
 	}
 	p := c.program(d)
 	lo := r.ParentStart[d]
+	if len(p.gSrc) == 0 {
+		// No groups (a 3-stage fabric): every value is an input, or 0 for
+		// a unit nothing feeds, as in the evaluation below.
+		k := 0
+		for i, nb := range fh {
+			if nb == d {
+				cv[i], cu[i] = inf, false
+				continue
+			}
+			u := p.fhUnit[k]
+			k++
+			if int(u) < len(p.inputs) {
+				e := lo + p.inputs[u]
+				cv[i], cu[i] = c.edgeBW[e], c.edgeUnk[e]
+			} else {
+				cv[i], cu[i] = 0, false
+			}
+		}
+		return cv, cu
+	}
 	for i := range p.val {
 		p.val[i], p.unk[i] = 0, false
 	}
@@ -155,7 +175,7 @@ func (c *capCalc) caps(d int32) ([]float64, []bool) {
 	k := 0
 	for i, nb := range fh {
 		if nb == d {
-			cv[i] = inf
+			cv[i], cu[i] = inf, false
 			continue
 		}
 		u := p.fhUnit[k]

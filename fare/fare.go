@@ -168,6 +168,9 @@ type engine struct {
 	selfBW, capPB, down, pbs []float64
 	selfUnk, unk             []bool
 	lval                     []float64 // per NeighborLinks entry
+	// oneLink: every neighbour has exactly one link from Self, so a
+	// route's next hops are its first hops.
+	oneLink bool
 }
 
 func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
@@ -195,6 +198,7 @@ func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
 	e.selfUnk, e.unk = ws.b[:nn], ws.b[nn:]
 	nls := r.NeighborLinkStart
 	topo := g.TopoLinks()
+	e.oneLink = len(r.NeighborLinks) == nn
 	for i, nb := range r.Neighbors {
 		e.nbPos[nb] = int32(i)
 		for j := nls[i]; j < nls[i+1]; j++ {
@@ -216,6 +220,9 @@ func (e *engine) release() {
 
 // hopCount is the number of next hops (Self's links to the first hops) of sr.
 func (e *engine) hopCount(sr *spf.Route) int32 {
+	if e.oneLink {
+		return int32(len(sr.FirstHops)) // first hops are neighbours (spf)
+	}
 	nls := e.r.NeighborLinkStart
 	c := int32(0)
 	for _, nb := range sr.FirstHops {
@@ -256,6 +263,9 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 		}
 	}
 	key := uint64(14695981039346656037)
+	var cv1 []float64 // single: the advertiser's caps and their flags
+	var cu1 []bool
+	pb1 := 0.0
 	for si, s := range sr.Sources {
 		advs[si] = s.Node
 		ids[si] = g.Nodes[s.Node].ID
@@ -270,26 +280,7 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 		}
 		cv, cu := e.cc.caps(s.Node)
 		if single {
-			fh := sr.FirstHops
-			cv, cu = cv[:len(fh)], cu[:len(fh)]
-			for j, nb := range fh {
-				p := nbPos[nb]
-				if p < 0 {
-					continue
-				}
-				// 0 + x, not x: the same sum as below, bit for bit (-0).
-				c, d, q := 0.0, 0.0, 0.0
-				c += min(cv[j], pb)
-				d += cv[j]
-				q += pb
-				capPB[p], down[p], pbs[p], unk[p] = c, d, q, cu[j]
-				if cu[j] || selfUnk[p] {
-					missingAny = true
-				}
-				if min(selfBW[p], c) > 0 {
-					anyPos = true
-				}
-			}
+			cv1, cu1, pb1 = cv, cu, pb
 			continue
 		}
 		for j, nb := range r.FirstHops(s.Node) {
@@ -307,6 +298,21 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 	rt.PathBW = out(rt.PathBW)
 	if !rt.HasPathBW {
 		rt.PathBW = Unconstrained
+	}
+	if single {
+		if missingAny, anyPos = e.weightedSingle(sr, rt, hops, cv1, cu1, pb1); !missingAny && anyPos {
+			return
+		}
+		// Not weighted after all (rare): the per-neighbour values for the
+		// general pass below.
+		fh := sr.FirstHops
+		cv, cu := cv1[:len(fh)], cu1[:len(fh)]
+		for j, nb := range fh {
+			if p := nbPos[nb]; p >= 0 {
+				// 0 + x, not x: the same sum as below, bit for bit (-0).
+				capPB[p], down[p], pbs[p], unk[p] = 0+min(cv[j], pb1), 0+cv[j], 0+pb1, cu[j]
+			}
+		}
 	}
 
 	// Mode.
@@ -391,6 +397,63 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 		}
 	}
 	e.finish(rt, hops, total, zeros)
+}
+
+// weightedSingle writes the next hops of a single-advertiser route (sr's
+// first hops are the advertiser's, cv and cu its caps aligned with them,
+// pb its Path Bandwidth value) as the general pass of route does for a
+// weighted route, in one pass, and finishes rt. It reports the two facts
+// that decide the mode; unless the route is weighted (!missingAny &&
+// anyPos) the hops and rt must be rewritten by the caller.
+func (e *engine) weightedSingle(sr *spf.Route, rt *Route, hops []NextHop, cv []float64, cu []bool, pb float64) (missingAny, anyPos bool) {
+	r := e.r
+	nbPos, selfBW, selfUnk, lval := e.nbPos, e.selfBW, e.selfUnk, e.lval
+	nls, nl := r.NeighborLinkStart, r.NeighborLinks
+	fh := sr.FirstHops
+	cv, cu = cv[:len(fh)], cu[:len(fh)]
+	k := 0
+	total := 0.0
+	zeros := 0
+	for j, nb := range fh {
+		p := nbPos[nb]
+		if p < 0 {
+			continue
+		}
+		// 0 + x, not x: the same sums as the general pass, bit for bit (-0).
+		c := 0 + min(cv[j], pb)
+		sb := selfBW[p]
+		w := min(sb, c)
+		if cu[j] || selfUnk[p] {
+			missingAny = true
+		}
+		if w > 0 {
+			anyPos = true
+		}
+		nbw, dc, pw := out(sb), out(0+cv[j]), out(0+pb)
+		lo, hi := nls[p], nls[p+1]
+		for jj := lo; jj < hi; jj++ {
+			lb := lval[jj]
+			var wt float64
+			if w > 0 && lb > 0 {
+				if hi-lo == 1 {
+					wt = w
+				} else {
+					wt = w * (lb / sb)
+				}
+			}
+			hops[k] = NextHop{Neighbor: nb, Link: nl[jj], LinkBW: out(lb), NeighborBW: nbw, DownCap: dc, PathBW: pw, Weight: wt}
+			k++
+			total += wt
+			if wt == 0 {
+				zeros++
+			}
+		}
+	}
+	if !missingAny && anyPos {
+		rt.Mode = ModeWeighted
+		e.finish(rt, hops, total, zeros)
+	}
+	return missingAny, anyPos
 }
 
 // sameSlice reports whether a and b are the same slice (same elements in
