@@ -119,7 +119,17 @@ type workspace struct {
 	edgeBW, f     []float64
 	edgeUnk, b    []bool
 	nbPos, rcount []int32
+	one           []oneHop
 	cc            capCalc
+}
+
+// oneHop is what a next hop copies from its neighbour when the neighbour
+// has a single link from Self (engine.oneLink).
+type oneHop struct {
+	sb, nbw  float64 // bw(Self, N) and its output value
+	lb, lout float64 // the link's value and its output value
+	link     int32
+	unk      bool // the link's bandwidth is unknown
 }
 
 var pool = sync.Pool{New: func() any { return new(workspace) }}
@@ -169,8 +179,10 @@ type engine struct {
 	selfUnk, unk             []bool
 	lval                     []float64 // per NeighborLinks entry
 	// oneLink: every neighbour has exactly one link from Self, so a
-	// route's next hops are its first hops.
+	// route's next hops are its first hops; one[p] then holds neighbour
+	// p's values.
 	oneLink bool
+	one     []oneHop
 }
 
 func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
@@ -207,6 +219,14 @@ func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
 			e.lval[j] = v
 			e.selfBW[i] += v
 			e.selfUnk[i] = e.selfUnk[i] || !known
+		}
+	}
+	if e.oneLink {
+		e.one = grow(ws.one, nn)
+		ws.one = e.one
+		for i := range e.one {
+			lb, sb := e.lval[i], e.selfBW[i]
+			e.one[i] = oneHop{sb: sb, nbw: out(sb), lb: lb, lout: out(lb), link: r.NeighborLinks[i], unk: e.selfUnk[i]}
 		}
 	}
 	return e
@@ -414,6 +434,36 @@ func (e *engine) weightedSingle(sr *spf.Route, rt *Route, hops []NextHop, cv []f
 	k := 0
 	total := 0.0
 	zeros := 0
+	if e.oneLink {
+		// The loop below when every neighbour has one link: next hop j
+		// is first hop j (first hops are neighbours, so p >= 0).
+		one := e.one
+		hops = hops[:len(fh)]
+		pw := out(0 + pb)
+		for j, nb := range fh {
+			o := &one[nbPos[nb]]
+			c := 0 + min(cv[j], pb)
+			w := min(o.sb, c)
+			if cu[j] || o.unk {
+				missingAny = true
+			}
+			var wt float64
+			if w > 0 {
+				anyPos = true
+				if o.lb > 0 {
+					wt = w
+				}
+			}
+			h := &hops[j]
+			h.Neighbor, h.Link, h.LinkBW, h.NeighborBW = nb, o.link, o.lout, o.nbw
+			h.DownCap, h.PathBW, h.Weight = out(0+cv[j]), pw, wt
+			total += wt
+			if wt == 0 {
+				zeros++
+			}
+		}
+		fh = nil
+	}
 	for j, nb := range fh {
 		p := nbPos[nb]
 		if p < 0 {

@@ -133,10 +133,12 @@ func Run(g *lsdb.Graph) *Result {
 	ws := getWorkspace()
 	defer putWorkspace(ws)
 	st := grow(ws.st, n)
-	ws.st = st
+	flags := grow(ws.flags, n)
+	ws.st, ws.flags = st, flags
 	for i := range st {
 		st[i] = nodeState{rank: -1, last: -1}
 	}
+	clear(flags)
 
 	// Dijkstra with an indexed binary heap. The key is 2*dist plus one for a
 	// real router, so that at equal distance pseudonodes settle before
@@ -154,7 +156,9 @@ func Run(g *lsdb.Graph) *Result {
 	for i := range h.pos {
 		h.pos[i] = -1
 	}
-	cand := ws.cand[:0]
+	cand := grow(ws.cand, len(topo)) // at most one candidate per link
+	nc := 0
+	anyPseudo := false
 	order := make([]int32, 0, n)
 	dist[self] = 0
 	h.push(self, 0)
@@ -165,7 +169,8 @@ func Run(g *lsdb.Graph) *Result {
 		order = append(order, u)
 		nd := &g.Nodes[u]
 		if nd.Pseudo {
-			su.flags |= flagPseudo
+			flags[u] |= flagPseudo
+			anyPseudo = true
 		}
 		if u != self && nd.Overload { // reachable, never transit
 			continue
@@ -195,7 +200,8 @@ func Run(g *lsdb.Graph) *Result {
 				}
 				h.update(v, k)
 			}
-			cand = append(cand, first+int32(i))
+			cand[nc] = first + int32(i)
+			nc++
 			// Entries of one (u, v) pair are consecutive among v's: u
 			// relaxes all its links before another node settles.
 			sv.ent++
@@ -237,6 +243,7 @@ func Run(g *lsdb.Graph) *Result {
 		edgeLinkStart = make([]int32, edges+1)
 		edgeLinkStart[edges] = entries
 	}
+	cand = cand[:nc]
 	// Fill from the last candidate backwards: the first st[v].ent seen for
 	// v are its entries, the others are stale; each lands at the end of
 	// what is left of v's range, so production order is kept (per parent in
@@ -259,8 +266,8 @@ func Run(g *lsdb.Graph) *Result {
 			sv.edges--
 			edgeParent[parentStart[v]+sv.edges] = u
 			if u == self {
-				sv.flags |= flagSelfKid
-			} else if st[u].flags&flagPseudo != 0 {
+				flags[v] |= flagSelfKid
+			} else if anyPseudo && flags[u]&flagPseudo != 0 {
 				pnKids = append(pnKids, [2]int32{u, v})
 			}
 		}
@@ -276,13 +283,13 @@ func Run(g *lsdb.Graph) *Result {
 	// First-hop neighbours: real routers with Self as a DAG parent, or with
 	// a pseudonode parent that has Self as a DAG parent.
 	for _, e := range pnKids {
-		if st[e[0]].flags&flagSelfKid != 0 && st[e[1]].flags&flagPseudo == 0 {
-			st[e[1]].flags |= flagNeighbor
+		if flags[e[0]]&flagSelfKid != 0 && flags[e[1]]&flagPseudo == 0 {
+			flags[e[1]] |= flagNeighbor
 		}
 	}
-	for v := range st {
-		if f := st[v].flags; f&(flagSelfKid|flagPseudo) == flagSelfKid {
-			st[v].flags = f | flagNeighbor
+	for v, f := range flags {
+		if f&(flagSelfKid|flagPseudo) == flagSelfKid {
+			flags[v] = f | flagNeighbor
 		}
 	}
 	r.firstHops(ws)
@@ -297,11 +304,10 @@ type nodeState struct {
 	// While filling the DAG: the entries and edges of v not yet placed,
 	// and the parent of the last one placed.
 	ent, edges, last int32
-	flags            uint8
 }
 
 const (
-	flagPseudo   = 1 << iota // a pseudonode (set when settled)
+	flagPseudo   = 1 << iota // a pseudonode (set when settled); Run's per-node flags
 	flagSelfKid              // Self is a DAG parent
 	flagNeighbor             // a first-hop neighbour
 )
@@ -329,21 +335,21 @@ func iota32(n int) []int32 {
 // Sets are bitsets over the neighbour slots while computing, then each
 // distinct set is stored once.
 func (r *Result) firstHops(ws *workspace) {
-	g, self, st := r.Graph, r.Self, ws.st
+	g, self, flags := r.Graph, r.Self, ws.flags
 	n := len(g.Nodes)
 	// Neighbours, in node order so that bit order is node order.
 	slot := grow(ws.slot, n)
 	ws.slot = slot
 	nn := 0
-	for v := range st {
+	for v, f := range flags {
 		slot[v] = -1
-		if st[v].flags&flagNeighbor != 0 {
+		if f&flagNeighbor != 0 {
 			slot[v] = int32(nn)
 			nn++
 		}
 	}
 	nbs := make([]int32, 0, nn)
-	for v := range st {
+	for v := range slot {
 		if slot[v] >= 0 {
 			nbs = append(nbs, int32(v))
 		}
@@ -358,7 +364,7 @@ func (r *Result) firstHops(ws *workspace) {
 			var pe int32 = -1
 			if p == self {
 				pe = e
-			} else if st[p].flags&(flagPseudo|flagSelfKid) == flagPseudo|flagSelfKid {
+			} else if flags[p]&(flagPseudo|flagSelfKid) == flagPseudo|flagSelfKid {
 				for f := r.ParentStart[p]; f < r.ParentStart[p+1]; f++ {
 					if r.EdgeParent[f] == self {
 						pe = f
@@ -423,7 +429,7 @@ func (r *Result) firstHops(ws *workspace) {
 	start := append(ws.start[:0], 0, 0)
 	list := ws.list[:0]
 	for v := int32(0); v < int32(n); v++ {
-		if v == self || st[v].rank < 0 {
+		if v == self || r.Dist[v] == Infinity {
 			continue
 		}
 		row := set[int(v)*w : int(v)*w+w]
@@ -486,6 +492,7 @@ func sortInt32(a []int32) {
 // workspace is the scratch of one Run, recycled through pool.
 type workspace struct {
 	st                                  []nodeState
+	flags                               []uint8
 	pos, cand, entStart, slot, tab, rep []int32
 	start, list                         []int32
 	items                               []heapItem
