@@ -128,106 +128,142 @@ func Run(g *lsdb.Graph) *Result {
 		r.fhSet, r.fhStart = make([]int32, n), []int32{0, 0}
 		return r
 	}
-	self := g.Self
-	topo := g.TopoLinks()
 	ws := getWorkspace()
 	defer putWorkspace(ws)
-	st := grow(ws.st, n)
-	flags := grow(ws.flags, n)
-	ws.st, ws.flags = st, flags
-	for i := range st {
-		st[i] = nodeState{rank: -1, last: -1}
+	ws.st = grow(ws.st, n)
+	ws.flags = grow(ws.flags, n)
+	for i := range ws.st {
+		ws.st[i] = nodeState{dist: Infinity, rank: -1, last: -1}
 	}
-	clear(flags)
+	clear(ws.flags)
+	ws.anyPseudo = false
+	r.Order = ws.dijkstra(g)
+	for v := range dist {
+		dist[v] = ws.st[v].dist
+	}
+	r.dag(ws)
+	r.firstHops(ws)
+	return r
+}
 
-	// Dijkstra with an indexed binary heap. The key is 2*dist plus one for a
-	// real router, so that at equal distance pseudonodes settle before
-	// routers: the zero-metric pseudonode→member links then always point
-	// from an earlier-settled node to a later one.
-	//
-	// Candidate DAG entries are recorded while relaxing: link u→v when
-	// dist[u]+metric equals v's tentative distance at that moment (u is
-	// settled and v is not, so u settles before v). Tentative distances only
-	// decrease, so every DAG entry is a candidate, and the entries of v are
-	// exactly its last st[v].ent candidates: a decrease of dist[v] discards
-	// the earlier ones by resetting the count. cand holds only the link
-	// index; the link gives u and v.
-	h := heap{pos: grow(ws.pos, n), items: ws.items[:0]}
-	for i := range h.pos {
-		h.pos[i] = -1
+// dijkstra settles every node reachable from g.Self, setting st[v].dist,
+// and returns the settle order. It uses an indexed binary heap whose key is
+// 2*dist plus one for a real router, so that at equal distance pseudonodes
+// settle before routers: the zero-metric pseudonode→member links then
+// always point from an earlier-settled node to a later one.
+//
+// Candidate DAG entries are recorded while relaxing (ws.cand): link u→v
+// when dist[u]+metric equals v's tentative distance at that moment (u is
+// settled and v is not, so u settles before v). Tentative distances only
+// decrease, so every DAG entry is a candidate, and the entries of v are
+// exactly its last st[v].ent candidates: a decrease of dist[v] discards the
+// earlier ones by resetting the count. A candidate is only the link index;
+// the link gives u and v.
+func (ws *workspace) dijkstra(g *lsdb.Graph) []int32 {
+	n, self, topo := len(g.Nodes), g.Self, g.TopoLinks()
+	st, flags := ws.st, ws.flags
+	q := queue{heap: heap{pos: grow(ws.pos, n), items: ws.items[:0]}, nodes: g.Nodes}
+	for i := range q.pos {
+		q.pos[i] = -1
 	}
 	cand := grow(ws.cand, len(topo)) // at most one candidate per link
 	nc := 0
-	anyPseudo := false
 	order := make([]int32, 0, n)
-	dist[self] = 0
-	h.push(self, 0)
-	for h.len() > 0 {
-		u := h.pop()
-		su := &st[u]
-		su.rank = int32(len(order))
+	st[self].dist = 0
+	q.push(self, 0)
+	for q.len() > 0 {
+		u := q.pop()
+		st[u].rank = int32(len(order))
 		order = append(order, u)
 		nd := &g.Nodes[u]
 		if nd.Pseudo {
 			flags[u] |= flagPseudo
-			anyPseudo = true
+			ws.anyPseudo = true
 		}
 		if u != self && nd.Overload { // reachable, never transit
 			continue
 		}
-		du := dist[u]
-		first := nd.First
-		links := topo[first : first+nd.Count]
-		for i := range links {
-			l := &links[i]
-			v := l.To
-			sv := &st[v]
-			if sv.rank >= 0 {
-				continue
-			}
-			d := du + uint64(l.Metric)
-			if d < du { // overflow: treat as unreachable over this link
-				continue
-			}
-			if dv := dist[v]; d > dv {
-				continue
-			} else if d < dv {
-				dist[v] = d
-				sv.ent, sv.edges, sv.last = 0, 0, -1
-				k := d << 1
-				if !g.Nodes[v].Pseudo {
-					k |= 1
-				}
-				h.update(v, k)
-			}
-			cand[nc] = first + int32(i)
-			nc++
-			// Entries of one (u, v) pair are consecutive among v's: u
-			// relaxes all its links before another node settles.
-			sv.ent++
-			if sv.last != u {
-				sv.last = u
-				sv.edges++
-			}
+		nc = relax(u, nd.First, topo[nd.First:nd.First+nd.Count], st, cand, nc, &q)
+	}
+	ws.pos, ws.items, ws.cand = q.pos, q.items, cand[:nc]
+	return order
+}
+
+// relax relaxes the links of u (settled; its links start at index first),
+// appending candidates to cand[nc:]; it returns the new candidate count.
+// A function of its own so that its loop keeps its state in registers.
+func relax(u, first int32, links []lsdb.LinkTopo, st []nodeState, cand []int32, nc int, q *queue) int {
+	du := st[u].dist
+	for i := range links {
+		l := &links[i]
+		v := l.To
+		sv := &st[v]
+		if sv.rank >= 0 {
+			continue
+		}
+		d := du + uint64(l.Metric)
+		if d < du { // overflow: treat as unreachable over this link
+			continue
+		}
+		if d > sv.dist {
+			continue
+		}
+		cand[nc] = first + int32(i)
+		nc++
+		if d < sv.dist {
+			// A shorter path: the earlier candidates of v are stale.
+			sv.dist = d
+			sv.ent, sv.edges, sv.last = 1, 1, u
+			q.lower(v, d) // last: nothing is kept across the call
+			continue
+		}
+		// Entries of one (u, v) pair are consecutive among v's: u relaxes
+		// all its links before another node settles.
+		sv.ent++
+		if sv.last != u {
+			sv.last = u
+			sv.edges++
 		}
 	}
-	ws.pos, ws.items, ws.cand = h.pos, h.items, cand
-	r.Order = order
+	return nc
+}
 
-	// The DAG, indexed by child: entries (one per shortest-path link) and
-	// edges (runs of entries with the same parent), placed by prefix sums
-	// over the per-child counts.
+// queue is the heap of dijkstra with its keys: 2*dist, plus one for a
+// real router.
+type queue struct {
+	heap
+	nodes []lsdb.Node
+}
+
+// lower inserts v at distance d or lowers it to d.
+//
+//go:noinline
+func (q *queue) lower(v int32, d uint64) {
+	k := d << 1
+	if !q.nodes[v].Pseudo {
+		k |= 1
+	}
+	q.update(v, k)
+}
+
+// dag builds the DAG, indexed by child, from the candidates: entries (one
+// per shortest-path link) and edges (runs of entries with the same parent),
+// placed by prefix sums over the per-child counts. It also marks Self's
+// children and the first-hop neighbours in ws.flags.
+func (r *Result) dag(ws *workspace) {
+	n, self, topo := len(r.Dist), r.Self, r.Graph.TopoLinks()
+	st, flags, cand := ws.st[:n], ws.flags[:n], ws.cand
+	// From here on a node's state holds, for the backward pass below: rank
+	// the start of its entries, ent and edges the end of those not yet
+	// placed, last the parent of the last entry placed.
 	parentStart := make([]int32, n+1)
-	entStart := grow(ws.entStart, n)
-	ws.entStart = entStart
 	var entries, edges int32
 	for v := range st {
 		s := &st[v]
-		entStart[v] = entries
 		entries += s.ent
 		edges += s.edges
 		parentStart[v+1] = edges
-		s.last = -1
+		s.rank, s.ent, s.edges, s.last = entries-s.ent, entries, edges, -1
 	}
 	edgeParent := make([]int32, edges)
 	entLink := make([]int32, entries)
@@ -243,28 +279,28 @@ func Run(g *lsdb.Graph) *Result {
 		edgeLinkStart = make([]int32, edges+1)
 		edgeLinkStart[edges] = entries
 	}
-	cand = cand[:nc]
-	// Fill from the last candidate backwards: the first st[v].ent seen for
-	// v are its entries, the others are stale; each lands at the end of
-	// what is left of v's range, so production order is kept (per parent in
-	// settle order, its links in memory order).
+	// Backward over the candidates: the first st[v].ent seen for v are its
+	// entries, the others are stale; each lands at the end of what is left
+	// of v's range, so production order is kept (per parent in settle
+	// order, its links in memory order).
+	anyPseudo := ws.anyPseudo
 	pnKids := ws.pnKids[:0] // (pseudonode parent, child) edges
 	for i := len(cand) - 1; i >= 0; i-- {
 		li := cand[i]
 		l := &topo[li]
 		v := l.To
 		sv := &st[v]
-		if sv.ent == 0 {
+		if sv.ent == sv.rank {
 			continue
 		}
 		sv.ent--
-		p := entStart[v] + sv.ent
+		p := sv.ent
 		entLink[p] = li
 		entBW[p], entHas[p] = l.MaxBW, l.HasBW
 		if u := l.From; u != sv.last {
 			sv.last = u
 			sv.edges--
-			edgeParent[parentStart[v]+sv.edges] = u
+			edgeParent[sv.edges] = u
 			if u == self {
 				flags[v] |= flagSelfKid
 			} else if anyPseudo && flags[u]&flagPseudo != 0 {
@@ -272,8 +308,7 @@ func Run(g *lsdb.Graph) *Result {
 			}
 		}
 		if !shared {
-			// The run's first entry is written last.
-			edgeLinkStart[parentStart[v]+sv.edges] = p
+			edgeLinkStart[sv.edges] = p // the run's first entry comes last
 		}
 	}
 	ws.pnKids = pnKids
@@ -292,17 +327,19 @@ func Run(g *lsdb.Graph) *Result {
 			flags[v] = f | flagNeighbor
 		}
 	}
-	r.firstHops(ws)
-	return r
 }
 
-// nodeState is Run's per-node scratch, kept together for locality.
+// nodeState is Run's per-node scratch, kept together for locality (24
+// bytes). Its fields change meaning between the two phases.
 type nodeState struct {
-	rank int32 // settle position, -1 while unsettled
-	// While relaxing: the candidate entries at v's current tentative
+	dist uint64 // tentative, then final distance
+	// dijkstra: the settle position, -1 while unsettled.
+	// dag: the start of the node's entries.
+	rank int32
+	// dijkstra: the candidate entries at the node's current tentative
 	// distance, their distinct parents, and the parent of the latest one.
-	// While filling the DAG: the entries and edges of v not yet placed,
-	// and the parent of the last one placed.
+	// dag: the end of the entries and of the edges not yet placed, and the
+	// parent of the last entry placed.
 	ent, edges, last int32
 }
 
@@ -497,6 +534,7 @@ type workspace struct {
 	start, list                         []int32
 	items                               []heapItem
 	pnKids                              [][2]int32
+	anyPseudo                           bool
 	set                                 []uint64
 }
 
