@@ -285,29 +285,52 @@ func (r *Result) dag(ws *workspace) {
 	// order, its links in memory order).
 	anyPseudo := ws.anyPseudo
 	pnKids := ws.pnKids[:0] // (pseudonode parent, child) edges
-	for i := len(cand) - 1; i >= 0; i-- {
-		li := cand[i]
-		l := &topo[li]
-		v := l.To
-		sv := &st[v]
-		if sv.ent == sv.rank {
-			continue
-		}
-		sv.ent--
-		p := sv.ent
-		entLink[p] = li
-		entBW[p], entHas[p] = l.MaxBW, l.HasBW
-		if u := l.From; u != sv.last {
-			sv.last = u
-			sv.edges--
-			edgeParent[sv.edges] = u
+	if shared {
+		// Every edge has one entry: edge p is entry p (the per-child
+		// counts are equal, so are their prefix sums).
+		for i := len(cand) - 1; i >= 0; i-- {
+			li := cand[i]
+			l := &topo[li]
+			v := l.To
+			sv := &st[v]
+			if sv.ent == sv.rank {
+				continue
+			}
+			sv.ent--
+			p := sv.ent
+			entLink[p] = li
+			entBW[p], entHas[p] = l.MaxBW, l.HasBW
+			u := l.From
+			edgeParent[p] = u
 			if u == self {
 				flags[v] |= flagSelfKid
 			} else if anyPseudo && flags[u]&flagPseudo != 0 {
 				pnKids = append(pnKids, [2]int32{u, v})
 			}
 		}
-		if !shared {
+	} else {
+		for i := len(cand) - 1; i >= 0; i-- {
+			li := cand[i]
+			l := &topo[li]
+			v := l.To
+			sv := &st[v]
+			if sv.ent == sv.rank {
+				continue
+			}
+			sv.ent--
+			p := sv.ent
+			entLink[p] = li
+			entBW[p], entHas[p] = l.MaxBW, l.HasBW
+			if u := l.From; u != sv.last {
+				sv.last = u
+				sv.edges--
+				edgeParent[sv.edges] = u
+				if u == self {
+					flags[v] |= flagSelfKid
+				} else if anyPseudo && flags[u]&flagPseudo != 0 {
+					pnKids = append(pnKids, [2]int32{u, v})
+				}
+			}
 			edgeLinkStart[sv.edges] = p // the run's first entry comes last
 		}
 	}
