@@ -42,6 +42,11 @@ type program struct {
 	gPre                   []int32
 	// fhUnit is aligned with FirstHops(D) with D itself removed.
 	fhUnit []int32
+	// direct: no groups, and every first hop's value is an input (D is not
+	// a first hop); fhPos[j] is then the position among D's parent edges
+	// of first hop j's input.
+	direct bool
+	fhPos  []int32
 	// scratch for evaluation
 	val []float64
 	unk []bool
@@ -112,23 +117,13 @@ func (c *capCalc) caps(d int32) ([]float64, []bool) {
 	}
 	p := c.program(d)
 	lo := r.ParentStart[d]
-	if len(p.gSrc) == 0 {
-		// No groups (a 3-stage fabric): every value is an input, or 0 for
-		// a unit nothing feeds, as in the evaluation below.
-		k := 0
-		for i, nb := range fh {
-			if nb == d {
-				cv[i], cu[i] = inf, false
-				continue
-			}
-			u := p.fhUnit[k]
-			k++
-			if int(u) < len(p.inputs) {
-				e := lo + p.inputs[u]
-				cv[i], cu[i] = c.edgeBW[e], c.edgeUnk[e]
-			} else {
-				cv[i], cu[i] = 0, false
-			}
+	if p.direct && len(p.fhPos) == len(fh) {
+		// A 3-stage fabric: every value is an input.
+		bw, unk := c.edgeBW, c.edgeUnk
+		cv, cu = cv[:len(p.fhPos)], cu[:len(p.fhPos)]
+		for i, pos := range p.fhPos {
+			e := lo + pos
+			cv[i], cu[i] = bw[e], unk[e]
 		}
 		return cv, cu
 	}
@@ -255,7 +250,7 @@ func (c *capCalc) compile(d int32, p *program) {
 		parents: r.EdgeParent[lo:hi],
 		inputs:  p.inputs[:0],
 		gSrc:    p.gSrc[:0], gDst: p.gDst[:0], gOff: p.gOff[:0], gLen: p.gLen[:0], gPre: p.gPre[:0],
-		gUnk: p.gUnk[:0], thr: p.thr[:0], pre: p.pre[:0], fhUnit: p.fhUnit[:0],
+		gUnk: p.gUnk[:0], thr: p.thr[:0], pre: p.pre[:0], fhUnit: p.fhUnit[:0], fhPos: p.fhPos[:0],
 		val: p.val, unk: p.unk,
 	}
 
@@ -483,6 +478,14 @@ func (c *capCalc) compile(d int32, p *program) {
 			}
 			p.fhUnit = append(p.fhUnit, dense[u])
 		}
+	}
+	p.direct = len(p.gSrc) == 0
+	for _, u := range p.fhUnit {
+		if int(u) >= len(p.inputs) {
+			p.direct = false
+			break
+		}
+		p.fhPos = append(p.fhPos, p.inputs[u])
 	}
 	p.val = grow(p.val, p.units)
 	p.unk = grow(p.unk, p.units)
