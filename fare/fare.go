@@ -119,7 +119,7 @@ type workspace struct {
 	edgeBW, f     []float64
 	edgeUnk, b    []bool
 	nbPos, rcount []int32
-	one           []oneHop
+	one, aligned  []oneHop
 	cc            capCalc
 }
 
@@ -128,8 +128,8 @@ type workspace struct {
 type oneHop struct {
 	sb, nbw  float64 // bw(Self, N) and its output value
 	lb, lout float64 // the link's value and its output value
-	link     int32
-	unk      bool // the link's bandwidth is unknown
+	nb, link int32   // N, and Self's link to N
+	unk      bool    // the link's bandwidth is unknown
 }
 
 var pool = sync.Pool{New: func() any { return new(workspace) }}
@@ -183,6 +183,10 @@ type engine struct {
 	// p's values.
 	oneLink bool
 	one     []oneHop
+	// aligned is one[] in the order of the first-hop set at alignedOf
+	// (spf stores each distinct set once: its address names it).
+	aligned   []oneHop
+	alignedOf *int32
 }
 
 func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
@@ -226,7 +230,7 @@ func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
 		ws.one = e.one
 		for i := range e.one {
 			lb, sb := e.lval[i], e.selfBW[i]
-			e.one[i] = oneHop{sb: sb, nbw: out(sb), lb: lb, lout: out(lb), link: r.NeighborLinks[i], unk: e.selfUnk[i]}
+			e.one[i] = oneHop{sb: sb, nbw: out(sb), lb: lb, lout: out(lb), nb: r.Neighbors[i], link: r.NeighborLinks[i], unk: e.selfUnk[i]}
 		}
 	}
 	return e
@@ -435,34 +439,8 @@ func (e *engine) weightedSingle(sr *spf.Route, rt *Route, hops []NextHop, cv []f
 	total := 0.0
 	zeros := 0
 	if e.oneLink {
-		// The loop below when every neighbour has one link: next hop j
-		// is first hop j (first hops are neighbours, so p >= 0).
-		one := e.one
-		hops = hops[:len(fh)]
-		pw := out(0 + pb)
-		for j, nb := range fh {
-			o := &one[nbPos[nb]]
-			c := 0 + min(cv[j], pb)
-			w := min(o.sb, c)
-			if cu[j] || o.unk {
-				missingAny = true
-			}
-			var wt float64
-			if w > 0 {
-				anyPos = true
-				if o.lb > 0 {
-					wt = w
-				}
-			}
-			h := &hops[j]
-			h.Neighbor, h.Link, h.LinkBW, h.NeighborBW = nb, o.link, o.lout, o.nbw
-			h.DownCap, h.PathBW, h.Weight = out(0+cv[j]), pw, wt
-			total += wt
-			if wt == 0 {
-				zeros++
-			}
-		}
-		fh = nil
+		missingAny, anyPos, total, zeros = weightedOne(e.alignedOne(fh), hops, cv, cu, pb)
+		fh = nil // done
 	}
 	for j, nb := range fh {
 		p := nbPos[nb]
@@ -504,6 +482,51 @@ func (e *engine) weightedSingle(sr *spf.Route, rt *Route, hops []NextHop, cv []f
 		e.finish(rt, hops, total, zeros)
 	}
 	return missingAny, anyPos
+}
+
+// alignedOne returns the neighbour records of the first hops fh (a set of
+// the spf.Result: first hops are neighbours), in fh's order.
+func (e *engine) alignedOne(fh []int32) []oneHop {
+	if len(fh) == 0 || (&fh[0] == e.alignedOf && len(fh) == len(e.aligned)) {
+		return e.aligned[:len(fh)]
+	}
+	al := grow(e.ws.aligned, len(fh))
+	e.ws.aligned = al
+	for j, nb := range fh {
+		al[j] = e.one[e.nbPos[nb]]
+	}
+	e.aligned, e.alignedOf = al, &fh[0]
+	return al
+}
+
+// weightedOne is weightedSingle's loop when every neighbour has one link:
+// next hop j is first hop j, whose record is al[j].
+func weightedOne(al []oneHop, hops []NextHop, cv []float64, cu []bool, pb float64) (missingAny, anyPos bool, total float64, zeros int) {
+	hops, cv, cu = hops[:len(al)], cv[:len(al)], cu[:len(al)]
+	pw := out(0 + pb)
+	for j := range al {
+		o := &al[j]
+		c := 0 + min(cv[j], pb)
+		w := min(o.sb, c)
+		if cu[j] || o.unk {
+			missingAny = true
+		}
+		var wt float64
+		if w > 0 {
+			anyPos = true
+			if o.lb > 0 {
+				wt = w
+			}
+		}
+		h := &hops[j]
+		h.Neighbor, h.Link, h.LinkBW, h.NeighborBW = o.nb, o.link, o.lout, o.nbw
+		h.DownCap, h.PathBW, h.Weight = out(0+cv[j]), pw, wt
+		total += wt
+		if wt == 0 {
+			zeros++
+		}
+	}
+	return missingAny, anyPos, total, zeros
 }
 
 // sameSlice reports whether a and b are the same slice (same elements in
