@@ -285,29 +285,8 @@ func (r *Result) dag(ws *workspace) {
 	// order, its links in memory order).
 	anyPseudo := ws.anyPseudo
 	pnKids := ws.pnKids[:0] // (pseudonode parent, child) edges
-	if shared {
-		// Every edge has one entry: edge p is entry p (the per-child
-		// counts are equal, so are their prefix sums).
-		for i := len(cand) - 1; i >= 0; i-- {
-			li := cand[i]
-			l := &topo[li]
-			v := l.To
-			sv := &st[v]
-			if sv.ent == sv.rank {
-				continue
-			}
-			sv.ent--
-			p := sv.ent
-			entLink[p] = li
-			entBW[p], entHas[p] = l.MaxBW, l.HasBW
-			u := l.From
-			edgeParent[p] = u
-			if u == self {
-				flags[v] |= flagSelfKid
-			} else if anyPseudo && flags[u]&flagPseudo != 0 {
-				pnKids = append(pnKids, [2]int32{u, v})
-			}
-		}
+	if shared && !anyPseudo {
+		fillShared(cand, topo, st, flags, self, entLink, entBW, entHas, edgeParent)
 	} else {
 		for i := len(cand) - 1; i >= 0; i-- {
 			li := cand[i]
@@ -331,7 +310,9 @@ func (r *Result) dag(ws *workspace) {
 					pnKids = append(pnKids, [2]int32{u, v})
 				}
 			}
-			edgeLinkStart[sv.edges] = p // the run's first entry comes last
+			if !shared {
+				edgeLinkStart[sv.edges] = p // the run's first entry comes last
+			}
 		}
 	}
 	ws.pnKids = pnKids
@@ -348,6 +329,30 @@ func (r *Result) dag(ws *workspace) {
 	for v, f := range flags {
 		if f&(flagSelfKid|flagPseudo) == flagSelfKid {
 			flags[v] = f | flagNeighbor
+		}
+	}
+}
+
+// fillShared is dag's backward pass when every edge has one entry (edge p
+// is entry p: the per-child counts are equal, so are their prefix sums)
+// and no pseudonode is a parent.
+func fillShared(cand []int32, topo []lsdb.LinkTopo, st []nodeState, flags []uint8, self int32, entLink []int32, entBW []float32, entHas []bool, edgeParent []int32) {
+	n := len(entLink)
+	entBW, entHas, edgeParent = entBW[:n], entHas[:n], edgeParent[:n]
+	for i := len(cand) - 1; i >= 0; i-- {
+		li := cand[i]
+		l := &topo[li]
+		sv := &st[l.To]
+		if sv.ent == sv.rank {
+			continue
+		}
+		sv.ent--
+		p := sv.ent
+		entLink[p] = li
+		entBW[p], entHas[p] = l.MaxBW, l.HasBW
+		edgeParent[p] = l.From
+		if l.From == self {
+			flags[l.To] |= flagSelfKid
 		}
 	}
 }
