@@ -63,11 +63,12 @@
 // When only bandwidths or prefixes changed, the DAG stays valid.
 // SameTopology compares Self, node ids, pseudonode and overload flags,
 // link endpoints and metrics (one pass, no allocation); TopologyDiff does
-// the same and also lists the links whose bandwidth changed. Reuse rebinds
-// the DAG to the new Graph (sharing every DAG slice) and refreshes the
-// Result's bandwidth snapshot (LinkBW) from the DAG links; ReuseChanged
-// patches only the listed links. Both fall back to Run if the graphs do not
-// even have the same sizes.
+// the same and also lists the links whose bandwidth changed. Reuse (and
+// ReuseChanged, its form taking that list) rebinds the DAG to the new Graph,
+// sharing every DAG slice: a Result holds no bandwidth, consumers read it
+// from Graph.Topo through EdgeLinks, so a bandwidth change costs the DAG
+// nothing. Both fall back to Run if the graphs do not even have the same
+// sizes.
 //
 // # SPF delay (RFC 8405)
 //

@@ -34,11 +34,6 @@ type Result struct {
 	EdgeParent    []int32
 	EdgeLinkStart []int32
 	EdgeLinks     []int32
-	// LinkBW and LinkHasBW snapshot Graph.Topo[EdgeLinks[i]].MaxBW/HasBW
-	// (taken when Run builds the DAG, refreshed by Reuse/ReuseChanged), so
-	// that bandwidth consumers (fare) read compact arrays along the DAG.
-	LinkBW    []float32
-	LinkHasBW []bool
 
 	// Neighbors is the sorted set of first-hop neighbours: real routers that
 	// Self reaches over one of its own links, directly or through a pseudonode.
@@ -267,8 +262,6 @@ func (r *Result) dag(ws *workspace) {
 	}
 	edgeParent := make([]int32, edges)
 	entLink := make([]int32, entries)
-	entBW := make([]float32, entries)
-	entHas := make([]bool, entries)
 	// Without parallel links every edge has one entry and EdgeLinkStart is
 	// 0, 1, 2, …: a shared read-only sequence.
 	shared := edges == entries
@@ -286,7 +279,7 @@ func (r *Result) dag(ws *workspace) {
 	anyPseudo := ws.anyPseudo
 	pnKids := ws.pnKids[:0] // (pseudonode parent, child) edges
 	if shared && !anyPseudo {
-		fillShared(cand, topo, st, flags, self, entLink, entBW, entHas, edgeParent)
+		fillShared(cand, topo, st, flags, self, entLink, edgeParent)
 	} else {
 		for i := len(cand) - 1; i >= 0; i-- {
 			li := cand[i]
@@ -299,7 +292,6 @@ func (r *Result) dag(ws *workspace) {
 			sv.ent--
 			p := sv.ent
 			entLink[p] = li
-			entBW[p], entHas[p] = l.MaxBW, l.HasBW
 			if u := l.From; u != sv.last {
 				sv.last = u
 				sv.edges--
@@ -317,7 +309,6 @@ func (r *Result) dag(ws *workspace) {
 	}
 	ws.pnKids = pnKids
 	r.ParentStart, r.EdgeParent, r.EdgeLinkStart, r.EdgeLinks = parentStart, edgeParent, edgeLinkStart, entLink
-	r.LinkBW, r.LinkHasBW = entBW, entHas
 
 	// First-hop neighbours: real routers with Self as a DAG parent, or with
 	// a pseudonode parent that has Self as a DAG parent.
@@ -336,9 +327,8 @@ func (r *Result) dag(ws *workspace) {
 // fillShared is dag's backward pass when every edge has one entry (edge p
 // is entry p: the per-child counts are equal, so are their prefix sums)
 // and no pseudonode is a parent.
-func fillShared(cand []int32, topo []lsdb.LinkTopo, st []nodeState, flags []uint8, self int32, entLink []int32, entBW []float32, entHas []bool, edgeParent []int32) {
-	n := len(entLink)
-	entBW, entHas, edgeParent = entBW[:n], entHas[:n], edgeParent[:n]
+func fillShared(cand []int32, topo []lsdb.LinkTopo, st []nodeState, flags []uint8, self int32, entLink []int32, edgeParent []int32) {
+	edgeParent = edgeParent[:len(entLink)]
 	for i := len(cand) - 1; i >= 0; i-- {
 		li := cand[i]
 		l := &topo[li]
@@ -349,7 +339,6 @@ func fillShared(cand []int32, topo []lsdb.LinkTopo, st []nodeState, flags []uint
 		sv.ent--
 		p := sv.ent
 		entLink[p] = li
-		entBW[p], entHas[p] = l.MaxBW, l.HasBW
 		edgeParent[p] = l.From
 		if l.From == self {
 			flags[l.To] |= flagSelfKid
