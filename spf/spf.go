@@ -545,14 +545,14 @@ func sortInt32(a []int32) {
 
 // workspace is the scratch of one Run, recycled through pool.
 type workspace struct {
-	st                                  []nodeState
-	flags                               []uint8
-	pos, cand, entStart, slot, tab, rep []int32
-	start, list                         []int32
-	items                               []heapItem
-	pnKids                              [][2]int32
-	anyPseudo                           bool
-	set                                 []uint64
+	st                        []nodeState
+	flags                     []uint8
+	pos, cand, slot, tab, rep []int32
+	start, list               []int32
+	items                     []heapItem
+	pnKids                    [][2]int32
+	anyPseudo                 bool
+	set                       []uint64
 }
 
 var pool = sync.Pool{New: func() any { return new(workspace) }}
