@@ -430,18 +430,28 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 // that decide the mode; unless the route is weighted (!missingAny &&
 // anyPos) the hops and rt must be rewritten by the caller.
 func (e *engine) weightedSingle(sr *spf.Route, rt *Route, hops []NextHop, cv []float64, cu []bool, pb float64) (missingAny, anyPos bool) {
-	r := e.r
+	var total float64
+	var zeros int
+	if e.oneLink {
+		missingAny, anyPos, total, zeros = weightedOne(e.alignedOne(sr.FirstHops), hops, cv, cu, pb)
+	} else {
+		missingAny, anyPos, total, zeros = e.weightedMany(sr.FirstHops, hops, cv, cu, pb)
+	}
+	if !missingAny && anyPos {
+		rt.Mode = ModeWeighted
+		e.finish(rt, hops, total, zeros)
+	}
+	return missingAny, anyPos
+}
+
+// weightedMany is weightedSingle's loop over first hops fh when a
+// neighbour may have several links from Self. total is the sum of the
+// weights, zeros the number of zero weights.
+func (e *engine) weightedMany(fh []int32, hops []NextHop, cv []float64, cu []bool, pb float64) (missingAny, anyPos bool, total float64, zeros int) {
 	nbPos, selfBW, selfUnk, lval := e.nbPos, e.selfBW, e.selfUnk, e.lval
-	nls, nl := r.NeighborLinkStart, r.NeighborLinks
-	fh := sr.FirstHops
+	nls, nl := e.r.NeighborLinkStart, e.r.NeighborLinks
 	cv, cu = cv[:len(fh)], cu[:len(fh)]
 	k := 0
-	total := 0.0
-	zeros := 0
-	if e.oneLink {
-		missingAny, anyPos, total, zeros = weightedOne(e.alignedOne(fh), hops, cv, cu, pb)
-		fh = nil // done
-	}
 	for j, nb := range fh {
 		p := nbPos[nb]
 		if p < 0 {
@@ -477,11 +487,7 @@ func (e *engine) weightedSingle(sr *spf.Route, rt *Route, hops []NextHop, cv []f
 			}
 		}
 	}
-	if !missingAny && anyPos {
-		rt.Mode = ModeWeighted
-		e.finish(rt, hops, total, zeros)
-	}
-	return missingAny, anyPos
+	return missingAny, anyPos, total, zeros
 }
 
 // alignedOne returns the neighbour records of the first hops fh (a set of

@@ -24,6 +24,33 @@
 //     direction only, which keeps the DAG acyclic.
 //   - Links are taken as lsdb gives them (already two-way checked).
 //
+// # How Run computes (why the structures look as they do)
+//
+//   - Settle order is observable: it orders every node's DAG parents, and
+//     fare sums capacities in that order (floating point: the order matters
+//     in the last bit). The indexed binary heap therefore stays; its sifts
+//     move a hole instead of swapping, which places every item where the
+//     swap-based sift did, so ties break as they always have.
+//   - Candidate entries are recorded while relaxing, as bare link indices
+//     (the link gives both ends). Each node counts its candidates (and
+//     distinct parents) at its current tentative distance and resets the
+//     counts when the distance drops, so its entries are exactly its last
+//     counted candidates: one backward pass over the candidates drops the
+//     stale ones and places the others child by child at prefix-sum
+//     positions, keeping production order, with no sort and no per-entry
+//     generation tag.
+//   - Without parallel links every edge has one entry: EdgeLinkStart is
+//     0, 1, 2, … and all such Results share one read-only sequence.
+//   - First-hop sets are bitsets over the neighbours while computing, then
+//     each distinct set is stored once (in a fabric most nodes share one of
+//     a few sets: the 6,144 nodes of the 5-stage benchmark fabric have 18);
+//     FirstHops returns the same slice for nodes with the same set.
+//   - A Result holds no bandwidth: consumers read Graph.Topo through
+//     EdgeLinks, so a bandwidth-only change costs the DAG nothing.
+//   - Scratch (per-node state, candidates, heap) is recycled across runs;
+//     the hot loops are functions of their own with few live slices, so
+//     that the compiler keeps them in registers.
+//
 // # First hops
 //
 // The first hops of a node are the neighbours of Self through which it is
