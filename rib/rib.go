@@ -682,6 +682,9 @@ func (m *Manager) route(g *lsdb.Graph, fr *fare.Route, sr *spf.Route, maxW uint3
 		}
 	}
 	ws := make([]float64, 0, len(fr.NextHops))
+	if len(fr.NextHops) > 0 {
+		r.NextHops = make([]NextHop, 0, len(fr.NextHops)) // one allocation, not one per doubling
+	}
 	for _, nh := range fr.NextHops {
 		h := NextHop{
 			Neighbor: g.Nodes[nh.Neighbor].ID, NeighborName: g.Nodes[nh.Neighbor].Name,
