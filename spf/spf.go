@@ -125,14 +125,11 @@ func Run(g *lsdb.Graph) *Result {
 	}
 	ws := getWorkspace()
 	defer putWorkspace(ws)
-	ws.st = grow(ws.st, n)
-	ws.flags = grow(ws.flags, n)
-	for i := range ws.st {
-		ws.st[i] = nodeState{dist: Infinity, rank: -1, last: -1}
+	order, ok := ws.dijkstra(g, false)
+	if !ok {
+		order, _ = ws.dijkstra(g, true)
 	}
-	clear(ws.flags)
-	ws.anyPseudo = false
-	r.Order = ws.dijkstra(g)
+	r.Order = order
 	for v := range dist {
 		dist[v] = ws.st[v].dist
 	}
@@ -147,23 +144,52 @@ func Run(g *lsdb.Graph) *Result {
 // settle before routers: the zero-metric pseudonode→member links then
 // always point from an earlier-settled node to a later one.
 //
-// Candidate DAG entries are recorded while relaxing (ws.cand): link u→v
-// when dist[u]+metric equals v's tentative distance at that moment (u is
-// settled and v is not, so u settles before v). Tentative distances only
-// decrease, so every DAG entry is a candidate, and the entries of v are
-// exactly its last st[v].ent candidates: a decrease of dist[v] discards the
-// earlier ones by resetting the count. A candidate is only the link index;
-// the link gives u and v.
-func (ws *workspace) dijkstra(g *lsdb.Graph) []int32 {
+// The DAG entries of v are found while relaxing: link u→v when dist[u] +
+// metric equals v's tentative distance at that moment (u is settled and v
+// is not, so u settles before v). Tentative distances only decrease, so
+// every entry is among them; a decrease of dist[v] discards the earlier
+// ones. Each node writes its entries into its own range of ws.slots,
+// overwriting from the start after a decrease, so that when Dijkstra ends
+// the range holds exactly the node's entries in production order (per
+// parent in settle order, its links in memory order). The range is the
+// node's own links' (two-way checked links give a node at least as many
+// links as DAG parents) unless exact is set: then the node's count of
+// incoming links, which no node can exceed. ok is false when a range was
+// too short (parallel links more numerous one way than the other); the
+// caller then runs again with exact ranges.
+func (ws *workspace) dijkstra(g *lsdb.Graph, exact bool) (order []int32, ok bool) {
 	n, self, topo := len(g.Nodes), g.Self, g.TopoLinks()
-	st, flags := ws.st, ws.flags
+	st := grow(ws.st, n)
+	flags := grow(ws.flags, n)
+	slots := grow(ws.slots, len(topo))
+	ws.st, ws.flags, ws.slots = st, flags, slots
+	if exact {
+		for i := range st {
+			st[i] = nodeState{}
+		}
+		for i := range topo {
+			st[topo[i].To].cap++
+		}
+		base := int32(0)
+		for i := range st {
+			c := st[i].cap
+			st[i] = nodeState{dist: Infinity, rank: -1, last: -1, base: base, cap: c}
+			base += c
+		}
+	} else {
+		for i := range st {
+			nd := &g.Nodes[i]
+			st[i] = nodeState{dist: Infinity, rank: -1, last: -1, base: nd.First, cap: nd.Count}
+		}
+	}
+	clear(flags)
+	ws.anyPseudo = false
 	q := queue{heap: heap{pos: grow(ws.pos, n), items: ws.items[:0]}, nodes: g.Nodes}
 	for i := range q.pos {
 		q.pos[i] = -1
 	}
-	cand := grow(ws.cand, len(topo)) // at most one candidate per link
-	nc := 0
-	order := make([]int32, 0, n)
+	order = make([]int32, 0, n)
+	ok = true
 	st[self].dist = 0
 	q.push(self, 0)
 	for q.len() > 0 {
@@ -178,17 +204,21 @@ func (ws *workspace) dijkstra(g *lsdb.Graph) []int32 {
 		if u != self && nd.Overload { // reachable, never transit
 			continue
 		}
-		nc = relax(u, nd.First, topo[nd.First:nd.First+nd.Count], st, cand, nc, &q)
+		if !relax(u, nd.First, topo[nd.First:nd.First+nd.Count], st, slots, &q) {
+			ok = false
+		}
 	}
-	ws.pos, ws.items, ws.cand = q.pos, q.items, cand[:nc]
-	return order
+	ws.pos, ws.items = q.pos, q.items
+	return order, ok
 }
 
 // relax relaxes the links of u (settled; its links start at index first),
-// appending candidates to cand[nc:]; it returns the new candidate count.
-// A function of its own so that its loop keeps its state in registers.
-func relax(u, first int32, links []lsdb.LinkTopo, st []nodeState, cand []int32, nc int, q *queue) int {
+// writing the entries it finds into their child's range of slots. It
+// reports false if a range was too short. A function of its own so that
+// its loop keeps its state in registers.
+func relax(u, first int32, links []lsdb.LinkTopo, st []nodeState, slots []entry, q *queue) bool {
 	du := st[u].dist
+	ok := true
 	for i := range links {
 		l := &links[i]
 		v := l.To
@@ -203,25 +233,33 @@ func relax(u, first int32, links []lsdb.LinkTopo, st []nodeState, cand []int32, 
 		if d > sv.dist {
 			continue
 		}
-		cand[nc] = first + int32(i)
-		nc++
-		if d < sv.dist {
-			// A shorter path: the earlier candidates of v are stale.
+		lower := d < sv.dist
+		if lower {
+			// A shorter path: the entries found so far are stale.
 			sv.dist = d
-			sv.ent, sv.edges, sv.last = 1, 1, u
-			q.lower(v, d) // last: nothing is kept across the call
-			continue
+			sv.ent, sv.edges, sv.last = 0, 0, -1
 		}
+		if sv.ent < sv.cap {
+			slots[sv.base+sv.ent] = entry{first + int32(i), u}
+		} else {
+			ok = false
+		}
+		sv.ent++
 		// Entries of one (u, v) pair are consecutive among v's: u relaxes
 		// all its links before another node settles.
-		sv.ent++
 		if sv.last != u {
 			sv.last = u
 			sv.edges++
 		}
+		if lower {
+			q.lower(v, d) // last: nothing is kept across the call
+		}
 	}
-	return nc
+	return ok
 }
+
+// entry is one DAG entry in a node's range: the link and its parent end.
+type entry struct{ link, u int32 }
 
 // queue is the heap of dijkstra with its keys: 2*dist, plus one for a
 // real router.
@@ -241,24 +279,19 @@ func (q *queue) lower(v int32, d uint64) {
 	q.update(v, k)
 }
 
-// dag builds the DAG, indexed by child, from the candidates: entries (one
-// per shortest-path link) and edges (runs of entries with the same parent),
-// placed by prefix sums over the per-child counts. It also marks Self's
-// children and the first-hop neighbours in ws.flags.
+// dag lays the DAG out, indexed by child, from the nodes' ranges of slots:
+// entries (one per shortest-path link) and edges (runs of entries with the
+// same parent) at prefix sums of the per-child counts, in one forward pass.
+// It also marks Self's children and the first-hop neighbours in ws.flags.
 func (r *Result) dag(ws *workspace) {
-	n, self, topo := len(r.Dist), r.Self, r.Graph.TopoLinks()
-	st, flags, cand := ws.st[:n], ws.flags[:n], ws.cand
-	// From here on a node's state holds, for the backward pass below: rank
-	// the start of its entries, ent and edges the end of those not yet
-	// placed, last the parent of the last entry placed.
+	n, self := len(r.Dist), r.Self
+	st, flags, slots := ws.st[:n], ws.flags[:n], ws.slots
 	parentStart := make([]int32, n+1)
 	var entries, edges int32
 	for v := range st {
-		s := &st[v]
-		entries += s.ent
-		edges += s.edges
+		entries += st[v].ent
+		edges += st[v].edges
 		parentStart[v+1] = edges
-		s.rank, s.ent, s.edges, s.last = entries-s.ent, entries, edges, -1
 	}
 	edgeParent := make([]int32, edges)
 	entLink := make([]int32, entries)
@@ -272,38 +305,29 @@ func (r *Result) dag(ws *workspace) {
 		edgeLinkStart = make([]int32, edges+1)
 		edgeLinkStart[edges] = entries
 	}
-	// Backward over the candidates: the first st[v].ent seen for v are its
-	// entries, the others are stale; each lands at the end of what is left
-	// of v's range, so production order is kept (per parent in settle
-	// order, its links in memory order).
 	anyPseudo := ws.anyPseudo
 	pnKids := ws.pnKids[:0] // (pseudonode parent, child) edges
 	if shared && !anyPseudo {
-		fillShared(cand, topo, st, flags, self, entLink, edgeParent)
+		layShared(st, slots, flags, self, entLink, edgeParent)
 	} else {
-		for i := len(cand) - 1; i >= 0; i-- {
-			li := cand[i]
-			l := &topo[li]
-			v := l.To
-			sv := &st[v]
-			if sv.ent == sv.rank {
-				continue
-			}
-			sv.ent--
-			p := sv.ent
-			entLink[p] = li
-			if u := l.From; u != sv.last {
-				sv.last = u
-				sv.edges--
-				edgeParent[sv.edges] = u
-				if u == self {
-					flags[v] |= flagSelfKid
-				} else if anyPseudo && flags[u]&flagPseudo != 0 {
-					pnKids = append(pnKids, [2]int32{u, v})
+		p, e := int32(0), int32(0)
+		for v := range st {
+			s := &st[v]
+			last := int32(-1)
+			for _, x := range slots[s.base : s.base+s.ent] {
+				entLink[p] = x.link
+				if x.u != last {
+					last = x.u
+					edgeParent[e] = x.u
+					edgeLinkStart[e] = p // identity when shared
+					e++
+					if x.u == self {
+						flags[v] |= flagSelfKid
+					} else if anyPseudo && flags[x.u]&flagPseudo != 0 {
+						pnKids = append(pnKids, [2]int32{x.u, int32(v)})
+					}
 				}
-			}
-			if !shared {
-				edgeLinkStart[sv.edges] = p // the run's first entry comes last
+				p++
 			}
 		}
 	}
@@ -324,40 +348,33 @@ func (r *Result) dag(ws *workspace) {
 	}
 }
 
-// fillShared is dag's backward pass when every edge has one entry (edge p
-// is entry p: the per-child counts are equal, so are their prefix sums)
-// and no pseudonode is a parent.
-func fillShared(cand []int32, topo []lsdb.LinkTopo, st []nodeState, flags []uint8, self int32, entLink []int32, edgeParent []int32) {
+// layShared is dag's pass when every edge has one entry (edge p is entry
+// p) and no pseudonode is a parent.
+func layShared(st []nodeState, slots []entry, flags []uint8, self int32, entLink, edgeParent []int32) {
 	edgeParent = edgeParent[:len(entLink)]
-	for i := len(cand) - 1; i >= 0; i-- {
-		li := cand[i]
-		l := &topo[li]
-		sv := &st[l.To]
-		if sv.ent == sv.rank {
-			continue
-		}
-		sv.ent--
-		p := sv.ent
-		entLink[p] = li
-		edgeParent[p] = l.From
-		if l.From == self {
-			flags[l.To] |= flagSelfKid
+	p := 0
+	for v := range st {
+		s := &st[v]
+		for _, x := range slots[s.base : s.base+s.ent] {
+			entLink[p], edgeParent[p] = x.link, x.u
+			p++
+			if x.u == self {
+				flags[v] |= flagSelfKid
+			}
 		}
 	}
 }
 
-// nodeState is Run's per-node scratch, kept together for locality (24
-// bytes). Its fields change meaning between the two phases.
+// nodeState is Run's per-node scratch, kept together for locality (32
+// bytes).
 type nodeState struct {
 	dist uint64 // tentative, then final distance
-	// dijkstra: the settle position, -1 while unsettled.
-	// dag: the start of the node's entries.
-	rank int32
-	// dijkstra: the candidate entries at the node's current tentative
-	// distance, their distinct parents, and the parent of the latest one.
-	// dag: the end of the entries and of the edges not yet placed, and the
-	// parent of the last entry placed.
+	rank int32  // settle position, -1 while unsettled
+	// The entries at the node's current tentative distance, their distinct
+	// parents, and the parent of the latest one.
 	ent, edges, last int32
+	// The node's range of slots.
+	base, cap int32
 }
 
 const (
@@ -546,14 +563,15 @@ func sortInt32(a []int32) {
 
 // workspace is the scratch of one Run, recycled through pool.
 type workspace struct {
-	st                        []nodeState
-	flags                     []uint8
-	pos, cand, slot, tab, rep []int32
-	start, list               []int32
-	items                     []heapItem
-	pnKids                    [][2]int32
-	anyPseudo                 bool
-	set                       []uint64
+	st                  []nodeState
+	flags               []uint8
+	pos, slot, tab, rep []int32
+	slots               []entry
+	start, list         []int32
+	items               []heapItem
+	pnKids              [][2]int32
+	anyPseudo           bool
+	set                 []uint64
 }
 
 var pool = sync.Pool{New: func() any { return new(workspace) }}
