@@ -31,14 +31,16 @@
 //     in the last bit). The indexed binary heap therefore stays; its sifts
 //     move a hole instead of swapping, which places every item where the
 //     swap-based sift did, so ties break as they always have.
-//   - Candidate entries are recorded while relaxing, as bare link indices
-//     (the link gives both ends). Each node counts its candidates (and
-//     distinct parents) at its current tentative distance and resets the
-//     counts when the distance drops, so its entries are exactly its last
-//     counted candidates: one backward pass over the candidates drops the
-//     stale ones and places the others child by child at prefix-sum
-//     positions, keeping production order, with no sort and no per-entry
-//     generation tag.
+//   - DAG entries are written while relaxing, straight into a range of a
+//     scratch array owned by the child: the range of the child's own links
+//     (two-way checked links give a node at least as many links as DAG
+//     parents), overwritten from its start when the child's distance
+//     drops. When Dijkstra ends each range holds exactly its node's
+//     entries in production order, and the DAG is laid out by one forward
+//     copy at prefix-sum positions: no candidate list, no sort, no second
+//     look at the links. Parallel links more numerous one way than back
+//     can overflow a range; Run then starts again with exact ranges
+//     (incoming link counts).
 //   - Without parallel links every edge has one entry: EdgeLinkStart is
 //     0, 1, 2, … and all such Results share one read-only sequence.
 //   - First-hop sets are bitsets over the neighbours while computing, then
@@ -47,7 +49,7 @@
 //     FirstHops returns the same slice for nodes with the same set.
 //   - A Result holds no bandwidth: consumers read Graph.Topo through
 //     EdgeLinks, so a bandwidth-only change costs the DAG nothing.
-//   - Scratch (per-node state, candidates, heap) is recycled across runs;
+//   - Scratch (per-node state, entry ranges, heap) is recycled across runs;
 //     the hot loops are functions of their own with few live slices, so
 //     that the compiler keeps them in registers.
 //
