@@ -204,8 +204,12 @@ func (ws *workspace) dijkstra(g *lsdb.Graph, exact bool) (order []int32, ok bool
 		if u != self && nd.Overload { // reachable, never transit
 			continue
 		}
-		if !relax(u, nd.First, topo[nd.First:nd.First+nd.Count], st, slots, &q) {
+		relax(u, nd.First, topo[nd.First:nd.First+nd.Count], st, slots, &q)
+	}
+	for i := range st {
+		if st[i].ent > st[i].cap {
 			ok = false
+			break
 		}
 	}
 	ws.pos, ws.items = q.pos, q.items
@@ -213,12 +217,11 @@ func (ws *workspace) dijkstra(g *lsdb.Graph, exact bool) (order []int32, ok bool
 }
 
 // relax relaxes the links of u (settled; its links start at index first),
-// writing the entries it finds into their child's range of slots. It
-// reports false if a range was too short. A function of its own so that
-// its loop keeps its state in registers.
-func relax(u, first int32, links []lsdb.LinkTopo, st []nodeState, slots []entry, q *queue) bool {
+// writing the entries it finds into their child's range of slots; a node
+// whose range is too short counts more entries than the range holds. A
+// function of its own so that its loop keeps its state in registers.
+func relax(u, first int32, links []lsdb.LinkTopo, st []nodeState, slots []entry, q *queue) {
 	du := st[u].dist
-	ok := true
 	for i := range links {
 		l := &links[i]
 		v := l.To
@@ -241,8 +244,6 @@ func relax(u, first int32, links []lsdb.LinkTopo, st []nodeState, slots []entry,
 		}
 		if sv.ent < sv.cap {
 			slots[sv.base+sv.ent] = entry{first + int32(i), u}
-		} else {
-			ok = false
 		}
 		sv.ent++
 		// Entries of one (u, v) pair are consecutive among v's: u relaxes
@@ -255,7 +256,6 @@ func relax(u, first int32, links []lsdb.LinkTopo, st []nodeState, slots []entry,
 			q.lower(v, d) // last: nothing is kept across the call
 		}
 	}
-	return ok
 }
 
 // entry is one DAG entry in a node's range: the link and its parent end.
