@@ -239,17 +239,33 @@ type cterm struct {
 	src, dst int32
 	thr      float64
 	unk      bool
-	alive    bool
 }
 
 // unit is compile's state of one unit (an input or an ancestor).
 type unit struct {
-	inCount int32 // incoming terms so far
-	inTerm  int32 // the last incoming term
-	alias   int32 // a removed unit's source
-	dense   int32 // number among the surviving units
-	fh      bool  // a first hop
-	gone    bool  // removed by series reduction
+	in    int32 // incoming terms, all told (known once the BFS is done)
+	dense int32 // number among the surviving units
+	fh    bool  // a first hop
+	// A unit removed by series reduction (gone) is its single incoming
+	// term: source alias, threshold thr, unknown flag unk. That term is
+	// never created.
+	gone  bool
+	unk   bool
+	alias int32
+	thr   float64
+}
+
+// takes reports whether unit un, receiving a term of threshold thr and
+// unknown flag unk, is removed by series reduction: the term is its only
+// one, and a first hop must keep a readable value, so it may only go when
+// its value equals its source's (threshold +Inf, known). It then records
+// the term in un.
+func (un *unit) takes(src int32, thr float64, unk bool) bool {
+	if un.in != 1 || (un.fh && (thr != inf || unk)) {
+		return false
+	}
+	un.gone, un.alias, un.thr, un.unk = true, src, thr, unk
+	return true
 }
 
 // scratch is reused by every compile of one Compute. Compile's loops live
@@ -319,13 +335,23 @@ func (c *capCalc) compile(d int32, p *program) {
 		}
 	}
 
-	// Terms, with series reduction, in Kahn order (children first).
+	// Terms, with series reduction, in Kahn order (children first). A unit
+	// receives a term from each input and each DAG edge from a child in
+	// the set.
+	for s, n := range pending {
+		units[int(k)+s].in = n
+	}
+	for _, pos := range p.inputs {
+		units[k+slotOf[ep[lo+pos]]].in++
+	}
 	terms := grow(sc.terms, int(k)+nEdges)
+	nt := 0
 	for i, pos := range p.inputs {
 		dst := k + slotOf[ep[lo+pos]]
-		units[dst].inCount++
-		units[dst].inTerm = int32(i)
-		terms[i] = cterm{src: int32(i), dst: dst, thr: inf, alive: true}
+		if !units[dst].takes(int32(i), inf, false) {
+			terms[nt] = cterm{src: int32(i), dst: dst, thr: inf}
+			nt++
+		}
 	}
 	order := grow(sc.order, nn)
 	no := 0
@@ -335,7 +361,7 @@ func (c *capCalc) compile(d int32, p *program) {
 			no++
 		}
 	}
-	nt, no := reduce(ps, ep, self, k, slotOf, nodes, pending, units, terms, int(k), c.edgeBW, c.edgeUnk, order, no)
+	nt, no = reduce(ps, ep, self, k, slotOf, nodes, pending, units, terms, nt, c.edgeBW, c.edgeUnk, order, no)
 	terms, order = terms[:nt], order[:no]
 
 	// Dense numbering of surviving units: inputs, then Kahn order.
@@ -352,7 +378,7 @@ func (c *capCalc) compile(d int32, p *program) {
 	}
 	p.units = len(seq)
 
-	// Alive terms by source (stable), then the groups.
+	// Terms by source (stable), then the groups.
 	srcStart, bySrc := bucketBySource(terms, nu, sc.srcStart, sc.bySrc)
 	dstGroup := grow(sc.dstGroup, nu)
 	for i := range dstGroup {
@@ -415,24 +441,18 @@ func ancestors(ps, ep []int32, self int32, slotOf, nodes, pending []int32, nn in
 // reduce creates the terms of the ancestors in Kahn order (children
 // first), from order[:no] (the slots without children in the set), and
 // returns the term and order counts. A unit is processed once all its
-// children are, so its incoming terms are final, and a removed unit's
-// parent edges are created directly from its single source.
+// children are, and a removed unit's parent edges are created directly
+// from its single source. Since a unit's count of incoming terms is known
+// beforehand, a term into a unit that is removed is never created (the
+// unit keeps it: unit.takes).
 func reduce(ps, ep []int32, self, k int32, slotOf, nodes, pending []int32, units []unit, terms []cterm, nt int,
 	bw []float64, bwUnk []bool, order []int32, no int) (int, int) {
 	for i := 0; i < no; i++ {
 		s := order[i]
 		u := k + s
 		src, a, ua := u, inf, false
-		if un := &units[u]; un.inCount == 1 {
-			// A first hop must keep a readable value: it may only go when
-			// its value equals its source's (threshold +Inf, known), and
-			// is then read through alias.
-			if t := &terms[un.inTerm]; !un.fh || (t.thr == inf && !t.unk) {
-				t.alive = false
-				un.gone = true
-				un.alias = t.src
-				src, a, ua = t.src, t.thr, t.unk
-			}
+		if un := &units[u]; un.gone {
+			src, a, ua = un.alias, un.thr, un.unk
 		}
 		m := nodes[s]
 		first := ps[m]
@@ -442,12 +462,12 @@ func reduce(ps, ep []int32, self, k int32, slotOf, nodes, pending []int32, units
 			}
 			e := first + int32(j)
 			sq := slotOf[q]
-			dst := &units[k+sq]
-			dst.inCount++
-			dst.inTerm = int32(nt)
-			t := &terms[nt] // field by field: a literal goes through a temporary
-			t.src, t.dst, t.thr, t.unk, t.alive = src, k+sq, min(a, bw[e]), ua || bwUnk[e], true
-			nt++
+			thr, unk := min(a, bw[e]), ua || bwUnk[e]
+			if !units[k+sq].takes(src, thr, unk) {
+				t := &terms[nt] // field by field: a literal goes through a temporary
+				t.src, t.dst, t.thr, t.unk = src, k+sq, thr, unk
+				nt++
+			}
 			if pending[sq]--; pending[sq] == 0 {
 				order[no] = sq
 				no++
@@ -457,27 +477,22 @@ func reduce(ps, ep []int32, self, k int32, slotOf, nodes, pending []int32, units
 	return nt, no
 }
 
-// bucketBySource lists the alive terms per source unit (counting sort,
-// stable): those of unit u are bySrc[srcStart[u]:srcStart[u+1]].
+// bucketBySource lists the terms per source unit (counting sort, stable):
+// those of unit u are bySrc[srcStart[u]:srcStart[u+1]].
 func bucketBySource(terms []cterm, nu int, srcStart, bySrc []int32) ([]int32, []int32) {
 	srcStart = grow(srcStart, nu+1)
 	clear(srcStart)
-	alive := 0
 	for i := range terms {
-		if terms[i].alive {
-			srcStart[terms[i].src+1]++
-			alive++
-		}
+		srcStart[terms[i].src+1]++
 	}
 	for i := 1; i <= nu; i++ {
 		srcStart[i] += srcStart[i-1]
 	}
-	bySrc = grow(bySrc, alive)
+	bySrc = grow(bySrc, len(terms))
 	for i := range terms {
-		if t := &terms[i]; t.alive {
-			bySrc[srcStart[t.src]] = int32(i)
-			srcStart[t.src]++
-		}
+		src := terms[i].src
+		bySrc[srcStart[src]] = int32(i)
+		srcStart[src]++
 	}
 	// srcStart[u] is now the end of u's terms, the start of u+1's.
 	copy(srcStart[1:], srcStart[:nu])
