@@ -244,6 +244,7 @@ type cterm struct {
 // unit is compile's state of one unit (an input or an ancestor).
 type unit struct {
 	in    int32 // incoming terms, all told (known once the BFS is done)
+	left  int32 // DAG edges from children in the set not yet processed
 	dense int32 // number among the surviving units
 	fh    bool  // a first hop
 	// A unit removed by series reduction (gone) is its single incoming
@@ -272,12 +273,12 @@ func (un *unit) takes(src int32, thr float64, unk bool) bool {
 // in functions of their own, each with few slices, so that they keep them
 // in registers.
 type scratch struct {
-	nodes, pending, order, seq []int32
-	units                      []unit
-	terms                      []cterm
-	srcStart, bySrc, dstGroup  []int32
-	cnt                        []int32
-	thr                        []float64
+	nodes, order, seq         []int32
+	units                     []unit
+	terms                     []cterm
+	srcStart, bySrc, dstGroup []int32
+	cnt                       []int32
+	thr                       []float64
 }
 
 func grow[T any](s []T, n int) []T {
@@ -313,22 +314,22 @@ func (c *capCalc) compile(d int32, p *program) {
 	// Ancestors of D (Self excluded), slot s for nodes[s], found by BFS
 	// from the inputs' parents. At most every node: no appends in the
 	// loops (a call there would spill their registers).
-	nodes, pending := grow(sc.nodes, len(slotOf)), grow(sc.pending, len(slotOf))
+	// Units: inputs 0..k-1, ancestor slot s is unit k+s (initialised when
+	// found).
+	nodes, units := grow(sc.nodes, len(slotOf)), grow(sc.units, int(k)+len(slotOf))
+	clear(units[:k])
 	nn := 0
 	for _, pos := range p.inputs {
 		if q := ep[lo+pos]; slotOf[q] < 0 {
 			slotOf[q] = int32(nn)
-			nodes[nn], pending[nn] = q, 0
+			nodes[nn], units[int(k)+nn] = q, unit{}
 			nn++
 		}
 	}
-	nn, nEdges := ancestors(ps, ep, self, slotOf, nodes, pending, nn)
-	nodes, pending = nodes[:nn], pending[:nn]
-
-	// Units: inputs 0..k-1, ancestor slot s is unit k+s.
-	nu := int(k) + len(nodes)
-	units := grow(sc.units, nu)
-	clear(units)
+	nn, nEdges := ancestors(ps, ep, self, slotOf, nodes, units[k:], nn)
+	nodes = nodes[:nn]
+	nu := int(k) + nn
+	units = units[:nu]
 	for _, nb := range r.FirstHops(d) {
 		if nb != d {
 			units[k+slotOf[nb]].fh = true
@@ -338,9 +339,6 @@ func (c *capCalc) compile(d int32, p *program) {
 	// Terms, with series reduction, in Kahn order (children first). A unit
 	// receives a term from each input and each DAG edge from a child in
 	// the set.
-	for s, n := range pending {
-		units[int(k)+s].in = n
-	}
 	for _, pos := range p.inputs {
 		units[k+slotOf[ep[lo+pos]]].in++
 	}
@@ -355,13 +353,13 @@ func (c *capCalc) compile(d int32, p *program) {
 	}
 	order := grow(sc.order, nn)
 	no := 0
-	for s, n := range pending {
-		if n == 0 {
+	for s := range nn {
+		if units[int(k)+s].left == 0 {
 			order[no] = int32(s)
 			no++
 		}
 	}
-	nt, no = reduce(ps, ep, self, k, slotOf, nodes, pending, units, terms, nt, c.edgeBW, c.edgeUnk, order, no)
+	nt, no = reduce(ps, ep, self, k, slotOf, nodes, units, terms, nt, c.edgeBW, c.edgeUnk, order, no)
 	terms, order = terms[:nt], order[:no]
 
 	// Dense numbering of surviving units: inputs, then Kahn order.
@@ -408,15 +406,16 @@ func (c *capCalc) compile(d int32, p *program) {
 	for _, x := range nodes {
 		slotOf[x] = -1
 	}
-	sc.nodes, sc.pending, sc.order, sc.seq, sc.units, sc.terms = nodes, pending, order, seq, units, terms
+	sc.nodes, sc.order, sc.seq, sc.units, sc.terms = nodes, order, seq, units, terms
 	sc.srcStart, sc.bySrc, sc.dstGroup = srcStart, bySrc, dstGroup
 }
 
 // ancestors continues the BFS over parent edges (Self excluded) from the
-// nn slots already in nodes, giving new nodes the next slots, and returns
-// the new count. pending[s] counts the DAG edges from slot s to its
-// children in the set (not from the inputs); nEdges is their number.
-func ancestors(ps, ep []int32, self int32, slotOf, nodes, pending []int32, nn int) (int, int) {
+// nn slots already in nodes, giving new nodes the next slots (and a fresh
+// unit: units is indexed by slot here), and returns the new count. The
+// units count the DAG edges from their children in the set (in, left);
+// nEdges is their number.
+func ancestors(ps, ep []int32, self int32, slotOf, nodes []int32, units []unit, nn int) (int, int) {
 	nEdges := 0
 	for i := 0; i < nn; i++ {
 		m := nodes[i]
@@ -428,10 +427,12 @@ func ancestors(ps, ep []int32, self int32, slotOf, nodes, pending []int32, nn in
 			if s < 0 {
 				s = int32(nn)
 				slotOf[q] = s
-				nodes[nn], pending[nn] = q, 0
+				nodes[nn], units[nn] = q, unit{}
 				nn++
 			}
-			pending[s]++
+			un := &units[s]
+			un.in++
+			un.left++
 			nEdges++
 		}
 	}
@@ -445,7 +446,7 @@ func ancestors(ps, ep []int32, self int32, slotOf, nodes, pending []int32, nn in
 // from its single source. Since a unit's count of incoming terms is known
 // beforehand, a term into a unit that is removed is never created (the
 // unit keeps it: unit.takes).
-func reduce(ps, ep []int32, self, k int32, slotOf, nodes, pending []int32, units []unit, terms []cterm, nt int,
+func reduce(ps, ep []int32, self, k int32, slotOf, nodes []int32, units []unit, terms []cterm, nt int,
 	bw []float64, bwUnk []bool, order []int32, no int) (int, int) {
 	for i := 0; i < no; i++ {
 		s := order[i]
@@ -463,12 +464,13 @@ func reduce(ps, ep []int32, self, k int32, slotOf, nodes, pending []int32, units
 			e := first + int32(j)
 			sq := slotOf[q]
 			thr, unk := min(a, bw[e]), ua || bwUnk[e]
-			if !units[k+sq].takes(src, thr, unk) {
+			un := &units[k+sq]
+			if !un.takes(src, thr, unk) {
 				t := &terms[nt] // field by field: a literal goes through a temporary
 				t.src, t.dst, t.thr, t.unk = src, k+sq, thr, unk
 				nt++
 			}
-			if pending[sq]--; pending[sq] == 0 {
+			if un.left--; un.left == 0 {
 				order[no] = sq
 				no++
 			}
