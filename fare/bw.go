@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
 )
 
@@ -100,9 +101,26 @@ func out(x float64) float64 {
 // shortest-path parallel links' bandwidths, +Inf for an edge leaving a
 // pseudonode (those links carry no bandwidth: the constraint is the LAN link
 // into the pseudonode). unknown[e] is set when a link lacks the sub-TLV.
-// Values come from the Result's compact snapshot (spf.Result.LinkBW).
+// Values come from Graph.Topo through the DAG's EdgeLinks.
 func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) {
 	g := r.Graph
+	topo := g.TopoLinks()
+	if len(r.EdgeLinks) == len(r.EdgeParent) && !hasPseudo(g) {
+		// One link per edge (entry e is edge e), no pseudonode: the
+		// general loop below without its per-edge lookups.
+		for e, li := range r.EdgeLinks[:len(bw)] {
+			l := &topo[li]
+			f, has := l.MaxBW, l.HasBW
+			if b := math.Float32bits(f); has && b-1 < 0x7f7fffff {
+				bw[e], unknown[e] = float64(f), false
+				continue
+			}
+			countLink(an, f, has)
+			v, known := linkValue(f, has)
+			bw[e], unknown[e] = 0+v, !known // 0 + v: the sum below (-0 → 0)
+		}
+		return
+	}
 	for e, p := range r.EdgeParent {
 		if g.Nodes[p].Pseudo {
 			bw[e], unknown[e] = inf, false
@@ -110,7 +128,8 @@ func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) 
 		}
 		sum, unk := 0.0, false
 		for i := r.EdgeLinkStart[e]; i < r.EdgeLinkStart[e+1]; i++ {
-			f, has := r.LinkBW[i], r.LinkHasBW[i]
+			l := &topo[r.EdgeLinks[i]]
+			f, has := l.MaxBW, l.HasBW
 			// Fast path: present, positive and finite (sign bit clear,
 			// exponent not all ones, not zero).
 			if b := math.Float32bits(f); has && b-1 < 0x7f7fffff {
@@ -124,4 +143,13 @@ func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) 
 		}
 		bw[e], unknown[e] = sum, unk
 	}
+}
+
+func hasPseudo(g *lsdb.Graph) bool {
+	for i := range g.Nodes {
+		if g.Nodes[i].Pseudo {
+			return true
+		}
+	}
+	return false
 }

@@ -87,12 +87,27 @@
 // Advertisers with the same DAG parents share one compiled program (see
 // cap.go): the ancestor sub-DAG is reduced once per class by series
 // reduction (single-input chains collapse into thresholds), leaving per
-// advertiser a handful of evaluations of f(c) = Σ min(t_j, c) over sorted
-// thresholds. A 3-stage fabric has one class; a 5-stage fabric one per pod.
+// advertiser a handful of evaluations of f(c) = Σ min(t_j, c). A group of
+// thresholds keeps only its distinct values, with counts and prefix sums:
+// links come in a few speeds, so a 64-threshold group of a 5-stage fabric
+// is a short branch-free scan, and the prefix sums, added one threshold at
+// a time in ascending order, are the same numbers a sorted list gives. A
+// 3-stage fabric has one class whose program is direct (every cap is an
+// input: a gather by precomputed positions); a 5-stage fabric one per pod.
+//
+// The common route — one advertiser, every neighbour with one link from
+// Self — is written in one pass (weightedOne) from per-neighbour records
+// aligned with the route's first-hop set. spf stores each distinct set
+// once, so the alignment is computed once per set, not per route. A route
+// that turns out not to be weighted, and every other route, takes the
+// general pass. Whatever the path, the same floating-point operations run
+// in the same order (hence the "0 + x" that turns -0 into 0 as a sum
+// would): results are bit-identical to the definition above.
+//
 // Scratch memory is recycled (the last workspace is kept, others go through
 // a sync.Pool); outputs are allocated in a few large blocks. Topology and
-// bandwidths are read from lsdb.Graph.Topo, never from the 72-byte Links.
-// Update recomputes only the routes whose advertisers lie below a changed
-// link (or whose advertisements changed) and shares the other Route values
-// with the previous Table.
+// bandwidths are read from lsdb.Graph.Topo (through the DAG's EdgeLinks),
+// never from the 72-byte Links. Update recomputes only the routes whose
+// advertisers lie below a changed link (or whose advertisements changed)
+// and shares the other Route values with the previous Table.
 package fare

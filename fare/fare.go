@@ -119,7 +119,17 @@ type workspace struct {
 	edgeBW, f     []float64
 	edgeUnk, b    []bool
 	nbPos, rcount []int32
+	one, aligned  []oneHop
 	cc            capCalc
+}
+
+// oneHop is what a next hop copies from its neighbour when the neighbour
+// has a single link from Self (engine.oneLink).
+type oneHop struct {
+	sb, nbw  float64 // bw(Self, N) and its output value
+	lb, lout float64 // the link's value and its output value
+	nb, link int32   // N, and Self's link to N
+	unk      bool    // the link's bandwidth is unknown
 }
 
 var pool = sync.Pool{New: func() any { return new(workspace) }}
@@ -168,6 +178,15 @@ type engine struct {
 	selfBW, capPB, down, pbs []float64
 	selfUnk, unk             []bool
 	lval                     []float64 // per NeighborLinks entry
+	// oneLink: every neighbour has exactly one link from Self, so a
+	// route's next hops are its first hops; one[p] then holds neighbour
+	// p's values.
+	oneLink bool
+	one     []oneHop
+	// aligned is one[] in the order of the first-hop set at alignedOf
+	// (spf stores each distinct set once: its address names it).
+	aligned   []oneHop
+	alignedOf *int32
 }
 
 func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
@@ -195,6 +214,7 @@ func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
 	e.selfUnk, e.unk = ws.b[:nn], ws.b[nn:]
 	nls := r.NeighborLinkStart
 	topo := g.TopoLinks()
+	e.oneLink = len(r.NeighborLinks) == nn
 	for i, nb := range r.Neighbors {
 		e.nbPos[nb] = int32(i)
 		for j := nls[i]; j < nls[i+1]; j++ {
@@ -203,6 +223,14 @@ func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
 			e.lval[j] = v
 			e.selfBW[i] += v
 			e.selfUnk[i] = e.selfUnk[i] || !known
+		}
+	}
+	if e.oneLink {
+		e.one = grow(ws.one, nn)
+		ws.one = e.one
+		for i := range e.one {
+			lb, sb := e.lval[i], e.selfBW[i]
+			e.one[i] = oneHop{sb: sb, nbw: out(sb), lb: lb, lout: out(lb), nb: r.Neighbors[i], link: r.NeighborLinks[i], unk: e.selfUnk[i]}
 		}
 	}
 	return e
@@ -216,6 +244,9 @@ func (e *engine) release() {
 
 // hopCount is the number of next hops (Self's links to the first hops) of sr.
 func (e *engine) hopCount(sr *spf.Route) int32 {
+	if e.oneLink {
+		return int32(len(sr.FirstHops)) // first hops are neighbours (spf)
+	}
 	nls := e.r.NeighborLinkStart
 	c := int32(0)
 	for _, nb := range sr.FirstHops {
@@ -256,6 +287,9 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 		}
 	}
 	key := uint64(14695981039346656037)
+	var cv1 []float64 // single: the advertiser's caps and their flags
+	var cu1 []bool
+	pb1 := 0.0
 	for si, s := range sr.Sources {
 		advs[si] = s.Node
 		ids[si] = g.Nodes[s.Node].ID
@@ -270,26 +304,7 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 		}
 		cv, cu := e.cc.caps(s.Node)
 		if single {
-			fh := sr.FirstHops
-			cv, cu = cv[:len(fh)], cu[:len(fh)]
-			for j, nb := range fh {
-				p := nbPos[nb]
-				if p < 0 {
-					continue
-				}
-				// 0 + x, not x: the same sum as below, bit for bit (-0).
-				c, d, q := 0.0, 0.0, 0.0
-				c += min(cv[j], pb)
-				d += cv[j]
-				q += pb
-				capPB[p], down[p], pbs[p], unk[p] = c, d, q, cu[j]
-				if cu[j] || selfUnk[p] {
-					missingAny = true
-				}
-				if min(selfBW[p], c) > 0 {
-					anyPos = true
-				}
-			}
+			cv1, cu1, pb1 = cv, cu, pb
 			continue
 		}
 		for j, nb := range r.FirstHops(s.Node) {
@@ -307,6 +322,21 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 	rt.PathBW = out(rt.PathBW)
 	if !rt.HasPathBW {
 		rt.PathBW = Unconstrained
+	}
+	if single {
+		if missingAny, anyPos = e.weightedSingle(sr, rt, hops, cv1, cu1, pb1); !missingAny && anyPos {
+			return
+		}
+		// Not weighted after all (rare): the per-neighbour values for the
+		// general pass below.
+		fh := sr.FirstHops
+		cv, cu := cv1[:len(fh)], cu1[:len(fh)]
+		for j, nb := range fh {
+			if p := nbPos[nb]; p >= 0 {
+				// 0 + x, not x: the same sum as below, bit for bit (-0).
+				capPB[p], down[p], pbs[p], unk[p] = 0+min(cv[j], pb1), 0+cv[j], 0+pb1, cu[j]
+			}
+		}
 	}
 
 	// Mode.
@@ -391,6 +421,118 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 		}
 	}
 	e.finish(rt, hops, total, zeros)
+}
+
+// weightedSingle writes the next hops of a single-advertiser route (sr's
+// first hops are the advertiser's, cv and cu its caps aligned with them,
+// pb its Path Bandwidth value) as the general pass of route does for a
+// weighted route, in one pass, and finishes rt. It reports the two facts
+// that decide the mode; unless the route is weighted (!missingAny &&
+// anyPos) the hops and rt must be rewritten by the caller.
+func (e *engine) weightedSingle(sr *spf.Route, rt *Route, hops []NextHop, cv []float64, cu []bool, pb float64) (missingAny, anyPos bool) {
+	var total float64
+	var zeros int
+	if e.oneLink {
+		missingAny, anyPos, total, zeros = weightedOne(e.alignedOne(sr.FirstHops), hops, cv, cu, pb)
+	} else {
+		missingAny, anyPos, total, zeros = e.weightedMany(sr.FirstHops, hops, cv, cu, pb)
+	}
+	if !missingAny && anyPos {
+		rt.Mode = ModeWeighted
+		e.finish(rt, hops, total, zeros)
+	}
+	return missingAny, anyPos
+}
+
+// weightedMany is weightedSingle's loop over first hops fh when a
+// neighbour may have several links from Self. total is the sum of the
+// weights, zeros the number of zero weights.
+func (e *engine) weightedMany(fh []int32, hops []NextHop, cv []float64, cu []bool, pb float64) (missingAny, anyPos bool, total float64, zeros int) {
+	nbPos, selfBW, selfUnk, lval := e.nbPos, e.selfBW, e.selfUnk, e.lval
+	nls, nl := e.r.NeighborLinkStart, e.r.NeighborLinks
+	cv, cu = cv[:len(fh)], cu[:len(fh)]
+	k := 0
+	for j, nb := range fh {
+		p := nbPos[nb]
+		if p < 0 {
+			continue
+		}
+		// 0 + x, not x: the same sums as the general pass, bit for bit (-0).
+		c := 0 + min(cv[j], pb)
+		sb := selfBW[p]
+		w := min(sb, c)
+		if cu[j] || selfUnk[p] {
+			missingAny = true
+		}
+		if w > 0 {
+			anyPos = true
+		}
+		nbw, dc, pw := out(sb), out(0+cv[j]), out(0+pb)
+		lo, hi := nls[p], nls[p+1]
+		for jj := lo; jj < hi; jj++ {
+			lb := lval[jj]
+			var wt float64
+			if w > 0 && lb > 0 {
+				if hi-lo == 1 {
+					wt = w
+				} else {
+					wt = w * (lb / sb)
+				}
+			}
+			hops[k] = NextHop{Neighbor: nb, Link: nl[jj], LinkBW: out(lb), NeighborBW: nbw, DownCap: dc, PathBW: pw, Weight: wt}
+			k++
+			total += wt
+			if wt == 0 {
+				zeros++
+			}
+		}
+	}
+	return missingAny, anyPos, total, zeros
+}
+
+// alignedOne returns the neighbour records of the first hops fh (a set of
+// the spf.Result: first hops are neighbours), in fh's order.
+func (e *engine) alignedOne(fh []int32) []oneHop {
+	if len(fh) == 0 || (&fh[0] == e.alignedOf && len(fh) == len(e.aligned)) {
+		return e.aligned[:len(fh)]
+	}
+	al := grow(e.ws.aligned, len(fh))
+	e.ws.aligned = al
+	for j, nb := range fh {
+		al[j] = e.one[e.nbPos[nb]]
+	}
+	e.aligned, e.alignedOf = al, &fh[0]
+	return al
+}
+
+// weightedOne is weightedSingle's loop when every neighbour has one link:
+// next hop j is first hop j, whose record is al[j].
+func weightedOne(al []oneHop, hops []NextHop, cv []float64, cu []bool, pb float64) (missingAny, anyPos bool, total float64, zeros int) {
+	hops, cv, cu = hops[:len(al)], cv[:len(al)], cu[:len(al)]
+	pw := out(0 + pb)
+	for j := range al {
+		o := &al[j]
+		c := 0 + min(cv[j], pb)
+		w := min(o.sb, c)
+		if cu[j] || o.unk {
+			missingAny = true
+		}
+		var wt float64
+		if w > 0 {
+			anyPos = true
+			if o.lb > 0 {
+				wt = w
+			}
+		}
+		h := &hops[j]
+		h.Neighbor, h.Link, h.LinkBW, h.NeighborBW = o.nb, o.link, o.lout, o.nbw
+		h.DownCap, h.PathBW, h.Weight = out(0+cv[j]), pw, wt
+		total += wt
+		if wt == 0 {
+			zeros++
+		}
+	}
+	return missingAny, anyPos, total, zeros
 }
 
 // sameSlice reports whether a and b are the same slice (same elements in

@@ -706,6 +706,9 @@ func (m *Manager) route(g *lsdb.Graph, fr *fare.Route, sr *spf.Route, maxW uint3
 		}
 	}
 	ws := make([]float64, 0, len(fr.NextHops))
+	if len(fr.NextHops) > 0 {
+		r.NextHops = make([]NextHop, 0, len(fr.NextHops)) // one allocation, not one per doubling
+	}
 	for _, nh := range fr.NextHops {
 		h := NextHop{
 			Neighbor: g.Nodes[nh.Neighbor].ID, NeighborName: g.Nodes[nh.Neighbor].Name,
@@ -790,15 +793,16 @@ func resolve(g *lsdb.Graph, nh fare.NextHop, v4 bool) (netip.Addr, *lsdb.Adjacen
 }
 
 func diffRoutes(a, b []Route) int {
-	am := map[netip.Prefix]string{}
-	for _, r := range a {
-		am[r.Prefix] = sig(&r)
+	am := make(map[netip.Prefix]*Route, len(a))
+	for i := range a {
+		am[a[i].Prefix] = &a[i]
 	}
 	n := 0
-	seen := map[netip.Prefix]bool{}
-	for _, r := range b {
+	seen := make(map[netip.Prefix]bool, len(b))
+	for i := range b {
+		r := &b[i]
 		seen[r.Prefix] = true
-		if am[r.Prefix] != sig(&r) {
+		if !sameKernel(am[r.Prefix], r) {
 			n++
 		}
 	}

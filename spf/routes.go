@@ -427,48 +427,23 @@ func TopologyDiff(a, b *lsdb.Graph, withBW bool) (same bool, changedBW []int32) 
 	return true, changedBW
 }
 
-// Reuse rebinds prev's DAG to g without running Dijkstra, refreshing the
-// bandwidth snapshot (LinkBW) from g. The caller must have checked
-// SameTopology(prev.Graph, g); Reuse checks counts and Self only and falls
-// back to a full Run on a mismatch. The DAG slices are shared with prev.
+// Reuse rebinds prev's DAG to g without running Dijkstra. The caller must
+// have checked SameTopology(prev.Graph, g); Reuse checks counts and Self
+// only and falls back to a full Run on a mismatch. The DAG slices are
+// shared with prev.
 func Reuse(prev *Result, g *lsdb.Graph) *Result {
 	if !reusable(prev, g) {
 		return Run(g)
 	}
 	r := *prev
 	r.Graph = g
-	r.LinkBW = make([]float32, len(prev.LinkBW))
-	r.LinkHasBW = make([]bool, len(prev.LinkHasBW))
-	topo := g.TopoLinks()
-	for p, li := range r.EdgeLinks {
-		l := &topo[li]
-		r.LinkBW[p], r.LinkHasBW[p] = l.MaxBW, l.HasBW
-	}
 	return &r
 }
 
-// ReuseChanged is Reuse when the links whose bandwidth changed are known
-// (from TopologyDiff): it copies prev's bandwidth snapshot and patches only
-// those links, instead of reading every DAG link of g.
+// ReuseChanged is Reuse; the links whose bandwidth changed (from
+// TopologyDiff) need no work here, since the Result holds no bandwidth.
 func ReuseChanged(prev *Result, g *lsdb.Graph, changedBW []int32) *Result {
-	if !reusable(prev, g) {
-		return Run(g)
-	}
-	r := *prev
-	r.Graph = g
-	if len(changedBW) == 0 {
-		return &r // the snapshot is immutable: share it
-	}
-	r.LinkBW = append([]float32(nil), prev.LinkBW...)
-	r.LinkHasBW = append([]bool(nil), prev.LinkHasBW...)
-	topo := g.TopoLinks()
-	for _, li := range changedBW {
-		if p := r.EntryOf(li); p >= 0 {
-			l := &topo[li]
-			r.LinkBW[p], r.LinkHasBW[p] = l.MaxBW, l.HasBW
-		}
-	}
-	return &r
+	return Reuse(prev, g)
 }
 
 // EntryOf returns the position in EdgeLinks of link li, or -1 if li is not

@@ -34,11 +34,6 @@ type Result struct {
 	EdgeParent    []int32
 	EdgeLinkStart []int32
 	EdgeLinks     []int32
-	// LinkBW and LinkHasBW snapshot Graph.Topo[EdgeLinks[i]].MaxBW/HasBW
-	// (taken when Run builds the DAG, refreshed by Reuse/ReuseChanged), so
-	// that bandwidth consumers (fare) read compact arrays along the DAG.
-	LinkBW    []float32
-	LinkHasBW []bool
 
 	// Neighbors is the sorted set of first-hop neighbours: real routers that
 	// Self reaches over one of its own links, directly or through a pseudonode.
@@ -49,10 +44,12 @@ type Result struct {
 	NeighborLinkStart []int32
 	NeighborLinks     []int32
 
-	// The first hops of node v are FirstHopList[FirstHopStart[v]:FirstHopStart[v+1]],
-	// sorted node indices (a subset of Neighbors).
-	FirstHopStart []int32
-	FirstHopList  []int32
+	// First hops (FirstHops), each distinct set stored once: in a fabric
+	// most nodes share one of a few sets (every remote leaf is reached over
+	// all local spines), so a per-node list would repeat one set thousands
+	// of times. The set of node v is fhList[fhStart[s]:fhStart[s+1]] with
+	// s = fhSet[v]; set 0 is the empty set (Self, unreachable nodes).
+	fhSet, fhStart, fhList []int32
 }
 
 // Reachable reports whether n has a shortest path from Self.
@@ -71,13 +68,15 @@ func (r *Result) Parents(n int32) []int32 {
 	return out
 }
 
-// FirstHops returns the sorted first-hop neighbours of n. The slice aliases
-// the Result and must not be modified.
+// FirstHops returns the sorted first-hop neighbours of n (a subset of
+// Neighbors). The slice aliases the Result and must not be modified; nodes
+// with the same first hops get the same slice.
 func (r *Result) FirstHops(n int32) []int32 {
-	if r.FirstHopStart == nil || n < 0 || int(n) >= len(r.Dist) {
+	if n < 0 || int(n) >= len(r.fhSet) {
 		return nil
 	}
-	return r.FirstHopList[r.FirstHopStart[n]:r.FirstHopStart[n+1]:r.FirstHopStart[n+1]]
+	s := r.fhSet[n]
+	return r.fhList[r.fhStart[s]:r.fhStart[s+1]:r.fhStart[s+1]]
 }
 
 // NeighborIndex returns the position of node nb in Neighbors, or -1.
@@ -107,11 +106,6 @@ func (r *Result) SelfLinks(nb int32) []int32 {
 	return r.NeighborLinks[r.NeighborLinkStart[i]:r.NeighborLinkStart[i+1]:r.NeighborLinkStart[i+1]]
 }
 
-// transit reports whether SPF may relax the links of n.
-func transit(g *lsdb.Graph, self, n int32) bool {
-	return n == self || !g.Nodes[n].Overload
-}
-
 // Run computes the shortest-path DAG from g.Self. g.Self == -1 gives an empty
 // Result (every node unreachable).
 func Run(g *lsdb.Graph) *Result {
@@ -124,183 +118,316 @@ func Run(g *lsdb.Graph) *Result {
 	r.Dist = dist
 	if g.Self < 0 || int(g.Self) >= n {
 		r.ParentStart = make([]int32, n+1)
-		r.FirstHopStart = make([]int32, n+1)
 		r.EdgeLinkStart = []int32{0}
 		r.NeighborLinkStart = []int32{0}
+		r.fhSet, r.fhStart = make([]int32, n), []int32{0, 0}
 		return r
 	}
-	self := g.Self
-	topo := g.TopoLinks()
-
-	// Dijkstra with an indexed binary heap. The key is 2*dist plus one for a
-	// real router, so that at equal distance pseudonodes settle before
-	// routers: the zero-metric pseudonode→member links then always point
-	// from an earlier-settled node to a later one.
 	ws := getWorkspace()
 	defer putWorkspace(ws)
-	h := heap{pos: grow(ws.pos, n), key: ws.key[:0], node: ws.node[:0]}
-	for i := range h.pos {
-		h.pos[i] = -1
-	}
-	rank := grow(ws.rank, n) // settle position, -1 while unsettled
-	for i := range rank {
-		rank[i] = -1
-	}
-	defer func() { ws.pos, ws.key, ws.node, ws.rank = h.pos, h.key, h.node, rank }()
-	order := make([]int32, 0, n)
-	dist[self] = 0
-	h.push(self, 0)
-	// Candidate DAG entries, recorded while relaxing: (u, link, v) with
-	// dist[u]+metric equal to v's tentative distance at that moment. Since
-	// tentative distances only decrease, every DAG entry is among them; the
-	// ones recorded before a later decrease of dist[v] (older generation)
-	// are dropped below. u is settled and v is not, so u settles before v.
-	cand := ws.cand[:0]
-	gen := grow(ws.gen, n) // bumped when dist[v] decreases: older candidates lost
-	clear(gen)
-	for h.len() > 0 {
-		u := h.pop()
-		rank[u] = int32(len(order))
-		order = append(order, u)
-		if !transit(g, self, u) {
-			continue
-		}
-		du := dist[u]
-		nd := &g.Nodes[u]
-		for li := nd.First; li < nd.First+nd.Count; li++ {
-			l := &topo[li]
-			v := l.To
-			if rank[v] >= 0 {
-				continue
-			}
-			d := du + uint64(l.Metric)
-			if d < du { // overflow: treat as unreachable over this link
-				continue
-			}
-			if d < dist[v] {
-				dist[v] = d
-				gen[v]++
-				k := d << 1
-				if !g.Nodes[v].Pseudo {
-					k |= 1
-				}
-				h.update(v, k)
-			}
-			if d == dist[v] {
-				cand = append(cand, candidate{u: u, v: v, link: li, gen: gen[v]})
-			}
-		}
+	order, ok := ws.dijkstra(g, false)
+	if !ok {
+		order, _ = ws.dijkstra(g, true)
 	}
 	r.Order = order
-	ws.cand, ws.gen = cand, gen
-
-	// DAG: keep the candidates still at v's final distance; counting sort
-	// by child, keeping production order (per parent in settle order, its
-	// links in memory order), so the entries of one (u, v) pair are
-	// contiguous per child.
-	cnt := grow(ws.cnt, n+1)
-	clear(cnt)
-	ws.cnt = cnt
-	var entries int32
-	for i := range cand {
-		c := &cand[i]
-		if c.gen == gen[c.v] {
-			cnt[c.v+1]++
-			entries++
-		}
+	for v := range dist {
+		dist[v] = ws.st[v].dist
 	}
-	for i := 1; i <= n; i++ {
-		cnt[i] += cnt[i-1]
-	}
-	entParent := grow(ws.entParent, int(entries))
-	ws.entParent = entParent
-	entLink := make([]int32, entries)
-	entBW := make([]float32, entries)
-	entHas := make([]bool, entries)
-	fill := grow(ws.fill, n)
-	ws.fill = fill
-	copy(fill, cnt[:n])
-	// Neighbour detection on the way: Self's candidates come first (Self
-	// settles first), then those of pseudonodes attached to Self.
-	isPN := grow(ws.isPN, n) // pseudonodes with Self as a DAG parent
-	isNb := grow(ws.isNb, n) // first-hop neighbours
-	clear(isPN)
-	clear(isNb)
-	ws.isPN, ws.isNb = isPN, isNb
-	for i := range cand {
-		c := &cand[i]
-		if c.gen != gen[c.v] {
-			continue
-		}
-		p := fill[c.v]
-		fill[c.v]++
-		entParent[p] = c.u
-		entLink[p] = c.link
-		l := &topo[c.link]
-		entBW[p], entHas[p] = l.MaxBW, l.HasBW
-		if c.u == self {
-			if g.Nodes[c.v].Pseudo {
-				isPN[c.v] = true
-			} else {
-				isNb[c.v] = true
-			}
-		} else if isPN[c.u] && !g.Nodes[c.v].Pseudo {
-			isNb[c.v] = true
-		}
-	}
-	// Collapse runs of equal parent into edges.
-	parentStart := make([]int32, n+1)
-	var edges int32
-	for v := 0; v < n; v++ {
-		lo, hi := cnt[v], cnt[v+1]
-		for p := lo; p < hi; p++ {
-			if p == lo || entParent[p] != entParent[p-1] {
-				edges++
-			}
-		}
-		parentStart[v+1] = edges
-	}
-	edgeParent := make([]int32, edges)
-	edgeLinkStart := make([]int32, edges+1)
-	e := int32(-1)
-	for v := 0; v < n; v++ {
-		lo, hi := cnt[v], cnt[v+1]
-		for p := lo; p < hi; p++ {
-			if p == lo || entParent[p] != entParent[p-1] {
-				e++
-				edgeParent[e] = entParent[p]
-				edgeLinkStart[e] = p
-			}
-		}
-	}
-	edgeLinkStart[edges] = entries
-	r.ParentStart, r.EdgeParent, r.EdgeLinkStart, r.EdgeLinks = parentStart, edgeParent, edgeLinkStart, entLink
-	r.LinkBW, r.LinkHasBW = entBW, entHas
-
+	r.dag(ws)
 	r.firstHops(ws)
 	return r
 }
 
-// firstHops derives the first-hop neighbours and their sets. A real router
-// whose DAG parent is Self, or a pseudonode whose DAG parent is Self, is a
-// first hop of itself; every other node inherits the union of its parents'
-// first hops. Sets are bitsets over the neighbour slots while computing.
-func (r *Result) firstHops(ws *workspace) {
-	g, self := r.Graph, r.Self
-	n := len(g.Nodes)
-	isPN, isNb := ws.isPN, ws.isNb
-	slot := grow(ws.slot, n)
-	ws.slot = slot
-	// Neighbours, in node order so that bit order is node order.
-	var nbs []int32
-	for v := int32(0); v < int32(n); v++ {
-		slot[v] = -1
-		if isNb[v] {
-			slot[v] = int32(len(nbs))
-			nbs = append(nbs, v)
+// dijkstra settles every node reachable from g.Self, setting st[v].dist,
+// and returns the settle order. It uses an indexed binary heap whose key is
+// 2*dist plus one for a real router, so that at equal distance pseudonodes
+// settle before routers: the zero-metric pseudonode→member links then
+// always point from an earlier-settled node to a later one.
+//
+// The DAG entries of v are found while relaxing: link u→v when dist[u] +
+// metric equals v's tentative distance at that moment (u is settled and v
+// is not, so u settles before v). Tentative distances only decrease, so
+// every entry is among them; a decrease of dist[v] discards the earlier
+// ones. Each node writes its entries into its own range of ws.slots,
+// overwriting from the start after a decrease, so that when Dijkstra ends
+// the range holds exactly the node's entries in production order (per
+// parent in settle order, its links in memory order). The range is the
+// node's own links' (two-way checked links give a node at least as many
+// links as DAG parents) unless exact is set: then the node's count of
+// incoming links, which no node can exceed. ok is false when a range was
+// too short (parallel links more numerous one way than the other); the
+// caller then runs again with exact ranges.
+func (ws *workspace) dijkstra(g *lsdb.Graph, exact bool) (order []int32, ok bool) {
+	n, self, topo := len(g.Nodes), g.Self, g.TopoLinks()
+	st := grow(ws.st, n)
+	flags := grow(ws.flags, n)
+	slots := grow(ws.slots, len(topo))
+	ws.st, ws.flags, ws.slots = st, flags, slots
+	if exact {
+		for i := range st {
+			st[i] = nodeState{}
+		}
+		for i := range topo {
+			st[topo[i].To].cap++
+		}
+		base := int32(0)
+		for i := range st {
+			c := st[i].cap
+			st[i] = nodeState{dist: Infinity, rank: -1, last: -1, base: base, cap: c}
+			base += c
+		}
+	} else {
+		for i := range st {
+			nd := &g.Nodes[i]
+			st[i] = nodeState{dist: Infinity, rank: -1, last: -1, base: nd.First, cap: nd.Count}
 		}
 	}
-	// Self's links per neighbour.
+	clear(flags)
+	ws.anyPseudo = false
+	q := queue{heap: heap{pos: grow(ws.pos, n), items: ws.items[:0]}, nodes: g.Nodes}
+	for i := range q.pos {
+		q.pos[i] = -1
+	}
+	order = make([]int32, 0, n)
+	ok = true
+	st[self].dist = 0
+	q.push(self, 0)
+	for q.len() > 0 {
+		u := q.pop()
+		st[u].rank = int32(len(order))
+		order = append(order, u)
+		nd := &g.Nodes[u]
+		if nd.Pseudo {
+			flags[u] |= flagPseudo
+			ws.anyPseudo = true
+		}
+		if u != self && nd.Overload { // reachable, never transit
+			continue
+		}
+		relax(u, nd.First, topo[nd.First:nd.First+nd.Count], st, slots, &q)
+	}
+	for i := range st {
+		if st[i].ent > st[i].cap {
+			ok = false
+			break
+		}
+	}
+	ws.pos, ws.items = q.pos, q.items
+	return order, ok
+}
+
+// relax relaxes the links of u (settled; its links start at index first),
+// writing the entries it finds into their child's range of slots; a node
+// whose range is too short counts more entries than the range holds. A
+// function of its own so that its loop keeps its state in registers.
+func relax(u, first int32, links []lsdb.LinkTopo, st []nodeState, slots []entry, q *queue) {
+	du := st[u].dist
+	for i := range links {
+		l := &links[i]
+		v := l.To
+		sv := &st[v]
+		if sv.rank >= 0 {
+			continue
+		}
+		d := du + uint64(l.Metric)
+		if d < du { // overflow: treat as unreachable over this link
+			continue
+		}
+		if d > sv.dist {
+			continue
+		}
+		lower := d < sv.dist
+		if lower {
+			// A shorter path: the entries found so far are stale.
+			sv.dist = d
+			sv.ent, sv.edges, sv.last = 0, 0, -1
+		}
+		if sv.ent < sv.cap {
+			slots[sv.base+sv.ent] = entry{first + int32(i), u}
+		}
+		sv.ent++
+		// Entries of one (u, v) pair are consecutive among v's: u relaxes
+		// all its links before another node settles.
+		if sv.last != u {
+			sv.last = u
+			sv.edges++
+		}
+		if lower {
+			q.lower(v, d) // last: nothing is kept across the call
+		}
+	}
+}
+
+// entry is one DAG entry in a node's range: the link and its parent end.
+type entry struct{ link, u int32 }
+
+// queue is the heap of dijkstra with its keys: 2*dist, plus one for a
+// real router.
+type queue struct {
+	heap
+	nodes []lsdb.Node
+}
+
+// lower inserts v at distance d or lowers it to d.
+//
+//go:noinline
+func (q *queue) lower(v int32, d uint64) {
+	k := d << 1
+	if !q.nodes[v].Pseudo {
+		k |= 1
+	}
+	q.update(v, k)
+}
+
+// dag lays the DAG out, indexed by child, from the nodes' ranges of slots:
+// entries (one per shortest-path link) and edges (runs of entries with the
+// same parent) at prefix sums of the per-child counts, in one forward pass.
+// It also marks Self's children and the first-hop neighbours in ws.flags.
+func (r *Result) dag(ws *workspace) {
+	n, self := len(r.Dist), r.Self
+	st, flags, slots := ws.st[:n], ws.flags[:n], ws.slots
+	parentStart := make([]int32, n+1)
+	var entries, edges int32
+	for v := range st {
+		entries += st[v].ent
+		edges += st[v].edges
+		parentStart[v+1] = edges
+	}
+	edgeParent := make([]int32, edges)
+	entLink := make([]int32, entries)
+	// Without parallel links every edge has one entry and EdgeLinkStart is
+	// 0, 1, 2, …: a shared read-only sequence.
+	shared := edges == entries
+	var edgeLinkStart []int32
+	if shared {
+		edgeLinkStart = iota32(int(entries) + 1)
+	} else {
+		edgeLinkStart = make([]int32, edges+1)
+		edgeLinkStart[edges] = entries
+	}
+	anyPseudo := ws.anyPseudo
+	pnKids := ws.pnKids[:0] // (pseudonode parent, child) edges
+	if shared && !anyPseudo {
+		layShared(st, slots, flags, self, entLink, edgeParent)
+	} else {
+		p, e := int32(0), int32(0)
+		for v := range st {
+			s := &st[v]
+			last := int32(-1)
+			for _, x := range slots[s.base : s.base+s.ent] {
+				entLink[p] = x.link
+				if x.u != last {
+					last = x.u
+					edgeParent[e] = x.u
+					edgeLinkStart[e] = p // identity when shared
+					e++
+					if x.u == self {
+						flags[v] |= flagSelfKid
+					} else if anyPseudo && flags[x.u]&flagPseudo != 0 {
+						pnKids = append(pnKids, [2]int32{x.u, int32(v)})
+					}
+				}
+				p++
+			}
+		}
+	}
+	ws.pnKids = pnKids
+	r.ParentStart, r.EdgeParent, r.EdgeLinkStart, r.EdgeLinks = parentStart, edgeParent, edgeLinkStart, entLink
+
+	// First-hop neighbours: real routers with Self as a DAG parent, or with
+	// a pseudonode parent that has Self as a DAG parent.
+	for _, e := range pnKids {
+		if flags[e[0]]&flagSelfKid != 0 && flags[e[1]]&flagPseudo == 0 {
+			flags[e[1]] |= flagNeighbor
+		}
+	}
+	for v, f := range flags {
+		if f&(flagSelfKid|flagPseudo) == flagSelfKid {
+			flags[v] = f | flagNeighbor
+		}
+	}
+}
+
+// layShared is dag's pass when every edge has one entry (edge p is entry
+// p) and no pseudonode is a parent.
+func layShared(st []nodeState, slots []entry, flags []uint8, self int32, entLink, edgeParent []int32) {
+	edgeParent = edgeParent[:len(entLink)]
+	p := 0
+	for v := range st {
+		s := &st[v]
+		for _, x := range slots[s.base : s.base+s.ent] {
+			entLink[p], edgeParent[p] = x.link, x.u
+			p++
+			if x.u == self {
+				flags[v] |= flagSelfKid
+			}
+		}
+	}
+}
+
+// nodeState is Run's per-node scratch, kept together for locality (32
+// bytes).
+type nodeState struct {
+	dist uint64 // tentative, then final distance
+	rank int32  // settle position, -1 while unsettled
+	// The entries at the node's current tentative distance, their distinct
+	// parents, and the parent of the latest one.
+	ent, edges, last int32
+	// The node's range of slots.
+	base, cap int32
+}
+
+const (
+	flagPseudo   = 1 << iota // a pseudonode (set when settled); Run's per-node flags
+	flagSelfKid              // Self is a DAG parent
+	flagNeighbor             // a first-hop neighbour
+)
+
+// identity is the longest 0, 1, 2, … sequence handed out so far; results
+// share prefixes of it (it is never written after creation). It stays for
+// the process's life: 4 bytes per DAG edge of the largest graph seen.
+var identity atomic.Pointer[[]int32]
+
+// iota32 returns the read-only sequence 0, 1, …, n-1.
+func iota32(n int) []int32 {
+	if p := identity.Load(); p != nil && len(*p) >= n {
+		return (*p)[:n:n]
+	}
+	s := make([]int32, n+n/4)
+	for i := range s {
+		s[i] = int32(i)
+	}
+	identity.Store(&s)
+	return s[:n:n]
+}
+
+// firstHops derives Neighbors, their links from Self and the first-hop
+// sets. A first-hop neighbour is a first hop of itself; every other node
+// inherits the union of its parents' first hops (Self contributes none).
+// Sets are bitsets over the neighbour slots while computing, then each
+// distinct set is stored once.
+func (r *Result) firstHops(ws *workspace) {
+	g, self, flags := r.Graph, r.Self, ws.flags
+	n := len(g.Nodes)
+	// Neighbours, in node order so that bit order is node order.
+	slot := grow(ws.slot, n)
+	ws.slot = slot
+	nn := 0
+	for v, f := range flags {
+		slot[v] = -1
+		if f&flagNeighbor != 0 {
+			slot[v] = int32(nn)
+			nn++
+		}
+	}
+	nbs := make([]int32, 0, nn)
+	for v := range slot {
+		if slot[v] >= 0 {
+			nbs = append(nbs, int32(v))
+		}
+	}
+	// Self's links per neighbour: the links of its edge from Self, and of
+	// Self's edge to a pseudonode parent attached to Self.
 	nls := make([]int32, len(nbs)+1)
 	var links []int32
 	for i, v := range nbs {
@@ -309,8 +436,7 @@ func (r *Result) firstHops(ws *workspace) {
 			var pe int32 = -1
 			if p == self {
 				pe = e
-			} else if isPN[p] {
-				// Self's edge to the pseudonode.
+			} else if flags[p]&(flagPseudo|flagSelfKid) == flagPseudo|flagSelfKid {
 				for f := r.ParentStart[p]; f < r.ParentStart[p+1]; f++ {
 					if r.EdgeParent[f] == self {
 						pe = f
@@ -326,57 +452,105 @@ func (r *Result) firstHops(ws *workspace) {
 		nls[i+1] = int32(len(links))
 	}
 	r.Neighbors, r.NeighborLinkStart, r.NeighborLinks = nbs, nls, links
-	if nbs == nil {
-		r.Neighbors = []int32{}
+
+	// Bitsets in settle order (parents before children). Self's row is
+	// empty; rows of unreachable nodes are never read.
+	w := max((nn+63)/64, 1)
+	set := grow(ws.set, n*w)
+	ws.set = set
+	clear(set[int(self)*w : int(self)*w+w])
+	ps, ep := r.ParentStart, r.EdgeParent
+	if w == 1 {
+		for _, v := range r.Order[1:] {
+			var x uint64
+			if s := slot[v]; s >= 0 {
+				x = 1 << uint(s)
+			}
+			for _, p := range ep[ps[v]:ps[v+1]] {
+				x |= set[p]
+			}
+			set[v] = x
+		}
+	} else {
+		for _, v := range r.Order[1:] {
+			dst := set[int(v)*w : int(v)*w+w]
+			clear(dst)
+			if s := slot[v]; s >= 0 {
+				dst[s>>6] |= 1 << (uint(s) & 63)
+			}
+			for _, p := range ep[ps[v]:ps[v+1]] {
+				src := set[int(p)*w : int(p)*w+w]
+				for k := range dst {
+					dst[k] |= src[k]
+				}
+			}
+		}
 	}
 
-	w := (len(nbs) + 63) / 64
-	if w == 0 {
-		w = 1
+	// Distinct sets through an open-addressing table of set ids (0: free
+	// slot), keyed by a hash of the bitset; rep[s] is a node holding set s.
+	fhSet := make([]int32, n)
+	size := 1
+	for size < 2*n {
+		size <<= 1
 	}
-	set := grow(ws.set, n*w)
-	clear(set)
-	ws.set = set
-	for _, v := range r.Order {
-		if v == self {
+	tab := grow(ws.tab, size)
+	clear(tab)
+	ws.tab = tab
+	rep := append(ws.rep[:0], self) // set 0: empty
+	start := append(ws.start[:0], 0, 0)
+	list := ws.list[:0]
+	for v := int32(0); v < int32(n); v++ {
+		if v == self || r.Dist[v] == Infinity {
 			continue
 		}
-		dst := set[int(v)*w : int(v)*w+w]
-		if s := slot[v]; s >= 0 {
-			dst[s>>6] |= 1 << (uint(s) & 63)
+		row := set[int(v)*w : int(v)*w+w]
+		hv := uint64(0)
+		empty := true
+		for _, x := range row {
+			hv = (hv ^ x) * 0x9e3779b97f4a7c15
+			empty = empty && x == 0
 		}
-		for e := r.ParentStart[v]; e < r.ParentStart[v+1]; e++ {
-			p := r.EdgeParent[e]
-			if p == self {
-				continue
+		if empty {
+			continue // set 0
+		}
+		i := int(hv>>32) & (size - 1)
+		for {
+			s := tab[i]
+			if s == 0 {
+				s = int32(len(rep))
+				tab[i] = s
+				rep = append(rep, v)
+				for k, x := range row {
+					for x != 0 {
+						list = append(list, nbs[k*64+bits.TrailingZeros64(x)])
+						x &= x - 1
+					}
+				}
+				start = append(start, int32(len(list)))
+				fhSet[v] = s
+				break
 			}
-			src := set[int(p)*w : int(p)*w+w]
-			for k := range dst {
-				dst[k] |= src[k]
+			if o := rep[s]; slicesEqual(set[int(o)*w:int(o)*w+w], row) {
+				fhSet[v] = s
+				break
 			}
+			i = (i + 1) & (size - 1)
 		}
 	}
-	start := make([]int32, n+1)
-	var total int32
-	for v := 0; v < n; v++ {
-		for _, x := range set[v*w : v*w+w] {
-			total += int32(bits.OnesCount64(x))
-		}
-		start[v+1] = total
-	}
-	list := make([]int32, total)
-	var p int32
-	for v := 0; v < n; v++ {
-		for k, x := range set[v*w : v*w+w] {
-			for x != 0 {
-				b := bits.TrailingZeros64(x)
-				x &= x - 1
-				list[p] = nbs[k*64+b]
-				p++
-			}
+	ws.rep, ws.start, ws.list = rep, start, list
+	r.fhSet = fhSet
+	r.fhStart = append([]int32(nil), start...)
+	r.fhList = append([]int32(nil), list...)
+}
+
+func slicesEqual(a, b []uint64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
 		}
 	}
-	r.FirstHopStart, r.FirstHopList = start, list
+	return true
 }
 
 func sortInt32(a []int32) {
@@ -387,17 +561,17 @@ func sortInt32(a []int32) {
 	}
 }
 
-type candidate struct {
-	u, v, link, gen int32
-}
-
 // workspace is the scratch of one Run, recycled through pool.
 type workspace struct {
-	pos, rank, gen, cnt, entParent, fill, node, slot []int32
-	key                                              []uint64
-	cand                                             []candidate
-	isPN, isNb                                       []bool
-	set                                              []uint64
+	st                  []nodeState
+	flags               []uint8
+	pos, slot, tab, rep []int32
+	slots               []entry
+	start, list         []int32
+	items               []heapItem
+	pnKids              [][2]int32
+	anyPseudo           bool
+	set                 []uint64
 }
 
 var pool = sync.Pool{New: func() any { return new(workspace) }}
@@ -428,20 +602,25 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// heap is an indexed binary min-heap of nodes keyed by uint64.
+// heap is an indexed binary min-heap of nodes keyed by uint64. Sifting
+// moves a hole instead of swapping, which places every item exactly where
+// the textbook swap-based sift does: ties are broken the same way, so the
+// settle order of equal-distance nodes is stable across versions.
 type heap struct {
-	node []int32
-	key  []uint64
-	pos  []int32 // position of a node in the heap, -1 if absent
+	items []heapItem
+	pos   []int32 // position of a node in the heap, -1 if absent
 }
 
-func (h *heap) len() int { return len(h.node) }
+type heapItem struct {
+	key  uint64
+	node int32
+}
+
+func (h *heap) len() int { return len(h.items) }
 
 func (h *heap) push(v int32, k uint64) {
-	h.node = append(h.node, v)
-	h.key = append(h.key, k)
-	h.pos[v] = int32(len(h.node) - 1)
-	h.up(len(h.node) - 1)
+	h.items = append(h.items, heapItem{})
+	h.up(len(h.items)-1, heapItem{k, v})
 }
 
 // update inserts v or lowers its key.
@@ -451,55 +630,57 @@ func (h *heap) update(v int32, k uint64) {
 		h.push(v, k)
 		return
 	}
-	h.key[i] = k
-	h.up(int(i))
+	h.up(int(i), heapItem{k, v})
 }
 
 func (h *heap) pop() int32 {
-	v := h.node[0]
-	last := len(h.node) - 1
-	h.swap(0, last)
-	h.node, h.key = h.node[:last], h.key[:last]
+	v := h.items[0].node
 	h.pos[v] = -1
+	last := len(h.items) - 1
+	x := h.items[last]
+	h.items = h.items[:last]
 	if last > 0 {
-		h.down(0)
+		h.down(0, x)
 	}
 	return v
 }
 
-func (h *heap) swap(i, j int) {
-	h.node[i], h.node[j] = h.node[j], h.node[i]
-	h.key[i], h.key[j] = h.key[j], h.key[i]
-	h.pos[h.node[i]] = int32(i)
-	h.pos[h.node[j]] = int32(j)
-}
-
-func (h *heap) up(i int) {
+// up places x at hole i or above.
+func (h *heap) up(i int, x heapItem) {
+	it := h.items
 	for i > 0 {
 		p := (i - 1) / 2
-		if h.key[p] <= h.key[i] {
+		if it[p].key <= x.key {
 			break
 		}
-		h.swap(i, p)
+		it[i] = it[p]
+		h.pos[it[i].node] = int32(i)
 		i = p
 	}
+	it[i] = x
+	h.pos[x.node] = int32(i)
 }
 
-func (h *heap) down(i int) {
-	n := len(h.node)
+// down places x at hole i or below.
+func (h *heap) down(i int, x heapItem) {
+	it := h.items
+	n := len(it)
 	for {
 		l := 2*i + 1
 		if l >= n {
-			return
+			break
 		}
 		m := l
-		if r := l + 1; r < n && h.key[r] < h.key[l] {
+		if r := l + 1; r < n && it[r].key < it[l].key {
 			m = r
 		}
-		if h.key[i] <= h.key[m] {
-			return
+		if x.key <= it[m].key {
+			break
 		}
-		h.swap(i, m)
+		it[i] = it[m]
+		h.pos[it[i].node] = int32(i)
 		i = m
 	}
+	it[i] = x
+	h.pos[x.node] = int32(i)
 }

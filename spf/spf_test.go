@@ -271,3 +271,37 @@ func TestReuseEqualsRun(t *testing.T) {
 		t.Error("overload change must break SameTopology")
 	}
 }
+
+// TestAsymmetricParallelLinks: A advertises three links to B, B one back.
+// B's entry range starts as the size of its own links (one) and is too
+// short for its three entries; the DAG must still carry all three.
+func TestAsymmetricParallelLinks(t *testing.T) {
+	tp := newTopo("A", "B", "C")
+	for i := 0; i < 3; i++ {
+		tp.b.AddLink("A", "B", lsdb.Link{Metric: 10, MaxBW: float32(i + 1), HasBW: true})
+	}
+	tp.b.AddLink("B", "A", lsdb.Link{Metric: 10})
+	tp.cable("B", "C", 10, 1)
+	g := tp.b.Build("A")
+	r := Run(g)
+	id := g.Lookup
+	if got := ids(g, r.Parents(id("B"))); !reflect.DeepEqual(got, []string{"A"}) {
+		t.Fatalf("parents B = %v", got)
+	}
+	e := r.ParentStart[id("B")]
+	links := r.EdgeLinks[r.EdgeLinkStart[e]:r.EdgeLinkStart[e+1]]
+	if len(links) != 3 {
+		t.Fatalf("edge A→B carries %d links, want 3", len(links))
+	}
+	for i, li := range links {
+		if l := g.Links[li]; l.From != id("A") || l.To != id("B") || l.MaxBW != float32(i+1) {
+			t.Errorf("link %d of A→B = %+v", i, l)
+		}
+	}
+	if got := r.SelfLinks(id("B")); len(got) != 3 {
+		t.Errorf("self links to B = %v", got)
+	}
+	if got := ids(g, r.FirstHops(id("C"))); !reflect.DeepEqual(got, []string{"B"}) || r.Dist[id("C")] != 20 {
+		t.Errorf("C: first hops %v, dist %d", got, r.Dist[id("C")])
+	}
+}
