@@ -375,23 +375,23 @@ func (m *Manager) logOnce(kind, msg string, args ...any) {
 
 // SessionView is a copy of one session for the API.
 type SessionView struct {
-	Interface    string
-	IfIndex      int
-	Peer, Local  netip.Addr
-	State        string
-	RemoteState  string
-	Diag         string
-	LocalDisc    uint32
-	RemoteDisc   uint32
-	Interval     time.Duration // configured
-	Multiplier   int
-	TxInterval   time.Duration // in force, before jitter
-	DetectTime   time.Duration // in force
-	RemoteMinRx  time.Duration
-	RemoteMinTx  time.Duration
-	RemoteMult   int
-	UpSince      time.Time
-	Stats        Stats
+	Interface   string
+	IfIndex     int
+	Peer, Local netip.Addr
+	State       string
+	RemoteState string
+	Diag        string
+	LocalDisc   uint32
+	RemoteDisc  uint32
+	Interval    time.Duration // configured
+	Multiplier  int
+	TxInterval  time.Duration // in force, before jitter
+	DetectTime  time.Duration // in force
+	RemoteMinRx time.Duration
+	RemoteMinTx time.Duration
+	RemoteMult  int
+	UpSince     time.Time
+	Stats       Stats
 }
 
 // Sessions returns a copy of every session, sorted by interface and peer.
