@@ -153,7 +153,16 @@ func (m *Manager) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			// Removals a client posted just before the end still tell
+			// their peers AdminDown.
+			for {
+				select {
+				case ev := <-m.ev:
+					m.handle(ev)
+				default:
+					return
+				}
+			}
 		case r := <-rx:
 			m.receive(r)
 		case ev := <-m.ev:

@@ -29,11 +29,12 @@ type Key struct {
 
 // Event is a session's state change, as told to its clients.
 type Event struct {
-	Key   Key
-	Old   packet.State
-	State packet.State
-	Diag  packet.Diag // why (our diagnostic)
-	At    time.Time
+	Key    Key
+	Old    packet.State
+	State  packet.State
+	Diag   packet.Diag  // why (our diagnostic)
+	Remote packet.State // the peer's last state (AdminDown: BFD was turned off there)
+	At     time.Time
 }
 
 func us(d time.Duration) uint32 { return uint32(d / time.Microsecond) }
@@ -250,7 +251,7 @@ func (s *session) receive(c packet.Control, now time.Time) *Event {
 // configured ones through a Poll when Up), and a packet goes out at once
 // so the peer's machine moves without waiting an interval.
 func (s *session) setState(st packet.State, diag packet.Diag, now time.Time) *Event {
-	ev := &Event{Key: s.key, Old: s.state, State: st, Diag: diag, At: now}
+	ev := &Event{Key: s.key, Old: s.state, State: st, Diag: diag, Remote: s.remoteState, At: now}
 	s.state = st
 	if st != packet.Up {
 		s.diag = diag

@@ -48,6 +48,9 @@ type Options struct {
 	// OnGraph is called from the instance goroutine with every new snapshot.
 	OnGraph func(level int, g *lsdb.Graph)
 	Now     func() time.Time
+	// Repair, when set, hears of adjacencies going down and up at once
+	// (local repair, bfd.go); the rib in production.
+	Repair Repairer
 }
 
 // IfaceInfo is what a circuit needs to know about its interface.
@@ -89,6 +92,8 @@ type Instance struct {
 	logged map[string]bool // instance-wide log-once kinds
 
 	lspKey [2]string // per level, the key our LSPs were last signed with (auth.go)
+
+	bfd *bfdState // BFD sessions of the adjacencies (bfd.go); nil: none
 
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -195,6 +200,8 @@ func (in *Instance) handle(ev any) {
 		e.done <- in.reconfigure(e.cfg)
 	case bandwidthEvent:
 		e.done <- in.setBandwidth(e.iface, e.bw)
+	case bfdEvent:
+		in.onBFD(e.ev)
 	}
 }
 
@@ -237,6 +244,7 @@ func (in *Instance) tick(now time.Time) {
 		c.tick(now)
 	}
 	in.authTick(now)
+	in.bfdTick(now)
 	for _, lv := range in.levels {
 		if lv != nil {
 			in.ageLevel(lv, now)
@@ -312,6 +320,7 @@ func (in *Instance) settle(now time.Time) {
 }
 
 func (in *Instance) shutdown() {
+	in.bfdClose()
 	for _, c := range in.circuits {
 		c.close()
 	}
