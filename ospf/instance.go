@@ -63,6 +63,9 @@ type Options struct {
 	// snapshot of an area (area id as a dotted quad).
 	OnGraph func(area string, g *lsdb.Graph)
 	Now     func() time.Time
+	// Repair, when set, hears of neighbours leaving and reaching Full at
+	// once (local repair, bfd.go); the rib in production.
+	Repair Repairer
 }
 
 // IfaceInfo is what an interface needs to know about its link.
@@ -92,6 +95,8 @@ type Instance struct {
 	nextPfxID uint32
 
 	lastAging time.Time
+
+	bfd *bfdState // BFD sessions of the neighbours (bfd.go); nil: none
 
 	converged   atomic.Bool
 	lastChange  time.Time
@@ -256,6 +261,8 @@ func (in *Instance) handle(ev any) {
 		e.done <- in.reconfigure(e.cfg)
 	case bandwidthEvent:
 		e.done <- in.setBandwidth(e.iface, e.bw)
+	case bfdEvent:
+		in.onBFD(e.ev)
 	}
 }
 
@@ -265,6 +272,7 @@ func (in *Instance) tick(now time.Time) {
 	for _, ifc := range in.ifaces {
 		ifc.tick(now)
 	}
+	in.bfdTick(now)
 	if now.Sub(in.lastAging) >= agingInterval {
 		in.lastAging = now
 		for _, a := range in.allDBs() {
@@ -364,6 +372,7 @@ func (in *Instance) publish(a *area) {
 }
 
 func (in *Instance) shutdown() {
+	in.bfdClose()
 	for _, ifc := range in.ifaces {
 		ifc.close()
 	}

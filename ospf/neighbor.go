@@ -84,6 +84,7 @@ func (n *neighbor) setState(s NbrState, now time.Time, why string) {
 	if s == NbrFull {
 		n.since = now
 		ifc.count("adjacency_full")
+		n.repairUp()
 		if !n.exchangeAt.IsZero() {
 			n.fullAfterMs = now.Sub(n.exchangeAt).Milliseconds()
 		}
@@ -91,6 +92,7 @@ func (n *neighbor) setState(s NbrState, now time.Time, why string) {
 	if old == NbrFull {
 		ifc.count("adjacency_down")
 		n.flaps++
+		n.repairDown()
 	}
 	// Full changes the Router LSA (and the DR's Network LSA); reaching or
 	// leaving 2-Way changes the next hops of the graph.
