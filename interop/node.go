@@ -148,7 +148,7 @@ func (l *Lab) FaredLog(node string) string {
 // recycled pid is never signalled.
 func (l *Lab) daemons(n *Node) map[string]int {
 	m := map[string]int{}
-	names := append([]string{frrDaemon(n)}, frrDaemons(n)...)
+	names := frrDaemons(n)
 	switch {
 	case n.runsFared():
 		names = []string{"fared"}
