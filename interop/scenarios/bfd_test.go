@@ -20,9 +20,18 @@ import (
 
 // BFD against FRR's bfdd, and local repair. CI runs BFD at 100 ms x 3 (50
 // ms flaps on a loaded two-core box); docs/bfd.md has the 50 ms figures.
+//
+// FARED_LAB_BFD_INTERVAL (e.g. 50ms) runs them at another interval, for
+// those figures.
+var bfdInterval = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("FARED_LAB_BFD_INTERVAL")); err == nil && d > 0 {
+		return d
+	}
+	return 100 * time.Millisecond
+}()
+
 const (
-	bfdInterval = 100 * time.Millisecond
-	bfdMult     = 3
+	bfdMult = 3
 	// sched is what a shared CI box may add to the detection time: the
 	// BFD goroutine's timer wake-up and the log write.
 	sched = 25 * time.Millisecond
