@@ -68,9 +68,15 @@ func (p *Walker) bfd(dst **BFD) Field {
 	}
 }
 
-// inheritBFD fills what an interface's bfd leaves out from the section's
-// (or the defaults), so the value in force is explicit (and renders).
+// inheritBFD resolves an interface's bfd against the section's: none
+// takes the section's, keys left out come from the section (or the
+// defaults). The interface then carries the value in force (rendered,
+// and applied by a reload that replaces the interface's settings).
 func inheritBFD(section, it *BFD) *BFD {
+	if it == nil && section != nil && !section.Off {
+		b := *section
+		return &b
+	}
 	if it == nil || it.Off {
 		return it
 	}

@@ -67,7 +67,8 @@ type ISISInterface struct {
 	Level int `render:"level"`
 	// Authentication of the interface's hellos (nil: none).
 	Authentication *Auth `render:",omitzero"`
-	// BFD of the interface (nil: the section's); EffectiveBFD resolves.
+	// BFD in force on the interface: its own bfd key resolved against
+	// the section's at parse time (nil or Off: none).
 	BFD  *BFD `render:",omitzero"`
 	Line int  // line of the list item in the config file
 

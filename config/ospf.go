@@ -55,7 +55,8 @@ type OSPFInterface struct {
 	Passive       bool
 	// Authentication of every packet on the interface (nil: AuType 0).
 	Authentication *Auth `render:",omitzero"`
-	// BFD of the interface (nil: the section's); EffectiveBFD resolves.
+	// BFD in force on the interface: its own bfd key resolved against
+	// the section's at parse time (nil or Off: none).
 	BFD  *BFD `render:",omitzero"`
 	Line int
 }
