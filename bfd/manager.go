@@ -210,6 +210,14 @@ func (m *Manager) handle(ev any) {
 	switch e := ev.(type) {
 	case setEvent:
 		en := m.sessions[e.k]
+		var keep map[*Client]Params
+		if en != nil && (en.local != e.local || en.ifname != e.ifname) {
+			// A new local address or interface name needs a new sender:
+			// the session starts again, with the same clients.
+			keep = en.clients
+			m.remove(en)
+			en = nil
+		}
 		if en == nil {
 			tx, err := m.io.Open(e.k, e.local, e.ifname)
 			if err != nil {
@@ -218,6 +226,9 @@ func (m *Manager) handle(ev any) {
 				return
 			}
 			en = &entry{s: newSession(e.k, e.p, m.newDisc(), now), local: e.local, ifname: e.ifname, tx: tx, clients: map[*Client]Params{}}
+			for c, p := range keep {
+				en.clients[c] = p
+			}
 			m.sessions[e.k] = en
 			m.byDisc[en.s.localDisc] = en
 			m.log.Info("session added", "iface", e.ifname, "peer", e.k.Peer, "local", e.local,
