@@ -10,50 +10,6 @@ import (
 	"github.com/fared/fared/bfd/packet"
 )
 
-// memNet joins managers: a sender of manager i delivers to the manager
-// listening as the session's peer address.
-type memNet struct {
-	mu    sync.Mutex
-	rx    map[netip.Addr]func(Received)
-	ttl   int
-	muted map[netip.Addr]bool // packets from this address are lost
-}
-
-type memIO struct {
-	n    *memNet
-	self netip.Addr
-}
-
-func (io memIO) Listen(ctx context.Context, deliver func(Received)) error {
-	io.n.mu.Lock()
-	io.n.rx[io.self] = deliver
-	io.n.mu.Unlock()
-	<-ctx.Done()
-	return nil
-}
-
-func (io memIO) Open(k Key, local netip.Addr, ifname string) (Sender, error) {
-	return memSender{io: io, peer: k.Peer}, nil
-}
-
-type memSender struct {
-	io   memIO
-	peer netip.Addr
-}
-
-func (s memSender) Send(b []byte) error {
-	n := s.io.n
-	n.mu.Lock()
-	d, ttl, muted := n.rx[s.peer], n.ttl, n.muted[s.io.self]
-	n.mu.Unlock()
-	if d != nil && !muted {
-		go d(Received{IfIndex: 7, Src: s.io.self, TTL: ttl, Data: b})
-	}
-	return nil
-}
-
-func (s memSender) Close() error { return nil }
-
 type recorder struct {
 	mu sync.Mutex
 	ev []Event
@@ -82,10 +38,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestManagersComeUpAndShare(t *testing.T) {
-	n := &memNet{rx: map[netip.Addr]func(Received){}, ttl: 255, muted: map[netip.Addr]bool{}}
+	n := NewMemNet()
 	a, b := netip.MustParseAddr("10.0.0.0"), netip.MustParseAddr("10.0.0.1")
-	ma := New(Options{IO: memIO{n, a}})
-	mb := New(Options{IO: memIO{n, b}})
+	ma := New(Options{IO: n.IO(a, 7)})
+	mb := New(Options{IO: n.IO(b, 7)})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go ma.Run(ctx)
@@ -123,9 +79,7 @@ func TestManagersComeUpAndShare(t *testing.T) {
 	ca.Set(Key{IfIndex: 7, Peer: b}, a, "eth0", p)
 	waitFor(t, "b Up again", func() bool { e, _ := rb.last(); return e.State == packet.Up })
 	// Silence from a: b detects it.
-	n.mu.Lock()
-	n.muted[a] = true
-	n.mu.Unlock()
+	n.Mute(a, true)
 	waitFor(t, "b Down on silence", func() bool { e, _ := rb.last(); return e.State == packet.Down })
 	if e, _ := rb.last(); e.Diag != packet.DiagDetectExpired {
 		t.Fatalf("b diag %s", e.Diag)
@@ -133,10 +87,10 @@ func TestManagersComeUpAndShare(t *testing.T) {
 }
 
 func TestTTLNot255Dropped(t *testing.T) {
-	n := &memNet{rx: map[netip.Addr]func(Received){}, ttl: 254, muted: map[netip.Addr]bool{}}
 	a, b := netip.MustParseAddr("10.0.0.0"), netip.MustParseAddr("10.0.0.1")
-	ma := New(Options{IO: memIO{n, a}})
-	mb := New(Options{IO: memIO{n, b}})
+	n := NewMemNet()
+	ma := New(Options{IO: ttlIO{n.IO(a, 7), 254}})
+	mb := New(Options{IO: ttlIO{n.IO(b, 7), 254}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go ma.Run(ctx)
@@ -152,4 +106,14 @@ func TestTTLNot255Dropped(t *testing.T) {
 	if _, k := ra.last(); k != 0 {
 		t.Fatalf("a session moved on packets with TTL 254")
 	}
+}
+
+// ttlIO rewrites the TTL of what it receives.
+type ttlIO struct {
+	IO
+	ttl int
+}
+
+func (t ttlIO) Listen(ctx context.Context, deliver func(Received)) error {
+	return t.IO.Listen(ctx, func(r Received) { r.TTL = t.ttl; deliver(r) })
 }

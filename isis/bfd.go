@@ -32,6 +32,7 @@ type Repairer interface {
 
 type bfdState struct {
 	mgr    *bfd.Manager
+	shared bool // bfd.Acquire'd: Release on close
 	client *bfd.Client
 	asked  map[bfd.Key]bfdAsk
 	up     map[bfd.Key]bool // sessions Up (a Down only counts after Up)
@@ -94,7 +95,10 @@ func (in *Instance) bfdTick(now time.Time) {
 		if len(want) == 0 {
 			return
 		}
-		st = &bfdState{mgr: bfd.Acquire(in.opt.Logger), asked: map[bfd.Key]bfdAsk{}, up: map[bfd.Key]bool{}}
+		st = &bfdState{mgr: in.opt.BFD, asked: map[bfd.Key]bfdAsk{}, up: map[bfd.Key]bool{}}
+		if st.mgr == nil {
+			st.mgr, st.shared = bfd.Acquire(in.opt.Logger), true
+		}
 		st.client = st.mgr.NewClient(func(ev bfd.Event) {
 			// Never block the BFD goroutine; a full queue gets a goroutine.
 			if !in.lp.TryPost(bfdEvent{ev}) {
@@ -174,7 +178,9 @@ func (in *Instance) onBFD(e bfd.Event) {
 func (in *Instance) bfdClose() {
 	if st := in.bfd; st != nil {
 		st.client.Close()
-		bfd.Release(st.mgr)
+		if st.shared {
+			bfd.Release(st.mgr)
+		}
 		in.bfd = nil
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
@@ -51,6 +52,8 @@ type Options struct {
 	// Repair, when set, hears of adjacencies going down and up at once
 	// (local repair, bfd.go); the rib in production.
 	Repair Repairer
+	// BFD is the session manager; nil: the process-wide one (bfd.Acquire).
+	BFD *bfd.Manager
 }
 
 // IfaceInfo is what a circuit needs to know about its interface.

@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
@@ -66,6 +67,8 @@ type Options struct {
 	// Repair, when set, hears of neighbours leaving and reaching Full at
 	// once (local repair, bfd.go); the rib in production.
 	Repair Repairer
+	// BFD is the session manager; nil: the process-wide one (bfd.Acquire).
+	BFD *bfd.Manager
 }
 
 // IfaceInfo is what an interface needs to know about its link.
