@@ -24,7 +24,9 @@ func NewMemNet() *MemNet {
 
 // IO is the IO of the manager that owns addr, seeing packets arrive on
 // interface ifindex.
-func (n *MemNet) IO(addr netip.Addr, ifindex int) IO { return memIO{n: n, self: addr, ifindex: ifindex} }
+func (n *MemNet) IO(addr netip.Addr, ifindex int) IO {
+	return memIO{n: n, self: addr, ifindex: ifindex}
+}
 
 // Mute drops (or, with false, passes again) everything addr sends.
 func (n *MemNet) Mute(addr netip.Addr, on bool) {
