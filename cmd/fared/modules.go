@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/daemon"
 	"github.com/fared/fared/inof"
 	"github.com/fared/fared/isis"
@@ -15,4 +16,5 @@ var modules = []daemon.Spec{
 	ospf.Spec,
 	qos.Spec,
 	inof.Spec,
+	bfd.Spec,
 }

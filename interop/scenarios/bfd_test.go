@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/interop"
 )
 
@@ -62,6 +63,24 @@ func TestBFDISISWithFRR(t *testing.T) {
 		waitBFDPeer(t, ctx, l, r, faredAddrToward(l, "f1", r), "up")
 	}
 	waitGroup(t, ctx, l, "f1", r3lo, 2)
+	// fared's view (farectl bfd sessions): both Up, with the timers the
+	// Poll Sequence put in force.
+	poll(t, ctx, 30*time.Second, "f1: farectl bfd sessions", func() error {
+		var v wire.BFDSessions
+		if err := l.FarectlJSON(ctx, "f1", &v, "bfd", "sessions"); err != nil {
+			return err
+		}
+		up := 0
+		for _, s := range v.Sessions {
+			if s.State == "Up" && s.RemoteState == "Up" && s.DetectTime == bfdMult*bfdInterval && s.TxInterval == bfdInterval {
+				up++
+			}
+		}
+		if up != 2 {
+			return fmt.Errorf("sessions %+v", v.Sessions)
+		}
+		return nil
+	})
 
 	// 1. The FRR spine r1 goes silent (every packet from it dropped at
 	// f1's port; its carrier stays up): f1's BFD must take the adjacency
