@@ -33,7 +33,7 @@ func TestFRRGoldens(t *testing.T) {
 		if len(fs) == 0 || strings.HasPrefix(fs[0], "#") {
 			continue
 		}
-		b, err := hex.DecodeString(fs[12])
+		b, err := hex.DecodeString(fs[11])
 		if err != nil {
 			t.Fatal(err)
 		}
