@@ -79,6 +79,7 @@ func TestBFDNodeOptionErrors(t *testing.T) {
 		{"{multiplier: 1}", "line 3: node f1: bfd: multiplier must be an integer 2..255"},
 		{"{every: 1s}", `node f1: bfd`},
 		{"yes", "node f1: bfd: want a mapping"},
+		{"{interval: 50ms}}\n  h1: {kind: host, bfd: {interval: 50ms}", "node h1: bfd: a host runs no IGP adjacency"},
 	} {
 		_, err := ParseTopology([]byte("name: b\nnodes:\n  f1: {kind: fared, bfd: " + tc.bfd + "}\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

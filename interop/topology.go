@@ -400,6 +400,9 @@ func (p *tparser) topology(data []byte) *Topology {
 				p.errf(v, "%s: kind %q: want frr, fared or host", what, n.Kind)
 			}
 			p.checkINOFNode(v, what, &n, seen)
+			if n.Kind == "host" && n.BFD != nil {
+				p.errf(v, "%s: bfd: a host runs no IGP adjacency to protect", what)
+			}
 			if n.Kind == "host" {
 				n.Protocol, n.Level, n.Area = "", "", ""
 				t.Nodes = append(t.Nodes, n)
