@@ -17,9 +17,9 @@ import (
 // bfdTick (every instance tick) makes the sessions follow the neighbours
 // and the config; a reload needs nothing else.
 //
-// Local repair (docs/bfd.md) is here too: a neighbour leaving Full takes
-// itself out of the kernel's nexthop groups at once, before the LSAs and
-// SPF catch up.
+// Local repair (docs/bfd.md) is here too: a neighbour falling below 2-Way
+// takes itself out of the kernel's nexthop groups at once, before the LSAs
+// and SPF catch up.
 
 // Repairer is the rib's local-repair hook (rib.Manager).
 type Repairer interface {
@@ -136,16 +136,19 @@ func (in *Instance) bfdClose() {
 	}
 }
 
-// repairDown is local repair for a neighbour leaving Full.
-func (n *neighbor) repairDown() {
-	if r := n.ifc.in.opt.Repair; r != nil && n.ifc.ifi.Index > 0 && n.addr.IsValid() {
-		r.NeighborDown(n.ifc.ifi.Index, n.addr)
+// repair is local repair on a neighbour's state change: one that falls
+// below 2-Way (dead, BFD, one-way) leaves the kernel's groups at once; one
+// that reaches 2-Way again may be used. Leaving Full alone (a DR change
+// on a LAN, a renewed database exchange) is no failure: the neighbour
+// still forwards, and on a LAN it stays a next hop while 2-Way.
+func (n *neighbor) repair(old, s NbrState) {
+	r := n.ifc.in.opt.Repair
+	if r == nil || n.ifc.ifi.Index <= 0 || !n.addr.IsValid() || (old < Nbr2Way) == (s < Nbr2Way) {
+		return
 	}
-}
-
-// repairUp ends local repair for a neighbour reaching Full.
-func (n *neighbor) repairUp() {
-	if r := n.ifc.in.opt.Repair; r != nil && n.ifc.ifi.Index > 0 && n.addr.IsValid() {
+	if s < Nbr2Way {
+		r.NeighborDown(n.ifc.ifi.Index, n.addr)
+	} else {
 		r.NeighborUp(n.ifc.ifi.Index, n.addr)
 	}
 }

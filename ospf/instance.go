@@ -64,8 +64,8 @@ type Options struct {
 	// snapshot of an area (area id as a dotted quad).
 	OnGraph func(area string, g *lsdb.Graph)
 	Now     func() time.Time
-	// Repair, when set, hears of neighbours leaving and reaching Full at
-	// once (local repair, bfd.go); the rib in production.
+	// Repair, when set, hears at once of neighbours falling below and
+	// reaching 2-Way (local repair, bfd.go); the rib in production.
 	Repair Repairer
 	// BFD is the session manager; nil: the process-wide one (bfd.Acquire).
 	BFD *bfd.Manager

@@ -84,7 +84,6 @@ func (n *neighbor) setState(s NbrState, now time.Time, why string) {
 	if s == NbrFull {
 		n.since = now
 		ifc.count("adjacency_full")
-		n.repairUp()
 		if !n.exchangeAt.IsZero() {
 			n.fullAfterMs = now.Sub(n.exchangeAt).Milliseconds()
 		}
@@ -92,8 +91,8 @@ func (n *neighbor) setState(s NbrState, now time.Time, why string) {
 	if old == NbrFull {
 		ifc.count("adjacency_down")
 		n.flaps++
-		n.repairDown()
 	}
+	n.repair(old, s)
 	// Full changes the Router LSA (and the DR's Network LSA); reaching or
 	// leaving 2-Way changes the next hops of the graph.
 	if s == NbrFull || old == NbrFull || (old < Nbr2Way) != (s < Nbr2Way) {
