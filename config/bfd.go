@@ -6,12 +6,14 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// BFD is a `bfd:` setting of an IS-IS or OSPF section or interface: BFD
+// BFD is a `bfd:` setting (top level, of an IS-IS or OSPF section, or of
+// an interface): BFD
 // (RFC 5880/5881, single hop) on every adjacency, with Interval as both
 // the desired transmit and the required receive interval, and
 // Multiplier as the detection multiplier. An adjacency is taken down as
 // soon as its session goes down (detection time = multiplier x interval).
 //
+//	bfd: {interval: 100ms, multiplier: 3}     # isis and ospf (optional)
 //	isis:
 //	  bfd: {interval: 100ms, multiplier: 3}   # every interface
 //	  interfaces:
@@ -110,4 +112,34 @@ func EffectiveBFD(section, it *BFD) *BFD {
 		return nil
 	}
 	return b
+}
+
+// resolveBFD applies the inheritance once the whole file is read (the top
+// level key may come after the sections): an interface's keys come from
+// itself, then its section, then the top level, then the defaults; `off`
+// at a level turns BFD off below it. Sections and interfaces then carry
+// the values in force; the top level itself is not kept (a rendered
+// config states them in the sections).
+func resolveBFD(c *Config, top *BFD) {
+	if top = inheritBFD(nil, top); top != nil && top.Off {
+		top = nil
+	}
+	section := func(s *BFD) *BFD {
+		if s = inheritBFD(top, s); s != nil && s.Off {
+			return nil
+		}
+		return s
+	}
+	if c.ISIS != nil {
+		c.ISIS.BFD = section(c.ISIS.BFD)
+		for i := range c.ISIS.Interfaces {
+			c.ISIS.Interfaces[i].BFD = inheritBFD(c.ISIS.BFD, c.ISIS.Interfaces[i].BFD)
+		}
+	}
+	if c.OSPF != nil {
+		c.OSPF.BFD = section(c.OSPF.BFD)
+		for i := range c.OSPF.Interfaces {
+			c.OSPF.Interfaces[i].BFD = inheritBFD(c.OSPF.BFD, c.OSPF.Interfaces[i].BFD)
+		}
+	}
 }

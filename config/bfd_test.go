@@ -73,3 +73,48 @@ func TestBFDErrors(t *testing.T) {
 		}
 	}
 }
+
+// A top-level bfd (as farebench appends one) reaches both protocols'
+// interfaces, wherever it stands in the file; sections and interfaces
+// still override it.
+func TestBFDTopLevel(t *testing.T) {
+	c, err := Parse("a.yaml", []byte(`router-id: 10.0.0.1
+system-id: 0000.0000.0001
+isis:
+  areas: [49.0001]
+  interfaces:
+    - {name: e0}
+    - {name: e1, bfd: {multiplier: 5}}
+ospf:
+  bfd: off
+  interfaces:
+    - {name: o0, area: 0}
+bfd: {interval: 50ms}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := EffectiveBFD(c.ISIS.BFD, c.ISIS.Interfaces[0].BFD); got == nil || *got != (BFD{Interval: 50 * time.Millisecond, Multiplier: 3}) {
+		t.Errorf("isis e0: %+v", got)
+	}
+	if got := EffectiveBFD(c.ISIS.BFD, c.ISIS.Interfaces[1].BFD); got == nil || *got != (BFD{Interval: 50 * time.Millisecond, Multiplier: 5}) {
+		t.Errorf("isis e1: %+v", got)
+	}
+	if got := EffectiveBFD(c.OSPF.BFD, c.OSPF.Interfaces[0].BFD); got != nil {
+		t.Errorf("ospf o0 under bfd: off: %+v", got)
+	}
+	out, err := Render(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := Parse("b.yaml", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	clearLines(c)
+	clearLines(c2)
+	c.RIB.SPF = c.RIB.SPF.Over(DefaultSPF)
+	if !reflect.DeepEqual(c, c2) {
+		t.Errorf("round trip differs: %v\n%s", Diff(c, c2), out)
+	}
+}

@@ -247,12 +247,8 @@ func (p *Walker) isis(k, v *yaml.Node) *ISIS {
 	case seen["areas"] != nil && seen["net"] != nil:
 		p.Errf(seen["net"], "net: give either areas (with the top-level system-id) or net, not both")
 	}
-	if is.BFD = inheritBFD(nil, is.BFD); is.BFD != nil && is.BFD.Off {
-		is.BFD = nil
-	}
 	for i := range is.Interfaces {
 		it := &is.Interfaces[i]
-		it.BFD = inheritBFD(is.BFD, it.BFD)
 		switch {
 		case it.Level == 0:
 			it.Level = is.Level

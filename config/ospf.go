@@ -180,12 +180,6 @@ func (p *Walker) ospf(k, v *yaml.Node) *OSPF {
 			o.Prefixes = append(o.Prefixes, pf)
 		}),
 	})
-	if o.BFD = inheritBFD(nil, o.BFD); o.BFD != nil && o.BFD.Off {
-		o.BFD = nil
-	}
-	for i := range o.Interfaces {
-		o.Interfaces[i].BFD = inheritBFD(o.BFD, o.Interfaces[i].BFD)
-	}
 	// A prefix without an area goes to the only area; with several areas
 	// it must say which.
 	areas := o.Areas()
