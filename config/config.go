@@ -70,7 +70,7 @@ func Register(s Section) {
 }
 
 var coreKeys = map[string]bool{"hostname": true, "router-id": true, "system-id": true, "log-level": true,
-	"socket": true, "isis": true, "ospf": true, "fib": true, "rib": true, "metrics": true}
+	"socket": true, "isis": true, "ospf": true, "fib": true, "rib": true, "metrics": true, "bfd": true}
 
 // Load reads and parses the config file at path.
 func Load(path string) (*Config, error) {
@@ -106,6 +106,7 @@ func (p *Walker) config(data []byte) *Config {
 	c.File = p.File
 	c.RIB = defaultRIB()
 	sysID := false
+	var topBFD *BFD
 	fields := map[string]Field{
 		"hostname": p.Str(&c.Hostname, func(s string) string {
 			if s == "" || len(s) > 255 {
@@ -145,6 +146,7 @@ func (p *Walker) config(data []byte) *Config {
 		"ospf":    func(k, v *yaml.Node) { c.OSPF = p.ospf(k, v) },
 		"rib":     func(k, v *yaml.Node) { p.rib(k, v, &c.RIB) },
 		"metrics": func(k, v *yaml.Node) { c.Metrics = p.metrics(k, v) },
+		"bfd":     p.bfd(&topBFD), // defaults for isis and ospf (bfd.go)
 	}
 	sectionsMu.RLock()
 	for key, s := range sections {
@@ -157,6 +159,7 @@ func (p *Walker) config(data []byte) *Config {
 	}
 	sectionsMu.RUnlock()
 	seen := p.Mapping(root, fields)
+	resolveBFD(c, topBFD)
 
 	p.checkSPF(c)
 	if seen["router-id"] == nil {

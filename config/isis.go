@@ -42,6 +42,8 @@ type ISIS struct {
 	ReadvertiseHold time.Duration
 	// Authentication of LSPs and SNPs per level (RFC 5304, 5310).
 	Authentication ISISAuth `render:",omitzero"`
+	// BFD on every interface's adjacencies (nil: none); config/bfd.go.
+	BFD *BFD `render:",omitzero"`
 
 	Interfaces []ISISInterface
 	Prefixes   []ISISPrefix
@@ -65,7 +67,10 @@ type ISISInterface struct {
 	Level int `render:"level"`
 	// Authentication of the interface's hellos (nil: none).
 	Authentication *Auth `render:",omitzero"`
-	Line           int   // line of the list item in the config file
+	// BFD in force on the interface: its own bfd key resolved against
+	// the section's at parse time (nil or Off: none).
+	BFD  *BFD `render:",omitzero"`
+	Line int  // line of the list item in the config file
 
 	levelNode *yaml.Node
 }
@@ -216,6 +221,7 @@ func (p *Walker) isis(k, v *yaml.Node) *ISIS {
 		},
 		"spf":            p.spf(&is.SPF),
 		"authentication": p.isisAuth(&is.Authentication),
+		"bfd":            p.bfd(&is.BFD),
 		"interfaces": p.List(func(v *yaml.Node) {
 			it := p.iface(v)
 			if first, dup := ifLines[it.Name]; dup && it.Name != "" {
@@ -292,6 +298,7 @@ func (p *Walker) iface(v *yaml.Node) ISISInterface {
 		},
 		"priority":       SetInt(p, &it.Priority, 0, 127),
 		"authentication": p.auth(isisAuthRules, &it.Authentication),
+		"bfd":            p.bfd(&it.BFD),
 		"level": func(k, v *yaml.Node) {
 			if s, ok := p.Text(k, v); ok {
 				l, ok := map[string]int{"1": 1, "2": 2, "1-2": 3}[s]

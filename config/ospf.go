@@ -35,6 +35,8 @@ type OSPF struct {
 	// (nil, zero timers: not set). Read them through Config.Routing.
 	ECMPOnly *bool
 	SPF      SPF `render:",omitzero"`
+	// BFD on every interface's neighbours (nil: none); config/bfd.go.
+	BFD *BFD `render:",omitzero"`
 
 	Interfaces []OSPFInterface
 	Prefixes   []OSPFPrefix
@@ -53,7 +55,10 @@ type OSPFInterface struct {
 	Passive       bool
 	// Authentication of every packet on the interface (nil: AuType 0).
 	Authentication *Auth `render:",omitzero"`
-	Line           int
+	// BFD in force on the interface: its own bfd key resolved against
+	// the section's at parse time (nil or Off: none).
+	BFD  *BFD `render:",omitzero"`
+	Line int
 }
 
 // OSPFPrefix is one entry of ospf.prefixes.
@@ -153,6 +158,7 @@ func (p *Walker) ospf(k, v *yaml.Node) *OSPF {
 		"retransmit-interval": p.SetDuration(&o.RetransmitInterval, time.Second, 65535*time.Second),
 		"ecmp-only":           p.BoolPtr(&o.ECMPOnly),
 		"spf":                 p.spf(&o.SPF),
+		"bfd":                 p.bfd(&o.BFD),
 		"interfaces": p.List(func(v *yaml.Node) {
 			it := p.ospfIface(v)
 			if first, dup := ifLines[it.Name]; dup && it.Name != "" {
@@ -229,6 +235,7 @@ func (p *Walker) ospfIface(v *yaml.Node) OSPFInterface {
 		"priority":       SetInt(p, &it.Priority, 0, 255),
 		"passive":        p.Bool(&it.Passive),
 		"authentication": p.auth(ospfAuthRules, &it.Authentication),
+		"bfd":            p.bfd(&it.BFD),
 	})
 	if seen["name"] == nil {
 		p.Errf(v, "missing required key \"name\"")

@@ -75,6 +75,7 @@ var (
 	prefixType    = reflect.TypeOf(netip.Prefix{})
 	areasType     = reflect.TypeOf([][]byte{})
 	timeType      = reflect.TypeOf(time.Time{})
+	bfdType       = reflect.TypeOf(BFD{})
 )
 
 // node renders v; tag is the field's render tag ("level", "area" or "").
@@ -89,6 +90,9 @@ func node(v reflect.Value, tag string) *yaml.Node {
 			return nil
 		}
 		return node(v.Elem(), tag)
+	}
+	if v.Type() == bfdType && v.Interface().(BFD).Off {
+		return scalar("off")
 	}
 	switch v.Type() {
 	case durationType:

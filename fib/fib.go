@@ -150,7 +150,8 @@ type FIB struct {
 	ids       map[uint32]struct{} // allocated or reserved ids in our range
 	cursor    uint32
 	down      map[int]bool
-	gen       uint64 // Sync generation
+	nbrDown   map[nhKey]bool // neighbours taken out by NeighborDown (neighbor.go)
+	gen       uint64         // Sync generation
 }
 
 const (
@@ -344,6 +345,10 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 	keySlab := make([]nhKey, 0, total)
 	wSlab := make([]uint32, 0, total)
 	limit := f.weightLimit()
+	var named map[nhKey]bool // down neighbours the routes still name
+	if len(f.nbrDown) > 0 {
+		named = map[nhKey]bool{}
+	}
 	for _, r := range routes {
 		p := r.Prefix
 		if !p.IsValid() {
@@ -396,6 +401,9 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 			continue
 		}
 		w := want{prefix: p, keys: keySlab[k0:len(keySlab):len(keySlab)], weights: wSlab[k0:len(wSlab):len(wSlab)]}
+		if len(f.nbrDown) > 0 {
+			w.keys, w.weights = f.withoutDownNeighbors(w.keys, w.weights, named)
+		}
 		if len(w.keys) > 1 {
 			sortKeys(w.keys, w.weights)
 		}
@@ -416,6 +424,9 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	if len(f.nbrDown) > 0 {
+		f.expireNeighborMarks(named)
 	}
 	return out, nil
 }

@@ -534,6 +534,9 @@ func (l *Lab) startFRR(ctx context.Context, n *Node) error {
 		"zebra.conf":           RenderZebra(n),
 		frrDaemon(n) + ".conf": renderFRRProtocol(n, l.Topo.Defaults),
 	}
+	if n.BFD != nil {
+		files["bfdd.conf"] = RenderBFDd(n)
+	}
 	for f, s := range files {
 		if err := os.WriteFile(filepath.Join(n.Dir, f), []byte(s), 0o644); err != nil {
 			return err
@@ -559,7 +562,7 @@ func (l *Lab) startFRR(ctx context.Context, n *Node) error {
 	if err := os.WriteFile(filepath.Join(etc, "vtysh.conf"), []byte(vtyshMarker+" lab "+l.Name+"\n"), 0o644); err != nil {
 		return err
 	}
-	for _, d := range []string{"zebra", frrDaemon(n)} {
+	for _, d := range frrDaemons(n) {
 		if err := l.startFRRDaemon(ctx, n, d); err != nil {
 			return err
 		}

@@ -148,7 +148,7 @@ func (l *Lab) FaredLog(node string) string {
 // recycled pid is never signalled.
 func (l *Lab) daemons(n *Node) map[string]int {
 	m := map[string]int{}
-	names := []string{frrDaemon(n), "zebra"}
+	names := frrDaemons(n)
 	switch {
 	case n.runsFared():
 		names = []string{"fared"}
@@ -194,7 +194,7 @@ func (l *Lab) StopNode(ctx context.Context, node string) error {
 		return err
 	}
 	d := l.daemons(n)
-	for _, name := range []string{"isisd", "ospfd", "zebra", "fared", "lldpd"} {
+	for _, name := range []string{"isisd", "ospfd", "bfdd", "zebra", "fared", "lldpd"} {
 		if p, ok := d[name]; ok {
 			fmt.Fprintf(l.opts.Log, "stopping %s %s (pid %d)\n", node, name, p)
 			if err := terminate([]int{p}, 10*time.Second); err != nil {

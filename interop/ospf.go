@@ -158,6 +158,7 @@ func RenderOSPFd(n *Node, d Defaults) string {
 		b.WriteString(" ip ospf retransmit-interval 1\n")
 		fmt.Fprintf(&b, " ip ospf cost %d\n", min(f.Metric, 65535))
 		b.WriteString(frrOSPFAuthIface(n))
+		b.WriteString(frrBFDIface(n, "ospf"))
 		if f.Type == "lan" && n.Priority >= 0 {
 			fmt.Fprintf(&b, " ip ospf priority %d\n", n.Priority)
 		}
@@ -190,6 +191,7 @@ type faredOSPFConfig struct {
 
 type faredOSPF struct {
 	RetransmitInterval string            `yaml:"retransmit-interval"`
+	BFD                *faredBFD         `yaml:"bfd,omitempty"`
 	Interfaces         []faredOSPFIface  `yaml:"interfaces"`
 	Prefixes           []faredOSPFPrefix `yaml:"prefixes"`
 }
@@ -218,7 +220,7 @@ type faredOSPFPrefix struct {
 func RenderFaredOSPF(n *Node, d Defaults) ([]byte, error) {
 	hello := frrSeconds(d.HelloInterval)
 	c := faredOSPFConfig{Hostname: n.Hostname, RouterID: n.Loopback.String(), LogLevel: d.LogLevel, Socket: n.Socket,
-		OSPF: faredOSPF{RetransmitInterval: "1s"}}
+		OSPF: faredOSPF{RetransmitInterval: "1s", BFD: faredBFDOf(n)}}
 	for _, f := range n.Interfaces {
 		fi := faredOSPFIface{Name: f.Name, Area: f.Area, Type: "p2p", Cost: min(f.Metric, 65535), Bandwidth: FormatBandwidth(f.Bandwidth),
 			HelloInterval: fmt.Sprintf("%ds", hello), DeadInterval: fmt.Sprintf("%ds", hello*d.HelloMultiplier), Passive: f.Edge,

@@ -51,6 +51,7 @@ type Node struct {
 	Priority   int       // LAN priority, -1 = default
 	NoTE       bool      `json:",omitempty"` // FRR without mpls-te (see NodeSpec.NoTE)
 	Auth       []AuthKey `json:",omitempty"` // see NodeSpec.Auth
+	BFD        *BFDSpec  `json:",omitempty"` // see NodeSpec.BFD
 	Interfaces []Iface
 	Prefixes   []PrefixSpec // besides the loopback
 	Dir        string       // config, logs, pid files
@@ -168,6 +169,7 @@ func plan(t *Topology, name string) (*Lab, error) {
 			Hostname: s.Name, Area: s.Area, Level: s.Level, Priority: s.Priority, NoTE: s.NoTE,
 			Prefixes: s.Prefixes,
 			Auth:     s.Auth,
+			BFD:      s.BFD,
 			Pids:     map[string]int{},
 			Protocol: s.Protocol,
 			INOF:     s.INOF, Agent: s.Agent, HostRole: s.HostRole, HostID: s.HostID, NQN: s.NQN, Hook: s.Hook, Extra: s.Extra,

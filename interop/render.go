@@ -100,6 +100,7 @@ func RenderISISd(n *Node, d Defaults) string {
 		fmt.Fprintf(&b, " isis hello-multiplier %d\n", d.HelloMultiplier)
 		fmt.Fprintf(&b, " isis metric %d\n", f.Metric)
 		b.WriteString(frrISISAuthIface(n))
+		b.WriteString(frrBFDIface(n, "isis"))
 		if f.Type == "lan" && n.Priority >= 0 {
 			fmt.Fprintf(&b, " isis priority %d\n", n.Priority)
 		}
@@ -124,6 +125,7 @@ type faredISIS struct {
 	LSPGenInterval string                `yaml:"lsp-gen-interval"`
 	LeakL2ToL1     []string              `yaml:"leak-l2-to-l1,omitempty"`
 	Authentication map[string]*faredAuth `yaml:"authentication,omitempty"`
+	BFD            *faredBFD             `yaml:"bfd,omitempty"`
 	Interfaces     []faredIface          `yaml:"interfaces"`
 	Prefixes       []faredPrefix         `yaml:"prefixes"`
 }
@@ -159,6 +161,7 @@ func RenderFared(n *Node, d Defaults) ([]byte, error) {
 			Level:          n.Level,
 			LSPGenInterval: d.LSPGenInterval.String(),
 			Authentication: faredISISAuth(n),
+			BFD:            faredBFDOf(n),
 		},
 	}
 	if n.Level == "1-2" {

@@ -82,6 +82,8 @@ type NodeSpec struct {
 	NoTE bool
 	// Auth authenticates every interface (and IS-IS level) of the node.
 	Auth []AuthKey
+	// BFD runs BFD on every adjacency of the node (bfd.go); nil: none.
+	BFD *BFDSpec `json:",omitempty"`
 	// iNOF and hosts (inof.go).
 	INOF      string   `json:",omitempty"` // fared: switch or reflector; host: host
 	Agent     string   `json:",omitempty"` // host: fared, lldpd or none
@@ -378,6 +380,7 @@ func (p *tparser) topology(data []byte) *Topology {
 				"priority": p.integer(what, 0, 127, &n.Priority),
 				"prefixes": func(k, v *yaml.Node) { n.Prefixes = p.prefixes(what, v) },
 				"auth":     func(k, v *yaml.Node) { n.Auth = p.authKeys(what, v) },
+				"bfd":      func(k, v *yaml.Node) { n.BFD = p.bfdSpec(what, v) },
 				"te": func(k, v *yaml.Node) {
 					switch v.Value {
 					case "true":
@@ -397,6 +400,9 @@ func (p *tparser) topology(data []byte) *Topology {
 				p.errf(v, "%s: kind %q: want frr, fared or host", what, n.Kind)
 			}
 			p.checkINOFNode(v, what, &n, seen)
+			if n.Kind == "host" && n.BFD != nil {
+				p.errf(v, "%s: bfd: a host runs no IGP adjacency to protect", what)
+			}
 			if n.Kind == "host" {
 				n.Protocol, n.Level, n.Area = "", "", ""
 				t.Nodes = append(t.Nodes, n)

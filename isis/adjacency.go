@@ -274,6 +274,7 @@ func (c *circuit) adjChanged(a *adjacency, old AdjState, now time.Time) {
 		a.since = now
 		c.in.log.Info("adjacency up", "iface", c.name, "neighbor", a.sysID.String(), "level", a.level)
 		c.count("adjacency_up")
+		c.repairUp(a)
 		if c.isP2P() {
 			// ISO 10589 §7.3.17: a new P2P adjacency exchanges CSNPs so both
 			// sides learn what the other lacks.
@@ -293,6 +294,7 @@ func (c *circuit) adjDown(a *adjacency, now time.Time, reason string) {
 		c.in.log.Info("adjacency down", "iface", c.name, "neighbor", a.sysID.String(), "reason", reason)
 		c.count("adjacency_down")
 		a.flaps++
+		c.repairDown(a)
 	}
 	a.state = AdjDown
 	if c.isP2P() {

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
@@ -48,6 +49,11 @@ type Options struct {
 	// OnGraph is called from the instance goroutine with every new snapshot.
 	OnGraph func(level int, g *lsdb.Graph)
 	Now     func() time.Time
+	// Repair, when set, hears of adjacencies going down and up at once
+	// (local repair, bfd.go); the rib in production.
+	Repair Repairer
+	// BFD is the session manager; nil: the process-wide one (bfd.Acquire).
+	BFD *bfd.Manager
 }
 
 // IfaceInfo is what a circuit needs to know about its interface.
@@ -93,6 +99,7 @@ type Instance struct {
 	// overloadSet is the overload bit set at run time (farectl isis
 	// overload), nil when the configured value is in force.
 	overloadSet *bool
+	bfd         *bfdState // BFD sessions of the adjacencies (bfd.go); nil: none
 
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -203,6 +210,8 @@ func (in *Instance) handle(ev any) {
 		e.done <- in.setOverload(e.on)
 	case clearEvent:
 		e.done <- in.clearAdjacencies(e.iface)
+	case bfdEvent:
+		in.onBFD(e.ev)
 	}
 }
 
@@ -245,6 +254,7 @@ func (in *Instance) tick(now time.Time) {
 		c.tick(now)
 	}
 	in.authTick(now)
+	in.bfdTick(now)
 	for _, lv := range in.levels {
 		if lv != nil {
 			in.ageLevel(lv, now)
@@ -320,6 +330,7 @@ func (in *Instance) settle(now time.Time) {
 }
 
 func (in *Instance) shutdown() {
+	in.bfdClose()
 	for _, c := range in.circuits {
 		c.close()
 	}

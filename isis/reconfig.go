@@ -325,6 +325,8 @@ func (in *Instance) reportSettings(old, ni *config.ISIS, changed func(string, ..
 			how = "leaks recomputed"
 		case strings.HasPrefix(d, "ecmp-only"), strings.HasPrefix(d, "spf"):
 			how = "applied by the rib"
+		case strings.HasPrefix(d, "bfd"):
+			how = "sessions follow within a tick; new timers by Poll/Final"
 		case strings.HasPrefix(d, "authentication"):
 			how = "LSPs and SNPs signed and checked with it from now; own LSPs re-signed"
 		}
@@ -395,6 +397,10 @@ func (in *Instance) updateCircuit(c *circuit, ic config.ISISInterface, now time.
 		// Hellos are signed and checked with c.cfg: the next hello uses
 		// the new chain.
 		changed("interface %s: authentication %s (applied to the next hello)", c.name, d)
+	}
+	for _, d := range config.Diff(o.BFD, ic.BFD) {
+		// bfdTick reconciles the sessions with c.cfg every tick.
+		changed("interface %s: bfd %s (sessions follow within a tick; new timers by Poll/Final)", c.name, d)
 	}
 	c.refresh(now) // bandwidth
 	in.scheduleAll()

@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
@@ -63,6 +64,11 @@ type Options struct {
 	// snapshot of an area (area id as a dotted quad).
 	OnGraph func(area string, g *lsdb.Graph)
 	Now     func() time.Time
+	// Repair, when set, hears at once of neighbours falling below and
+	// reaching 2-Way (local repair, bfd.go); the rib in production.
+	Repair Repairer
+	// BFD is the session manager; nil: the process-wide one (bfd.Acquire).
+	BFD *bfd.Manager
 }
 
 // IfaceInfo is what an interface needs to know about its link.
@@ -98,6 +104,7 @@ type Instance struct {
 	// before the last change.
 	formerRIDs map[netip.Addr]time.Time
 	lastRID    netip.Addr
+	bfd        *bfdState // BFD sessions of the neighbours (bfd.go); nil: none
 
 	converged   atomic.Bool
 	lastChange  time.Time
@@ -264,6 +271,8 @@ func (in *Instance) handle(ev any) {
 		e.done <- in.setBandwidth(e.iface, e.bw)
 	case clearEvent:
 		e.done <- in.clearNeighbors(e.rid)
+	case bfdEvent:
+		in.onBFD(e.ev)
 	}
 }
 
@@ -273,6 +282,7 @@ func (in *Instance) tick(now time.Time) {
 	for _, ifc := range in.ifaces {
 		ifc.tick(now)
 	}
+	in.bfdTick(now)
 	if now.Sub(in.lastAging) >= agingInterval {
 		in.lastAging = now
 		for _, a := range in.allDBs() {
@@ -372,6 +382,7 @@ func (in *Instance) publish(a *area) {
 }
 
 func (in *Instance) shutdown() {
+	in.bfdClose()
 	for _, ifc := range in.ifaces {
 		ifc.close()
 	}

@@ -98,6 +98,7 @@ func (n *neighbor) setState(s NbrState, now time.Time, why string) {
 		ifc.count("adjacency_down")
 		n.flaps++
 	}
+	n.repair(old, s)
 	// Full changes the Router LSA (and the DR's Network LSA); reaching or
 	// leaving 2-Way changes the next hops of the graph.
 	if s == NbrFull || old == NbrFull || (old < Nbr2Way) != (s < Nbr2Way) {

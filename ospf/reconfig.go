@@ -229,6 +229,8 @@ func (in *Instance) reportSettings(old, no *config.OSPF, changed func(string, ..
 			how = "re-originated"
 		case strings.HasPrefix(d, "ecmp-only"), strings.HasPrefix(d, "spf"):
 			how = "applied by the rib"
+		case strings.HasPrefix(d, "bfd"):
+			how = "sessions follow within a tick; new timers by Poll/Final"
 		}
 		changed("%s (%s)", d, how)
 	}
@@ -285,6 +287,10 @@ func (in *Instance) updateIface(ifc *iface, ic config.OSPFInterface, now time.Ti
 			ifc.neighborChange(now)
 			changed("interface %s: priority %d -> %d (DR election re-run)", ifc.name, o.Priority, ic.Priority)
 		}
+	}
+	for _, d := range config.Diff(o.BFD, ic.BFD) {
+		// bfdTick reconciles the sessions with ifc.cfg every tick.
+		changed("interface %s: bfd %s (sessions follow within a tick; new timers by Poll/Final)", ifc.name, d)
 	}
 	for _, d := range config.Diff(o.Authentication, ic.Authentication) {
 		// Sign and verify read ifc.cfg: the next packet uses the new

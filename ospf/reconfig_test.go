@@ -316,15 +316,18 @@ func TestReloadReportsEverySetting(t *testing.T) {
 	base := map[string]string{
 		"router-id": "10.255.0.1", "path-bandwidth-subtlv": "32770", "lsa-refresh": "1800s", "lsa-gen-interval": "50ms",
 		"min-ls-arrival": "0s", "retransmit-interval": "1s", "ecmp-only": "false",
+		"bfd": "{interval: 100ms, multiplier: 3}",
 	}
 	changedTo := map[string]string{
 		"router-id": "10.255.0.9", "path-bandwidth-subtlv": "32771", "lsa-refresh": "1700s", "lsa-gen-interval": "60ms",
 		"min-ls-arrival": "1s", "retransmit-interval": "2s", "ecmp-only": "true",
+		"bfd": "{interval: 200ms, multiplier: 4}",
 	}
 	iface := map[string][2]string{
 		"area": {"0.0.0.0", "0.0.0.1"}, "type": {"broadcast", "p2p"}, "cost": {"10", "20"}, "bandwidth": {"10G", "20G"},
 		"hello-interval": {"1s", "2s"}, "dead-interval": {"4s", "5s"}, "priority": {"1", "2"}, "passive": {"false", "true"},
 		"authentication": {"{keys: [{id: 1, algorithm: md5, secret: a}]}", "{keys: [{id: 2, algorithm: md5, secret: b}]}"},
+		"bfd": {"{interval: 100ms, multiplier: 3}", "{interval: 200ms, multiplier: 4}"},
 	}
 	render := func(top map[string]string, ifk, ifv string) string {
 		y := "hostname: r1\nrouter-id: 10.255.0.1\nospf:\n"
@@ -347,7 +350,7 @@ func TestReloadReportsEverySetting(t *testing.T) {
 	}
 	kebab := func(s string) string {
 		special := map[string]string{"PathBandwidthSubTLV": "path-bandwidth-subtlv", "LSARefresh": "lsa-refresh", "LSAGenInterval": "lsa-gen-interval",
-			"MinLSArrival": "min-ls-arrival", "ECMPOnly": "ecmp-only", "RouterID": "router-id"}
+			"MinLSArrival": "min-ls-arrival", "ECMPOnly": "ecmp-only", "RouterID": "router-id", "BFD": "bfd"}
 		if k, ok := special[s]; ok {
 			return k
 		}

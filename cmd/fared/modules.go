@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/daemon"
 	"github.com/fared/fared/inc"
 	"github.com/fared/fared/inof"
@@ -17,4 +18,5 @@ var modules = []daemon.Spec{
 	qos.Spec,
 	inof.Spec,
 	inc.Spec,
+	bfd.Spec,
 }

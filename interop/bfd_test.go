@@ -1,0 +1,102 @@
+package interop
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fared/fared/config"
+)
+
+func TestBFDNodeOption(t *testing.T) {
+	for _, proto := range []string{"isis", "ospf"} {
+		topo, err := ParseTopology([]byte(`name: b
+protocol: ` + proto + `
+nodes:
+  f1: {kind: fared, bfd: {interval: 50ms, multiplier: 3}}
+  r1: {kind: frr, bfd: {interval: 100ms}}
+  r2: {kind: frr}
+links:
+  - {a: f1, b: r1}
+  - {a: f1, b: r2}
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := Plan(topo, Options{Name: "t1", RunDir: "/run/x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r1, r2, f1 := l.Node("r1"), l.Node("r2"), l.Node("f1")
+		if got := frrDaemons(r1); strings.Join(got, " ") != "zebra bfdd "+frrDaemon(r1) {
+			t.Errorf("%s: r1 daemons %v", proto, got)
+		}
+		if got := frrDaemons(r2); len(got) != 2 {
+			t.Errorf("%s: r2 without bfd starts %v", proto, got)
+		}
+		want := "bfd\n profile farelab\n  detect-multiplier 3\n  receive-interval 100\n  transmit-interval 100\n exit\n !\nexit\n"
+		if got := RenderBFDd(r1); !strings.Contains(got, want) {
+			t.Errorf("%s: bfdd.conf\n%s\nwant\n%s", proto, got, want)
+		}
+		conf := renderFRRProtocol(r1, l.Topo.Defaults)
+		line := map[string]string{"isis": " isis bfd\n isis bfd profile farelab\n", "ospf": " ip ospf bfd\n ip ospf bfd profile farelab\n"}[proto]
+		if !strings.Contains(conf, line) {
+			t.Errorf("%s: r1 config lacks %q:\n%s", proto, line, conf)
+		}
+		if strings.Contains(renderFRRProtocol(r2, l.Topo.Defaults), "bfd") {
+			t.Errorf("%s: r2 without the option renders bfd", proto)
+		}
+		// fared's rendered config parses with BFD on every interface.
+		b, err := renderFaredConfig(f1, l.Topo.Defaults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := config.Parse("f1.yaml", b)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, b)
+		}
+		if proto == "ospf" {
+			sec := c.OSPF.BFD
+			for _, it := range c.OSPF.Interfaces {
+				if eff := config.EffectiveBFD(sec, it.BFD); eff == nil || eff.Interval != 50*time.Millisecond || eff.Multiplier != 3 {
+					t.Errorf("ospf %s: %+v", it.Name, eff)
+				}
+			}
+			continue
+		}
+		sec := c.ISIS.BFD
+		for _, it := range c.ISIS.Interfaces {
+			if eff := config.EffectiveBFD(sec, it.BFD); eff == nil || eff.Interval != 50*time.Millisecond || eff.Multiplier != 3 {
+				t.Errorf("isis %s: %+v", it.Name, eff)
+			}
+		}
+	}
+}
+
+func TestBFDNodeOptionErrors(t *testing.T) {
+	for _, tc := range []struct{ bfd, want string }{
+		{"{interval: 5ms}", "line 3: node f1: bfd: interval 5ms: want whole milliseconds, 10ms..60s"},
+		{"{multiplier: 1}", "line 3: node f1: bfd: multiplier must be an integer 2..255"},
+		{"{every: 1s}", `node f1: bfd`},
+		{"yes", "node f1: bfd: want a mapping"},
+		{"{interval: 50ms}}\n  h1: {kind: host, bfd: {interval: 50ms}", "node h1: bfd: a host runs no IGP adjacency"},
+	} {
+		_, err := ParseTopology([]byte("name: b\nnodes:\n  f1: {kind: fared, bfd: " + tc.bfd + "}\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("bfd %s: %v, want %q", tc.bfd, err, tc.want)
+		}
+	}
+}
+
+func TestParseBFDPeers(t *testing.T) {
+	out := `Session count: 2
+SessionId  LocalAddress                             PeerAddress                             Status
+=========  ============                             ===========                             ======
+2318430137 10.254.0.1                               10.254.0.0                              up
+3826139862 10.254.0.3                               10.254.0.2                              down
+`
+	ps := parseBFDPeers(out)
+	if len(ps) != 2 || ps[0] != (BFDPeer{Local: "10.254.0.1", Peer: "10.254.0.0", Status: "up"}) || ps[1].Status != "down" {
+		t.Fatalf("%+v", ps)
+	}
+}

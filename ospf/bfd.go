@@ -1,0 +1,154 @@
+package ospf
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/fared/fared/bfd"
+	"github.com/fared/fared/bfd/packet"
+	"github.com/fared/fared/config"
+)
+
+// BFD for OSPF neighbours (RFC 5882), as FRR's ospfd runs it: one session
+// per neighbour at least 2-Way on an interface whose config turns BFD on,
+// between the interface addresses; a session going from Up to Down is the
+// neighbour's InactivityTimer (RFC 2328 §10.3): it is gone at once.
+//
+// bfdTick (every instance tick) makes the sessions follow the neighbours
+// and the config; a reload needs nothing else.
+//
+// Local repair (docs/bfd.md) is here too: a neighbour falling below 2-Way
+// takes itself out of the kernel's nexthop groups at once, before the LSAs
+// and SPF catch up.
+
+// Repairer is the rib's local-repair hook (rib.Manager).
+type Repairer interface {
+	NeighborDown(ifindex int, gws ...netip.Addr)
+	NeighborUp(ifindex int, gws ...netip.Addr)
+}
+
+type bfdState struct {
+	mgr    *bfd.Manager
+	shared bool // bfd.Acquire'd: Release on close
+	client *bfd.Client
+	asked  map[bfd.Key]bfdAsk
+	up     map[bfd.Key]bool
+}
+
+type bfdAsk struct {
+	local netip.Addr
+	iface string
+	p     bfd.Params
+}
+
+type bfdEvent struct{ ev bfd.Event }
+
+func (in *Instance) bfdTick(now time.Time) {
+	want := map[bfd.Key]bfdAsk{}
+	for _, ifc := range in.ifaces {
+		b := config.EffectiveBFD(in.ocfg.BFD, ifc.cfg.BFD)
+		if b == nil || !ifc.running || ifc.cfg.Passive {
+			continue
+		}
+		for _, n := range ifc.nbrs {
+			if n.state >= Nbr2Way {
+				want[bfd.Key{IfIndex: ifc.ifi.Index, Peer: n.addr}] = bfdAsk{local: ifc.addr.Addr(), iface: ifc.name,
+					p: bfd.Params{Interval: b.Interval, Multiplier: b.Multiplier}}
+			}
+		}
+	}
+	st := in.bfd
+	if st == nil {
+		if len(want) == 0 {
+			return
+		}
+		st = &bfdState{mgr: in.opt.BFD, asked: map[bfd.Key]bfdAsk{}, up: map[bfd.Key]bool{}}
+		if st.mgr == nil {
+			st.mgr, st.shared = bfd.Acquire(in.opt.Logger), true
+		}
+		st.client = st.mgr.NewClient(func(ev bfd.Event) {
+			if !in.lp.TryPost(bfdEvent{ev}) {
+				go in.lp.Post(bfdEvent{ev})
+			}
+		})
+		in.bfd = st
+	}
+	for k, a := range want {
+		if old, ok := st.asked[k]; !ok || old != a {
+			st.client.Set(k, a.local, a.iface, a.p)
+			st.asked[k] = a
+		}
+	}
+	for k := range st.asked {
+		if _, ok := want[k]; !ok {
+			st.client.Remove(k)
+			delete(st.asked, k)
+			delete(st.up, k)
+		}
+	}
+}
+
+// onBFD kills the neighbour whose session went from Up to Down, unless
+// the peer said AdminDown (RFC 5882 §3.2).
+func (in *Instance) onBFD(e bfd.Event) {
+	st := in.bfd
+	if st == nil {
+		return
+	}
+	if _, ok := st.asked[e.Key]; !ok {
+		return
+	}
+	if e.State == packet.Up {
+		st.up[e.Key] = true
+		return
+	}
+	if !st.up[e.Key] || e.State != packet.Down {
+		return
+	}
+	delete(st.up, e.Key)
+	if e.Remote == packet.AdminDown {
+		in.log.Info("BFD session administratively down at the peer; neighbor kept", "peer", e.Key.Peer)
+		return
+	}
+	now := in.opt.Now()
+	for _, ifc := range in.ifaces {
+		if ifc.ifi.Index != e.Key.IfIndex || !ifc.running {
+			continue
+		}
+		for k, n := range ifc.nbrs {
+			if n.addr == e.Key.Peer {
+				n.kill(now, "BFD session down ("+e.Diag.String()+")")
+				delete(ifc.nbrs, k)
+				ifc.neighborChange(now)
+			}
+		}
+	}
+	in.bfdTick(now)
+}
+
+func (in *Instance) bfdClose() {
+	if st := in.bfd; st != nil {
+		st.client.Close()
+		if st.shared {
+			bfd.Release(st.mgr)
+		}
+		in.bfd = nil
+	}
+}
+
+// repair is local repair on a neighbour's state change: one that falls
+// below 2-Way (dead, BFD, one-way) leaves the kernel's groups at once; one
+// that reaches 2-Way again may be used. Leaving Full alone (a DR change
+// on a LAN, a renewed database exchange) is no failure: the neighbour
+// still forwards, and on a LAN it stays a next hop while 2-Way.
+func (n *neighbor) repair(old, s NbrState) {
+	r := n.ifc.in.opt.Repair
+	if r == nil || n.ifc.ifi.Index <= 0 || !n.addr.IsValid() || (old < Nbr2Way) == (s < Nbr2Way) {
+		return
+	}
+	if s < Nbr2Way {
+		r.NeighborDown(n.ifc.ifi.Index, n.addr)
+	} else {
+		r.NeighborUp(n.ifc.ifi.Index, n.addr)
+	}
+}
