@@ -382,7 +382,7 @@ func TestReloadReportsEverySetting(t *testing.T) {
 		"hello-padding": "true", "overload": "false", "ecmp-only": "false", "attached-bit": "true",
 		"leak-l2-to-l1": "[]", "readvertise-hold": "1s", "areas": "[49.0001]",
 		"authentication": "{level-2: {keys: [{id: 1, algorithm: md5, secret: a}]}}",
-		"bfd": "{interval: 100ms, multiplier: 3}",
+		"bfd":            "{interval: 100ms, multiplier: 3}",
 	}
 	changedTo := map[string]string{
 		"level": "1-2", "path-bandwidth-subtlv": "201", "lsp-lifetime": "1300s", "lsp-refresh": "800s",
@@ -390,13 +390,13 @@ func TestReloadReportsEverySetting(t *testing.T) {
 		"hello-padding": "false", "overload": "true", "ecmp-only": "true", "attached-bit": "false",
 		"leak-l2-to-l1": "[10.0.0.0/8]", "readvertise-hold": "2s", "areas": "[49.0002]",
 		"authentication": "{level-2: {keys: [{id: 2, algorithm: hmac-sha-256, secret: b}]}}",
-		"bfd": "{interval: 200ms, multiplier: 4}",
+		"bfd":            "{interval: 200ms, multiplier: 4}",
 	}
 	iface := map[string][2]string{
 		"metric": {"10", "20"}, "bandwidth": {"10G", "20G"}, "passive": {"false", "true"}, "hello-interval": {"1s", "2s"},
 		"hello-multiplier": {"3", "4"}, "priority": {"64", "65"}, "type": {"lan", "p2p"},
 		"authentication": {"{keys: [{id: 1, algorithm: md5, secret: a}]}", "{keys: [{id: 2, algorithm: md5, secret: b}]}"},
-		"bfd": {"{interval: 100ms, multiplier: 3}", "{interval: 200ms, multiplier: 4}"},
+		"bfd":            {"{interval: 100ms, multiplier: 3}", "{interval: 200ms, multiplier: 4}"},
 	}
 	render := func(top map[string]string, ifk, ifv string) string {
 		y := "hostname: r1\nrouter-id: 10.255.0.1\nsystem-id: 0000.0000.0001\nisis:\n"

@@ -327,7 +327,7 @@ func TestReloadReportsEverySetting(t *testing.T) {
 		"area": {"0.0.0.0", "0.0.0.1"}, "type": {"broadcast", "p2p"}, "cost": {"10", "20"}, "bandwidth": {"10G", "20G"},
 		"hello-interval": {"1s", "2s"}, "dead-interval": {"4s", "5s"}, "priority": {"1", "2"}, "passive": {"false", "true"},
 		"authentication": {"{keys: [{id: 1, algorithm: md5, secret: a}]}", "{keys: [{id: 2, algorithm: md5, secret: b}]}"},
-		"bfd": {"{interval: 100ms, multiplier: 3}", "{interval: 200ms, multiplier: 4}"},
+		"bfd":            {"{interval: 100ms, multiplier: 3}", "{interval: 200ms, multiplier: 4}"},
 	}
 	render := func(top map[string]string, ifk, ifv string) string {
 		y := "hostname: r1\nrouter-id: 10.255.0.1\nospf:\n"
