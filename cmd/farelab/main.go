@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/fared/fared/internal/buildinfo"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fared/fared/interop"
@@ -56,6 +58,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "farelab",
 		Short:         "Build labs of fared and FRR nodes in network namespaces",
+		Version:       buildinfo.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
