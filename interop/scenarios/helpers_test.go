@@ -22,7 +22,7 @@ import (
 	"github.com/fared/fared/lsdb"
 )
 
-var bins struct{ fared, farectl string }
+var bins struct{ fared, farectl, fareinc string }
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "fared-bin-")
@@ -31,13 +31,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	// The lab runs the real binaries, built from this tree.
-	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/fared/fared/cmd/fared", "github.com/fared/fared/cmd/farectl")
+	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/fared/fared/cmd/fared", "github.com/fared/fared/cmd/farectl",
+		"github.com/fared/fared/cmd/fareinc")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building fared:", err)
 		os.Exit(1)
 	}
-	bins.fared, bins.farectl = filepath.Join(dir, "fared"), filepath.Join(dir, "farectl")
+	bins.fared, bins.farectl, bins.fareinc = filepath.Join(dir, "fared"), filepath.Join(dir, "farectl"), filepath.Join(dir, "fareinc")
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
