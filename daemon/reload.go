@@ -161,7 +161,9 @@ func (d *Daemon) applyCore(old, nc *config.Config) Change {
 		c.Warnings = append(c.Warnings, "fib: needs a restart, ignored")
 	}
 	if old.Hostname != nc.Hostname {
-		c.Warnings = append(c.Warnings, "hostname: needs a restart, ignored")
+		// Status reads the configuration in force; IS-IS re-originates
+		// its TLV 137 itself (its reload report says so).
+		c.Changed = append(c.Changed, fmt.Sprintf("hostname: %s -> %s", old.Hostname, nc.Hostname))
 	}
 	return c
 }

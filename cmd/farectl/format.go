@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 )
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -93,7 +94,19 @@ func printFields(w io.Writer, m map[string]any, indent string, skip map[string]b
 			fmt.Fprintf(w, "%s%s:\n", indent, k)
 			printFields(w, v, indent+"  ", nil)
 		default:
-			fmt.Fprintf(w, "%s%s: %v\n", indent, k, v)
+			fmt.Fprintf(w, "%s%s: %s\n", indent, k, withUnit(m, k, v))
 		}
 	}
+}
+
+// withUnit shows a bandwidth as the protocols carry it (bytes/s, float32)
+// and as operators configure it (bits/s): a field or sub-TLV whose name
+// says bandwidth.
+func withUnit(m map[string]any, k string, v any) string {
+	f, ok := v.(float64)
+	name, _ := m["name"].(string)
+	if !ok || !(strings.Contains(k, "bandwidth") || (k == "value" && strings.Contains(name, "bandwidth"))) {
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("%v bytes/s (%s)", v, formatBytesPerSec(f))
 }

@@ -85,3 +85,17 @@ func TestLinksNoDaemon(t *testing.T) {
 		}
 	}
 }
+
+// --detail shows bandwidths with their unit: bytes/s as on the wire and
+// bits/s as configured.
+func TestDetailBandwidthUnits(t *testing.T) {
+	var b bytes.Buffer
+	printFields(&b, map[string]any{"name": "max_link_bandwidth", "type": 9.0, "value": 5e9}, "", nil)
+	printFields(&b, map[string]any{"max_bandwidth": 1.25e10, "metric": 10.0}, "", nil)
+	out := b.String()
+	for _, want := range []string{"value: 5e+09 bytes/s (40G)", "max_bandwidth: 1.25e+10 bytes/s (100G)", "metric: 10\n", "type: 9\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+}
