@@ -344,13 +344,29 @@ func jitter(d time.Duration) time.Duration {
 	return d - time.Duration(n%int64(d/10+1))
 }
 
+// maxLLCPayload is the largest 802.3 LLC frame payload: the 802.3 length
+// field holds at most 1500, and a value of 1536 or more is an EtherType,
+// which the receiving kernel hands to EtherType sockets, never to the
+// 802.2 socket IS-IS listens on. On a jumbo-frame link IS-IS PDUs
+// therefore stay within 1500 bytes, LLC header included.
+const maxLLCPayload = 1500
+
+// pduMax is the largest IS-IS PDU this circuit can send: its MTU, at most
+// an 802.3 LLC frame's payload, less the LLC header; 0 while the MTU is
+// unknown.
+func (c *circuit) pduMax() int {
+	if c.mtu <= 0 {
+		return 0
+	}
+	return min(c.mtu, maxLLCPayload) - len(llc)
+}
+
 // helloRoom is how many TLV bytes a hello with a fixed part of fixed
-// bytes may carry: the interface MTU less the LLC header (the lsp-mtu while
-// the MTU is unknown).
+// bytes may carry: pduMax (the lsp-mtu while the MTU is unknown).
 func (c *circuit) helloRoom(fixed int) int {
 	mtu := c.in.icfg.LSPMTU
-	if c.mtu > 0 {
-		mtu = c.mtu - len(llc)
+	if m := c.pduMax(); m > 0 {
+		mtu = m
 	}
 	return mtu - fixed - authRoom(c.cfg.Authentication)
 }

@@ -214,8 +214,8 @@ func (c *circuit) sendPSNP(l int, lv *level, now time.Time) {
 // circuit, each TLV 9 holding at most 15.
 func (c *circuit) snpEntriesPerPDU(fixed int) int {
 	room := c.in.icfg.LSPMTU - fixed - c.in.lspAuthRoom()
-	if c.mtu > 0 {
-		room = min(room, c.mtu-len(llc)-fixed-c.in.lspAuthRoom())
+	if m := c.pduMax(); m > 0 {
+		room = min(room, m-fixed-c.in.lspAuthRoom())
 	}
 	tlvs := room / (2 + 15*16)
 	rest := room - tlvs*(2+15*16)

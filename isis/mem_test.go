@@ -49,6 +49,11 @@ func (p *memPort) Send(dst [6]byte, pdu []byte) error {
 	if p.mtu > 0 && len(llc)+len(pdu) > p.mtu {
 		return syscall.EMSGSIZE // what AF_PACKET answers for a frame over the device MTU
 	}
+	if len(llc)+len(pdu) > maxLLCPayload {
+		// The 802.3 length field would be an EtherType: the receiving
+		// kernel never hands the frame to an 802.2 socket.
+		return nil
+	}
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
 	for _, o := range p.w.ports {

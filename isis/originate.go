@@ -314,8 +314,8 @@ const minLSPMTU = 512
 func (in *Instance) lspMTU() int {
 	m := in.icfg.LSPMTU
 	for _, c := range in.circuits {
-		if c.running && !c.cfg.Passive && c.mtu > 0 {
-			m = min(m, c.mtu-len(llc))
+		if c.running && !c.cfg.Passive && c.pduMax() > 0 {
+			m = min(m, c.pduMax())
 		}
 	}
 	if m < minLSPMTU {

@@ -476,3 +476,33 @@ func TestLSPSizeFollowsInterfaceMTU(t *testing.T) {
 		t.Errorf("tx_errors=%d", n)
 	}
 }
+
+// TestJumboMTUStaysWithinLLC: on a 9000-byte MTU link, padded hellos of
+// 8997 bytes carried an 802.3 length field above 1500 — an EtherType to
+// the receiving kernel, which never hands such a frame to IS-IS's 802.2
+// socket: adjacencies never came up on jumbo links. IS-IS PDUs now stay
+// within 1500 bytes of LLC payload, hellos padded to 1497.
+func TestJumboMTUStaysWithinLLC(t *testing.T) {
+	w := &wire{}
+	ifs := func(n int) []memIf {
+		return []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix(fmt.Sprintf("10.254.0.%d/31", n-1)), mtu: 9000}}
+	}
+	r1 := startMemCfg(t, 1, testConfig(t, 1, "2", ifs(1)), ifs(1), nil)
+	r2 := startMemCfg(t, 2, testConfig(t, 2, "2", ifs(2)), ifs(2), nil)
+	poll(t, 15*time.Second, "adjacency Up on a jumbo link", func() error {
+		for _, r := range []*memNode{r1, r2} {
+			ns, err := r.in.Neighbors(context.Background())
+			if err != nil {
+				return err
+			}
+			if len(ns) != 1 || ns[0].State != "Up" {
+				return fmt.Errorf("neighbours %+v", ns)
+			}
+		}
+		return nil
+	})
+	var max int
+	if err := r1.in.Query(context.Background(), func() { max = r1.in.circuits[0].pduMax() }); err != nil || max != 1497 {
+		t.Errorf("pduMax %d (%v) on MTU 9000, want 1497", max, err)
+	}
+}
