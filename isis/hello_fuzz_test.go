@@ -68,7 +68,7 @@ func FuzzHelloBuild(f *testing.F) {
 			if err != nil {
 				t.Fatalf("hello does not decode: %v", err)
 			}
-			limit := int(mtu) - len(llc)
+			limit := min(int(mtu), maxLLCPayload) - len(llc)
 			if mtu == 0 {
 				limit = c.in.icfg.LSPMTU
 			}
