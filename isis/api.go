@@ -21,8 +21,7 @@ import (
 //	GET  /v1/isis/overload
 //	POST /v1/isis/overload {"overload": "on"|"off"|"config"}
 //	POST /v1/isis/clear-adjacency {"interface": "eth0"} (all without one)
-func (m *module) Routes(r *api.Router) {
-	in := m.in
+func (in *Instance) Routes(r *api.Router) {
 	r.Handle("GET neighbors", func(r *http.Request) (any, error) { return answer(in.Neighbors(r.Context())) })
 	r.Handle("GET interfaces", func(r *http.Request) (any, error) { return answer(in.Interfaces(r.Context())) })
 	r.Handle("GET levels", func(r *http.Request) (any, error) { return answer(in.Levels(r.Context())) })

@@ -15,8 +15,8 @@ import (
 // another goroutine, and the metrics always agree with farectl.
 
 // Collectors is the daemon.Collector capability.
-func (m *module) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{&promCollector{in: m.in}}
+func (in *Instance) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{&promCollector{in: in}}
 }
 
 // promScrapeTimeout bounds a scrape's wait for a busy loop: a loop that does

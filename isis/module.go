@@ -1,7 +1,6 @@
 package isis
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/fared/fared/config"
@@ -22,32 +21,20 @@ var Spec = daemon.Spec{
 		if err != nil {
 			return nil, err
 		}
-		return &module{in: in, cfg: cfg.ISIS}, nil
+		return in, nil
 	},
 }
 
-// module adapts an Instance to the daemon's contract.
-type module struct {
-	in  *Instance
-	cfg *config.ISIS // the section in force (Reconfigure's goroutine only)
-}
+// The Instance is the module: it runs, checks and applies reloads, serves
+// its API (api.go), exports its metrics (metrics.go), and hears of links
+// (LinkEvent) and gates the FIB's start-up hold (Converged).
+var _ interface {
+	daemon.Module
+	daemon.LinkWatcher
+	daemon.Converger
+	daemon.Collector
+} = (*Instance)(nil)
 
-func (m *module) Run(ctx context.Context) error { return m.in.Run(ctx) }
-
-// Check validates the new isis section against the running instance:
-// everything it accepts, Reconfigure applies live.
-func (m *module) Check(cfg *config.Config) error { return m.in.Check(cfg) }
-
-// Reconfigure applies the new section and reports, per setting and per
-// interface, what the instance did with it.
-func (m *module) Reconfigure(ctx context.Context, cfg *config.Config) (daemon.Change, error) {
-	rep, err := m.in.Reconfigure(ctx, cfg)
-	if err != nil {
-		return daemon.Change{}, err
-	}
-	m.cfg = cfg.ISIS
-	return daemon.Change{Changed: rep.Changed, Warnings: rep.Warnings}, nil
-}
-
-func (m *module) LinkEvent(ev netif.Event) { m.in.Notify(ev.Name) }
-func (m *module) Converged() bool          { return m.in.Converged() }
+// LinkEvent makes the instance re-read an interface now (the monitor saw it
+// change) instead of at the next poll.
+func (in *Instance) LinkEvent(ev netif.Event) { in.Notify(ev.Name) }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fared/fared/daemon"
+
 	apiwire "github.com/fared/fared/api/wire"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/loop"
@@ -45,10 +47,7 @@ type clearResult struct {
 // Report is what a reload did: Changed lists what was applied, in words
 // ("interface eth1: hello-interval 3s -> 1s (applied at the next hello)"),
 // Warnings what was not.
-type Report struct {
-	Changed  []string
-	Warnings []string
-}
+type Report = daemon.Change
 
 // Notify tells the instance that an interface changed (from the netlink
 // monitor), so it re-reads it now instead of at the next poll.

@@ -19,8 +19,7 @@ import (
 //	GET  /v1/ospf/summaries
 //	POST /v1/ospf/bandwidth {"interface": "eth0", "bandwidth": "40G"} (or "clear": true)
 //	POST /v1/ospf/clear-neighbor {"router_id": "10.0.0.1"} (all without one)
-func (m *module) Routes(r *api.Router) {
-	in := m.in
+func (in *Instance) Routes(r *api.Router) {
 	r.Handle("GET neighbors", func(r *http.Request) (any, error) { return answer(in.Neighbors(r.Context())) })
 	r.Handle("GET interfaces", func(r *http.Request) (any, error) { return answer(in.Interfaces(r.Context())) })
 	r.Handle("GET summaries", func(r *http.Request) (any, error) { return answer(in.Summaries(r.Context())) })

@@ -19,7 +19,7 @@ import (
 func promGather(t *testing.T, m *memNode) (scrape.Families, error) {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister((&module{in: m.in}).Collectors()...)
+	reg.MustRegister(m.in.Collectors()...)
 	mfs, err := reg.Gather()
 	if err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fared/fared/daemon"
+
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/lsdb"
@@ -38,10 +40,7 @@ type clearResult struct {
 
 // Report is what a reload did: Changed lists what was applied, in words
 // ("interface eth1: cost 10 -> 20 (re-originated)"), Warnings what was not.
-type Report struct {
-	Changed  []string
-	Warnings []string
-}
+type Report = daemon.Change
 
 // Notify tells the instance that an interface changed (from the netlink
 // monitor), so it re-reads it now instead of at the next poll.
