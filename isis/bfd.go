@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/fared/fared/bfd"
-	"github.com/fared/fared/bfd/packet"
 	"github.com/fared/fared/config"
 )
 
@@ -28,20 +27,6 @@ import (
 type Repairer interface {
 	NeighborDown(ifindex int, gws ...netip.Addr)
 	NeighborUp(ifindex int, gws ...netip.Addr)
-}
-
-type bfdState struct {
-	mgr    *bfd.Manager
-	shared bool // bfd.Acquire'd: Release on close
-	client *bfd.Client
-	asked  map[bfd.Key]bfdAsk
-	up     map[bfd.Key]bool // sessions Up (a Down only counts after Up)
-}
-
-type bfdAsk struct {
-	local netip.Addr
-	iface string
-	p     bfd.Params
 }
 
 // bfdEvent is a session's state change, posted to the instance loop.
@@ -77,7 +62,7 @@ func (c *circuit) upAdjs(f func(a *adjacency)) {
 
 // bfdTick makes the sessions match the Up adjacencies and the config.
 func (in *Instance) bfdTick(now time.Time) {
-	want := map[bfd.Key]bfdAsk{}
+	want := map[bfd.Key]bfd.Want{}
 	for _, c := range in.circuits {
 		b := config.EffectiveBFD(in.icfg.BFD, c.cfg.BFD)
 		if b == nil || !c.running || c.cfg.Passive {
@@ -85,64 +70,37 @@ func (in *Instance) bfdTick(now time.Time) {
 		}
 		c.upAdjs(func(a *adjacency) {
 			if peer, local := c.bfdPeer(a); peer.IsValid() {
-				want[bfd.Key{IfIndex: c.ifi.Index, Peer: peer}] = bfdAsk{local: local, iface: c.name,
-					p: bfd.Params{Interval: b.Interval, Multiplier: b.Multiplier}}
+				want[bfd.Key{IfIndex: c.ifi.Index, Peer: peer}] = bfd.Want{Local: local, Iface: c.name, Params: bfd.Params{Interval: b.Interval, Multiplier: b.Multiplier}}
 			}
 		})
 	}
-	st := in.bfd
-	if st == nil {
+	if in.bfd == nil {
 		if len(want) == 0 {
 			return
 		}
-		st = &bfdState{mgr: in.opt.BFD, asked: map[bfd.Key]bfdAsk{}, up: map[bfd.Key]bool{}}
-		if st.mgr == nil {
-			st.mgr, st.shared = bfd.Acquire(in.opt.Logger), true
-		}
-		st.client = st.mgr.NewClient(func(ev bfd.Event) {
+		in.bfd = bfd.NewSessions(in.opt.BFD, in.opt.Logger, func(ev bfd.Event) {
 			// Never block the BFD goroutine; a full queue gets a goroutine.
 			if !in.lp.TryPost(bfdEvent{ev}) {
 				go in.lp.Post(bfdEvent{ev})
 			}
 		})
-		in.bfd = st
 	}
-	for k, a := range want {
-		if old, ok := st.asked[k]; !ok || old != a {
-			st.client.Set(k, a.local, a.iface, a.p)
-			st.asked[k] = a
-		}
-	}
-	for k := range st.asked {
-		if _, ok := want[k]; !ok {
-			st.client.Remove(k)
-			delete(st.asked, k)
-			delete(st.up, k)
-		}
-	}
+	in.bfd.Sync(want)
 }
 
 // onBFD takes an adjacency down when its session goes from Up to Down,
 // unless the peer said AdminDown (RFC 5882 §3.2: BFD was turned off
 // there, the neighbour itself is fine).
 func (in *Instance) onBFD(e bfd.Event) {
-	st := in.bfd
-	if st == nil {
+	if in.bfd == nil {
 		return
 	}
-	if _, ok := st.asked[e.Key]; !ok {
-		return // a session we no longer want
-	}
-	if e.State == packet.Up {
-		st.up[e.Key] = true
-		return
-	}
-	if !st.up[e.Key] || e.State != packet.Down {
-		return
-	}
-	delete(st.up, e.Key)
-	if e.Remote == packet.AdminDown {
+	failed, adminDown := in.bfd.Failed(e)
+	if adminDown {
 		in.log.Info("BFD session administratively down at the peer; adjacency kept", "peer", e.Key.Peer)
+		return
+	}
+	if !failed {
 		return
 	}
 	now := in.opt.Now()
@@ -176,11 +134,8 @@ func (in *Instance) onBFD(e bfd.Event) {
 
 // bfdClose gives the sessions and the shared manager back.
 func (in *Instance) bfdClose() {
-	if st := in.bfd; st != nil {
-		st.client.Close()
-		if st.shared {
-			bfd.Release(st.mgr)
-		}
+	if in.bfd != nil {
+		in.bfd.Close()
 		in.bfd = nil
 	}
 }

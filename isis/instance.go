@@ -99,7 +99,7 @@ type Instance struct {
 	// overloadSet is the overload bit set at run time (farectl isis
 	// overload), nil when the configured value is in force.
 	overloadSet *bool
-	bfd         *bfdState // BFD sessions of the adjacencies (bfd.go); nil: none
+	bfd         *bfd.Sessions // BFD sessions of the adjacencies (bfd.go); nil: none
 
 	stopOnce sync.Once
 	wg       sync.WaitGroup

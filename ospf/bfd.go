@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/fared/fared/bfd"
-	"github.com/fared/fared/bfd/packet"
 	"github.com/fared/fared/config"
 )
 
@@ -27,24 +26,10 @@ type Repairer interface {
 	NeighborUp(ifindex int, gws ...netip.Addr)
 }
 
-type bfdState struct {
-	mgr    *bfd.Manager
-	shared bool // bfd.Acquire'd: Release on close
-	client *bfd.Client
-	asked  map[bfd.Key]bfdAsk
-	up     map[bfd.Key]bool
-}
-
-type bfdAsk struct {
-	local netip.Addr
-	iface string
-	p     bfd.Params
-}
-
 type bfdEvent struct{ ev bfd.Event }
 
 func (in *Instance) bfdTick(now time.Time) {
-	want := map[bfd.Key]bfdAsk{}
+	want := map[bfd.Key]bfd.Want{}
 	for _, ifc := range in.ifaces {
 		b := config.EffectiveBFD(in.ocfg.BFD, ifc.cfg.BFD)
 		if b == nil || !ifc.running || ifc.cfg.Passive {
@@ -52,62 +37,36 @@ func (in *Instance) bfdTick(now time.Time) {
 		}
 		for _, n := range ifc.nbrs {
 			if n.state >= Nbr2Way {
-				want[bfd.Key{IfIndex: ifc.ifi.Index, Peer: n.addr}] = bfdAsk{local: ifc.addr.Addr(), iface: ifc.name,
-					p: bfd.Params{Interval: b.Interval, Multiplier: b.Multiplier}}
+				want[bfd.Key{IfIndex: ifc.ifi.Index, Peer: n.addr}] = bfd.Want{Local: ifc.addr.Addr(), Iface: ifc.name, Params: bfd.Params{Interval: b.Interval, Multiplier: b.Multiplier}}
 			}
 		}
 	}
-	st := in.bfd
-	if st == nil {
+	if in.bfd == nil {
 		if len(want) == 0 {
 			return
 		}
-		st = &bfdState{mgr: in.opt.BFD, asked: map[bfd.Key]bfdAsk{}, up: map[bfd.Key]bool{}}
-		if st.mgr == nil {
-			st.mgr, st.shared = bfd.Acquire(in.opt.Logger), true
-		}
-		st.client = st.mgr.NewClient(func(ev bfd.Event) {
+		in.bfd = bfd.NewSessions(in.opt.BFD, in.opt.Logger, func(ev bfd.Event) {
+			// Never block the BFD goroutine; a full queue gets a goroutine.
 			if !in.lp.TryPost(bfdEvent{ev}) {
 				go in.lp.Post(bfdEvent{ev})
 			}
 		})
-		in.bfd = st
 	}
-	for k, a := range want {
-		if old, ok := st.asked[k]; !ok || old != a {
-			st.client.Set(k, a.local, a.iface, a.p)
-			st.asked[k] = a
-		}
-	}
-	for k := range st.asked {
-		if _, ok := want[k]; !ok {
-			st.client.Remove(k)
-			delete(st.asked, k)
-			delete(st.up, k)
-		}
-	}
+	in.bfd.Sync(want)
 }
 
 // onBFD kills the neighbour whose session went from Up to Down, unless
 // the peer said AdminDown (RFC 5882 §3.2).
 func (in *Instance) onBFD(e bfd.Event) {
-	st := in.bfd
-	if st == nil {
+	if in.bfd == nil {
 		return
 	}
-	if _, ok := st.asked[e.Key]; !ok {
-		return
-	}
-	if e.State == packet.Up {
-		st.up[e.Key] = true
-		return
-	}
-	if !st.up[e.Key] || e.State != packet.Down {
-		return
-	}
-	delete(st.up, e.Key)
-	if e.Remote == packet.AdminDown {
+	failed, adminDown := in.bfd.Failed(e)
+	if adminDown {
 		in.log.Info("BFD session administratively down at the peer; neighbor kept", "peer", e.Key.Peer)
+		return
+	}
+	if !failed {
 		return
 	}
 	now := in.opt.Now()
@@ -127,11 +86,8 @@ func (in *Instance) onBFD(e bfd.Event) {
 }
 
 func (in *Instance) bfdClose() {
-	if st := in.bfd; st != nil {
-		st.client.Close()
-		if st.shared {
-			bfd.Release(st.mgr)
-		}
+	if in.bfd != nil {
+		in.bfd.Close()
 		in.bfd = nil
 	}
 }

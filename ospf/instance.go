@@ -104,7 +104,7 @@ type Instance struct {
 	// before the last change.
 	formerRIDs map[netip.Addr]time.Time
 	lastRID    netip.Addr
-	bfd        *bfdState // BFD sessions of the neighbours (bfd.go); nil: none
+	bfd        *bfd.Sessions // BFD sessions of the neighbours (bfd.go); nil: none
 
 	converged   atomic.Bool
 	lastChange  time.Time

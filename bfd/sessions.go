@@ -1,0 +1,89 @@
+package bfd
+
+import (
+	"log/slog"
+	"net/netip"
+
+	"github.com/fared/fared/bfd/packet"
+)
+
+// Sessions is one protocol instance's set of BFD sessions, owned by the
+// instance's loop: every tick the instance says which sessions it wants
+// (one per adjacency or neighbour that BFD guards) and Sync asks the
+// manager for the difference. IS-IS and OSPF share it; only what a session
+// guards differs.
+type Sessions struct {
+	mgr    *Manager
+	shared bool // Acquire'd: Release on Close
+	client *Client
+	asked  map[Key]Want
+	up     map[Key]bool // sessions Up (a Down only counts after Up)
+}
+
+// Want is a session an instance needs: from which local address, on which
+// interface, with which timers.
+type Want struct {
+	Local  netip.Addr
+	Iface  string
+	Params Params
+}
+
+// NewSessions starts a set on mgr, or on the process's shared manager when
+// mgr is nil. post receives every session event; it runs on the manager's
+// goroutine and must not block (post to the instance's loop).
+func NewSessions(mgr *Manager, log *slog.Logger, post func(Event)) *Sessions {
+	s := &Sessions{mgr: mgr, asked: map[Key]Want{}, up: map[Key]bool{}}
+	if s.mgr == nil {
+		s.mgr, s.shared = Acquire(log), true
+	}
+	s.client = s.mgr.NewClient(post)
+	return s
+}
+
+// Sync makes the sessions match want: missing or changed ones are set
+// (new timers go out by Poll/Final), unwanted ones removed.
+func (s *Sessions) Sync(want map[Key]Want) {
+	for k, w := range want {
+		if old, ok := s.asked[k]; !ok || old != w {
+			s.client.Set(k, w.Local, w.Iface, w.Params)
+			s.asked[k] = w
+		}
+	}
+	for k := range s.asked {
+		if _, ok := want[k]; !ok {
+			s.client.Remove(k)
+			delete(s.asked, k)
+			delete(s.up, k)
+		}
+	}
+}
+
+// Failed reports whether e is the failure of a session this set still
+// wants: it went from Up to Down, and the peer did not say AdminDown (RFC
+// 5882 §3.2: BFD turned off there; the neighbour itself is fine — adminDown
+// is then true). It records the Up and Down transitions.
+func (s *Sessions) Failed(e Event) (failed, adminDown bool) {
+	if _, ok := s.asked[e.Key]; !ok {
+		return false, false // a session no longer wanted
+	}
+	if e.State == packet.Up {
+		s.up[e.Key] = true
+		return false, false
+	}
+	if !s.up[e.Key] || e.State != packet.Down {
+		return false, false
+	}
+	delete(s.up, e.Key)
+	if e.Remote == packet.AdminDown {
+		return false, true
+	}
+	return true, false
+}
+
+// Close removes every session and gives a shared manager back.
+func (s *Sessions) Close() {
+	s.client.Close()
+	if s.shared {
+		Release(s.mgr)
+	}
+}
