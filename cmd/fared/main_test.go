@@ -97,6 +97,48 @@ func TestServeAndSIGTERM(t *testing.T) {
 	}
 }
 
+// $FARED_SOCKET steers farectl only: a daemon whose config names its
+// socket serves there even when the variable, exported for farectl, points
+// elsewhere (it once made the next start fail with "another daemon is
+// serving").
+func TestFaredSocketVariableSteersClientsOnly(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "configured.sock")
+	other := filepath.Join(dir, "exported.sock")
+	cfg := filepath.Join(dir, "ok.yaml")
+	os.WriteFile(cfg, []byte("hostname: t2\nrouter-id: 10.0.0.2\nsocket: "+sock+"\nisis:\n  areas: [49.0001]\n  interfaces:\n    - {name: absent0, type: p2p}\n"), 0o644)
+	cmd := exec.Command(bin, "-c", cfg)
+	cmd.Env = append(os.Environ(), "FARED_SOCKET="+other)
+	var log strings.Builder
+	cmd.Stderr = &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var st map[string]any
+		err := client.New(sock).GetJSON(context.Background(), "/status", &st)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not serving on the configured socket: %v\n%s", err, log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Fatalf("the daemon created $FARED_SOCKET's path: %v", err)
+	}
+	// The client side: with no --socket, the variable wins over the default.
+	t.Setenv("FARED_SOCKET", sock)
+	var st map[string]any
+	if err := client.New(client.SocketPath("")).GetJSON(context.Background(), "/status", &st); err != nil || st["hostname"] != "t2" {
+		t.Fatalf("client through $FARED_SOCKET: %v %v", err, st)
+	}
+}
+
 // fared in a fresh network namespace, as farelab and operators run it:
 // it warns that forwarding is off (at start and in status), follows the
 // namespace's links (a configured interface that appears and disappears
