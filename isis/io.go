@@ -46,10 +46,22 @@ func htons(v uint16) uint16 { return v<<8 | v>>8 }
 // OpenPacketPort opens the interface for IS-IS: binds to ETH_P_802_2 (the
 // kernel's protocol for LLC frames carrying a length, not an ethertype) and
 // joins the three IS-IS multicast groups.
-func OpenPacketPort(ifi *net.Interface) (Port, error) {
+func OpenPacketPort(ifi *net.Interface) (Port, error) { return OpenPacketPortSized(ifi, 0) }
+
+// OpenPacketPortSized is OpenPacketPort with a forced receive buffer of
+// rcvbuf bytes (SO_RCVBUFFORCE, needs CAP_NET_ADMIN) when rcvbuf > 0: a
+// load generator reading a whole fabric's floods needs more than the
+// default.
+func OpenPacketPortSized(ifi *net.Interface, rcvbuf int) (Port, error) {
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_802_2)))
 	if err != nil {
 		return nil, fmt.Errorf("isis: AF_PACKET socket on %s: %w", ifi.Name, err)
+	}
+	if rcvbuf > 0 {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcvbuf); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("isis: receive buffer on %s: %w", ifi.Name, err)
+		}
 	}
 	sll := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_802_2), Ifindex: ifi.Index}
 	if err := unix.Bind(fd, sll); err != nil {
