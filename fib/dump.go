@@ -22,7 +22,9 @@ type (
 
 func clockToDuration(v uint64) time.Duration { return time.Duration(v) * (time.Second / userHZ) }
 
-func parseNexthop(p []byte) (KernelNexthop, error) {
+// ParseNexthop decodes one RTM_NEWNEXTHOP/RTM_DELNEXTHOP payload (nhmsg and
+// its attributes), as a dump or a notification carries it.
+func ParseNexthop(p []byte) (KernelNexthop, error) {
 	var k KernelNexthop
 	if len(p) < unix.SizeofNhmsg {
 		return k, fmt.Errorf("short nhmsg")
@@ -108,7 +110,7 @@ func (c *conn) dumpNexthops() ([]KernelNexthop, error) {
 		if typ != unix.RTM_NEWNEXTHOP {
 			return nil
 		}
-		k, err := parseNexthop(p)
+		k, err := ParseNexthop(p)
 		if err != nil {
 			return fmt.Errorf("fib: parse nexthop: %w", err)
 		}
@@ -118,7 +120,10 @@ func (c *conn) dumpNexthops() ([]KernelNexthop, error) {
 	return out, err
 }
 
-func parseRoute(p []byte) (KernelRoute, bool, error) {
+// ParseRoute decodes one RTM_NEWROUTE/RTM_DELROUTE payload (rtmsg and its
+// attributes); ok is false for routes that are never ours (not unicast, or
+// IPv6 cache entries).
+func ParseRoute(p []byte) (KernelRoute, bool, error) {
 	var r KernelRoute
 	if len(p) < unix.SizeofRtMsg {
 		return r, false, fmt.Errorf("short rtmsg")
@@ -207,7 +212,7 @@ func (c *conn) dumpRoutes(keep func(*KernelRoute) bool) ([]KernelRoute, error) {
 			if typ != unix.RTM_NEWROUTE {
 				return nil
 			}
-			r, ok, err := parseRoute(p)
+			r, ok, err := ParseRoute(p)
 			if err != nil {
 				return fmt.Errorf("fib: parse route: %w", err)
 			}

@@ -226,7 +226,7 @@ func (w *nlWatch) drain(t *testing.T) (routes int, nh map[uint32]int) {
 			case unix.RTM_NEWROUTE, unix.RTM_DELROUTE:
 				routes++
 			case unix.RTM_NEWNEXTHOP, unix.RTM_DELNEXTHOP:
-				k, err := parseNexthop(m.Data)
+				k, err := ParseNexthop(m.Data)
 				if err != nil {
 					t.Fatal(err)
 				}

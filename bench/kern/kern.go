@@ -7,7 +7,6 @@
 package kern
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -21,7 +20,6 @@ import (
 	"github.com/fared/fared/bench/inject"
 	"github.com/fared/fared/fib"
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -207,28 +205,8 @@ func Diff(a, b map[netip.Prefix]Hops, max int) []string {
 type Event struct {
 	At      time.Time
 	Del     bool
-	Route   *fibRoute // route add/replace/delete, or nil
-	Nexthop *fibNH    // nexthop add/replace/delete, or nil
-}
-
-type fibRoute struct {
-	Prefix   netip.Prefix
-	Protocol uint8
-	Table    int
-	NhID     uint32
-	Paths    []fibPath
-}
-
-type fibPath struct {
-	Gateway netip.Addr
-	IfIndex int
-}
-
-type fibNH struct {
-	ID      uint32
-	Gateway netip.Addr
-	IfIndex int
-	Group   []uint32
+	Route   *fib.KernelRoute   // route add/replace/delete, or nil
+	Nexthop *fib.KernelNexthop // nexthop add/replace/delete, or nil
 }
 
 // Watcher records route and nexthop notifications of one namespace.
@@ -334,95 +312,23 @@ func (w *Watcher) Stop() {
 	}
 }
 
-var ne = binary.NativeEndian
-
+// parseEvent reads a notification with fib's own decoders.
 func parseEvent(typ uint16, p []byte) (Event, bool) {
 	switch typ {
 	case unix.RTM_NEWROUTE, unix.RTM_DELROUTE:
-		if len(p) < unix.SizeofRtMsg {
+		r, ok, err := fib.ParseRoute(p)
+		if err != nil || !ok {
 			return Event{}, false
 		}
-		r := &fibRoute{Protocol: p[5], Table: int(p[4])}
-		if p[7] != unix.RTN_UNICAST {
-			return Event{}, false
-		}
-		attrs, err := nl.ParseRouteAttr(p[unix.SizeofRtMsg:])
-		if err != nil {
-			return Event{}, false
-		}
-		var dst netip.Addr
-		var single fibPath
-		for _, a := range attrs {
-			switch a.Attr.Type {
-			case unix.RTA_DST:
-				dst, _ = netip.AddrFromSlice(a.Value)
-			case unix.RTA_TABLE:
-				r.Table = int(ne.Uint32(a.Value))
-			case 30: // RTA_NH_ID
-				r.NhID = ne.Uint32(a.Value)
-			case unix.RTA_GATEWAY:
-				single.Gateway, _ = netip.AddrFromSlice(a.Value)
-			case unix.RTA_OIF:
-				single.IfIndex = int(ne.Uint32(a.Value))
-			case unix.RTA_MULTIPATH:
-				r.Paths = parseMultipath(a.Value)
-			}
-		}
-		if !dst.IsValid() {
-			dst = netip.IPv4Unspecified()
-		}
-		r.Prefix = netip.PrefixFrom(dst, int(p[1]))
-		if r.NhID == 0 && r.Paths == nil {
-			r.Paths = []fibPath{single}
-		}
-		return Event{Del: typ == unix.RTM_DELROUTE, Route: r}, true
+		return Event{Del: typ == unix.RTM_DELROUTE, Route: &r}, true
 	case unix.RTM_NEWNEXTHOP, unix.RTM_DELNEXTHOP:
-		if len(p) < unix.SizeofNhmsg {
-			return Event{}, false
-		}
-		attrs, err := nl.ParseRouteAttr(p[unix.SizeofNhmsg:])
+		n, err := fib.ParseNexthop(p)
 		if err != nil {
 			return Event{}, false
 		}
-		n := &fibNH{}
-		for _, a := range attrs {
-			switch a.Attr.Type &^ unix.NLA_F_NESTED {
-			case unix.NHA_ID:
-				n.ID = ne.Uint32(a.Value)
-			case unix.NHA_OIF:
-				n.IfIndex = int(ne.Uint32(a.Value))
-			case unix.NHA_GATEWAY:
-				n.Gateway, _ = netip.AddrFromSlice(a.Value)
-			case unix.NHA_GROUP:
-				for v := a.Value; len(v) >= 8; v = v[8:] {
-					n.Group = append(n.Group, ne.Uint32(v))
-				}
-			}
-		}
-		return Event{Del: typ == unix.RTM_DELNEXTHOP, Nexthop: n}, true
+		return Event{Del: typ == unix.RTM_DELNEXTHOP, Nexthop: &n}, true
 	}
 	return Event{}, false
-}
-
-func parseMultipath(b []byte) []fibPath {
-	var out []fibPath
-	for len(b) >= unix.SizeofRtNexthop {
-		l := int(ne.Uint16(b))
-		if l < unix.SizeofRtNexthop || l > len(b) {
-			break
-		}
-		p := fibPath{IfIndex: int(int32(ne.Uint32(b[4:])))}
-		if attrs, err := nl.ParseRouteAttr(b[unix.SizeofRtNexthop:l]); err == nil {
-			for _, a := range attrs {
-				if a.Attr.Type == unix.RTA_GATEWAY {
-					p.Gateway, _ = netip.AddrFromSlice(a.Value)
-				}
-			}
-		}
-		out = append(out, p)
-		b = b[(l+3)&^3:]
-	}
-	return out
 }
 
 // Reached replays the events in order and returns the time of the first
@@ -488,8 +394,8 @@ func (w *Watcher) FirstChange(after time.Time) time.Time {
 type model struct {
 	names    map[int]string
 	want     map[netip.Prefix]Hops
-	routes   map[netip.Prefix]*fibRoute
-	nhs      map[uint32]*fibNH
+	routes   map[netip.Prefix]*fib.KernelRoute
+	nhs      map[uint32]*fib.KernelNexthop
 	refs     map[uint32]map[netip.Prefix]bool // nexthop id -> routes using it
 	memberOf map[uint32]map[uint32]bool       // nexthop id -> groups holding it
 	ok       map[netip.Prefix]bool
@@ -497,7 +403,7 @@ type model struct {
 }
 
 func newModel(names map[int]string, want map[netip.Prefix]Hops) *model {
-	return &model{names: names, want: want, routes: map[netip.Prefix]*fibRoute{}, nhs: map[uint32]*fibNH{},
+	return &model{names: names, want: want, routes: map[netip.Prefix]*fib.KernelRoute{}, nhs: map[uint32]*fib.KernelNexthop{},
 		refs: map[uint32]map[netip.Prefix]bool{}, memberOf: map[uint32]map[uint32]bool{}, ok: map[netip.Prefix]bool{}}
 }
 
@@ -532,16 +438,16 @@ func (m *model) apply(e Event) {
 	case e.Nexthop != nil:
 		n := e.Nexthop
 		if old := m.nhs[n.ID]; old != nil {
-			for _, id := range old.Group {
-				delete(m.memberOf[id], n.ID)
+			for _, g := range old.Group {
+				delete(m.memberOf[g.ID], n.ID)
 			}
 		}
 		if e.Del {
 			delete(m.nhs, n.ID)
 		} else {
 			m.nhs[n.ID] = n
-			for _, id := range n.Group {
-				addRef(m.memberOf, id, n.ID)
+			for _, g := range n.Group {
+				addRef(m.memberOf, g.ID, n.ID)
 			}
 		}
 		for p := range m.refs[n.ID] {
@@ -582,7 +488,7 @@ func (m *model) check(p netip.Prefix) {
 	}
 }
 
-func (m *model) hops(r *fibRoute) (Hops, bool) {
+func (m *model) hops(r *fib.KernelRoute) (Hops, bool) {
 	var out Hops
 	if r.NhID != 0 {
 		n := m.nhs[r.NhID]
@@ -592,8 +498,8 @@ func (m *model) hops(r *fibRoute) (Hops, bool) {
 		if len(n.Group) == 0 {
 			return Hops{{n.Gateway, m.names[n.IfIndex]}}, true
 		}
-		for _, id := range n.Group {
-			x := m.nhs[id]
+		for _, g := range n.Group {
+			x := m.nhs[g.ID]
 			if x == nil {
 				return nil, false
 			}

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/fared/fared/fib"
 )
 
 // Reached replays notifications: the table is reached when every wanted
@@ -14,13 +16,17 @@ func TestReached(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	nh := func(ms int, id uint32, gw netip.Addr, ifi int) Event {
-		return Event{At: at(ms), Nexthop: &fibNH{ID: id, Gateway: gw, IfIndex: ifi}}
+		return Event{At: at(ms), Nexthop: &fib.KernelNexthop{ID: id, Gateway: gw, IfIndex: ifi}}
 	}
 	grp := func(ms int, id uint32, members ...uint32) Event {
-		return Event{At: at(ms), Nexthop: &fibNH{ID: id, Group: members}}
+		n := &fib.KernelNexthop{ID: id}
+		for _, m := range members {
+			n.Group = append(n.Group, fib.GroupMember{ID: m, Weight: 1})
+		}
+		return Event{At: at(ms), Nexthop: n}
 	}
 	rt := func(ms int, pfx netip.Prefix, id uint32) Event {
-		return Event{At: at(ms), Route: &fibRoute{Prefix: pfx, Protocol: ProtoISIS, Table: 254, NhID: id}}
+		return Event{At: at(ms), Route: &fib.KernelRoute{Prefix: pfx, Protocol: ProtoISIS, Table: 254, NhID: id}}
 	}
 	w := &Watcher{names: map[int]string{7: "S0-1", 8: "S1-1"}}
 	want := map[netip.Prefix]Hops{
@@ -33,7 +39,7 @@ func TestReached(t *testing.T) {
 		rt(4, p, 3),
 		rt(5, q, 1),     // q done, p not yet
 		grp(6, 3, 1, 2), // p done: reached at 6
-		{At: at(7), Route: &fibRoute{Prefix: netip.MustParsePrefix("10.9.9.9/32"), Protocol: 11, Table: 254}}, // another protocol's: ignored
+		{At: at(7), Route: &fib.KernelRoute{Prefix: netip.MustParsePrefix("10.9.9.9/32"), Protocol: 11, Table: 254}}, // another protocol's: ignored
 	}
 	if got, ok := w.Reached(want, t0); !ok || !got.Equal(at(6)) {
 		t.Fatalf("reached %v %v, want at 6 ms", got, ok)
@@ -44,7 +50,7 @@ func TestReached(t *testing.T) {
 		t.Fatalf("reached %v %v, want at 12 ms", got, ok)
 	}
 	// A deletion at the end: not reached.
-	w.ev = append(w.ev, Event{At: at(13), Del: true, Route: &fibRoute{Prefix: q, Protocol: ProtoISIS, Table: 254}})
+	w.ev = append(w.ev, Event{At: at(13), Del: true, Route: &fib.KernelRoute{Prefix: q, Protocol: ProtoISIS, Table: 254}})
 	if _, ok := w.Reached(want, t0); ok {
 		t.Fatal("reached although q was deleted")
 	}
