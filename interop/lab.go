@@ -526,10 +526,6 @@ func (l *Lab) startNode(ctx context.Context, n *Node) error {
 }
 
 func (l *Lab) startFRR(ctx context.Context, n *Node) error {
-	uid, gid, err := frrIDs()
-	if err != nil {
-		return err
-	}
 	files := map[string]string{
 		"zebra.conf":           RenderZebra(n),
 		frrDaemon(n) + ".conf": renderFRRProtocol(n, l.Topo.Defaults),
@@ -537,29 +533,8 @@ func (l *Lab) startFRR(ctx context.Context, n *Node) error {
 	if n.BFD != nil {
 		files["bfdd.conf"] = RenderBFDd(n)
 	}
-	for f, s := range files {
-		if err := os.WriteFile(filepath.Join(n.Dir, f), []byte(s), 0o644); err != nil {
-			return err
-		}
-	}
-	// The daemons drop to frr:frr right after start and then write their
-	// pid files, and their sockets under /var/run/frr/<name>/.
-	sock := filepath.Join(frrStateDir, n.FRRName)
-	if err := os.MkdirAll(sock, 0o755); err != nil {
-		return err
-	}
-	for _, p := range []string{n.Dir, sock} {
-		if err := os.Chown(p, uid, gid); err != nil {
-			return err
-		}
-	}
-	// vtysh -N NAME reads /etc/frr/NAME/vtysh.conf and complains on
-	// stderr when it is missing.
-	etc := filepath.Join(frrConfDir, n.FRRName)
-	if err := os.MkdirAll(etc, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(etc, "vtysh.conf"), []byte(vtyshMarker+" lab "+l.Name+"\n"), 0o644); err != nil {
+	sock, err := WriteFRRFiles(n, l.Name, files)
+	if err != nil {
 		return err
 	}
 	for _, d := range frrDaemons(n) {
@@ -626,10 +601,46 @@ func (l *Lab) nudgeLinkParams(ctx context.Context, n *Node) error {
 	})
 }
 
+// WriteFRRFiles prepares node n of lab to run FRR daemons with -N
+// n.FRRName: it writes files (name → content) into n.Dir, creates the
+// daemons' state directory and gives both to the frr user (the daemons
+// drop to frr:frr right after start, then write their pid files and their
+// sockets under /var/run/frr/<name>/), and writes the vtysh.conf that
+// vtysh -N reads (it complains on stderr when missing), marked so Down
+// removes only ours. It returns the state directory.
+func WriteFRRFiles(n *Node, lab string, files map[string]string) (string, error) {
+	uid, gid, err := frrIDs()
+	if err != nil {
+		return "", err
+	}
+	for f, s := range files {
+		if err := os.WriteFile(filepath.Join(n.Dir, f), []byte(s), 0o644); err != nil {
+			return "", err
+		}
+	}
+	sock := filepath.Join(frrStateDir, n.FRRName)
+	if err := os.MkdirAll(sock, 0o755); err != nil {
+		return "", err
+	}
+	for _, p := range []string{n.Dir, sock} {
+		if err := os.Chown(p, uid, gid); err != nil {
+			return "", err
+		}
+	}
+	etc := filepath.Join(frrConfDir, n.FRRName)
+	if err := os.MkdirAll(etc, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(etc, "vtysh.conf"), []byte(vtyshMarker+" lab "+lab+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	return sock, nil
+}
+
 // FRRCommand returns the command line that starts an FRR daemon of n.
 // -P 0 disables the TCP vty: vtysh talks over the unix socket, and no
 // daemon listens on a port.
-func (l *Lab) FRRCommand(n *Node, daemon string) []string {
+func FRRCommand(n *Node, daemon string) []string {
 	return []string{"ip", "netns", "exec", n.Netns, filepath.Join(FRRDir, daemon),
 		"-N", n.FRRName,
 		"-f", filepath.Join(n.Dir, daemon+".conf"),
@@ -639,7 +650,7 @@ func (l *Lab) FRRCommand(n *Node, daemon string) []string {
 }
 
 func (l *Lab) startFRRDaemon(ctx context.Context, n *Node, daemon string) error {
-	argv := l.FRRCommand(n, daemon)
+	argv := FRRCommand(n, daemon)
 	pidFile := filepath.Join(n.Dir, daemon+".pid")
 	_ = os.Remove(pidFile)
 	// Output goes to a file, not a pipe: the daemonized child would keep a

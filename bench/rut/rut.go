@@ -24,7 +24,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -40,14 +39,6 @@ import (
 const (
 	FRR   = "frr"
 	Fared = "fared"
-)
-
-const (
-	frrStateDir = "/var/run/frr"
-	frrConfDir  = "/etc/frr"
-	// vtyshMarker is what interop writes first in the vtysh.conf files it
-	// creates; interop.Down removes only those.
-	vtyshMarker = "! farelab"
 )
 
 // Options of a run.
@@ -309,22 +300,8 @@ func (l *Lab) start(ctx context.Context, r *Router) error {
 	return fmt.Errorf("unknown kind %q", r.Kind)
 }
 
-func frrIDs() (int, int, error) {
-	u, err := user.Lookup("frr")
-	if err != nil {
-		return 0, 0, fmt.Errorf("FRR user: %w", err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return uid, gid, nil
-}
-
 func (l *Lab) startFRR(ctx context.Context, r *Router) error {
 	n := r.Node
-	uid, gid, err := frrIDs()
-	if err != nil {
-		return err
-	}
 	isisd := interop.RenderISISd(n, l.opts.Defaults)
 	if len(l.opts.FRRExtra) > 0 {
 		var add strings.Builder
@@ -333,31 +310,12 @@ func (l *Lab) startFRR(ctx context.Context, r *Router) error {
 		}
 		isisd = strings.Replace(isisd, " log-adjacency-changes\n", " log-adjacency-changes\n"+add.String(), 1)
 	}
-	for f, s := range map[string]string{"zebra.conf": interop.RenderZebra(n), "isisd.conf": isisd} {
-		if err := os.WriteFile(filepath.Join(n.Dir, f), []byte(s), 0o644); err != nil {
-			return err
-		}
-	}
-	sock := filepath.Join(frrStateDir, n.FRRName)
-	if err := os.MkdirAll(sock, 0o755); err != nil {
-		return err
-	}
-	for _, p := range []string{n.Dir, sock} {
-		if err := os.Chown(p, uid, gid); err != nil {
-			return err
-		}
-	}
-	etc := filepath.Join(frrConfDir, n.FRRName)
-	if err := os.MkdirAll(etc, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(etc, "vtysh.conf"), []byte(vtyshMarker+" lab "+l.Name+"\n"), 0o644); err != nil {
+	sock, err := interop.WriteFRRFiles(n, l.Name, map[string]string{"zebra.conf": interop.RenderZebra(n), "isisd.conf": isisd})
+	if err != nil {
 		return err
 	}
 	for _, d := range []string{"zebra", "isisd"} {
-		argv := []string{"ip", "netns", "exec", n.Netns, filepath.Join(interop.FRRDir, d), "-N", n.FRRName,
-			"-f", filepath.Join(n.Dir, d+".conf"), "-i", filepath.Join(n.Dir, d+".pid"),
-			"--log", "file:" + filepath.Join(n.Dir, d+".log"), "-P", "0", "-d"}
+		argv := interop.FRRCommand(n, d)
 		fmt.Fprintf(l.opts.Log, "+ %s\n", strings.Join(argv, " "))
 		// Output to a file, not a pipe: the daemonised child keeps it.
 		outPath := filepath.Join(n.Dir, d+".out")
