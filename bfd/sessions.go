@@ -13,6 +13,7 @@ import (
 // manager for the difference. IS-IS and OSPF share it; only what a session
 // guards differs.
 type Sessions struct {
+	log    *slog.Logger
 	mgr    *Manager
 	shared bool // Acquire'd: Release on Close
 	client *Client
@@ -32,7 +33,10 @@ type Want struct {
 // mgr is nil. post receives every session event; it runs on the manager's
 // goroutine and must not block (post to the instance's loop).
 func NewSessions(mgr *Manager, log *slog.Logger, post func(Event)) *Sessions {
-	s := &Sessions{mgr: mgr, asked: map[Key]Want{}, up: map[Key]bool{}}
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Sessions{log: log, mgr: mgr, asked: map[Key]Want{}, up: map[Key]bool{}}
 	if s.mgr == nil {
 		s.mgr, s.shared = Acquire(log), true
 	}
@@ -60,24 +64,25 @@ func (s *Sessions) Sync(want map[Key]Want) {
 
 // Failed reports whether e is the failure of a session this set still
 // wants: it went from Up to Down, and the peer did not say AdminDown (RFC
-// 5882 §3.2: BFD turned off there; the neighbour itself is fine — adminDown
-// is then true). It records the Up and Down transitions.
-func (s *Sessions) Failed(e Event) (failed, adminDown bool) {
+// 5882 §3.2: BFD was turned off there; the neighbour itself is fine, and
+// that is logged). It records the Up and Down transitions.
+func (s *Sessions) Failed(e Event) bool {
 	if _, ok := s.asked[e.Key]; !ok {
-		return false, false // a session no longer wanted
+		return false // a session no longer wanted
 	}
 	if e.State == packet.Up {
 		s.up[e.Key] = true
-		return false, false
+		return false
 	}
 	if !s.up[e.Key] || e.State != packet.Down {
-		return false, false
+		return false
 	}
 	delete(s.up, e.Key)
 	if e.Remote == packet.AdminDown {
-		return false, true
+		s.log.Info("BFD session administratively down at the peer; neighbour kept", "peer", e.Key.Peer, "ifindex", e.Key.IfIndex)
+		return false
 	}
-	return true, false
+	return true
 }
 
 // Close removes every session and gives a shared manager back.

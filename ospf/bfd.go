@@ -45,12 +45,7 @@ func (in *Instance) bfdTick(now time.Time) {
 		if len(want) == 0 {
 			return
 		}
-		in.bfd = bfd.NewSessions(in.opt.BFD, in.opt.Logger, func(ev bfd.Event) {
-			// Never block the BFD goroutine; a full queue gets a goroutine.
-			if !in.lp.TryPost(bfdEvent{ev}) {
-				go in.lp.Post(bfdEvent{ev})
-			}
-		})
+		in.bfd = bfd.NewSessions(in.opt.BFD, in.opt.Logger, func(ev bfd.Event) { in.lp.PostNoWait(bfdEvent{ev}) })
 	}
 	in.bfd.Sync(want)
 }
@@ -58,15 +53,7 @@ func (in *Instance) bfdTick(now time.Time) {
 // onBFD kills the neighbour whose session went from Up to Down, unless
 // the peer said AdminDown (RFC 5882 §3.2).
 func (in *Instance) onBFD(e bfd.Event) {
-	if in.bfd == nil {
-		return
-	}
-	failed, adminDown := in.bfd.Failed(e)
-	if adminDown {
-		in.log.Info("BFD session administratively down at the peer; neighbor kept", "peer", e.Key.Peer)
-		return
-	}
-	if !failed {
+	if in.bfd == nil || !in.bfd.Failed(e) {
 		return
 	}
 	now := in.opt.Now()

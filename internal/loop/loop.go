@@ -99,6 +99,16 @@ func (l *Loop) TryPost(ev any) bool {
 	}
 }
 
+// PostNoWait queues an event without ever blocking the caller and without
+// losing it: when the queue is full a goroutine waits in its place, so such
+// events may overtake each other. For producers that must not stall, such
+// as the BFD manager's one goroutine serving every instance.
+func (l *Loop) PostNoWait(ev any) {
+	if !l.TryPost(ev) {
+		go l.Post(ev)
+	}
+}
+
 // Query runs f inside the loop goroutine; f must copy what it returns.
 func (l *Loop) Query(ctx context.Context, f func()) error {
 	done := make(chan struct{})
