@@ -315,10 +315,12 @@ func MixBar(ai *Metrics, statics []*Metrics) (bar, info Verdict) {
 		}
 		if s.Util >= 0.95*ai.Util {
 			n++
+			verdict := fmt.Sprintf("beaten (mice p99 %s, PAUSEs %d)", us(s.MiceP99), s.Pauses)
 			if len(worse) > 0 {
 				bar.Pass = false
-				bar.Lines = append(bar.Lines, fmt.Sprintf("%s (util %.3f): %s", s.Variant, s.Util, strings.Join(worse, ", ")))
+				verdict = "fails: " + strings.Join(worse, ", ")
 			}
+			bar.Lines = append(bar.Lines, fmt.Sprintf("%s (util %.3f): %s", s.Variant, s.Util, verdict))
 		}
 		if ai.Util < 0.95*s.Util {
 			worse = append(worse, fmt.Sprintf("utilisation %.3f < 95%% of %.3f", ai.Util, s.Util))

@@ -162,7 +162,7 @@ func TestCompare(t *testing.T) {
 			}{{"bar: vs every static at >= 95% of AI ECN's utilisation", bar}, {"(a), information only: vs every static, keeping >= 95% of its utilisation", info}} {
 				fmt.Fprintf(&report, "\n%s, %s: %s\n", name, x.name, passStr(x.v.Pass))
 				for i, l := range x.v.Lines {
-					if i == 7 {
+					if i == 12 {
 						fmt.Fprintf(&report, "  ... %d more\n", len(x.v.Lines)-i)
 						break
 					}
