@@ -13,7 +13,10 @@ import (
 	"github.com/fared/fared/qos/model"
 )
 
-var full = flag.Bool("full", false, "run the full sweep and print the tables of docs/qos.md (minutes)")
+var (
+	full = flag.Bool("full", false, "run the full sweep and print the tables of docs/qos.md (minutes)")
+	seed = flag.Uint64("seed", 0, "simulation seed for every run (0: the scenario files' own)")
+)
 
 type scen struct {
 	name, file string
@@ -41,7 +44,7 @@ func runAll(t *testing.T, file string, vs []Variant, d time.Duration) []*Metrics
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i], errs[i] = Run(file, v, d)
+			out[i], errs[i] = Run(file, v, d, *seed)
 		}()
 	}
 	wg.Wait()
@@ -91,7 +94,7 @@ func TestCompare(t *testing.T) {
 			t.Errorf("%s: AI ECN made %d decisions, Adaptive RED %d: a tuner never acted", sc.name, r.ai.Decisions, r.ared.Decisions)
 		}
 		if !*full {
-			again, err := Run(sc.file, Variant{Kind: AIECN}, dur(sc))
+			again, err := Run(sc.file, Variant{Kind: AIECN}, dur(sc), *seed)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +115,7 @@ func TestCompare(t *testing.T) {
 		}
 	}
 	for i, sc := range scenarios {
-		m, err := Run(sc.file, Variant{Kind: AIECN, Models: models}, dur(sc))
+		m, err := Run(sc.file, Variant{Kind: AIECN, Models: models}, dur(sc), *seed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,6 +124,9 @@ func TestCompare(t *testing.T) {
 	}
 
 	var report strings.Builder
+	if *seed != 0 {
+		fmt.Fprintf(&report, "\nsimulation seed %d (the scenario files otherwise as they are)\n", *seed)
+	}
 	fmt.Fprintf(&report, "\nknown models from the pure scenarios' sweeps:")
 	for _, name := range []string{"elephants", "mice"} {
 		w := models[name]
@@ -149,18 +155,18 @@ func TestCompare(t *testing.T) {
 				}
 				continue
 			}
-			a, b := MixBar(m, r.statics)
+			bar, info := MixBar(m, r.statics)
 			for _, x := range []struct {
 				name string
 				v    Verdict
-			}{{"(a) vs every static, keeping >= 95% of its utilisation", a}, {"(b) vs every static at >= 95% of AI ECN's utilisation", b}} {
-				fmt.Fprintf(&report, "\n%s, bar %s: %s (%d static settings in the way)\n", name, x.name, passStr(x.v.Pass), len(x.v.Lines))
+			}{{"bar: vs every static at >= 95% of AI ECN's utilisation", bar}, {"(a), information only: vs every static, keeping >= 95% of its utilisation", info}} {
+				fmt.Fprintf(&report, "\n%s, %s: %s\n", name, x.name, passStr(x.v.Pass))
 				for i, l := range x.v.Lines {
-					if i == 6 {
+					if i == 12 {
 						fmt.Fprintf(&report, "  ... %d more\n", len(x.v.Lines)-i)
 						break
 					}
-					fmt.Fprintf(&report, "  fails against %s\n", l)
+					fmt.Fprintf(&report, "  %s\n", l)
 				}
 			}
 		}

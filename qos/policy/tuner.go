@@ -13,8 +13,9 @@ import (
 // chosen queues while traffic runs, from what the queues show. Two
 // algorithms share the sampling, limits and bookkeeping here:
 //
-//   - AI ECN (aiecn.go): fared's tuner of Kmin/Kmax from the queue's
-//     traffic model (elephant/mice split) and its utilisation;
+//   - AI ECN (aiecn.go): fared's tuner of Kmin/Kmax and Pmax from the
+//     queue's traffic model (elephant/mice split), utilisation, marks and
+//     depth;
 //   - Adaptive RED (ared.go): Linux sch_red's adaptive rule (max_p only),
 //     the baseline AI ECN is measured against.
 //
@@ -42,7 +43,8 @@ type TunerConfig struct {
 	MinThreshold, MaxThreshold uint64
 	// MinProb and MaxProb bound Pmax (percent).
 	MinProb, MaxProb int
-	// UtilTarget is the port utilisation AI ECN keeps (0..1).
+	// UtilTarget is the lowest port utilisation AI ECN keeps (0..1); it
+	// holds the utilisation between it and (1 + UtilTarget) / 2.
 	UtilTarget float64
 	// Models are AI ECN's known traffic models given by the operator
 	// (measured offline, e.g. by bench/aiecn's sweeps): the thresholds a

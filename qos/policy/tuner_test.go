@@ -41,58 +41,140 @@ func tunerQueue(t *testing.T, cfg TunerConfig) (*ECNTuner, *tunedQueue) {
 	return tu, q
 }
 
-// TestAIECNRules walks AI ECN's rules with hand-computed thresholds
-// (limits 1K..140K, Kmax/Kmin = 5 from the profile).
-func TestAIECNRules(t *testing.T) {
-	tu, q := tunerQueue(t, TunerConfig{Algorithm: AlgoAIECN, Prios: model.PriosOf(3), MinThreshold: 1000, MaxThreshold: 140_000, UtilTarget: 0.9})
-	a := tu.alg
-	step := func(o Observation, wantMin, wantMax uint64, what string) {
+// aiStepper feeds observations to AI ECN's decide as the tuner does
+// (the decision clamped, applied only when it gives a reason) and checks
+// Kmin/Kmax/Pmax after each.
+func aiStepper(t *testing.T, tu *ECNTuner, q *tunedQueue) func(o Observation, wantMin, wantMax uint64, wantProb int, what string) {
+	return func(o Observation, wantMin, wantMax uint64, wantProb int, what string) {
 		t.Helper()
-		w, why := a.decide(q, o)
+		w, why := tu.alg.decide(q, o)
 		w = q.clamp(w)
 		if why != "" {
 			q.cur = w
 		}
-		if w.Min != wantMin || w.Max != wantMax {
-			t.Fatalf("%s: %d/%d (%q), want %d/%d", what, w.Min, w.Max, why, wantMin, wantMax)
+		if q.cur.Min != wantMin || q.cur.Max != wantMax || q.cur.Prob != wantProb {
+			t.Fatalf("%s: %d/%d/%d%% (%q), want %d/%d/%d%%", what, q.cur.Min, q.cur.Max, q.cur.Prob, why, wantMin, wantMax, wantProb)
 		}
 	}
-	mixed := Observation{Util: 0.95, MiceShare: 0.2}
-	step(Observation{Util: 0.01, MiceShare: 0.2}, 20_000, 100_000, "idle: no model yet")
-	step(mixed, 20_000, 100_000, "first busy interval: model mixed, the configured profile")
-	o := mixed
-	o.Util, o.Marks = 0.5, 10
-	step(o, 25_000, 125_000, "under-utilised with marks and mice: x1.25")
-	step(o, 31_250, 140_000, "again: Kmax stops at the limit")
-	o = mixed
-	o.MinDepth = 3000
-	// 0.9 - 0.2 x 0.2 = 0.86
-	step(o, 26_875, 134_375, "full link, standing queue: x0.86")
-	step(mixed, 26_875, 134_375, "full link, queue drained: hold")
-	el := Observation{Util: 0.6, Marks: 5, MiceShare: 0.005}
-	step(el, 26_875, 134_375, "elephants seen once: pending, hold")
-	step(el, 20_000, 100_000, "elephants twice: switch, new model, configured profile")
-	step(el, 16_000, 80_000, "elephants alone under-utilised with marks: x0.8")
-	step(Observation{Util: 0.95, MiceShare: 0}, 16_000, 80_000, "elephants, full link, queue drained: hold")
-	step(Observation{Util: 0.95, MiceShare: 0}, 16_000, 80_000, "hold (the model has settled)")
-	step(mixed, 16_000, 80_000, "mixed once: pending")
-	step(mixed, 26_875, 134_375, "mixed again: known model, its remembered Kmin")
-	el.Util = 0.95
-	step(el, 26_875, 134_375, "elephants once")
-	step(el, 16_000, 80_000, "elephants again: remembered 16K (it settled: 3 intervals)")
-	if q.model != "elephants" {
-		t.Errorf("model %q", q.model)
-	}
+}
+
+func aiConfig() TunerConfig {
+	return TunerConfig{Algorithm: AlgoAIECN, Prios: model.PriosOf(3), MinThreshold: 1000, MaxThreshold: 140_000, UtilTarget: 0.9}
+}
+
+// TestAIECNElephants walks rules E1-E3 by hand: profile 20K/100K/10%
+// (Kmax/Kmin 5), limits 1K..140K, Pmax 1..100%, target 0.9, so the band
+// is [0.9, 0.95].
+func TestAIECNElephants(t *testing.T) {
+	tu, q := tunerQueue(t, aiConfig())
+	step := aiStepper(t, tu, q)
+	step(Observation{Util: 0.01}, 20_000, 100_000, 10, "idle: nothing learnt")
+	step(Observation{Util: 1, MiceShare: 0}, 20_000, 100_000, 10, "first busy interval: model elephants, the configured profile")
+	step(Observation{Util: 0.97, MaxDepth: 30_000}, 10_000, 50_000, 10, "E1: above the band, Kmin / 2")
+	step(Observation{Util: 0.97, MaxDepth: 3000}, 3000, 15_000, 10, "E1: the deepest queue (3K) is below 10K / 2")
+	step(Observation{Util: 0.97}, 1000, 5000, 10, "E1: an empty queue: straight to the floor (min-threshold)")
+	step(Observation{Util: 0.97}, 1000, 5000, 20, "E1 at the floor: Pmax x 2")
+	step(Observation{Util: 0.92, Marks: 5}, 1000, 5000, 20, "in the band: hold")
+	step(Observation{Util: 0.96}, 1000, 5000, 40, "E1: Pmax x 2")
+	step(Observation{Util: 0.96}, 1000, 5000, 80, "E1: Pmax x 2")
+	step(Observation{Util: 0.96}, 1000, 5000, 100, "E1: Pmax x 2, at most the bound")
+	step(Observation{Util: 0.96}, 1000, 5000, 100, "E1: nothing left to probe")
+	low := Observation{Util: 0.85, Marks: 10}
+	step(low, 1000, 5000, 100, "E2: below the target with marks, falling: 1st interval")
+	step(low, 1000, 5000, 100, "E2: 2nd")
+	step(low, 1000, 5000, 50, "E2: 3rd: Pmax back to 50%, the cap here")
+	step(Observation{Util: 0.96}, 1000, 5000, 50, "E1: at the floor and the cap: hold")
+	// Recovering: 0.70, 0.80, 0.88 rises 0.09 an interval, 0.88 + 3 x
+	// 0.09 >= 0.9: the count starts again.
+	step(Observation{Util: 0.7, Marks: 10}, 1000, 5000, 50, "E2: 1st")
+	step(Observation{Util: 0.8, Marks: 10}, 1000, 5000, 50, "E2: 2nd (0.80 vs 0.96 two intervals back: not rising)")
+	step(Observation{Util: 0.88, Marks: 10}, 1000, 5000, 50, "recovering: the count starts again")
+	flat := Observation{Util: 0.8, Marks: 10}
+	step(flat, 1000, 5000, 50, "E2: 1st (0.80 vs 0.80)")
+	step(flat, 1000, 5000, 50, "E2: 2nd")
+	step(flat, 1000, 5000, 25, "E2: Pmax back to 25%")
+	step(flat, 1000, 5000, 25, "E2: 1st")
+	step(flat, 1000, 5000, 25, "E2: 2nd")
+	step(flat, 1000, 5000, 12, "E2: Pmax back to 12% (25 / 2 in whole percents)")
+	step(flat, 1000, 5000, 12, "E2: 1st")
+	step(flat, 1000, 5000, 12, "E2: 2nd")
+	step(flat, 1000, 5000, 10, "E2: Pmax back to 10%, not below the configured one")
+	step(flat, 1000, 5000, 10, "E2: 1st")
+	step(flat, 1000, 5000, 10, "E2: 2nd")
+	step(flat, 2000, 10_000, 10, "E2: Pmax at the configured one: Kmin x 2, the model's floor")
+	step(Observation{Util: 0.97}, 2000, 10_000, 10, "E1: at the new floor and cap: hold")
+}
+
+// TestAIECNMice walks rules M1-M3 by hand (same queue as above, mice 20%
+// of bytes: model mixed).
+func TestAIECNMice(t *testing.T) {
+	tu, q := tunerQueue(t, aiConfig())
+	step := aiStepper(t, tu, q)
+	low := Observation{Util: 0.5, Marks: 10, MiceShare: 0.2}
+	step(low, 20_000, 100_000, 10, "first busy interval: model mixed, the configured profile")
+	step(low, 20_000, 100_000, 10, "watching the interval after a change")
+	// Flat at 0.5: shortfall 0.4, Kmin x (1 + 2 x 0.4 / 0.9) = x 1.8889:
+	// 37778, Kmax 188889 capped at 140K.
+	step(low, 37_778, 140_000, 10, "M1")
+	step(low, 37_778, 140_000, 10, "watching")
+	paused := low
+	paused.Pauses = 2
+	step(paused, 37_778, 140_000, 10, "M1 never with PAUSEs")
+	step(Observation{Util: 0.85, Marks: 5, MiceShare: 0.2}, 37_778, 140_000, 10, "0.5 -> 0.85: rising, hold")
+	// 0.8 after 0.5 two intervals back is still rising (0.8 + 3 x 0.15);
+	// then 0.8 after 0.85: trend 0, shortfall 0.1, x 1.2222: 46173.
+	step(Observation{Util: 0.8, Marks: 5, MiceShare: 0.2}, 37_778, 140_000, 10, "rising, hold")
+	step(Observation{Util: 0.8, Marks: 5, MiceShare: 0.2}, 46_173, 140_000, 10, "M1 with the trend's shortfall")
+	full := Observation{Util: 0.97, MeanDepth: 20_000, MiceShare: 0.2}
+	step(full, 46_173, 140_000, 10, "watching")
+	// Kmin x (0.9 - 0.2 x 0.2) = x 0.86: 39709; Pmax x 2.
+	step(full, 39_709, 140_000, 20, "M2")
+	step(full, 39_709, 140_000, 20, "watching")
+	step(full, 34_149, 140_000, 40, "M2 again (Kmax 170747 capped)")
+	step(Observation{Util: 0.92, Marks: 3, MeanDepth: 5000, MiceShare: 0.2}, 34_149, 140_000, 40, "watching")
+	step(Observation{Util: 0.92, Marks: 3, MeanDepth: 5000, MiceShare: 0.2}, 34_149, 140_000, 40, "in the band: hold")
+	step(Observation{Util: 0.97, MiceShare: 0.2}, 34_149, 140_000, 40, "above the band, queue empty: hold")
 	// Kmin rises to at most 90% of the limit.
-	o = mixed
-	o.Util, o.Marks, o.MiceShare = 0.5, 1, 0.005
 	for i := 0; i < 20; i++ {
-		w, _ := a.decide(q, Observation{Util: 0.5, Marks: 1, MiceShare: 0.2})
-		q.cur = q.clamp(w)
+		w, why := tu.alg.decide(q, low)
+		if why != "" {
+			q.cur = q.clamp(w)
+		}
 	}
 	if q.cur.Min != 126_000 || q.cur.Max != 140_000 {
 		t.Errorf("after many raises %d/%d, want 126000/140000", q.cur.Min, q.cur.Max)
 	}
+}
+
+// TestAIECNModels: model changes, memory and phase changes, by hand.
+func TestAIECNModels(t *testing.T) {
+	tu, q := tunerQueue(t, aiConfig())
+	step := aiStepper(t, tu, q)
+	el := Observation{Util: 0.92, MiceShare: 0}
+	step(el, 20_000, 100_000, 10, "elephants, the configured profile")
+	step(Observation{Util: 0.97, MaxDepth: 30_000}, 10_000, 50_000, 10, "E1")
+	step(el, 10_000, 50_000, 10, "hold (2nd interval in the model)")
+	step(el, 10_000, 50_000, 10, "hold (3rd: the average starts at 10K)")
+	step(el, 10_000, 50_000, 10, "hold")
+	step(Observation{Util: 0.97, MaxDepth: 0}, 1000, 5000, 10, "E1 to the floor (the average is still 10K)")
+	step(Observation{Util: 0.92, MiceShare: 0.05}, 1000, 5000, 10, "mostly-elephants, next model: seen once, pending")
+	step(el, 1000, 5000, 10, "elephants again")
+	mixed := Observation{Util: 0.92, MiceShare: 0.2}
+	step(mixed, 20_000, 100_000, 10, "mixed, two models away: a phase change, taken at once; new, across the mice divide: the configured profile")
+	step(mixed, 20_000, 100_000, 10, "hold (watching)")
+	step(mixed, 20_000, 100_000, 10, "hold")
+	step(mixed, 20_000, 100_000, 10, "hold: settled")
+	// Elephants' remembered Kmin: the average starts at its 3rd interval
+	// (10K), then takes the Kmin in force in each later one with weight
+	// 0.25: 10K, 10K (the interval that moved it to 1K), 1K (the pending
+	// interval counts for nothing): 10K x 0.1^0.25 = 5623.4; Kmax 28117.
+	step(el, 5623, 28_117, 10, "elephants: known, its averaged Kmin")
+	full := Observation{Util: 0.97, MaxDepth: 30_000}
+	step(full, 5623, 28_117, 10, "watching after the jump: 1")
+	step(full, 5623, 28_117, 10, "2")
+	step(full, 5623, 28_117, 10, "3")
+	step(full, 2812, 14_059, 10, "E1 again: 2811.7, Kmax 14058.5")
+	step(mixed, 20_000, 100_000, 10, "mixed: known, the configured profile it kept")
 }
 
 // TestAIECNConfiguredModel: a known model from the configuration is
