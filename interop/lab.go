@@ -115,6 +115,12 @@ func Up(ctx context.Context, t *Topology, o Options) (*Lab, error) {
 					return nil, fmt.Errorf("node %s: FRR not installed (%v); apt-get install frr", n.Name, err)
 				}
 			}
+		case "bird":
+			for _, b := range []string{"bird", "birdc"} {
+				if _, err := exec.LookPath(b); err != nil {
+					return nil, fmt.Errorf("node %s: %s not found (apt-get install bird2)", n.Name, b)
+				}
+			}
 		case "fared", "host":
 			if n.runsFared() && l.FaredBin == "" {
 				if l.FaredBin, err = findBin(o.FaredBin, "fared"); err != nil {
@@ -518,6 +524,8 @@ func (l *Lab) startNode(ctx context.Context, n *Node) error {
 		return l.startFared(ctx, n)
 	case "host":
 		return l.startHost(ctx, n)
+	case "bird":
+		return l.startBIRDNode(ctx, n)
 	}
 	return fmt.Errorf("node %s: unknown kind %q", n.Name, n.Kind)
 }
@@ -709,6 +717,8 @@ func (l *Lab) startFared(ctx context.Context, n *Node) error {
 // sockets, fared's control socket.
 func (l *Lab) waitReady(ctx context.Context, n *Node) error {
 	switch n.Kind {
+	case "bird":
+		return l.waitBIRD(ctx, n)
 	case "frr":
 		d := frrDaemon(n)
 		sock := filepath.Join(frrStateDir, n.FRRName, d+".vty")
