@@ -326,3 +326,24 @@ func (p *tparser) checkBIRDNode(v *yaml.Node, what string, n *NodeSpec, seen map
 		}
 	}
 }
+
+// BIRDNeighbor is one row of `birdc show ospf neighbors`.
+type BIRDNeighbor struct {
+	RouterID, State, Interface, Address string
+}
+
+// ParseBIRDNeighbors parses `show ospf neighbors` into rows (a router
+// met on two interfaces is two rows, unlike BIRDOSPFNeighbors):
+//
+//	Router ID   	Pri	     State     	DTime	Interface  Router IP
+//	10.255.0.1  	  0	Full/PtP  	 2.974	f1-1       10.254.0.0
+func ParseBIRDNeighbors(out string) []BIRDNeighbor {
+	var rows []BIRDNeighbor
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 6 && strings.Count(f[0], ".") == 3 && strings.Contains(f[2], "/") {
+			rows = append(rows, BIRDNeighbor{RouterID: f[0], State: f[2], Interface: f[4], Address: f[5]})
+		}
+	}
+	return rows
+}

@@ -106,3 +106,14 @@ Global
 		t.Error("bad sequence number: no error")
 	}
 }
+
+func TestParseBIRDNeighbors(t *testing.T) {
+	out := "BIRD 2.0.12 ready.\nlab:\nRouter ID   \tPri\t     State     \tDTime\tInterface  Router IP\n" +
+		"10.255.0.3  \t  0\tFull/PtP  \t 2.974\tf2-1       10.254.0.3\n" +
+		"10.255.0.3  \t  1\tFull/BDR  \t 2.975\tseg        10.253.0.3\n"
+	got := ParseBIRDNeighbors(out)
+	want := []BIRDNeighbor{{"10.255.0.3", "Full/PtP", "f2-1", "10.254.0.3"}, {"10.255.0.3", "Full/BDR", "seg", "10.253.0.3"}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("%+v", got)
+	}
+}
