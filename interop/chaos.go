@@ -1,0 +1,65 @@
+package interop
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// KillDaemon sends sig to one daemon of a node ("fared", "zebra",
+// "isisd", "ospfd", "bird", "lldpd"), e.g. SIGKILL to isisd while zebra
+// lives on. After SIGKILL it waits until the process is gone.
+func (l *Lab) KillDaemon(ctx context.Context, node, daemon string, sig syscall.Signal) error {
+	n, err := l.node(node)
+	if err != nil {
+		return err
+	}
+	p, ok := l.daemons(n)[daemon]
+	if !ok {
+		return fmt.Errorf("node %s: %s is not running", node, daemon)
+	}
+	fmt.Fprintf(l.opts.Log, "kill -%d %s %s (pid %d)\n", sig, node, daemon, p)
+	if err := syscall.Kill(p, sig); err != nil {
+		return fmt.Errorf("node %s: kill %s: %w", node, daemon, err)
+	}
+	if sig == syscall.SIGKILL {
+		if left := waitGone([]int{p}, 5*time.Second); len(left) > 0 {
+			return fmt.Errorf("node %s: %s (pid %d) survives SIGKILL", node, daemon, p)
+		}
+	}
+	return nil
+}
+
+// StartDaemon starts one stopped daemon of a node: an FRR node's
+// routing daemon next to its running zebra (with the TE nudge the lab
+// gives at start), or the daemon of a fared or bird node (StartNode).
+func (l *Lab) StartDaemon(ctx context.Context, node, daemon string) error {
+	n, err := l.node(node)
+	if err != nil {
+		return err
+	}
+	running := l.daemons(n)
+	if _, ok := running[daemon]; ok {
+		return fmt.Errorf("node %s: %s is already running", node, daemon)
+	}
+	if n.Kind != "frr" {
+		return l.StartNode(ctx, node)
+	}
+	if daemon != frrDaemon(n) {
+		return fmt.Errorf("node %s: StartDaemon starts %s, not %s (use StartNode)", node, frrDaemon(n), daemon)
+	}
+	if _, ok := running["zebra"]; !ok {
+		return fmt.Errorf("node %s: zebra is not running (use StartNode)", node)
+	}
+	if err := l.startFRRDaemon(ctx, n, daemon); err != nil {
+		return err
+	}
+	if err := l.nudgeLinkParams(ctx, n); err != nil {
+		return err
+	}
+	if err := l.waitReady(ctx, n); err != nil {
+		return err
+	}
+	return l.save()
+}
