@@ -44,16 +44,25 @@ func (r *Runner) settle(ctx context.Context, label string) bool {
 	deadline := t0.Add(r.cfg.Settle)
 	// Every round runs every check: one that held may break again while
 	// another converges, and all must hold at once.
+	var lastBad []string
+	nextLog := t0.Add(10 * time.Second)
 	for {
-		bad := 0
+		var bad []string
 		for _, c := range checks {
 			last[c.name] = c.f(ctx)
 			if last[c.name] != nil {
-				bad++
+				bad = append(bad, c.name)
 			}
 		}
-		if bad == 0 {
+		if len(bad) == 0 {
 			break
+		}
+		lastBad = bad
+		if time.Now().After(nextLog) {
+			nextLog = time.Now().Add(10 * time.Second)
+			for _, name := range bad {
+				r.logf("%s: after %v still not %s: %.400v", label, time.Since(t0).Round(time.Second), name, last[name])
+			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			for _, c := range checks {
@@ -73,6 +82,9 @@ func (r *Runner) settle(ctx context.Context, label string) bool {
 	}
 	if label != "initial" {
 		r.rep.Settle = append(r.rep.Settle, took)
+		for _, name := range lastBad {
+			r.rep.LastToHold[name]++
+		}
 	}
 	r.logf("%s: all invariants hold after %v", label, took.Round(time.Millisecond))
 	r.res.sample(ctx, r)

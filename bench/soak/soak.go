@@ -73,9 +73,12 @@ type Report struct {
 	Failures []string
 	// Settle is, per cycle, how long after the burst every invariant
 	// held (the first check round that passed them all).
-	Settle    []time.Duration
-	Resources []Lifetime
-	Elapsed   time.Duration
+	Settle []time.Duration
+	// LastToHold counts, per invariant, the bursts after which it was
+	// still failing in the last round before all held.
+	LastToHold map[string]int
+	Resources  []Lifetime
+	Elapsed    time.Duration
 }
 
 // event is one planned disturbance.
@@ -112,7 +115,7 @@ func New(l *interop.Lab, cfg Config) *Runner {
 	return &Runner{
 		l: l, cfg: cfg,
 		rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed50a4)),
-		rep: &Report{Seed: cfg.Seed, Events: map[string]int{}, Checks: map[string]int{}},
+		rep: &Report{Seed: cfg.Seed, Events: map[string]int{}, Checks: map[string]int{}, LastToHold: map[string]int{}},
 		res: newResources(),
 	}
 }
@@ -372,6 +375,9 @@ func (rep *Report) String() string {
 		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 		fmt.Fprintf(&b, "  settle after a burst: median %v, max %v (%d bursts)\n",
 			s[len(s)/2].Round(time.Millisecond), s[len(s)-1].Round(time.Millisecond), len(s))
+	}
+	for _, k := range sortedKeys(rep.LastToHold) {
+		fmt.Fprintf(&b, "  last to hold: %-36s %4d bursts\n", k, rep.LastToHold[k])
 	}
 	for _, lt := range rep.Resources {
 		fmt.Fprintf(&b, "  fared %-4s pid %-7d samples %3d goroutines %d->%d (max %d) fds %d->%d (max %d) threads %d->%d\n",
