@@ -188,6 +188,21 @@ func digest(db map[string]lsdbRow) string {
 	return strings.Join(s, "\n")
 }
 
+// onlyIn lists the digest lines of a that b lacks.
+func onlyIn(a, b string) string {
+	in := map[string]bool{}
+	for _, l := range strings.Split(b, "\n") {
+		in[l] = true
+	}
+	var out []string
+	for _, l := range strings.Split(a, "\n") {
+		if !in[l] {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
 // checkLSDB: within each fabric every node holds the same live LSPs/LSAs.
 func (r *Runner) checkLSDB(ctx context.Context) error {
 	first := map[string]string{}
@@ -204,7 +219,8 @@ func (r *Runner) checkLSDB(ctx context.Context) error {
 		if f, ok := first[n.Protocol]; !ok {
 			first[n.Protocol], firstNode[n.Protocol] = d, n.Name
 		} else if d != f {
-			return fmt.Errorf("%s databases differ: %s has\n%s\n%s has\n%s", n.Protocol, firstNode[n.Protocol], f, n.Name, d)
+			return fmt.Errorf("%s databases differ: only %s has [%s]; only %s has [%s]", n.Protocol,
+				firstNode[n.Protocol], onlyIn(f, d), n.Name, onlyIn(d, f))
 		}
 	}
 	return nil
