@@ -207,6 +207,7 @@ func onlyIn(a, b string) string {
 func (r *Runner) checkLSDB(ctx context.Context) error {
 	first := map[string]string{}
 	firstNode := map[string]string{}
+	var diffs []string
 	for _, n := range r.l.Nodes {
 		db, err := r.db(ctx, n)
 		if err != nil {
@@ -219,9 +220,11 @@ func (r *Runner) checkLSDB(ctx context.Context) error {
 		if f, ok := first[n.Protocol]; !ok {
 			first[n.Protocol], firstNode[n.Protocol] = d, n.Name
 		} else if d != f {
-			return fmt.Errorf("%s databases differ: only %s has [%s]; only %s has [%s]", n.Protocol,
-				firstNode[n.Protocol], onlyIn(f, d), n.Name, onlyIn(d, f))
+			diffs = append(diffs, fmt.Sprintf("%s lacks [%s] has [%s]", n.Name, onlyIn(f, d), onlyIn(d, f)))
 		}
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("databases differ from %v's: %s", firstNode, strings.Join(diffs, "; "))
 	}
 	return nil
 }
