@@ -601,7 +601,7 @@ func (l *Lab) nudgeLinkParams(ctx context.Context, n *Node) error {
 	// Nudge until isisd reports TE parameters on every interface: an
 	// update that arrives before isisd has its circuits from zebra is lost
 	// as well.
-	return Poll(ctx, 20*time.Second, "node "+n.Name+": isisd TE link parameters", func() error {
+	return Poll(ctx, 20*time.Second, "node "+n.Name+": "+frrDaemon(n)+" TE link parameters", func() error {
 		out, err := l.Vtysh(ctx, n.Name, teInterfaceCommand(n))
 		if err != nil {
 			return err

@@ -10,8 +10,6 @@
 // so a seed replays the same sequence of events (timing aside).
 package soak
 
-import "strings"
-
 // Topology is the soak lab: in each fabric two spines and three leaves,
 // every leaf on both spines with unequal bandwidths (so fared writes real
 // weights), fared and FRR mixed at both stages. fared nodes expose
@@ -48,13 +46,5 @@ links:
 // namespace.
 const metricsURL = "http://127.0.0.1:9342/metrics"
 
-// fabricOf names the fabric of a node of Topology: "isis" or "ospf".
-func fabricOf(node string) string {
-	if strings.HasPrefix(node, "i") {
-		return "isis"
-	}
-	return "ospf"
-}
-
-// isLeaf: leaves are il*/ol*.
+// isLeaf: leaves of Topology are il*/ol*.
 func isLeaf(node string) bool { return len(node) > 1 && node[1] == 'l' }
