@@ -45,6 +45,7 @@ func (r *Runner) settle(ctx context.Context, label string) bool {
 	// Every round runs every check: one that held may break again while
 	// another converges, and all must hold at once.
 	var lastBad []string
+	remedied := map[string]bool{}
 	nextLog := t0.Add(10 * time.Second)
 	for {
 		var bad []string
@@ -58,6 +59,9 @@ func (r *Runner) settle(ctx context.Context, label string) bool {
 			break
 		}
 		lastBad = bad
+		if time.Since(t0) > 10*time.Second {
+			r.remedyFRR(ctx, label, remedied)
+		}
 		if time.Now().After(nextLog) {
 			nextLog = time.Now().Add(10 * time.Second)
 			for _, name := range bad {
@@ -89,6 +93,50 @@ func (r *Runner) settle(ctx context.Context, label string) bool {
 	r.logf("%s: all invariants hold after %v", label, took.Round(time.Millisecond))
 	r.res.sample(ctx, r)
 	return true
+}
+
+// rejectedRE matches a route of `show ip route` the kernel refused
+// ("I>r 10.255.0.3/32 ...").
+var rejectedRE = regexp.MustCompile(`(?m)^[A-Za-z][> ]r .*$`)
+
+// remedyFRR restarts an FRR node whose zebra has routes the kernel
+// rejected, once per settle. FRR 8.4.4's zebra, after its isisd or ospfd
+// was killed and started again, sometimes installs ECMP routes with a
+// nexthop group id the kernel does not have ("Extended Error: Nexthop id
+// does not exist", "Route install failed"); the route stays rejected and
+// the node unreachable over it until zebra restarts. That is FRR's bug,
+// not fared's: it is noted, and the node restarted so the soak goes on.
+func (r *Runner) remedyFRR(ctx context.Context, label string, done map[string]bool) {
+	for _, n := range r.l.Nodes {
+		if n.Kind != "frr" || done[n.Name] {
+			continue
+		}
+		out, err := r.l.Vtysh(ctx, n.Name, "show ip route")
+		if err != nil {
+			continue
+		}
+		rej := rejectedRE.FindAllString(out, -1)
+		if len(rej) == 0 {
+			continue
+		}
+		done[n.Name] = true
+		r.note("%s: FRR %s: kernel rejected %d zebra routes (%s); zebra.log: %s; restarting the node", label, n.Name, len(rej),
+			strings.TrimSpace(rej[0]), lastMatch(filepath.Join(n.Dir, "zebra.log"), "Extended Error"))
+		if err := r.l.RestartNode(ctx, n.Name); err != nil {
+			r.fail("%s: restart %s: %v", label, n.Name, err)
+		}
+	}
+}
+
+func lastMatch(path, sub string) string {
+	b, _ := os.ReadFile(path)
+	last := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, sub) {
+			last = l
+		}
+	}
+	return last
 }
 
 // --- databases ---

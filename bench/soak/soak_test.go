@@ -155,3 +155,20 @@ func TestPlanDeterministic(t *testing.T) {
 		}
 	}
 }
+
+func TestRejectedRE(t *testing.T) {
+	// FRR 8.4.4 `show ip route` on a leaf whose zebra lost its nexthop
+	// groups (soak, seed 20261124).
+	out := `I>* 10.254.0.0/31 [115/20] via 10.254.0.5, is1-1, weight 1, 00:00:10
+I   10.254.0.4/31 [115/20] via 10.254.0.5, is1-1 inactive, weight 1, 00:00:10
+C>* 10.254.0.4/31 is directly connected, is1-1, 00:09:58
+I>r 10.255.0.3/32 [115/20] via 10.254.0.5, is1-1, weight 1, 00:00:10
+  r                        via 10.254.0.7, is2-1, weight 1, 00:00:10
+C>* 10.255.0.4/32 is directly connected, lo, 00:12:43
+I>r 10.255.0.5/32 [115/20] via 10.254.0.5, is1-1, weight 1, 00:00:10
+`
+	got := rejectedRE.FindAllString(out, -1)
+	if len(got) != 2 || !strings.HasPrefix(got[0], "I>r 10.255.0.3/32") || !strings.HasPrefix(got[1], "I>r 10.255.0.5/32") {
+		t.Fatalf("%q", got)
+	}
+}
