@@ -14,11 +14,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// BIRD is a BIRD 2 daemon (Debian's bird2) running in a lab node's
-// namespace in place of the node's FRR daemons: the lab built the node's
-// namespace, links and addresses; StartBIRD stops FRR there and starts
-// bird with a rendered config. Until farelab has a BIRD node kind, this
-// is how tests talk to BIRD.
+// BIRD is a BIRD 2 daemon (Debian's bird2) in a lab node's namespace:
+// a node of kind bird (Lab.BIRD), or one StartBIRD put in place of an FRR
+// node's daemons.
 type BIRD struct {
 	l    *Lab
 	node string
