@@ -117,3 +117,14 @@ func TestParseBIRDNeighbors(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+func TestParseUpInterfaces(t *testing.T) {
+	out := "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode DEFAULT group default qlen 1000\\    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00\n" +
+		"2: is1-1@if2: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP mode DEFAULT group default qlen 1000\\    link/ether 3a:1f:6e:2b:6a:0e brd ff:ff:ff:ff:ff:ff link-netns x-is1\n" +
+		"3: is2-1@if3: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc noqueue state LOWERLAYERDOWN mode DEFAULT group default qlen 1000\\    link/ether 3a:1f:6e:2b:6a:0f brd ff:ff:ff:ff:ff:ff link-netns x-is2\n" +
+		"4: is3-1@if4: <BROADCAST,MULTICAST> mtu 1500 qdisc noqueue state DOWN mode DEFAULT group default qlen 1000\\    link/ether 3a:1f:6e:2b:6a:10 brd ff:ff:ff:ff:ff:ff link-netns x-is3\n"
+	up := parseUpInterfaces(out)
+	if len(up) != 1 || !up["is1-1"] {
+		t.Fatalf("%v", up)
+	}
+}

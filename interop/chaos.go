@@ -3,6 +3,8 @@ package interop
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -62,4 +64,33 @@ func (l *Lab) StartDaemon(ctx context.Context, node, daemon string) error {
 		return err
 	}
 	return l.save()
+}
+
+// upInterfaces returns the interfaces of a node whose operational state
+// is up (`ip -o link`: "state UP").
+func (l *Lab) upInterfaces(ctx context.Context, n *Node) (map[string]bool, error) {
+	out, err := run(ctx, io.Discard, "ip", "-n", n.Netns, "-o", "link", "show")
+	if err != nil {
+		return nil, err
+	}
+	return parseUpInterfaces(string(out)), nil
+}
+
+// parseUpInterfaces reads `ip -o link show`: "2: is1-1@if3: <...> mtu
+// 1500 ... state UP mode DEFAULT ...".
+func parseUpInterfaces(out string) map[string]bool {
+	up := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
+		for i := 2; i+1 < len(f); i++ {
+			if f[i] == "state" && f[i+1] == "UP" {
+				up[name] = true
+			}
+		}
+	}
+	return up
 }

@@ -606,9 +606,16 @@ func (l *Lab) nudgeLinkParams(ctx context.Context, n *Node) error {
 		if err != nil {
 			return err
 		}
+		// An interface that is down (a test took the link down while
+		// the daemon restarted) gets no TE parameters until it is up
+		// again: waiting for it would only time out.
+		up, err := l.upInterfaces(ctx, n)
+		if err != nil {
+			return err
+		}
 		var missing []string
 		for _, f := range n.Interfaces {
-			if !f.Edge && !teParamsShown(n, out, f.Name) {
+			if !f.Edge && up[f.Name] && !teParamsShown(n, out, f.Name) {
 				missing = append(missing, f.Name)
 			}
 		}

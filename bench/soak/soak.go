@@ -324,16 +324,7 @@ func (r *Runner) do(ctx context.Context, e *event, undo bool) error {
 	case EvKillISISd, EvKillOSPFd:
 		d := strings.TrimPrefix(e.kind, "kill-")
 		if undo {
-			err := l.StartDaemon(ctx, e.node, d)
-			if err != nil && strings.Contains(err.Error(), "TE link parameters") {
-				// FRR 8.4.4: a routing daemon restarted next to a running
-				// zebra sometimes never takes an interface's TE link
-				// parameters, nudge or not (seen once in 8 kill-ospfd).
-				// An FRR limit, not fared's: note it, restart the node.
-				r.note("%s on %s: %v; restarting the node", e, e.node, err)
-				return l.RestartNode(ctx, e.node)
-			}
-			return err
+			return l.StartDaemon(ctx, e.node, d)
 		}
 		return l.KillDaemon(ctx, e.node, d, syscall.SIGKILL)
 	case EvRestartFared, EvRestartFRR:
