@@ -124,7 +124,7 @@ func TestParseUpInterfaces(t *testing.T) {
 		"3: is2-1@if3: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc noqueue state LOWERLAYERDOWN mode DEFAULT group default qlen 1000\\    link/ether 3a:1f:6e:2b:6a:0f brd ff:ff:ff:ff:ff:ff link-netns x-is2\n" +
 		"4: is3-1@if4: <BROADCAST,MULTICAST> mtu 1500 qdisc noqueue state DOWN mode DEFAULT group default qlen 1000\\    link/ether 3a:1f:6e:2b:6a:10 brd ff:ff:ff:ff:ff:ff link-netns x-is3\n"
 	up := parseUpInterfaces(out)
-	if len(up) != 1 || !up["is1-1"] {
+	if len(up) != 2 || !up["is1-1"] || !up["lo"] {
 		t.Fatalf("%v", up)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -66,8 +67,11 @@ func (l *Lab) StartDaemon(ctx context.Context, node, daemon string) error {
 	return l.save()
 }
 
-// upInterfaces returns the interfaces of a node whose operational state
-// is up (`ip -o link`: "state UP").
+// upInterfaces returns the interfaces of a node that are up with a
+// carrier: flags UP and LOWER_UP in `ip -o link`. (Not the "state"
+// field: the kernel's link watcher sets the operational state up to a
+// second late, and a daemon started right after the lab built the links
+// would see them as down.)
 func (l *Lab) upInterfaces(ctx context.Context, n *Node) (map[string]bool, error) {
 	out, err := run(ctx, io.Discard, "ip", "-n", n.Netns, "-o", "link", "show")
 	if err != nil {
@@ -76,20 +80,19 @@ func (l *Lab) upInterfaces(ctx context.Context, n *Node) (map[string]bool, error
 	return parseUpInterfaces(string(out)), nil
 }
 
-// parseUpInterfaces reads `ip -o link show`: "2: is1-1@if3: <...> mtu
-// 1500 ... state UP mode DEFAULT ...".
+// parseUpInterfaces reads `ip -o link show`: "2: is1-1@if3:
+// <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 ...".
 func parseUpInterfaces(out string) map[string]bool {
 	up := map[string]bool{}
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
-		if len(f) < 2 {
+		if len(f) < 3 {
 			continue
 		}
 		name, _, _ := strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
-		for i := 2; i+1 < len(f); i++ {
-			if f[i] == "state" && f[i+1] == "UP" {
-				up[name] = true
-			}
+		flags := strings.Split(strings.Trim(f[2], "<>"), ",")
+		if slices.Contains(flags, "UP") && slices.Contains(flags, "LOWER_UP") {
+			up[name] = true
 		}
 	}
 	return up
