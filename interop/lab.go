@@ -115,6 +115,12 @@ func Up(ctx context.Context, t *Topology, o Options) (*Lab, error) {
 					return nil, fmt.Errorf("node %s: FRR not installed (%v); apt-get install frr", n.Name, err)
 				}
 			}
+		case "bird":
+			for _, b := range []string{"bird", "birdc"} {
+				if _, err := exec.LookPath(b); err != nil {
+					return nil, fmt.Errorf("node %s: %s not found (apt-get install bird2)", n.Name, b)
+				}
+			}
 		case "fared", "host":
 			if n.runsFared() && l.FaredBin == "" {
 				if l.FaredBin, err = findBin(o.FaredBin, "fared"); err != nil {
@@ -521,6 +527,8 @@ func (l *Lab) startNode(ctx context.Context, n *Node) error {
 		return l.startFared(ctx, n)
 	case "host":
 		return l.startHost(ctx, n)
+	case "bird":
+		return l.startBIRDNode(ctx, n)
 	}
 	return fmt.Errorf("node %s: unknown kind %q", n.Name, n.Kind)
 }
@@ -574,14 +582,21 @@ func (l *Lab) nudgeLinkParams(ctx context.Context, n *Node) error {
 	// Nudge until isisd reports TE parameters on every interface: an
 	// update that arrives before isisd has its circuits from zebra is lost
 	// as well.
-	return Poll(ctx, 20*time.Second, "node "+n.Name+": isisd TE link parameters", func() error {
+	return Poll(ctx, 20*time.Second, "node "+n.Name+": "+frrDaemon(n)+" TE link parameters", func() error {
 		out, err := l.Vtysh(ctx, n.Name, teInterfaceCommand(n))
+		if err != nil {
+			return err
+		}
+		// An interface that is down (a test took the link down while
+		// the daemon restarted) gets no TE parameters until it is up
+		// again: waiting for it would only time out.
+		up, err := l.upInterfaces(ctx, n)
 		if err != nil {
 			return err
 		}
 		var missing []string
 		for _, f := range n.Interfaces {
-			if !f.Edge && !teParamsShown(n, out, f.Name) {
+			if !f.Edge && up[f.Name] && !teParamsShown(n, out, f.Name) {
 				missing = append(missing, f.Name)
 			}
 		}
@@ -726,6 +741,8 @@ func (l *Lab) startFared(ctx context.Context, n *Node) error {
 // sockets, fared's control socket.
 func (l *Lab) waitReady(ctx context.Context, n *Node) error {
 	switch n.Kind {
+	case "bird":
+		return l.waitBIRD(ctx, n)
 	case "frr":
 		d := frrDaemon(n)
 		sock := filepath.Join(frrStateDir, n.FRRName, d+".vty")

@@ -152,6 +152,8 @@ func (l *Lab) daemons(n *Node) map[string]int {
 	switch {
 	case n.runsFared():
 		names = []string{"fared"}
+	case n.Kind == "bird":
+		names = []string{"bird"}
 	case n.Kind == "host" && n.Agent == AgentLLDPD:
 		names = []string{"lldpd"}
 	case n.Kind == "host":
@@ -194,7 +196,7 @@ func (l *Lab) StopNode(ctx context.Context, node string) error {
 		return err
 	}
 	d := l.daemons(n)
-	for _, name := range []string{"isisd", "ospfd", "bfdd", "zebra", "fared", "lldpd"} {
+	for _, name := range []string{"isisd", "ospfd", "bfdd", "zebra", "fared", "lldpd", "bird"} {
 		if p, ok := d[name]; ok {
 			fmt.Fprintf(l.opts.Log, "stopping %s %s (pid %d)\n", node, name, p)
 			if err := terminate([]int{p}, 10*time.Second); err != nil {

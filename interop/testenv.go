@@ -124,6 +124,8 @@ func dumpLogs(t testing.TB, l *Lab) {
 			files = []string{"fared.log"}
 		case "host":
 			files = []string{"fared.log", "lldpd.log"}
+		case "bird":
+			files = []string{"bird.log"}
 		}
 		for _, f := range files {
 			s := tail(filepath.Join(n.Dir, f), 4000)

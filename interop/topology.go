@@ -395,9 +395,11 @@ func (p *tparser) topology(data []byte) *Topology {
 			p.keys(v, what, fields)
 			switch {
 			case n.Kind == "":
-				p.errf(v, "%s: missing kind (frr, fared or host)", what)
-			case n.Kind != "frr" && n.Kind != "fared" && n.Kind != "host":
-				p.errf(v, "%s: kind %q: want frr, fared or host", what, n.Kind)
+				p.errf(v, "%s: missing kind (frr, fared, bird or host)", what)
+			case n.Kind != "frr" && n.Kind != "fared" && n.Kind != "host" && n.Kind != "bird":
+				p.errf(v, "%s: kind %q: want frr, fared, bird or host", what, n.Kind)
+			case n.Kind == "bird":
+				p.checkBIRDNode(v, what, &n, seen)
 			}
 			p.checkINOFNode(v, what, &n, seen)
 			if n.Kind == "host" && n.BFD != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -159,7 +160,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	var labName string
 	execCmd := &cobra.Command{
 		Use:   "exec NODE [--lab NAME] -- CMD...",
-		Short: "Run a command in a node's namespace (farectl and vtysh get the node's socket or path space)",
+		Short: "Run a command in a node's namespace (farectl, vtysh and birdc get the node's socket or path space)",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 1 {
@@ -333,6 +334,11 @@ func execArgv(l *interop.Lab, n *interop.Node, cmd []string) ([]string, error) {
 			return nil, fmt.Errorf("node %s is %s: vtysh needs an frr node", n.Name, n.Kind)
 		}
 		cmd = append([]string{"vtysh", "-N", n.FRRName}, cmd[1:]...)
+	case "birdc":
+		if n.Kind != "bird" {
+			return nil, fmt.Errorf("node %s is %s: birdc needs a bird node", n.Name, n.Kind)
+		}
+		cmd = append([]string{"birdc", "-s", filepath.Join(n.Dir, "bird.ctl")}, cmd[1:]...)
 	}
 	return append([]string{"ip", "netns", "exec", n.Netns}, cmd...), nil
 }
@@ -352,8 +358,11 @@ func printSummary(w io.Writer, l *interop.Lab) {
 		if n.Socket != "" {
 			ctl = n.Socket
 		}
+		if n.Kind == "bird" {
+			ctl = filepath.Join(n.Dir, "bird.ctl")
+		}
 		var pids []string
-		for _, d := range []string{"zebra", "isisd", "ospfd", "fared", "lldpd"} {
+		for _, d := range []string{"zebra", "isisd", "ospfd", "fared", "lldpd", "bird"} {
 			if p, ok := n.Pids[d]; ok {
 				pids = append(pids, fmt.Sprintf("%s=%d", d, p))
 			}

@@ -12,7 +12,7 @@ import (
 )
 
 func TestExecArgv(t *testing.T) {
-	topo, err := interop.ParseTopology([]byte("name: x\nnodes:\n  r1: {kind: frr}\n  f1: {kind: fared}\nlinks:\n  - {a: r1, b: f1}\n"))
+	topo, err := interop.ParseTopology([]byte("name: x\nnodes:\n  r1: {kind: frr}\n  f1: {kind: fared}\n  b1: {kind: bird, protocol: ospf}\nlinks:\n  - {a: r1, b: f1}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,6 +29,7 @@ func TestExecArgv(t *testing.T) {
 		{"f1", []string{"farectl", "show", "isis", "neighbors"}, "ip netns exec x-f1 /usr/local/bin/farectl -s /run/farelab/x/f1/fared.sock show isis neighbors"},
 		{"r1", []string{"vtysh", "-c", "show isis neighbor"}, "ip netns exec x-r1 vtysh -N x-r1 -c show isis neighbor"},
 		{"r1", []string{"ip", "route"}, "ip netns exec x-r1 ip route"},
+		{"b1", []string{"birdc", "show", "ospf", "neighbors"}, "ip netns exec x-b1 birdc -s /run/farelab/x/b1/bird.ctl show ospf neighbors"},
 	} {
 		argv, err := execArgv(l, l.Node(tc.node), tc.cmd)
 		if err != nil || strings.Join(argv, " ") != tc.want {
@@ -37,6 +38,9 @@ func TestExecArgv(t *testing.T) {
 	}
 	if _, err := execArgv(l, l.Node("r1"), []string{"farectl"}); err == nil {
 		t.Error("farectl on an frr node: no error")
+	}
+	if _, err := execArgv(l, l.Node("r1"), []string{"birdc"}); err == nil {
+		t.Error("birdc on an frr node: no error")
 	}
 }
 
