@@ -185,6 +185,27 @@ func (b *Builder) AddPrefix(node string, p Prefix) {
 	b.prefixes = append(b.prefixes, p)
 }
 
+// AddLinkIndex is AddLink for nodes already known by their Node index: a
+// protocol that keys its nodes by binary id need not format every link's
+// ends as text.
+func (b *Builder) AddLinkIndex(from, to int32, l Link) {
+	l.From, l.To = from, to
+	b.links = append(b.links, l)
+}
+
+// AddPrefixIndex is AddPrefix for a node known by its Node index.
+func (b *Builder) AddPrefixIndex(node int32, p Prefix) {
+	p.Node = node
+	b.prefixes = append(b.prefixes, p)
+}
+
+// Grow makes room for that many more links and prefixes, so that a
+// builder filled from a large database allocates its lists once.
+func (b *Builder) Grow(links, prefixes int) {
+	b.links = slices.Grow(b.links, links)
+	b.prefixes = slices.Grow(b.prefixes, prefixes)
+}
+
 // AddAdjacency records one of Self's adjacencies.
 func (b *Builder) AddAdjacency(a Adjacency) { b.adjs = append(b.adjs, a) }
 
