@@ -159,6 +159,15 @@ func (e *lspEntry) tlvs() packet.TLVs {
 	return nil
 }
 
+// nodeKey packs a node id into a map key that hashes fast.
+func nodeKey(n packet.NodeID) uint64 {
+	var k uint64
+	for _, c := range n {
+		k = k<<8 | uint64(c)
+	}
+	return k
+}
+
 // buildGraph turns one level's database into an lsdb snapshot. A node's
 // LSPs count only while its fragment 0 is live (ISO 10589 §7.2.5).
 func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
@@ -178,8 +187,8 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 	// Nodes first, each from its live fragment 0, in id order; they get
 	// indices 0, 1, ... in that order. node maps a node id to its index;
 	// neighbours without a database entry get theirs as links name them.
-	node := make(map[packet.NodeID]int32, len(ids))
-	live := make(map[packet.NodeID]bool, len(ids)) // fragment 0 live
+	node := make(map[uint64]int32, len(ids))
+	live := make(map[uint64]bool, len(ids)) // fragment 0 live
 	for _, id := range ids {
 		e := lv.db[id]
 		if e.remaining(now) == 0 {
@@ -195,20 +204,21 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 		nid := id.NodeID()
 		n := lsdb.Node{ID: nid.String(), Pseudo: nid.Pseudo() != 0, Overload: e.lsp.Overload(), Attached: e.lsp.Attached(),
 			Name: t.name, RouterID: t.routerID}
-		node[nid] = b.AddNode(n)
-		live[nid] = true
+		node[nodeKey(nid)] = b.AddNode(n)
+		live[nodeKey(nid)] = true
 	}
 	b.Grow(nl, np)
 	index := func(nid packet.NodeID) int32 {
-		i, ok := node[nid]
+		k := nodeKey(nid)
+		i, ok := node[k]
 		if !ok {
 			i = b.Node(nid.String())
-			node[nid] = i
+			node[k] = i
 		}
 		return i
 	}
 	for _, f := range frags {
-		nid := f.id.NodeID()
+		nid := nodeKey(f.id.NodeID())
 		if !live[nid] {
 			continue
 		}
@@ -245,9 +255,9 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 			}
 			nid := f.id.NodeID()
 			if nid.Pseudo() == 0 && nid.SystemID() != in.sysID && lv.db[f.id].lsp.Attached() {
-				b.AddPrefixIndex(node[nid], lsdb.Prefix{Prefix: netip.PrefixFrom(netip.IPv4Unspecified(), 0)})
+				b.AddPrefixIndex(node[nodeKey(nid)], lsdb.Prefix{Prefix: netip.PrefixFrom(netip.IPv4Unspecified(), 0)})
 				if in.ipv6() {
-					b.AddPrefixIndex(node[nid], lsdb.Prefix{Prefix: netip.PrefixFrom(netip.IPv6Unspecified(), 0)})
+					b.AddPrefixIndex(node[nodeKey(nid)], lsdb.Prefix{Prefix: netip.PrefixFrom(netip.IPv6Unspecified(), 0)})
 				}
 			}
 		}
@@ -272,5 +282,7 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 			b.AddAdjacency(la)
 		}
 	}
-	return b.Build(packet.MakeNodeID(in.sysID, 0).String())
+	// Links were added grouped by their node, in node order: the graph
+	// takes the builder's list over.
+	return b.Finish(packet.MakeNodeID(in.sysID, 0).String())
 }
