@@ -446,9 +446,13 @@ func (m *Manager) compute(protocols []string, triggers []string) {
 	prev := m.snap.Load()
 	snap := m.build()
 	snap.Computed = m.cfg.Now()
+	t1 := snap.Computed
 	synced, fibErr := m.install(snap)
+	t2 := m.cfg.Now()
 	changed := diffRoutes(prev.Routes, snap.Routes)
-	entry := spf.LogEntry{At: start, Trigger: joinTriggers(triggers), Kind: kind, Duration: m.cfg.Now().Sub(start), Nodes: nodes, RoutesChanged: changed}
+	end := m.cfg.Now()
+	entry := spf.LogEntry{At: start, Trigger: joinTriggers(triggers), Kind: kind, Duration: end.Sub(start),
+		Compute: t1.Sub(start) + end.Sub(t2), Install: t2.Sub(t1), Nodes: nodes, RoutesChanged: changed}
 	m.spfLog.Add(entry)
 	if m.cfg.Observe != nil {
 		m.cfg.Observe(Observation{SPF: entry, Synced: synced, FIB: snap.FIB, FIBErrors: countErrors(fibErr), Reweighted: reweighted(prev.Routes, snap.Routes)})
