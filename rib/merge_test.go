@@ -1,8 +1,10 @@
 package rib
 
 import (
+	"math"
 	"math/rand/v2"
 	"net/netip"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -68,5 +70,25 @@ func TestMergeWalksMatchMaps(t *testing.T) {
 		if got, want := reweighted(a, b), reweightedMap(a, b); got != want {
 			t.Fatalf("reweighted %d, map %d\na %+v\nb %+v", got, want, a, b)
 		}
+	}
+}
+
+// TestSameHopSeesEveryFloat: sameHop compares the float fields of a next
+// hop bit for bit; a float field added to NextHop must be added there.
+func TestSameHopSeesEveryFloat(t *testing.T) {
+	floats := 0
+	v := reflect.ValueOf(NextHop{})
+	for i := range v.NumField() {
+		if v.Field(i).Kind() == reflect.Float64 {
+			floats++
+		}
+	}
+	if floats != 7 {
+		t.Fatalf("NextHop has %d float64 fields; sameHop compares 7", floats)
+	}
+	a := NextHop{Weight: 0}
+	b := NextHop{Weight: math.Copysign(0, -1)}
+	if sameHop(a, b) || !sameHop(a, a) {
+		t.Fatal("sameHop does not tell 0 from -0")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"net/netip"
 	"slices"
 	"sort"
@@ -444,7 +445,7 @@ func (m *Manager) compute(protocols []string, triggers []string) {
 		nodes += len(ls.g.Nodes)
 	}
 	prev := m.snap.Load()
-	snap := m.build()
+	snap := m.build(prev.Routes)
 	snap.Computed = m.cfg.Now()
 	t1 := snap.Computed
 	synced, fibErr := m.install(snap)
@@ -540,10 +541,13 @@ func (m *Manager) armRetry() {
 	time.AfterFunc(250*time.Millisecond, func() { m.retry <- struct{}{} })
 }
 
-// build merges the levels (see better) and resolves next hops. The
-// routes' next hops, advertisers and path bandwidths are carved out of
-// one allocation each (a 5-stage leaf has 65,000 next hops).
-func (m *Manager) build() *Snapshot {
+// build merges the levels (see better) and resolves next hops. A route
+// whose next hops come out as they are in prev (the last snapshot's
+// routes, sorted) shares prev's slice: snapshots are immutable, and after
+// a bandwidth change most routes keep theirs (a 5-stage leaf has 65,000
+// next hops). New next hops and the advertisers are carved out of a few
+// large allocations.
+func (m *Manager) build(prev []Route) *Snapshot {
 	snap := &Snapshot{Routes: []Route{}}
 	maxW := uint32(255)
 	if m.cfg.FIB != nil && m.cfg.FIB.Capabilities().Weight16 {
@@ -574,7 +578,7 @@ func (m *Manager) build() *Snapshot {
 		}
 	}
 	snap.Routes = make([]Route, 0, nRoutes)
-	st := &routeStore{hops: make([]NextHop, 0, nHops), advs: make([]string, 0, nAdvs)}
+	st := &routeStore{prev: prev, need: nHops, advs: make([]string, 0, nAdvs)}
 	byPrefix := make(map[netip.Prefix]int, nRoutes)
 	kinds := make([]pathKind, 0, nRoutes) // of snap.Routes, while merging
 	bbActive := m.ospfBackboneActive()
@@ -636,8 +640,11 @@ func cmpRoute(a, b Route) int {
 // hops and advertisers are a window of these (appends beyond a window's
 // end would reallocate, never overwrite a neighbour's).
 type routeStore struct {
-	hops []NextHop
+	prev []Route   // the last snapshot's, sorted by prefix
+	hops []NextHop // the current chunk of new next hops
+	need int       // next hops still to place at most (sizes the chunks)
 	advs []string
+	tmp  []NextHop // one route's next hops, before they are kept
 	// Per-route scratch, reused: hop resolutions, their order, weights,
 	// kernel weights and advertiser indices.
 	res  []resolved
@@ -645,6 +652,40 @@ type routeStore struct {
 	ws   []float64
 	q    []uint32
 	advN []int32
+}
+
+// keep returns hops as a route's next hops: the previous snapshot's slice
+// for the prefix when equal, else a copy in the current chunk.
+func (st *routeStore) keep(p netip.Prefix, hops []NextHop) []NextHop {
+	st.need -= len(hops)
+	if i, ok := slices.BinarySearchFunc(st.prev, p, func(r Route, p netip.Prefix) int {
+		switch {
+		case prefixLess(r.Prefix, p):
+			return -1
+		case prefixLess(p, r.Prefix):
+			return 1
+		}
+		return 0
+	}); ok && slices.EqualFunc(st.prev[i].NextHops, hops, sameHop) {
+		return st.prev[i].NextHops
+	}
+	if cap(st.hops)-len(st.hops) < len(hops) {
+		// Chunks of up to 4096 next hops (~880 kB): all of them when
+		// nothing is shared, little waste when most are.
+		st.hops = make([]NextHop, 0, max(len(hops), min(st.need+len(hops), 4096)))
+	}
+	h0 := len(st.hops)
+	st.hops = append(st.hops, hops...)
+	return st.hops[h0:len(st.hops):len(st.hops)]
+}
+
+// sameHop: a and b are equal field for field, floats bit for bit (a 0
+// that became -0 is a change of the JSON).
+func sameHop(a, b NextHop) bool {
+	bits := math.Float64bits
+	return a == b && bits(a.LinkBW) == bits(b.LinkBW) && bits(a.NeighborBW) == bits(b.NeighborBW) &&
+		bits(a.DownCap) == bits(b.DownCap) && bits(a.PathBW) == bits(b.PathBW) && bits(a.Weight) == bits(b.Weight) &&
+		bits(a.Share) == bits(b.Share) && bits(a.KernelShare) == bits(b.KernelShare)
 }
 
 type resolved struct {
@@ -797,8 +838,7 @@ func (m *Manager) route(g *lsdb.Graph, res *hopResolver, st *routeStore, fr *far
 			idx[j], idx[j-1] = idx[j-1], idx[j]
 		}
 	}
-	h0 := len(st.hops)
-	st.ws = st.ws[:0]
+	st.tmp, st.ws = st.tmp[:0], st.ws[:0]
 	for _, i := range idx {
 		nh := &fr.NextHops[i]
 		h := NextHop{
@@ -811,23 +851,23 @@ func (m *Manager) route(g *lsdb.Graph, res *hopResolver, st *routeStore, fr *far
 		} else {
 			h.Unresolved = true
 		}
-		st.hops = append(st.hops, h)
+		st.tmp = append(st.tmp, h)
 		st.ws = append(st.ws, nh.Weight)
 	}
-	r.NextHops = st.hops[h0:len(st.hops):len(st.hops)]
 	q, qerr := fare.QuantizeTo(st.q, st.ws, maxW)
 	st.q = q
 	var qsum uint64
 	for _, x := range q {
 		qsum += uint64(x)
 	}
-	for i := range r.NextHops {
-		r.NextHops[i].KernelWeight = q[i]
+	for i := range st.tmp {
+		st.tmp[i].KernelWeight = q[i]
 		if qsum > 0 {
-			r.NextHops[i].KernelShare = float64(q[i]) / float64(qsum)
+			st.tmp[i].KernelShare = float64(q[i]) / float64(qsum)
 		}
 	}
 	r.QuantError = qerr
+	r.NextHops = st.keep(r.Prefix, st.tmp)
 	return r
 }
 
