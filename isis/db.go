@@ -27,6 +27,10 @@ type level struct {
 	seqWraps uint64
 
 	graphDirty bool
+	// lastBuild ended the last graph build, which took buildCost (real
+	// time): settle spaces builds of large graphs by them.
+	lastBuild time.Time
+	buildCost time.Duration
 	// ids is db's keys in order (sortedIDs), rebuilt when idsStale.
 	ids        []packet.LSPID
 	idsStale   bool
@@ -37,6 +41,13 @@ type level struct {
 func newLevel(n int) *level {
 	return &level{n: n, db: map[packet.LSPID]*lspEntry{}, ownFrags: map[packet.LSPID]bool{}, seqWait: map[packet.LSPID]time.Time{}, regen: true}
 }
+
+// Graph builds of a level are spaced by buildSpacing times the cost of the
+// last one, once a build costs minSpacedBuild or more.
+const (
+	buildSpacing   = 4
+	minSpacedBuild = 2 * time.Millisecond
+)
 
 // put stores an entry; remove drops one. Both keep sortedIDs current.
 func (lv *level) put(id packet.LSPID, e *lspEntry) {
