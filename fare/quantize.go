@@ -19,10 +19,21 @@ const (
 // intended share w_i/Σw and the quantised share q_i/Σq, in percentage points.
 // All-zero input gives all-zero output and err 0.
 func Quantize(w []float64, max uint32) (q []uint32, err float64) {
+	return QuantizeTo(nil, w, max)
+}
+
+// QuantizeTo is Quantize writing into dst's storage when it has room (the
+// rib quantises every route of a table with one buffer).
+func QuantizeTo(dst []uint32, w []float64, max uint32) (q []uint32, err float64) {
 	if max == 0 {
 		max = Max8
 	}
-	q = make([]uint32, len(w))
+	if cap(dst) >= len(w) {
+		q = dst[:len(w)]
+		clear(q)
+	} else {
+		q = make([]uint32, len(w))
+	}
 	clean := func(x float64) float64 {
 		switch {
 		case math.IsNaN(x) || x <= 0:

@@ -328,6 +328,7 @@ type want struct {
 	prefix  netip.Prefix
 	keys    []nhKey  // sorted, unique
 	weights []uint32 // reduced
+	ids     []uint32 // the nexthop object of each key (syncObjects, step 1)
 	cur     *routeEnt
 	target  uint32 // nexthop or group id to install; 0 = none
 }
@@ -410,12 +411,10 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 		reduceInPlace(w.weights, limit)
 		out = append(out, w)
 	}
-	slices.SortFunc(out, func(a, b want) int {
-		if c := a.prefix.Addr().Compare(b.prefix.Addr()); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.prefix.Bits(), b.prefix.Bits())
-	})
+	// The rib hands its routes over sorted already.
+	if !slices.IsSortedFunc(out, cmpWant) {
+		slices.SortFunc(out, cmpWant)
+	}
 	// Duplicates are neighbours once sorted: cheaper than a set of 100k.
 	for i := 1; i < len(out); i++ {
 		if out[i].prefix == out[i-1].prefix && (i == 1 || out[i-2].prefix != out[i].prefix) {
@@ -429,6 +428,13 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 		f.expireNeighborMarks(named)
 	}
 	return out, nil
+}
+
+func cmpWant(a, b want) int {
+	if c := a.prefix.Addr().Compare(b.prefix.Addr()); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.prefix.Bits(), b.prefix.Bits())
 }
 
 // sortKeys: insertion sort of the (few) next hops of one route, keeping
@@ -600,7 +606,13 @@ func withoutFailed(keys []nhKey, weights []uint32, failed map[nhKey]bool, limit 
 }
 
 type pendRoute struct {
-	w       *want
+	w *want
+	*content
+}
+
+// content is one group content some routes want and no group has: the
+// routes wanting it share one copy of its members and key.
+type content struct {
 	members []GroupMember
 	key     string
 }
@@ -667,12 +679,30 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 	proto := f.cfg.Protocol
 	limit := f.weightLimit()
 
-	// 1. Nexthop objects per (gateway, ifindex).
+	// 1. Nexthop objects per (gateway, ifindex), and the object of every
+	// key of every route. Routes of one fabric mostly share their next
+	// hops: a route with the keys of the one before takes its ids
+	// without a lookup.
 	var newNH []*nhObj
 	b := f.c.newBatch()
+	total := 0
 	for i := range wants {
-		for _, k := range wants[i].keys {
-			if f.nhByKey[k] != nil {
+		total += len(wants[i].keys)
+	}
+	idSlab := make([]uint32, total)
+	var prev *want
+	for i := range wants {
+		w := &wants[i]
+		w.ids, idSlab = idSlab[:len(w.keys):len(w.keys)], idSlab[len(w.keys):]
+		if prev != nil && slices.Equal(prev.keys, w.keys) {
+			copy(w.ids, prev.ids)
+			prev = w
+			continue
+		}
+		prev = w
+		for j, k := range w.keys {
+			if o := f.nhByKey[k]; o != nil {
+				w.ids[j] = o.id
 				continue
 			}
 			id, err := f.alloc()
@@ -682,6 +712,7 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 			o := &nhObj{id: id, key: k, indexed: true}
 			f.nhByKey[k] = o // provisional; undone on failure
 			newNH = append(newNH, o)
+			w.ids[j] = id
 			appendNexthop(&b.buf, b.next(), unix.NLM_F_CREATE|unix.NLM_F_EXCL, id, proto, k)
 		}
 	}
@@ -707,6 +738,8 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 	f.gen++
 	keep := map[uint32]int{} // group id -> routes that stay on it unchanged
 	pending := map[uint32][]*pendRoute{}
+	contents := map[string]*content{}
+	pendSlab := make([]pendRoute, 0, len(wants)) // never grows: pointers stay valid
 	var kb []byte
 	var ms []GroupMember
 	for i := range wants {
@@ -719,9 +752,16 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 		if c := f.conflicts[w.prefix]; c != nil {
 			c.gen = f.gen
 		}
-		keys, weights := w.keys, w.weights
+		keys, weights, ids := w.keys, w.weights, w.ids
 		if len(failedNH) > 0 {
 			keys, weights = withoutFailed(keys, weights, failedNH, limit)
+			ids = nil // looked up below
+		}
+		id := func(j int) uint32 {
+			if ids != nil {
+				return ids[j]
+			}
+			return f.nhByKey[keys[j]].id
 		}
 		if len(keys) == 0 {
 			// No member could be created: leave the prefix as it is in
@@ -732,12 +772,12 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 			continue
 		}
 		if len(keys) == 1 {
-			w.target = f.nhByKey[keys[0]].id
+			w.target = id(0)
 			continue
 		}
 		ms = ms[:0]
-		for j, k := range keys {
-			ms = append(ms, GroupMember{ID: f.nhByKey[k].id, Weight: weights[j]})
+		for j := range keys {
+			ms = append(ms, GroupMember{ID: id(j), Weight: weights[j]})
 		}
 		sortMembers(ms)
 		kb = appendGroupKey(kb[:0], ms)
@@ -752,7 +792,13 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 				cur = g.id
 			}
 		}
-		pending[cur] = append(pending[cur], &pendRoute{w: w, members: slices.Clone(ms), key: string(kb)})
+		c := contents[string(kb)]
+		if c == nil {
+			c = &content{members: slices.Clone(ms), key: string(kb)}
+			contents[c.key] = c
+		}
+		pendSlab = append(pendSlab, pendRoute{w: w, content: c})
+		pending[cur] = append(pending[cur], &pendSlab[len(pendSlab)-1])
 	}
 	f.dropUnwanted()
 	// Reweight in place: a group none of whose routes keeps its current
@@ -832,7 +878,7 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 	// of another protocol under the same key is never replaced: the kernel
 	// answers EEXIST and existing() finds out whose route it is. Only that
 	// error path reads the kernel.
-	var rts []*want
+	rts := make([]*want, 0, len(wants))
 	b = f.c.newBatch()
 	b.buf.b = slices.Grow(b.buf.b, 64*len(wants))
 	for i := range wants {
@@ -860,6 +906,7 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 		return st, errs, stale, err
 	}
 	var exist, readd []*want
+	var ents []routeEnt // the new routes' entries, one allocation
 	for i, w := range rts {
 		e := res[i]
 		switch {
@@ -868,7 +915,11 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 				w.cur.nh = w.target
 				st.RoutesReplaced++
 			} else {
-				f.routes[w.prefix] = &routeEnt{nh: w.target, gen: f.gen}
+				if len(ents) == cap(ents) {
+					ents = make([]routeEnt, 0, len(rts)-i)
+				}
+				ents = append(ents, routeEnt{nh: w.target, gen: f.gen})
+				f.routes[w.prefix] = &ents[len(ents)-1]
 				f.resolved(w.prefix)
 				st.RoutesAdded++
 			}

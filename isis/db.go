@@ -1,7 +1,9 @@
 package isis
 
 import (
+	"bytes"
 	"encoding/binary"
+	"slices"
 	"time"
 
 	"github.com/fared/fared/isis/packet"
@@ -25,6 +27,13 @@ type level struct {
 	seqWraps uint64
 
 	graphDirty bool
+	// lastBuild ended the last graph build, which took buildCost (real
+	// time): settle spaces builds of large graphs by them.
+	lastBuild time.Time
+	buildCost time.Duration
+	// ids is db's keys in order (sortedIDs), rebuilt when idsStale.
+	ids        []packet.LSPID
+	idsStale   bool
 	changes    uint64
 	originated uint64 // LSPs (all fragments, pseudonodes too) we originated
 }
@@ -33,11 +42,53 @@ func newLevel(n int) *level {
 	return &level{n: n, db: map[packet.LSPID]*lspEntry{}, ownFrags: map[packet.LSPID]bool{}, seqWait: map[packet.LSPID]time.Time{}, regen: true}
 }
 
+// Graph builds of a level are spaced by buildSpacing times the cost of the
+// last one, once a build costs minSpacedBuild or more.
+const (
+	buildSpacing   = 4
+	minSpacedBuild = 2 * time.Millisecond
+)
+
+// put stores an entry; remove drops one. Both keep sortedIDs current.
+func (lv *level) put(id packet.LSPID, e *lspEntry) {
+	if _, had := lv.db[id]; !had {
+		lv.idsStale = true
+	}
+	lv.db[id] = e
+}
+
+func (lv *level) remove(id packet.LSPID) {
+	if _, had := lv.db[id]; had {
+		lv.idsStale = true
+	}
+	delete(lv.db, id)
+}
+
+// sortedIDs returns the database's LSP ids in ISO 10589 order (bytewise),
+// sorted again only after ids came or went. The result is shared: callers
+// must not keep it across changes of the database.
+func (lv *level) sortedIDs() []packet.LSPID {
+	// The length check also catches entries stored without put (tests).
+	if lv.idsStale || len(lv.ids) != len(lv.db) {
+		lv.ids = lv.ids[:0]
+		for id := range lv.db {
+			lv.ids = append(lv.ids, id)
+		}
+		slices.SortFunc(lv.ids, func(a, b packet.LSPID) int { return bytes.Compare(a[:], b[:]) })
+		lv.idsStale = false
+	}
+	return lv.ids
+}
+
 // lspEntry is one LSP as stored: the raw PDU (flooded as received, with only
-// the remaining lifetime rewritten) and its decoded form.
+// the remaining lifetime rewritten) and its decoded form. A received LSP
+// keeps only the decoded header (stripped): what the graph needs of its
+// TLVs is in topo, and the rare full view decodes raw again (tlvs).
 type lspEntry struct {
 	raw      []byte
 	lsp      *packet.LSP
+	topo     *lspTopo // nil: not extracted yet (topology)
+	stripped bool     // lsp.TLVs dropped; raw has them
 	rcvd     time.Time
 	expires  time.Time // when the remaining lifetime reaches zero
 	purged   time.Time // zero: live; else when it reached lifetime 0
@@ -144,7 +195,10 @@ func (in *Instance) rxLSP(c *circuit, p *packet.LSP, raw []byte, src [6]byte) {
 		if n := int(binary.BigEndian.Uint16(raw[8:10])); n < len(raw) {
 			e.raw = raw[:n] // drop link-layer padding
 		}
-		lv.db[p.ID] = e
+		if p.Lifetime != 0 {
+			e.strip()
+		}
+		lv.put(p.ID, e)
 		lv.changes++
 		lv.graphDirty = true
 		for _, o := range in.circuits {
@@ -221,7 +275,7 @@ func (in *Instance) outbidOwn(lv *level, p *packet.LSP, now time.Time) {
 	// Not ours any more: purge at the received sequence number.
 	e := &lspEntry{lsp: &packet.LSP{Header: p.Header, ID: p.ID, Seq: p.Seq, Flags: p.Flags}, own: true}
 	in.purgeEntry(lv, e, now)
-	lv.db[p.ID] = e
+	lv.put(p.ID, e)
 }
 
 func (c *circuit) hasUpAdj(l int) bool {
@@ -246,7 +300,7 @@ func (in *Instance) ageLevel(lv *level, now time.Time) {
 				in.reoriginate(lv, e, now)
 			}
 			if !e.purged.IsZero() && now.Sub(e.purged) >= zeroAgeLifetime {
-				delete(lv.db, id)
+				lv.remove(id)
 			}
 			continue
 		}
@@ -257,7 +311,7 @@ func (in *Instance) ageLevel(lv *level, now time.Time) {
 			continue
 		}
 		if !e.purged.IsZero() && now.Sub(e.purged) >= zeroAgeLifetime {
-			delete(lv.db, id)
+			lv.remove(id)
 			lv.changes++
 		}
 	}
@@ -279,7 +333,7 @@ func (in *Instance) purgeEntry(lv *level, e *lspEntry, now time.Time) {
 	if d, err := packet.Decode(e.raw); err == nil {
 		p = d.(*packet.LSP)
 	}
-	e.lsp = p
+	e.lsp, e.topo, e.stripped = p, nil, false
 	e.purged = now
 	e.rcvd = now
 	lv.changes++

@@ -2,6 +2,7 @@ package isis
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"time"
 
@@ -46,11 +47,13 @@ func (in *Instance) rxCSNP(c *circuit, p *packet.CSNP, src [6]byte) {
 	}
 	// Every LSP we hold in the CSNP's range that it does not list is missing
 	// on the other side (ISO 10589 §7.3.15.2 b.8).
-	for id, e := range lv.db {
-		if seen[id] || id.Compare(p.Start) < 0 || id.Compare(p.End) > 0 {
-			continue
-		}
-		if e.remaining(now) == 0 {
+	// The range walk reads the sorted ids: a CSNP series of a large
+	// database is a hundred PDUs, each covering a slice of it.
+	ids := lv.sortedIDs()
+	i, _ := slices.BinarySearchFunc(ids, p.Start, func(a, b packet.LSPID) int { return a.Compare(b) })
+	for ; i < len(ids) && ids[i].Compare(p.End) <= 0; i++ {
+		id := ids[i]
+		if seen[id] || lv.db[id].remaining(now) == 0 {
 			continue
 		}
 		c.setSRM(l, id)

@@ -1,9 +1,7 @@
 package isis
 
 import (
-	"bytes"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/fared/fared/spf"
@@ -22,89 +20,228 @@ const (
 	maxPathMetric = spf.MaxPathMetric
 )
 
+// lspTopo is what one LSP contributes to the topology, extracted once when
+// the LSP is stored: graph builds (one per burst of LSPs, each reading the
+// whole database) walk these compact lists instead of decoded TLVs, and a
+// received LSP keeps no decoded TLVs beside them.
+type lspTopo struct {
+	name     string // TLV 137, the last one
+	hasName  bool
+	routerID netip.Addr // TLV 134, the last one
+	links    []topoLink
+	prefixes []topoPrefix
+}
+
+// topoLink is one TLV 22 neighbour usable by SPF (24 bytes, against 40
+// for the decoded neighbour plus 32 per sub-TLV).
+type topoLink struct {
+	nb            packet.NodeID
+	flags         uint8 // topoHas*
+	metric        uint32
+	bw            float32
+	local, remote [4]byte
+}
+
+const (
+	topoHasBW = 1 << iota
+	topoHasLocal
+	topoHasRemote
+)
+
+// topoPrefix is one TLV 135 or 236 prefix usable by SPF. Its sub-TLVs stay
+// (slices of the raw PDU): the Path Bandwidth code point is config that a
+// reload may change.
+type topoPrefix struct {
+	prefix   netip.Prefix // masked
+	metric   uint32
+	down     bool
+	external bool
+	subs     []packet.SubTLV
+}
+
+// topoOf extracts an LSP's contribution, with the rules the graph applies
+// (RFC 5305 §3 and §4, RFC 5308 §2 maximum metrics; a pseudonode's links
+// carry no bandwidth or addresses).
+func topoOf(p *packet.LSP) *lspTopo {
+	t := &lspTopo{}
+	nl, np := 0, 0
+	for _, x := range p.TLVs {
+		switch v := x.(type) {
+		case *packet.ExtISReach:
+			nl += len(v.Neighbors)
+		case *packet.ExtIPReach:
+			np += len(v.Prefixes)
+		case *packet.IPv6Reach:
+			np += len(v.Prefixes)
+		}
+	}
+	if nl > 0 {
+		t.links = make([]topoLink, 0, nl)
+	}
+	if np > 0 {
+		t.prefixes = make([]topoPrefix, 0, np)
+	}
+	pseudo := p.ID.NodeID().Pseudo() != 0
+	for _, x := range p.TLVs {
+		switch v := x.(type) {
+		case *packet.Hostname:
+			t.name, t.hasName = v.Name, true
+		case *packet.TERouterID:
+			t.routerID = v.Addr
+		case *packet.ExtISReach:
+			for _, nb := range v.Neighbors {
+				if nb.Metric >= maxLinkMetric {
+					continue // RFC 5305 §3: not for SPF; the two-way check then drops the pair
+				}
+				l := topoLink{nb: nb.ID, metric: nb.Metric}
+				if !pseudo {
+					if bw, ok := packet.MaxLinkBandwidth(nb.SubTLVs); ok {
+						l.bw, l.flags = bw, l.flags|topoHasBW
+					}
+					if a, ok := packet.IPv4IfAddr(nb.SubTLVs); ok {
+						l.local, l.flags = a.As4(), l.flags|topoHasLocal
+					}
+					if a, ok := packet.IPv4NbrAddr(nb.SubTLVs); ok {
+						l.remote, l.flags = a.As4(), l.flags|topoHasRemote
+					}
+				}
+				t.links = append(t.links, l)
+			}
+		case *packet.ExtIPReach:
+			for _, x := range v.Prefixes {
+				if x.Metric > maxPathMetric {
+					continue // RFC 5305 §4: never installed
+				}
+				t.prefixes = append(t.prefixes, topoPrefix{prefix: x.Prefix.Masked(), metric: x.Metric, down: x.Down, subs: x.SubTLVs})
+			}
+		case *packet.IPv6Reach:
+			for _, x := range v.Prefixes {
+				if x.Metric > maxPathMetric {
+					continue // RFC 5308 §2: never installed
+				}
+				t.prefixes = append(t.prefixes, topoPrefix{prefix: x.Prefix.Masked(), metric: x.Metric, down: x.Down, external: x.External, subs: x.SubTLVs})
+			}
+		}
+	}
+	return t
+}
+
+// topology returns the entry's contribution, extracting it on first use.
+func (e *lspEntry) topology() *lspTopo {
+	if e.topo == nil {
+		e.topo = topoOf(e.lsp)
+	}
+	return e.topo
+}
+
+// strip extracts the topology and drops the decoded TLVs of a received
+// LSP (raw keeps them; tlvs decodes them again for a detailed view). The
+// decoded neighbours of a large database weigh several times the raw PDUs.
+func (e *lspEntry) strip() {
+	e.topology()
+	h := *e.lsp
+	h.TLVs = nil
+	e.lsp, e.stripped = &h, true
+}
+
+// tlvs returns the entry's TLVs, decoding the raw PDU of a stripped one.
+func (e *lspEntry) tlvs() packet.TLVs {
+	if !e.stripped {
+		return e.lsp.TLVs
+	}
+	d, err := packet.Decode(e.raw)
+	if err != nil {
+		return nil // it decoded when it was stored; raw is not changed but for its lifetime
+	}
+	if l, ok := d.(*packet.LSP); ok {
+		return l.TLVs
+	}
+	return nil
+}
+
+// nodeKey packs a node id into a map key that hashes fast.
+func nodeKey(n packet.NodeID) uint64 {
+	var k uint64
+	for _, c := range n {
+		k = k<<8 | uint64(c)
+	}
+	return k
+}
+
 // buildGraph turns one level's database into an lsdb snapshot. A node's
 // LSPs count only while its fragment 0 is live (ISO 10589 §7.2.5).
 func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 	b := lsdb.NewBuilder("isis", lv.n, "")
-	type frag struct {
-		id packet.LSPID
-		e  *lspEntry
-	}
-	zero := map[packet.NodeID]*lspEntry{}
-	var frags []frag
-	for id, e := range lv.db {
-		if e.remaining(now) == 0 {
-			continue
-		}
-		if id.Fragment() == 0 {
-			zero[id.NodeID()] = e
-		}
-		frags = append(frags, frag{id, e})
-	}
 	// The same database must give the same node and link order: the rib
 	// compares a new graph with the last computed one by index, and only
 	// an identical topology lets it skip Dijkstra (spf.TopologyDiff) when
-	// just a bandwidth or prefix changed. Map order would defeat that.
-	slices.SortFunc(frags, func(a, b frag) int { return bytes.Compare(a.id[:], b.id[:]) })
-	for _, f := range frags {
-		if f.id.Fragment() != 0 {
+	// just a bandwidth or prefix changed. Map order would defeat that:
+	// fragments are read in LSP-id order.
+	type frag struct {
+		id packet.LSPID
+		t  *lspTopo
+	}
+	ids := lv.sortedIDs()
+	frags := make([]frag, 0, len(ids))
+	nl, np := 0, 0
+	// Nodes first, each from its live fragment 0, in id order; they get
+	// indices 0, 1, ... in that order. node maps a node id to its index;
+	// neighbours without a database entry get theirs as links name them.
+	node := make(map[uint64]int32, len(ids))
+	live := make(map[uint64]bool, len(ids)) // fragment 0 live
+	for _, id := range ids {
+		e := lv.db[id]
+		if e.remaining(now) == 0 {
 			continue
 		}
-		nid, e := f.id.NodeID(), f.e
-		n := lsdb.Node{ID: nid.String(), Pseudo: nid.Pseudo() != 0, Overload: e.lsp.Overload(), Attached: e.lsp.Attached()}
-		for _, t := range e.lsp.TLVs {
-			switch v := t.(type) {
-			case *packet.Hostname:
-				n.Name = v.Name
-			case *packet.TERouterID:
-				n.RouterID = v.Addr
-			}
+		t := e.topology()
+		frags = append(frags, frag{id, t})
+		nl += len(t.links)
+		np += len(t.prefixes)
+		if id.Fragment() != 0 {
+			continue
 		}
-		b.AddNode(n)
+		nid := id.NodeID()
+		n := lsdb.Node{ID: nid.String(), Pseudo: nid.Pseudo() != 0, Overload: e.lsp.Overload(), Attached: e.lsp.Attached(),
+			Name: t.name, RouterID: t.routerID}
+		node[nodeKey(nid)] = b.AddNode(n)
+		live[nodeKey(nid)] = true
+	}
+	b.Grow(nl, np)
+	index := func(nid packet.NodeID) int32 {
+		k := nodeKey(nid)
+		i, ok := node[k]
+		if !ok {
+			i = b.Node(nid.String())
+			node[k] = i
+		}
+		return i
 	}
 	for _, f := range frags {
-		nid := f.id.NodeID()
-		if zero[nid] == nil {
+		nid := nodeKey(f.id.NodeID())
+		if !live[nid] {
 			continue
 		}
-		from := nid.String()
-		pseudo := nid.Pseudo() != 0
-		for _, t := range f.e.lsp.TLVs {
-			switch v := t.(type) {
-			case *packet.ExtISReach:
-				for _, nb := range v.Neighbors {
-					if nb.Metric >= maxLinkMetric {
-						continue // RFC 5305 §3: not for SPF; the two-way check then drops the pair
-					}
-					l := lsdb.Link{Metric: nb.Metric}
-					if !pseudo {
-						if bw, ok := packet.MaxLinkBandwidth(nb.SubTLVs); ok {
-							l.MaxBW, l.HasBW = bw, true
-						}
-						l.LocalAddr, _ = packet.IPv4IfAddr(nb.SubTLVs)
-						l.RemoteAddr, _ = packet.IPv4NbrAddr(nb.SubTLVs)
-					}
-					b.AddLink(from, nb.ID.String(), l)
-				}
-			case *packet.ExtIPReach:
-				for _, p := range v.Prefixes {
-					if p.Metric > maxPathMetric {
-						continue // RFC 5305 §4: never installed
-					}
-					lp := lsdb.Prefix{Prefix: p.Prefix.Masked(), Metric: p.Metric, Down: p.Down}
-					lp.PathBW, lp.HasPathBW = packet.PathBandwidth(p.SubTLVs, in.pbCode)
-					b.AddPrefix(from, lp)
-				}
-			case *packet.IPv6Reach:
-				for _, p := range v.Prefixes {
-					if p.Metric > maxPathMetric {
-						continue // RFC 5308 §2: never installed
-					}
-					lp := lsdb.Prefix{Prefix: p.Prefix.Masked(), Metric: p.Metric, Down: p.Down, External: p.External}
-					lp.PathBW, lp.HasPathBW = packet.PathBandwidth(p.SubTLVs, in.pbCode)
-					b.AddPrefix(from, lp)
-				}
+		from := node[nid]
+		for i := range f.t.links {
+			tl := &f.t.links[i]
+			l := lsdb.Link{Metric: tl.metric}
+			if tl.flags&topoHasBW != 0 {
+				l.MaxBW, l.HasBW = tl.bw, true
 			}
+			if tl.flags&topoHasLocal != 0 {
+				l.LocalAddr = netip.AddrFrom4(tl.local)
+			}
+			if tl.flags&topoHasRemote != 0 {
+				l.RemoteAddr = netip.AddrFrom4(tl.remote)
+			}
+			b.AddLinkIndex(from, index(tl.nb), l)
+		}
+		for i := range f.t.prefixes {
+			tp := &f.t.prefixes[i]
+			lp := lsdb.Prefix{Prefix: tp.prefix, Metric: tp.metric, Down: tp.down, External: tp.external}
+			lp.PathBW, lp.HasPathBW = packet.PathBandwidth(tp.subs, in.pbCode)
+			b.AddPrefixIndex(from, lp)
 		}
 	}
 	if lv.n == 1 && in.icfg.Level == 1 {
@@ -116,11 +253,11 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 			if f.id.Fragment() != 0 {
 				continue
 			}
-			nid, e := f.id.NodeID(), f.e
-			if nid.Pseudo() == 0 && nid.SystemID() != in.sysID && e.lsp.Attached() {
-				b.AddPrefix(nid.String(), lsdb.Prefix{Prefix: netip.PrefixFrom(netip.IPv4Unspecified(), 0)})
+			nid := f.id.NodeID()
+			if nid.Pseudo() == 0 && nid.SystemID() != in.sysID && lv.db[f.id].lsp.Attached() {
+				b.AddPrefixIndex(node[nodeKey(nid)], lsdb.Prefix{Prefix: netip.PrefixFrom(netip.IPv4Unspecified(), 0)})
 				if in.ipv6() {
-					b.AddPrefix(nid.String(), lsdb.Prefix{Prefix: netip.PrefixFrom(netip.IPv6Unspecified(), 0)})
+					b.AddPrefixIndex(node[nodeKey(nid)], lsdb.Prefix{Prefix: netip.PrefixFrom(netip.IPv6Unspecified(), 0)})
 				}
 			}
 		}
@@ -145,5 +282,7 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 			b.AddAdjacency(la)
 		}
 	}
-	return b.Build(packet.MakeNodeID(in.sysID, 0).String())
+	// Links were added grouped by their node, in node order: the graph
+	// takes the builder's list over.
+	return b.Finish(packet.MakeNodeID(in.sysID, 0).String())
 }

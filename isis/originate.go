@@ -66,7 +66,7 @@ func (in *Instance) originate(lv *level, now time.Time) {
 
 // reoriginate refreshes one of our LSPs with the next sequence number.
 func (in *Instance) reoriginate(lv *level, e *lspEntry, now time.Time) {
-	in.install(lv, e.lsp.ID, e.lsp.Seq+1, e.lsp.TLVs, now)
+	in.install(lv, e.lsp.ID, e.lsp.Seq+1, e.tlvs(), now)
 }
 
 // install originates one LSP with sequence number seq; seq 0 means the
@@ -89,7 +89,7 @@ func (in *Instance) install(lv *level, id packet.LSPID, seq uint32, tlvs packet.
 		return
 	}
 	e := &lspEntry{raw: raw, lsp: dec.(*packet.LSP), rcvd: now, own: true, expires: now.Add(time.Duration(life) * time.Second)}
-	lv.db[id] = e
+	lv.put(id, e)
 	lv.changes++
 	lv.originated++
 	lv.graphDirty = true
@@ -110,7 +110,7 @@ func (in *Instance) seqExhausted(lv *level, id packet.LSPID, now time.Time) {
 	e := lv.db[id]
 	if e == nil || !e.own {
 		e = &lspEntry{lsp: &packet.LSP{Header: packet.Header{Type: lspType(lv.n)}, ID: id, Flags: in.lspFlags(lv, id)}, own: true}
-		lv.db[id] = e
+		lv.put(id, e)
 	}
 	e.lsp.Seq = math.MaxUint32
 	in.purgeEntry(lv, e, now)
@@ -129,7 +129,7 @@ func (in *Instance) endSeqWaits(lv *level, now time.Time) {
 		}
 		delete(lv.seqWait, id)
 		if e := lv.db[id]; e != nil && e.own && !e.purged.IsZero() {
-			delete(lv.db, id)
+			lv.remove(id)
 		}
 		in.scheduleRegen(lv)
 	}

@@ -104,10 +104,8 @@ func (in *Instance) hostnames(now time.Time) map[packet.SystemID]string {
 			if id.Pseudo() != 0 || id.Fragment() != 0 || e.remaining(now) == 0 {
 				continue
 			}
-			for _, t := range e.lsp.TLVs {
-				if h, ok := t.(*packet.Hostname); ok {
-					m[id.SystemID()] = h.Name
-				}
+			if t := e.topology(); t.hasName {
+				m[id.SystemID()] = t.name
 			}
 		}
 	}
@@ -206,7 +204,7 @@ func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSPView, e
 					Overload: e.lsp.Overload(), ISType: e.lsp.ISType(), Purged: !e.purged.IsZero()}
 				if q.Detail {
 					v.TLVs = []map[string]any{}
-					for _, t := range e.lsp.TLVs {
+					for _, t := range e.tlvs() {
 						v.TLVs = append(v.TLVs, packet.DescribeTLV(t, in.pbCode))
 					}
 					v.Raw = hex.EncodeToString(e.raw)

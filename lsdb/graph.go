@@ -185,6 +185,27 @@ func (b *Builder) AddPrefix(node string, p Prefix) {
 	b.prefixes = append(b.prefixes, p)
 }
 
+// AddLinkIndex is AddLink for nodes already known by their Node index: a
+// protocol that keys its nodes by binary id need not format every link's
+// ends as text.
+func (b *Builder) AddLinkIndex(from, to int32, l Link) {
+	l.From, l.To = from, to
+	b.links = append(b.links, l)
+}
+
+// AddPrefixIndex is AddPrefix for a node known by its Node index.
+func (b *Builder) AddPrefixIndex(node int32, p Prefix) {
+	p.Node = node
+	b.prefixes = append(b.prefixes, p)
+}
+
+// Grow makes room for that many more links and prefixes, so that a
+// builder filled from a large database allocates its lists once.
+func (b *Builder) Grow(links, prefixes int) {
+	b.links = slices.Grow(b.links, links)
+	b.prefixes = slices.Grow(b.prefixes, prefixes)
+}
+
 // AddAdjacency records one of Self's adjacencies.
 func (b *Builder) AddAdjacency(a Adjacency) { b.adjs = append(b.adjs, a) }
 
@@ -195,7 +216,16 @@ func (b *Builder) AddAdjacency(a Adjacency) { b.adjs = append(b.adjs, a) }
 // added (parallel links stay in order); prefixes are sorted by prefix, then
 // advertiser (stable). Build does not modify the Builder: it may be called
 // again, and the Graph shares nothing with it but the Adjacencies.
-func (b *Builder) Build(self string) *Graph {
+func (b *Builder) Build(self string) *Graph { return b.build(self, false) }
+
+// Finish is Build for a builder that is done: the graph may take over the
+// builder's list of links instead of copying it (when the kept links are
+// in it in order, as they are when links were added grouped by their
+// From node in node order), so a large database's links are allocated
+// once per graph, not twice. The builder must not be used afterwards.
+func (b *Builder) Finish(self string) *Graph { return b.build(self, true) }
+
+func (b *Builder) build(self string, take bool) *Graph {
 	n := len(b.nodes)
 	ws := buildPool.Get().(*buildScratch)
 	defer buildPool.Put(ws)
@@ -282,11 +312,22 @@ func (b *Builder) Build(self string) *Graph {
 			nodes[a].First, nodes[a].Count = first, c
 		}
 	}
-	links := make([]Link, len(kept))
+	src := b.links
+	links, took := []Link(nil), take && len(kept) > 0 && ascending(kept)
+	if took {
+		// kept[i] >= i: moving link kept[i] down to i never overwrites
+		// one still to be moved.
+		links = src[:len(kept):len(kept)]
+		b.links = nil
+	} else {
+		links = make([]Link, len(kept))
+	}
 	topo := make([]LinkTopo, len(kept))
 	for i, li := range kept {
 		l := &links[i]
-		*l = b.links[li]
+		if !took || li != int32(i) {
+			*l = src[li]
+		}
 		l.From, l.To = ends[li][0], ends[li][1]
 		topo[i] = l.Topo()
 	}
@@ -323,6 +364,15 @@ func (b *Builder) Build(self string) *Graph {
 		g.Self = g.Lookup(self)
 	}
 	return g
+}
+
+func ascending(xs []int32) bool {
+	for i := 1; i < len(xs); i++ {
+		if xs[i] <= xs[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // comparePrefix is the order of Graph.Prefixes: address, length, advertiser.

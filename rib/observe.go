@@ -38,8 +38,83 @@ func countErrors(err error) int {
 }
 
 // reweighted counts the routes of b that a holds with the same next hops
-// (gateway and interface) but other kernel weights.
+// (gateway and interface) but other kernel weights. Snapshots are sorted
+// by prefix and unique: a merge walk pairs the routes without maps.
 func reweighted(a, b []Route) int {
+	if !sortedUnique(a) || !sortedUnique(b) {
+		return reweightedMap(a, b)
+	}
+	n := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case prefixLess(a[i].Prefix, b[j].Prefix):
+			i++
+		case prefixLess(b[j].Prefix, a[i].Prefix):
+			j++
+		default:
+			if reweightedRoute(a[i].NextHops, b[j].NextHops) {
+				n++
+			}
+			i++
+			j++
+		}
+	}
+	return n
+}
+
+// reweightedRoute is reweightedMap's test for one prefix, on the (few)
+// next hops directly: old is what a map of a's kernel hops would hold
+// (the last weight of a repeated hop wins, repeats count once).
+func reweightedRoute(old, cur []NextHop) bool {
+	kernel := func(h *NextHop) bool { return h.KernelWeight > 0 && !h.Unresolved }
+	// lookup returns the weight of the last kernel hop of old at (gw, ix).
+	lookup := func(h *NextHop) (uint32, bool) {
+		for k := len(old) - 1; k >= 0; k-- {
+			o := &old[k]
+			if kernel(o) && o.Gateway == h.Gateway && o.IfIndex == h.IfIndex {
+				return o.KernelWeight, true
+			}
+		}
+		return 0, false
+	}
+	distinct := 0 // (gw, ix) pairs of old's kernel hops
+	for k := range old {
+		o := &old[k]
+		if !kernel(o) {
+			continue
+		}
+		first := true
+		for l := 0; l < k; l++ {
+			if x := &old[l]; kernel(x) && x.Gateway == o.Gateway && x.IfIndex == o.IfIndex {
+				first = false
+				break
+			}
+		}
+		if first {
+			distinct++
+		}
+	}
+	same, changed, n := true, false, 0
+	for k := range cur {
+		h := &cur[k]
+		if !kernel(h) {
+			continue
+		}
+		n++
+		w, ok := lookup(h)
+		if !ok {
+			same = false
+			break
+		}
+		if w != h.KernelWeight {
+			changed = true
+		}
+	}
+	return same && changed && n == distinct
+}
+
+// reweightedMap is reweighted for route lists that are not sorted.
+func reweightedMap(a, b []Route) int {
 	type hop struct {
 		gw netip.Addr
 		ix int

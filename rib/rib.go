@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"net/netip"
 	"slices"
 	"sort"
@@ -444,11 +445,15 @@ func (m *Manager) compute(protocols []string, triggers []string) {
 		nodes += len(ls.g.Nodes)
 	}
 	prev := m.snap.Load()
-	snap := m.build()
+	snap := m.build(prev.Routes)
 	snap.Computed = m.cfg.Now()
+	t1 := snap.Computed
 	synced, fibErr := m.install(snap)
+	t2 := m.cfg.Now()
 	changed := diffRoutes(prev.Routes, snap.Routes)
-	entry := spf.LogEntry{At: start, Trigger: joinTriggers(triggers), Kind: kind, Duration: m.cfg.Now().Sub(start), Nodes: nodes, RoutesChanged: changed}
+	end := m.cfg.Now()
+	entry := spf.LogEntry{At: start, Trigger: joinTriggers(triggers), Kind: kind, Duration: end.Sub(start),
+		Compute: t1.Sub(start) + end.Sub(t2), Install: t2.Sub(t1), Nodes: nodes, RoutesChanged: changed}
 	m.spfLog.Add(entry)
 	if m.cfg.Observe != nil {
 		m.cfg.Observe(Observation{SPF: entry, Synced: synced, FIB: snap.FIB, FIBErrors: countErrors(fibErr), Reweighted: reweighted(prev.Routes, snap.Routes)})
@@ -536,21 +541,46 @@ func (m *Manager) armRetry() {
 	time.AfterFunc(250*time.Millisecond, func() { m.retry <- struct{}{} })
 }
 
-// build merges the levels (see better) and resolves next hops.
-func (m *Manager) build() *Snapshot {
+// build merges the levels (see better) and resolves next hops. A route
+// whose next hops come out as they are in prev (the last snapshot's
+// routes, sorted) shares prev's slice: snapshots are immutable, and after
+// a bandwidth change most routes keep theirs (a 5-stage leaf has 65,000
+// next hops). New next hops and the advertisers are carved out of a few
+// large allocations.
+func (m *Manager) build(prev []Route) *Snapshot {
 	snap := &Snapshot{Routes: []Route{}}
 	maxW := uint32(255)
 	if m.cfg.FIB != nil && m.cfg.FIB.Capabilities().Weight16 {
 		maxW = 65535
 	}
 	snap.WeightMax = maxW
-	byPrefix := map[netip.Prefix]int{}
-	var kinds []pathKind // of snap.Routes, while merging
 	keys := make([]string, 0, len(m.levels))
 	for k := range m.levels {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys) // deterministic merge order
+	nRoutes, nHops, nAdvs := 0, 0, 0
+	for _, k := range keys {
+		ls := m.levels[k]
+		if ls.result == nil {
+			continue
+		}
+		nRoutes += len(ls.table.Routes)
+		aligned := len(ls.routes) == len(ls.table.Routes)
+		for i := range ls.table.Routes {
+			fr := &ls.table.Routes[i]
+			nHops += len(fr.NextHops)
+			if aligned && ls.routes[i].Prefix == fr.Prefix {
+				nAdvs += len(ls.routes[i].Sources)
+			} else {
+				nAdvs += len(fr.Advertisers)
+			}
+		}
+	}
+	snap.Routes = make([]Route, 0, nRoutes)
+	st := &routeStore{prev: prev, need: nHops, advs: make([]string, 0, nAdvs)}
+	byPrefix := make(map[netip.Prefix]int, nRoutes)
+	kinds := make([]pathKind, 0, nRoutes) // of snap.Routes, while merging
 	bbActive := m.ospfBackboneActive()
 	for _, k := range keys {
 		ls := m.levels[k]
@@ -559,6 +589,7 @@ func (m *Manager) build() *Snapshot {
 		}
 		snap.Anomalies = snap.Anomalies.Add(ls.table.Anomalies)
 		g := ls.result.Graph
+		res := newHopResolver(g)
 		aligned := len(ls.routes) == len(ls.table.Routes)
 		for i := range ls.table.Routes {
 			fr := &ls.table.Routes[i]
@@ -575,7 +606,7 @@ func (m *Manager) build() *Snapshot {
 			if g.Protocol == "ospf" && pk.kind == ospfInter && bbActive && g.Area != ospfBackbone {
 				continue
 			}
-			r := m.route(g, fr, sr, maxW)
+			r := m.route(g, res, st, fr, sr, maxW)
 			j, dup := byPrefix[fr.Prefix]
 			switch {
 			case !dup:
@@ -587,8 +618,80 @@ func (m *Manager) build() *Snapshot {
 			}
 		}
 	}
-	sort.Slice(snap.Routes, func(i, j int) bool { return prefixLess(snap.Routes[i].Prefix, snap.Routes[j].Prefix) })
+	// Prefixes are unique here, so any sort gives the same order; a single
+	// topology's table comes sorted already.
+	if !slices.IsSortedFunc(snap.Routes, cmpRoute) {
+		slices.SortFunc(snap.Routes, cmpRoute)
+	}
 	return snap
+}
+
+func cmpRoute(a, b Route) int {
+	switch {
+	case prefixLess(a.Prefix, b.Prefix):
+		return -1
+	case prefixLess(b.Prefix, a.Prefix):
+		return 1
+	}
+	return 0
+}
+
+// routeStore is the backing of one build's routes: each route's next
+// hops and advertisers are a window of these (appends beyond a window's
+// end would reallocate, never overwrite a neighbour's).
+type routeStore struct {
+	prev []Route   // the last snapshot's, sorted by prefix
+	hops []NextHop // the current chunk of new next hops
+	need int       // next hops still to place at most (sizes the chunks)
+	advs []string
+	tmp  []NextHop // one route's next hops, before they are kept
+	// Per-route scratch, reused: hop resolutions, their order, weights,
+	// kernel weights and advertiser indices.
+	res  []resolved
+	idx  []int
+	ws   []float64
+	q    []uint32
+	advN []int32
+}
+
+// keep returns hops as a route's next hops: the previous snapshot's slice
+// for the prefix when equal, else a copy in the current chunk.
+func (st *routeStore) keep(p netip.Prefix, hops []NextHop) []NextHop {
+	st.need -= len(hops)
+	if i, ok := slices.BinarySearchFunc(st.prev, p, func(r Route, p netip.Prefix) int {
+		switch {
+		case prefixLess(r.Prefix, p):
+			return -1
+		case prefixLess(p, r.Prefix):
+			return 1
+		}
+		return 0
+	}); ok && slices.EqualFunc(st.prev[i].NextHops, hops, sameHop) {
+		return st.prev[i].NextHops
+	}
+	if cap(st.hops)-len(st.hops) < len(hops) {
+		// Chunks of up to 4096 next hops (~880 kB): all of them when
+		// nothing is shared, little waste when most are.
+		st.hops = make([]NextHop, 0, max(len(hops), min(st.need+len(hops), 4096)))
+	}
+	h0 := len(st.hops)
+	st.hops = append(st.hops, hops...)
+	return st.hops[h0:len(st.hops):len(st.hops)]
+}
+
+// sameHop: a and b are equal field for field, floats bit for bit (a 0
+// that became -0 is a change of the JSON).
+func sameHop(a, b NextHop) bool {
+	bits := math.Float64bits
+	return a == b && bits(a.LinkBW) == bits(b.LinkBW) && bits(a.NeighborBW) == bits(b.NeighborBW) &&
+		bits(a.DownCap) == bits(b.DownCap) && bits(a.PathBW) == bits(b.PathBW) && bits(a.Weight) == bits(b.Weight) &&
+		bits(a.Share) == bits(b.Share) && bits(a.KernelShare) == bits(b.KernelShare)
+}
+
+type resolved struct {
+	gw  netip.Addr
+	adj *lsdb.Adjacency
+	ok  bool
 }
 
 // distance is the administrative distance of a protocol's routes.
@@ -686,70 +789,85 @@ func prefixLess(a, b netip.Prefix) bool {
 // is the spf route fr weighs: its advertisers are the advertisements'
 // (fr's are where the paths lead: for an OSPF external with a forwarding
 // address, the exits toward that address).
-func (m *Manager) route(g *lsdb.Graph, fr *fare.Route, sr *spf.Route, maxW uint32) Route {
+func (m *Manager) route(g *lsdb.Graph, res *hopResolver, st *routeStore, fr *fare.Route, sr *spf.Route, maxW uint32) Route {
 	r := Route{Prefix: fr.Prefix, Protocol: g.Protocol, Level: g.Level, Area: g.Area, Metric: fr.Metric, Mode: fr.Mode, Down: fr.Down}
 	if fr.HasPathBW {
 		pb := fr.PathBW
 		r.PathBW = &pb
 	}
+	a0 := len(st.advs)
 	if sr != nil {
-		advs := make([]int32, 0, len(sr.Sources))
+		st.advN = st.advN[:0]
 		for _, s := range sr.Sources {
-			if a := g.Prefixes[s.Prefix].Node; !slices.Contains(advs, a) {
-				advs = append(advs, a)
-				r.Advertisers = append(r.Advertisers, nodeLabel(g, a))
+			if a := g.Prefixes[s.Prefix].Node; !slices.Contains(st.advN, a) {
+				st.advN = append(st.advN, a)
+				st.advs = append(st.advs, nodeLabel(g, a))
 			}
 		}
 	} else {
 		for _, a := range fr.Advertisers {
-			r.Advertisers = append(r.Advertisers, nodeLabel(g, a))
+			st.advs = append(st.advs, nodeLabel(g, a))
 		}
 	}
-	ws := make([]float64, 0, len(fr.NextHops))
-	if len(fr.NextHops) > 0 {
-		r.NextHops = make([]NextHop, 0, len(fr.NextHops)) // one allocation, not one per doubling
+	if n := len(st.advs); n > a0 {
+		r.Advertisers = st.advs[a0:n:n]
 	}
-	for _, nh := range fr.NextHops {
+	n := len(fr.NextHops)
+	if n == 0 {
+		r.NextHops = []NextHop{}
+		return r
+	}
+	// Resolve, then present the next hops in interface order (stable;
+	// an unresolved hop has no interface); weights move with them.
+	v4 := fr.Prefix.Addr().Is4()
+	st.res, st.idx = st.res[:0], st.idx[:0]
+	for i, nh := range fr.NextHops {
+		gw, adj, ok := res.resolve(nh, v4)
+		st.res = append(st.res, resolved{gw, adj, ok})
+		st.idx = append(st.idx, i)
+	}
+	ifname := func(i int) string {
+		if x := &st.res[i]; x.ok {
+			return x.adj.IfName
+		}
+		return ""
+	}
+	idx := st.idx
+	for i := 1; i < len(idx); i++ {
+		for j := i; j > 0 && ifname(idx[j]) < ifname(idx[j-1]); j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+	st.tmp, st.ws = st.tmp[:0], st.ws[:0]
+	for _, i := range idx {
+		nh := &fr.NextHops[i]
 		h := NextHop{
 			Neighbor: g.Nodes[nh.Neighbor].ID, NeighborName: g.Nodes[nh.Neighbor].Name,
 			LinkBW: nh.LinkBW, NeighborBW: nh.NeighborBW, DownCap: nh.DownCap, PathBW: nh.PathBW,
 			Weight: nh.Weight, Share: nh.Share,
 		}
-		gw, adj, ok := resolve(g, nh, fr.Prefix.Addr().Is4())
-		if ok {
-			h.Gateway, h.Interface, h.IfIndex = gw, adj.IfName, adj.IfIndex
+		if x := &st.res[i]; x.ok {
+			h.Gateway, h.Interface, h.IfIndex = x.gw, x.adj.IfName, x.adj.IfIndex
 		} else {
 			h.Unresolved = true
 		}
-		r.NextHops = append(r.NextHops, h)
-		ws = append(ws, nh.Weight)
+		st.tmp = append(st.tmp, h)
+		st.ws = append(st.ws, nh.Weight)
 	}
-	// Present next hops in interface order; weights move with them.
-	idx := make([]int, len(r.NextHops))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return r.NextHops[idx[a]].Interface < r.NextHops[idx[b]].Interface })
-	sorted := make([]NextHop, len(idx))
-	sw := make([]float64, len(idx))
-	for i, j := range idx {
-		sorted[i], sw[i] = r.NextHops[j], ws[j]
-	}
-	r.NextHops, ws = sorted, sw
-	q, qerr := fare.Quantize(ws, maxW)
+	q, qerr := fare.QuantizeTo(st.q, st.ws, maxW)
+	st.q = q
 	var qsum uint64
 	for _, x := range q {
 		qsum += uint64(x)
 	}
-	for i := range r.NextHops {
-		if i < len(q) {
-			r.NextHops[i].KernelWeight = q[i]
-			if qsum > 0 {
-				r.NextHops[i].KernelShare = float64(q[i]) / float64(qsum)
-			}
+	for i := range st.tmp {
+		st.tmp[i].KernelWeight = q[i]
+		if qsum > 0 {
+			st.tmp[i].KernelShare = float64(q[i]) / float64(qsum)
 		}
 	}
 	r.QuantError = qerr
+	r.NextHops = st.keep(r.Prefix, st.tmp)
 	return r
 }
 
@@ -760,21 +878,35 @@ func nodeLabel(g *lsdb.Graph, n int32) string {
 	return g.Nodes[n].ID
 }
 
+// hopResolver turns FARE next hops into (gateway, interface) through
+// Self's adjacencies, indexed by neighbour node once per graph.
+type hopResolver struct {
+	g      *lsdb.Graph
+	byNode map[int32][]int32 // indices into g.Adjacencies, in their order
+}
+
+func newHopResolver(g *lsdb.Graph) *hopResolver {
+	r := &hopResolver{g: g, byNode: make(map[int32][]int32, len(g.Adjacencies))}
+	for i := range g.Adjacencies {
+		if n := g.Lookup(g.Adjacencies[i].Node); n >= 0 {
+			r.byNode[n] = append(r.byNode[n], int32(i))
+		}
+	}
+	return r
+}
+
 // resolve finds the gateway and interface of one FARE next hop: the
 // adjacency to the first-hop neighbour on the interface that owns the
 // local address of Self's link (parallel links differ only there).
-func resolve(g *lsdb.Graph, nh fare.NextHop, v4 bool) (netip.Addr, *lsdb.Adjacency, bool) {
-	nb := g.Nodes[nh.Neighbor].ID
+func (r *hopResolver) resolve(nh fare.NextHop, v4 bool) (netip.Addr, *lsdb.Adjacency, bool) {
+	g := r.g
 	var local netip.Addr
 	if nh.Link >= 0 && int(nh.Link) < len(g.Links) {
 		local = g.Links[nh.Link].LocalAddr
 	}
 	var cand *lsdb.Adjacency
-	for i := range g.Adjacencies {
+	for _, i := range r.byNode[nh.Neighbor] {
 		a := &g.Adjacencies[i]
-		if a.Node != nb {
-			continue
-		}
 		if local.IsValid() && !slices.ContainsFunc(a.Local, func(p netip.Prefix) bool { return p.Addr() == local }) {
 			continue
 		}
@@ -792,7 +924,32 @@ func resolve(g *lsdb.Graph, nh fare.NextHop, v4 bool) (netip.Addr, *lsdb.Adjacen
 	return netip.Addr{}, cand, false
 }
 
+// diffRoutes counts the prefixes whose kernel state differs between the
+// route lists a and b (sameKernel), gone ones included. Snapshots are
+// sorted by prefix and unique: then one merge walk does it.
 func diffRoutes(a, b []Route) int {
+	if sortedUnique(a) && sortedUnique(b) {
+		n := 0
+		for i, j := 0, 0; i < len(a) || j < len(b); {
+			switch {
+			case j == len(b) || (i < len(a) && prefixLess(a[i].Prefix, b[j].Prefix)):
+				n++ // gone
+				i++
+			case i == len(a) || prefixLess(b[j].Prefix, a[i].Prefix):
+				if !sameKernel(nil, &b[j]) {
+					n++
+				}
+				j++
+			default:
+				if !sameKernel(&a[i], &b[j]) {
+					n++
+				}
+				i++
+				j++
+			}
+		}
+		return n
+	}
 	am := make(map[netip.Prefix]*Route, len(a))
 	for i := range a {
 		am[a[i].Prefix] = &a[i]
@@ -812,4 +969,14 @@ func diffRoutes(a, b []Route) int {
 		}
 	}
 	return n
+}
+
+// sortedUnique reports whether rs is sorted by prefix without repeats.
+func sortedUnique(rs []Route) bool {
+	for i := 1; i < len(rs); i++ {
+		if !prefixLess(rs[i-1].Prefix, rs[i].Prefix) {
+			return false
+		}
+	}
+	return true
 }

@@ -61,16 +61,28 @@ func (s *Snapshot) Lookup(q string) (*Route, bool) {
 }
 
 // fibRoutes is what goes to the kernel: resolved next hops with a kernel
-// weight; a route without any is withdrawn.
+// weight; a route without any is withdrawn. The next hops of all routes
+// share one allocation.
 func (s *Snapshot) fibRoutes() []fib.Route {
 	out := make([]fib.Route, 0, len(s.Routes))
-	for _, r := range s.Routes {
+	n := 0
+	for i := range s.Routes {
+		n += len(s.Routes[i].NextHops)
+	}
+	slab := make([]fib.NextHop, 0, n)
+	for i := range s.Routes {
+		r := &s.Routes[i]
 		fr := fib.Route{Prefix: r.Prefix}
-		for _, h := range r.NextHops {
+		h0 := len(slab)
+		for j := range r.NextHops {
+			h := &r.NextHops[j]
 			if h.Unresolved || h.KernelWeight == 0 || !h.Gateway.IsValid() {
 				continue
 			}
-			fr.NextHops = append(fr.NextHops, fib.NextHop{Gateway: h.Gateway, IfIndex: h.IfIndex, Weight: h.KernelWeight})
+			slab = append(slab, fib.NextHop{Gateway: h.Gateway, IfIndex: h.IfIndex, Weight: h.KernelWeight})
+		}
+		if len(slab) > h0 {
+			fr.NextHops = slab[h0:len(slab):len(slab)]
 		}
 		out = append(out, fr)
 	}

@@ -74,10 +74,18 @@ type SPFDelay struct {
 
 // SPFLogEntry is one SPF computation.
 type SPFLogEntry struct {
-	At            time.Time     `json:"at"`
-	Trigger       string        `json:"trigger"`
-	Kind          string        `json:"kind"` // "full" | "route-only"
-	Duration      time.Duration `json:"duration_ns"`
+	At      time.Time `json:"at"`
+	Trigger string    `json:"trigger"`
+	Kind    string    `json:"kind"` // "full" | "route-only"
+	// Duration is the whole computation: Compute + Install.
+	Duration time.Duration `json:"duration_ns"`
+	// Compute is SPF, FARE, route building and next-hop resolution, and
+	// the count of changed routes: everything but the kernel write (what
+	// FRR's "last run duration" covers, which excludes zebra). Install is
+	// the kernel write (fib Sync), 0 while the start-up hold keeps the
+	// kernel table.
+	Compute       time.Duration `json:"compute_ns"`
+	Install       time.Duration `json:"install_ns"`
 	Nodes         int           `json:"nodes"`
 	RoutesChanged int           `json:"routes_changed"`
 }
