@@ -111,8 +111,8 @@ func birdFull(ctx context.Context, l *interop.Lab, node string, want map[string]
 	}
 }
 
-// pingFrom pings dst from node's loopback (one echo, 1s).
-func pingFrom(ctx context.Context, l *interop.Lab, node, dst string) func() error {
+// pings pings dst from node's loopback (one echo, 1s): a poll check.
+func pings(ctx context.Context, l *interop.Lab, node, dst string) func() error {
 	return func() error {
 		out, err := l.Exec(ctx, node, "ping", "-n", "-c", "1", "-W", "1", "-I", rid(l, node), dst)
 		if err != nil {
@@ -311,9 +311,9 @@ func TestBIRDOSPF(t *testing.T) {
 		}
 		return nil
 	})
-	poll(t, ctx, 10*time.Second, "f1 pings r1 through BIRD", pingFrom(ctx, l, "f1", r1))
-	poll(t, ctx, 10*time.Second, "r1 pings f1 through BIRD", pingFrom(ctx, l, "r1", f1))
-	poll(t, ctx, 10*time.Second, "BIRD pings f1", pingFrom(ctx, l, "b1", f1))
+	poll(t, ctx, 10*time.Second, "f1 pings r1 through BIRD", pings(ctx, l, "f1", r1))
+	poll(t, ctx, 10*time.Second, "r1 pings f1 through BIRD", pings(ctx, l, "r1", f1))
+	poll(t, ctx, 10*time.Second, "BIRD pings f1", pings(ctx, l, "b1", f1))
 
 	// BIRD floods no TE: paths over its links have no bandwidth, and
 	// fared falls back to equal weights for them.
@@ -360,7 +360,7 @@ func TestBIRDOSPF(t *testing.T) {
 	if s := bdb["0.0.0.0/1/"+b+"/"+b].Seq; int32(s) <= int32(routerSeq) {
 		t.Errorf("BIRD's router LSA after restart has seq %#x, before %#x", s, routerSeq)
 	}
-	poll(t, ctx, 20*time.Second, "f1 pings r1 through the restarted BIRD", pingFrom(ctx, l, "f1", r1))
+	poll(t, ctx, 20*time.Second, "f1 pings r1 through the restarted BIRD", pings(ctx, l, "f1", r1))
 }
 
 func tailFile(path string, n int64) string {

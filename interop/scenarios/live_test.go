@@ -309,16 +309,10 @@ func area(a string) func(wire.Topology) bool {
 	return func(g wire.Topology) bool { return g.Protocol == "ospf" && g.Area == a }
 }
 
-// pingFrom pings dst from node's loopback.
+// pingFrom pings dst from node's loopback until it answers.
 func pingFrom(t *testing.T, ctx context.Context, l *interop.Lab, node, dst string) {
 	t.Helper()
-	poll(t, ctx, 10*time.Second, node+" pings "+dst, func() error {
-		out, err := l.Exec(ctx, node, "ping", "-c", "1", "-W", "1", "-I", l.Node(node).Loopback.String(), dst)
-		if err != nil {
-			return fmt.Errorf("%v: %s", err, out)
-		}
-		return nil
-	})
+	poll(t, ctx, 10*time.Second, node+" pings "+dst, pings(ctx, l, node, dst))
 }
 
 // TestLiveISIS changes a running IS-IS fabric the way an operator does,
