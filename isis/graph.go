@@ -230,10 +230,10 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 				l.MaxBW, l.HasBW = tl.bw, true
 			}
 			if tl.flags&topoHasLocal != 0 {
-				l.LocalAddr = netip.AddrFrom4(tl.local)
+				l.LocalAddr = tl.local
 			}
 			if tl.flags&topoHasRemote != 0 {
-				l.RemoteAddr = netip.AddrFrom4(tl.remote)
+				l.RemoteAddr = tl.remote
 			}
 			b.AddLinkIndex(from, index(tl.nb), l)
 		}

@@ -77,8 +77,9 @@ func (in *Instance) refBuildGraph(lv *level, now time.Time) *lsdb.Graph {
 						if bw, ok := packet.MaxLinkBandwidth(nb.SubTLVs); ok {
 							l.MaxBW, l.HasBW = bw, true
 						}
-						l.LocalAddr, _ = packet.IPv4IfAddr(nb.SubTLVs)
-						l.RemoteAddr, _ = packet.IPv4NbrAddr(nb.SubTLVs)
+						local, _ := packet.IPv4IfAddr(nb.SubTLVs)
+						remote, _ := packet.IPv4NbrAddr(nb.SubTLVs)
+						l.LocalAddr, l.RemoteAddr = lsdb.AddrOf(local), lsdb.AddrOf(remote)
 					}
 					b.AddLink(from, nb.ID.String(), l)
 				}

@@ -100,7 +100,7 @@ func TestBuildMatchesReference(t *testing.T) {
 		for i, nl := 0, rng.IntN(8*nn); i < nl; i++ {
 			x, y := id(), id()
 			l := Link{Metric: uint32(rng.IntN(4)), MaxBW: float32(rng.IntN(5)), HasBW: rng.IntN(3) != 0,
-				LocalAddr: netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})}
+				LocalAddr: Addr4{10, 0, byte(i >> 8), byte(i)}}
 			b.AddLink(x, y, l)
 			if rng.IntN(2) == 0 {
 				l.MaxBW++

@@ -35,7 +35,7 @@ func TestFinishMatchesReference(t *testing.T) {
 			for i, nl := 0, r.IntN(8*nn); i < nl; i++ {
 				x, y := r.IntN(nn), r.IntN(nn+2)
 				l := Link{Metric: uint32(r.IntN(4)), MaxBW: float32(r.IntN(5)), HasBW: true,
-					LocalAddr: netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})}
+					LocalAddr: Addr4{10, 0, byte(i >> 8), byte(i)}}
 				ls = append(ls, pl{x, y, l})
 				if r.IntN(4) != 0 {
 					ls = append(ls, pl{y, x, l})

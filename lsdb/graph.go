@@ -34,13 +34,42 @@ type Link struct {
 	Metric     uint32
 	MaxBW      float32 // bytes/s, from the Maximum Link Bandwidth sub-TLV
 	HasBW      bool
-	LocalAddr  netip.Addr
-	RemoteAddr netip.Addr
+	LocalAddr  Addr4
+	RemoteAddr Addr4
 }
 
+// Addr4 is a link's IPv4 interface address, the zero value for none. Both
+// protocols advertise IPv4 link addresses only (IS-IS sub-TLVs 6 and 8,
+// OSPF link data and TE sub-TLVs 3 and 4), and a large fabric has a
+// quarter of a million links: four bytes without a pointer there, against
+// a netip.Addr's 24 with one, keep Link small and the graph unscanned by
+// the garbage collector. An advertised 0.0.0.0 reads as none.
+type Addr4 [4]byte
+
+// AddrOf returns a's IPv4 form, or none when a is not IPv4.
+func AddrOf(a netip.Addr) Addr4 {
+	if !a.Is4() {
+		return Addr4{}
+	}
+	return a.As4()
+}
+
+// IsValid reports whether a is an address (not none).
+func (a Addr4) IsValid() bool { return a != Addr4{} }
+
+// Addr returns a as a netip.Addr: the invalid Addr for none.
+func (a Addr4) Addr() netip.Addr {
+	if !a.IsValid() {
+		return netip.Addr{}
+	}
+	return netip.AddrFrom4(a)
+}
+
+func (a Addr4) String() string { return a.Addr().String() }
+
 // LinkTopo is the part of a Link that shortest paths and bandwidth weights
-// read: 20 bytes without pointers, against the 72 bytes of Link whose
-// addresses hold pointers. Graph.Topo keeps one per link.
+// read: 20 bytes against Link's 28, so that their loops touch fewer cache
+// lines. Graph.Topo keeps one per link.
 type LinkTopo struct {
 	From, To int32
 	Metric   uint32

@@ -902,7 +902,7 @@ func (r *hopResolver) resolve(nh fare.NextHop, v4 bool) (netip.Addr, *lsdb.Adjac
 	g := r.g
 	var local netip.Addr
 	if nh.Link >= 0 && int(nh.Link) < len(g.Links) {
-		local = g.Links[nh.Link].LocalAddr
+		local = g.Links[nh.Link].LocalAddr.Addr()
 	}
 	var cand *lsdb.Adjacency
 	for _, i := range r.byNode[nh.Neighbor] {
