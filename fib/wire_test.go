@@ -3,6 +3,7 @@ package fib
 import (
 	"bytes"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,5 +164,25 @@ func TestNormaliseRejects(t *testing.T) {
 	}
 	if ws[0].prefix != pfx("10.1.0.0/16") || len(ws[0].keys) != 2 || ws[0].weights[0] != 2 || ws[0].weights[1] != 1 {
 		t.Errorf("normalise = %+v", ws[0])
+	}
+}
+
+// sortMerge sorts a route's next hops and sums the weights of a gateway
+// named twice (checked by hand: 10.0.0.3 appears as 2+5 and 0xffffffff
+// saturates).
+func TestSortMerge(t *testing.T) {
+	k := func(s string, idx int) nhKey {
+		return nhKey{fam: unix.AF_INET, gw: netip.MustParseAddr(s), ifindex: idx}
+	}
+	ks := []nhKey{k("10.0.0.3", 2), k("10.0.0.1", 2), k("10.0.0.3", 2), k("10.0.0.2", 7), k("10.0.0.1", 1), k("10.0.0.2", 7)}
+	ws := []uint32{2, 1, 5, 0xffffffff, 4, 3}
+	n := sortMerge(ks, ws)
+	want := []nhKey{k("10.0.0.1", 1), k("10.0.0.1", 2), k("10.0.0.2", 7), k("10.0.0.3", 2)}
+	wantW := []uint32{4, 1, 0xffffffff, 7}
+	if n != len(want) || !slices.Equal(ks[:n], want) || !slices.Equal(ws[:n], wantW) {
+		t.Errorf("sortMerge: %d %v %v, want %v %v", n, ks[:n], ws[:n], want, wantW)
+	}
+	if n := sortMerge(nil, nil); n != 0 {
+		t.Errorf("sortMerge(nil) = %d", n)
 	}
 }

@@ -1,21 +1,21 @@
 package scenarios
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/bench/kern"
+	"github.com/fared/fared/fib"
 	"github.com/fared/fared/interop"
 )
 
@@ -249,64 +249,43 @@ func routeGroup(t *testing.T, ctx context.Context, l *interop.Lab, node, prefix,
 	return 0, 0
 }
 
-// nhMonitor is `ip -ts monitor nexthop` in a node's namespace.
-type nhMonitor struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+// nhMonitor records a node's nexthop notifications through a netlink
+// socket that has joined the group before monitorNexthops returns, so no
+// change after that is missed.
+type nhMonitor struct{ w *kern.Watcher }
 
 func monitorNexthops(t *testing.T, l *interop.Lab, n *interop.Node) *nhMonitor {
-	m := &nhMonitor{}
-	cmd := exec.Command("ip", "netns", "exec", n.Netns, "ip", "-ts", "monitor", "nexthop")
-	cmd.Stdout = &lockedWriter{m: m}
-	if err := cmd.Start(); err != nil {
+	w, err := kern.Watch(filepath.Join("/run/netns", n.Netns))
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	time.Sleep(200 * time.Millisecond) // let it subscribe before the event
-	return m
+	t.Cleanup(w.Stop)
+	return &nhMonitor{w: w}
 }
 
-type lockedWriter struct{ m *nhMonitor }
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.m.mu.Lock()
-	defer w.m.mu.Unlock()
-	return w.m.buf.Write(p)
-}
-
-var tsLine = regexp.MustCompile(`^\[(\S+)\]\s+id (\d+) group (\S+)`)
-
-// waitGroupWithout returns the kernel's time of the first notification,
-// after t0, of group gid without member.
+// waitGroupWithout returns the time of the first notification, after t0,
+// of group gid without member.
 func (m *nhMonitor) waitGroupWithout(t *testing.T, ctx context.Context, gid, member uint32, t0 time.Time) time.Time {
 	t.Helper()
 	var at time.Time
 	poll(t, ctx, 10*time.Second, fmt.Sprintf("kernel: group %d without member %d", gid, member), func() error {
-		m.mu.Lock()
-		text := m.buf.String()
-		m.mu.Unlock()
-		sc := bufio.NewScanner(strings.NewReader(text))
-		for sc.Scan() {
-			mm := tsLine.FindStringSubmatch(sc.Text())
-			if mm == nil || mm[2] != strconv.FormatUint(uint64(gid), 10) {
+		evs, err := m.w.Events()
+		if err != nil {
+			return err
+		}
+		var seen []string
+		for _, e := range evs {
+			nh := e.Nexthop
+			if nh == nil || e.Del || nh.ID != gid || e.At.Before(t0) {
 				continue
 			}
-			ts, err := time.ParseInLocation("2006-01-02T15:04:05.999999", mm[1], time.Local)
-			if err != nil || ts.Before(t0) {
-				continue
-			}
-			has := false
-			for _, x := range strings.Split(mm[3], "/") {
-				id, _, _ := strings.Cut(x, ",")
-				has = has || id == strconv.FormatUint(uint64(member), 10)
-			}
-			if !has {
-				at = ts
+			if !slices.ContainsFunc(nh.Group, func(g fib.GroupMember) bool { return g.ID == member }) {
+				at = e.At
 				return nil
 			}
+			seen = append(seen, fmt.Sprintf("%s %v", e.At.Format("15:04:05.000000"), nh.Group))
 		}
-		return fmt.Errorf("monitor so far:\n%s", text)
+		return fmt.Errorf("group %d's notifications so far: %v", gid, seen)
 	})
 	return at
 }
