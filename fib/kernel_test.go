@@ -190,6 +190,66 @@ func TestDedupRefcount(t *testing.T) {
 	}
 }
 
+// Runs of routes with the same next hops (what a fabric's table is made
+// of) share the work of the route before them: each run must still land
+// on the group of its own weights, whether that group exists already
+// (second Sync) or is new, and a run broken by a different route must not
+// inherit its decision.
+func TestRunsOfEqualRoutes(t *testing.T) {
+	n := newNS(t)
+	l := n.veths(2)
+	f := n.open(Config{})
+	defer f.Close()
+	r := func(p string, a, b uint32) Route {
+		return Route{Prefix: pfx(p), NextHops: []NextHop{nh(l[1].gw4, l[1].idx, b), nh(l[0].gw4, l[0].idx, a)}}
+	}
+	// 3:1 twice, 1:1 twice, a single next hop, 3:1 again: two groups.
+	routes := []Route{
+		r("10.210.0.0/24", 3, 1), r("10.210.1.0/24", 3, 1),
+		r("10.210.2.0/24", 1, 1), r("10.210.3.0/24", 1, 1),
+		{Prefix: pfx("10.210.4.0/24"), NextHops: []NextHop{nh(l[0].gw4, l[0].idx, 1)}},
+		r("10.210.5.0/24", 3, 1),
+	}
+	check := func(stage string) {
+		t.Helper()
+		_, nhs := n.dump()
+		want := map[string][2]uint32{"10.210.0.0/24": {3, 1}, "10.210.1.0/24": {3, 1}, "10.210.2.0/24": {1, 1}, "10.210.3.0/24": {1, 1}, "10.210.5.0/24": {3, 1}}
+		for p, w := range want {
+			rt, ok := n.routeByPrefix(p)
+			if !ok {
+				t.Fatalf("%s: %s not in the kernel", stage, p)
+			}
+			got := groupWeights(t, nhs, rt.NhID)
+			if got[l[0].gw4] != w[0] || got[l[1].gw4] != w[1] {
+				t.Errorf("%s: %s on group %#x weights %v, want %s:%d %s:%d", stage, p, rt.NhID, got, l[0].gw4, w[0], l[1].gw4, w[1])
+			}
+		}
+		a, _ := n.routeByPrefix("10.210.0.0/24")
+		b, _ := n.routeByPrefix("10.210.5.0/24")
+		if a.NhID != b.NhID {
+			t.Errorf("%s: the 3:1 routes use groups %#x and %#x", stage, a.NhID, b.NhID)
+		}
+		if rt, ok := n.routeByPrefix("10.210.4.0/24"); !ok || f.groups[rt.NhID] != nil {
+			t.Errorf("%s: the single next hop route: %+v (a group?)", stage, rt)
+		}
+	}
+	st := mustSync(t, f, routes)
+	if st.GroupsAdded != 2 || st.RoutesAdded != 6 {
+		t.Errorf("first Sync: %+v", st)
+	}
+	check("new groups")
+	// The same table again, in a fresh FIB that adopts the kernel's
+	// objects: every route finds its existing group.
+	f2 := n.open(Config{})
+	defer f2.Close()
+	f = f2
+	st = mustSync(t, f, routes)
+	if st.GroupsAdded != 0 || st.RoutesAdded != 0 || st.RoutesReplaced != 0 {
+		t.Errorf("second Sync changed something: %+v", st)
+	}
+	check("existing groups")
+}
+
 // nlWatch counts route and nexthop notifications in a namespace.
 type nlWatch struct {
 	c *conn
