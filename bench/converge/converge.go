@@ -18,10 +18,9 @@
 //	kill    kill -9 of the spine's routing daemon (isisd; fared)
 //
 // BFD: with Options.BFD, FRR nodes run bfdd with a 50 ms × 3 profile on
-// every IS-IS interface. fared has no BFD yet (issue 13, item 4): asking
-// for it on fared nodes is an error until a config snippet is given in
-// Options.FaredBFD, which is appended to every fared config and applied
-// with a reload.
+// every IS-IS interface, and fared nodes get Options.FaredBFD (default
+// DefaultFaredBFD, the same 50 ms × 3) appended to their config, applied
+// with a reload; the failure waits until every session is Up on both.
 package converge
 
 import (
@@ -67,7 +66,8 @@ type Options struct {
 	Hello      time.Duration
 	FaredBin   string
 	FarectlBin string
-	// FaredBFD is YAML appended to every fared config when BFD is on.
+	// FaredBFD is YAML appended to every fared config when BFD is on;
+	// default DefaultFaredBFD.
 	FaredBFD string
 	Timeout  time.Duration // per wait; default 2 min
 	// Repeat runs every kind × mode this many times (fresh labs), since
@@ -118,7 +118,14 @@ func (o *Options) defaults() {
 	if o.Repeat <= 0 {
 		o.Repeat = 1
 	}
+	if o.FaredBFD == "" {
+		o.FaredBFD = DefaultFaredBFD
+	}
 }
+
+// DefaultFaredBFD is fared's side of the FRR profile: BFD on every
+// adjacency, 50 ms × 3.
+const DefaultFaredBFD = "bfd: {interval: 50ms, multiplier: 3}\n"
 
 // Topology renders the lab: every node of one kind; leaf i links to every
 // spine at 100G.
@@ -143,13 +150,6 @@ func Topology(kind string, spines, leaves int, hello time.Duration) string {
 // Run measures every kind × mode, each on a fresh lab.
 func Run(ctx context.Context, o Options) ([]Case, error) {
 	o.defaults()
-	if o.BFD && o.FaredBFD == "" {
-		for _, k := range o.Kinds {
-			if k == "fared" {
-				return nil, errors.New("BFD on fared nodes: fared has no BFD yet (issue 13, item 4); give its config (Options.FaredBFD / --fared-bfd) once it has, or run --kinds frr")
-			}
-		}
-	}
 	var out []Case
 	for _, mode := range o.Modes {
 		for i := 0; i < o.Repeat; i++ {
@@ -480,6 +480,22 @@ func enableBFD(ctx context.Context, lab *interop.Lab, o Options) error {
 	}
 	return interop.Poll(ctx, o.Timeout, "BFD sessions up", func() error {
 		for _, n := range lab.Nodes {
+			if n.Kind == "fared" {
+				var v wire.BFDSessions
+				if err := lab.FarectlJSON(ctx, n.Name, &v, "bfd", "sessions"); err != nil {
+					return err
+				}
+				up := 0
+				for _, s := range v.Sessions {
+					if s.State == "Up" && s.RemoteState == "Up" {
+						up++
+					}
+				}
+				if up < len(n.Interfaces) {
+					return fmt.Errorf("%s: %d of %d BFD sessions up", n.Name, up, len(n.Interfaces))
+				}
+				continue
+			}
 			if n.Kind != "frr" {
 				continue
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fared/fared/config"
 	"github.com/fared/fared/interop"
 )
 
@@ -55,11 +56,16 @@ func TestConvergeLinkDown(t *testing.T) {
 	}
 }
 
-// BFD on fared is refused with a reason until fared has BFD.
-func TestBFDOnFaredRefused(t *testing.T) {
-	_, err := Run(context.Background(), Options{Kinds: []string{"fared"}, BFD: true})
-	if err == nil {
-		t.Fatal("BFD on fared accepted")
+// The default BFD snippet is a valid fared config section: 50 ms × 3,
+// the FRR profile's timers.
+func TestDefaultFaredBFD(t *testing.T) {
+	base := "router-id: 10.255.0.1\nsystem-id: 0000.0000.0001\nisis:\n  areas: [49.0001]\n  interfaces: [{name: e0}]\n"
+	c, err := config.Parse("fared.yaml", []byte(base+DefaultFaredBFD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := config.EffectiveBFD(c.ISIS.BFD, c.ISIS.Interfaces[0].BFD); got == nil || *got != (config.BFD{Interval: 50 * time.Millisecond, Multiplier: 3}) {
+		t.Errorf("isis e0: %+v", got)
 	}
 }
 

@@ -57,7 +57,7 @@ func convergeCommand() *cobra.Command {
 	cmd.Flags().StringVar(&kinds, "kinds", "frr,fared", "router kinds, each a whole lab")
 	cmd.Flags().StringVar(&modes, "modes", "link,silent,kill", "failures: link (carrier down), silent (drops, carrier up), kill (kill -9 of the spine's routing daemon)")
 	cmd.Flags().BoolVar(&o.BFD, "bfd", false, "BFD 50 ms x 3 on every IS-IS interface")
-	cmd.Flags().StringVar(&faredBFD, "fared-bfd", "", "YAML file appended to fared's config to turn BFD on (once fared has it)")
+	cmd.Flags().StringVar(&faredBFD, "fared-bfd", "", "YAML appended to every fared config with --bfd (default: bfd: {interval: 50ms, multiplier: 3})")
 	cmd.Flags().IntVar(&o.Rate, "rate", 1000, "stream packets per second")
 	cmd.Flags().IntVar(&o.Repeat, "repeat", 1, "runs of every failure and router kind (fresh labs; the summary gives medians)")
 	cmd.Flags().IntVar(&o.Spines, "spines", 2, "spines")
