@@ -102,7 +102,10 @@ func TestGrafanaDashboard(t *testing.T) {
 	// duration, FARE weight changes, FIB messages and errors, rejected PDUs.
 	for _, m := range []string{"fared_isis_adjacencies", "fared_ospf_neighbors", "fared_isis_lsdb_lsps", "fared_ospf_lsdb_lsas",
 		"fared_spf_runs_total", "fared_spf_duration_seconds", "fared_fare_weight_changes_total", "fared_fib_messages_total",
-		"fared_fib_errors_total", "fared_isis_pdus_rejected_total", "fared_ospf_packets_rejected_total"} {
+		"fared_fib_errors_total", "fared_isis_pdus_rejected_total", "fared_ospf_packets_rejected_total",
+		// and each module's own.
+		"fared_qos_pfc_pause_frames_total", "fared_qos_watchdog_detections_total", "fared_inof_records", "fared_inof_events_total",
+		"fared_inc_aggregator_events_total", "fared_inc_groups"} {
 		if !used[m] {
 			t.Errorf("no panel shows %s", m)
 		}

@@ -144,6 +144,14 @@ func NewFabric(t testing.TB, bins Bins, leaves, perLeaf int, incExtra string) *F
 	return f
 }
 
+// metricsAddr is where every fared node of the fabric serves /metrics,
+// in its own namespace.
+const metricsAddr = "127.0.0.1:9342"
+
+// MetricsURL is the /metrics URL of a fared node, from inside its
+// namespace.
+const MetricsURL = "http://" + metricsAddr + "/metrics"
+
 // enableINC appends the inc section to every fared node's config (s2 is
 // also the manager) and reloads it. farelab renders the rest.
 func (f *Fabric) enableINC(ctx context.Context) {
@@ -155,6 +163,8 @@ func (f *Fabric) enableINC(ctx context.Context) {
 		if n.Name == f.Manager {
 			sec = "\ninc:\n  role: both\n" + f.extra
 		}
+		// Metrics in the node's own namespace (MetricsURL).
+		sec = "\nmetrics: {listen: " + metricsAddr + "}" + sec
 		file := filepath.Join(n.Dir, "fared.yaml")
 		b, err := os.ReadFile(file)
 		if err != nil {

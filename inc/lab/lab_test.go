@@ -9,6 +9,7 @@ import (
 
 	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/inc/packet"
+	"github.com/fared/fared/internal/scrape"
 )
 
 // TestINCFabric is the INC lab of the issue: 8 hosts on 4 leaves, 2
@@ -130,6 +131,54 @@ func TestINCFabric(t *testing.T) {
 			run(t, "ip", "netns", "exec", n.Netns, "nft", "delete table inet loss")
 		}
 	}
+
+	// The switches' metrics say what farectl inc switch says (traffic has
+	// stopped: the counters stand still), every exposition parses and
+	// passes promlint, every name is documented; the manager's count the
+	// group, its eight ranks and the live switches.
+	switches := 0
+	for _, n := range f.Lab.Nodes {
+		if n.Kind == "fared" {
+			switches++
+		}
+	}
+	f.Poll(ctx, 10*time.Second, "INC metrics agree with farectl", func() error {
+		tot := f.SwitchTotals(ctx)
+		var got wire.INCSwitchCounters
+		for _, n := range f.Lab.Nodes {
+			if n.Kind != "fared" {
+				continue
+			}
+			fams, _, err := scrape.Scrape(ctx, n.Netns, MetricsURL)
+			if err != nil {
+				return fmt.Errorf("%s: %w", n.Name, err)
+			}
+			if u, err := fams.Undocumented("../../docs/metrics.md"); err != nil || len(u) > 0 {
+				t.Fatalf("%s: not in docs/metrics.md: %v %v", n.Name, u, err)
+			}
+			ev := func(e string) uint64 {
+				v, _ := fams.Sum("fared_inc_aggregator_events_total", "event", e)
+				return uint64(v)
+			}
+			got.Packets += ev("packets")
+			got.Duplicates += ev("duplicates_suppressed")
+			got.Served += ev("retransmissions_served")
+			got.PartialResends += ev("partial_resends")
+			if n.Name != f.Manager {
+				continue
+			}
+			ready, _ := fams.Sum("fared_inc_groups", "state", "ready")
+			clients, _ := fams.Sum("fared_inc_clients")
+			alive, _ := fams.Sum("fared_inc_registered_switches", "alive", "true")
+			if ready != 1 || clients != 8 || int(alive) != switches {
+				return fmt.Errorf("manager: %v ready groups, %v clients, %v live switches (want 1, 8, %d)", ready, clients, alive, switches)
+			}
+		}
+		if got != tot {
+			return fmt.Errorf("metrics %+v, farectl %+v", got, tot)
+		}
+		return nil
+	})
 
 	// A link from l1 to the root spine goes down: after SPF the manager
 	// rebuilds the tree under the other spine, and the next allreduce

@@ -1,0 +1,76 @@
+package inc
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/fared/fared/api/wire"
+)
+
+// A switch's metrics are its published view: every total of farectl inc
+// switch under its JSON name, trees by role, bad packets by kind (the
+// unknown-tree count among them), promlint clean. The expected text is
+// written from the view by hand.
+func TestSwitchMetrics(t *testing.T) {
+	m := &module{dp: &dataPlane{}}
+	m.dp.view.Store(&wire.INCSwitch{
+		Registered: true,
+		SlotsInUse: 3,
+		Totals:     wire.INCSwitchCounters{Packets: 1000, Completed: 120, Results: 60, Partials: 60, Duplicates: 7, Served: 4, NACKs: 2},
+		Trees:      []wire.INCSwitchTree{{Role: "root"}, {Role: "leaf"}, {Role: "leaf"}},
+		Bad:        map[string]uint64{"bad_icrc": 5},
+		Unknown:    9,
+		CPU:        &wire.INCSwitchCPU{Seconds: 1.5},
+	})
+	c := incCollector{m}
+	if probs, err := testutil.CollectAndLint(c); err != nil || len(probs) > 0 {
+		t.Fatalf("promlint: %v %+v", err, probs)
+	}
+	want := `
+# HELP fared_inc_aggregator_events_total Aggregator events of this switch, the totals of farectl inc switch (packets, completed, duplicates_suppressed, retransmissions_served, nacks_sent, ...).
+# TYPE fared_inc_aggregator_events_total counter
+fared_inc_aggregator_events_total{event="bad_rank"} 0
+fared_inc_aggregator_events_total{event="completed"} 120
+fared_inc_aggregator_events_total{event="duplicate_results"} 0
+fared_inc_aggregator_events_total{event="duplicates_suppressed"} 7
+fared_inc_aggregator_events_total{event="mismatch"} 0
+fared_inc_aggregator_events_total{event="nacks_sent"} 2
+fared_inc_aggregator_events_total{event="packets"} 1000
+fared_inc_aggregator_events_total{event="partial_resends"} 0
+fared_inc_aggregator_events_total{event="partials_sent"} 60
+fared_inc_aggregator_events_total{event="results_sent"} 60
+fared_inc_aggregator_events_total{event="retransmissions_served"} 4
+fared_inc_aggregator_events_total{event="stale"} 0
+fared_inc_aggregator_events_total{event="unexpected"} 0
+# HELP fared_inc_bad_packets_total INC packets this switch dropped as malformed or for no tree it holds, by kind.
+# TYPE fared_inc_bad_packets_total counter
+fared_inc_bad_packets_total{kind="bad_icrc"} 5
+fared_inc_bad_packets_total{kind="unknown_tree"} 9
+# HELP fared_inc_switch_cpu_seconds_total CPU time of the INC data plane goroutine's thread.
+# TYPE fared_inc_switch_cpu_seconds_total counter
+fared_inc_switch_cpu_seconds_total 1.5
+# HELP fared_inc_switch_registered 1 while this INC switch is registered with its manager.
+# TYPE fared_inc_switch_registered gauge
+fared_inc_switch_registered 1
+# HELP fared_inc_switch_slots_in_use Aggregation slots of this switch holding a message.
+# TYPE fared_inc_switch_slots_in_use gauge
+fared_inc_switch_slots_in_use 3
+# HELP fared_inc_switch_trees Aggregation trees programmed on this switch, by role (root, leaf).
+# TYPE fared_inc_switch_trees gauge
+fared_inc_switch_trees{role="leaf"} 2
+fared_inc_switch_trees{role="root"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}
+
+// Before the data plane has published anything, a switch exports nothing
+// (no zeros that would read as a reset).
+func TestSwitchMetricsBeforeFirstView(t *testing.T) {
+	if n := testutil.CollectAndCount(incCollector{&module{dp: &dataPlane{}}}); n != 0 {
+		t.Errorf("%d series before the first view", n)
+	}
+}
