@@ -2,8 +2,9 @@ package inc
 
 import (
 	"context"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,7 +74,7 @@ func collectSwitch(ch chan<- prometheus.Metric, v *wire.INCSwitch) {
 	for _, t := range v.Trees {
 		roles[t.Role]++
 	}
-	for _, r := range sortedKeys(roles) {
+	for _, r := range slices.Sorted(maps.Keys(roles)) {
 		ch <- prometheus.MustNewConstMetric(incTrees, prometheus.GaugeValue, float64(roles[r]), r)
 	}
 	ch <- prometheus.MustNewConstMetric(incSlots, prometheus.GaugeValue, float64(v.SlotsInUse))
@@ -87,7 +88,7 @@ func collectSwitch(ch chan<- prometheus.Metric, v *wire.INCSwitch) {
 	for k, n := range v.Bad {
 		bad[k] = n
 	}
-	for _, k := range sortedKeys(bad) {
+	for _, k := range slices.Sorted(maps.Keys(bad)) {
 		ch <- prometheus.MustNewConstMetric(incBad, prometheus.CounterValue, float64(bad[k]), k)
 	}
 	if v.CPU != nil {
@@ -117,7 +118,7 @@ func (c incCollector) collectManager(ch chan<- prometheus.Metric) {
 			states[g.State]++
 		}
 	}
-	for _, s := range sortedKeys(states) {
+	for _, s := range slices.Sorted(maps.Keys(states)) {
 		ch <- prometheus.MustNewConstMetric(incGroups, prometheus.GaugeValue, float64(states[s]), s)
 	}
 	ch <- prometheus.MustNewConstMetric(incClients, prometheus.GaugeValue, float64(len(clients)))
@@ -129,16 +130,7 @@ func (c incCollector) collectManager(ch chan<- prometheus.Metric) {
 			alive["false"]++
 		}
 	}
-	for _, a := range sortedKeys(alive) {
+	for _, a := range slices.Sorted(maps.Keys(alive)) {
 		ch <- prometheus.MustNewConstMetric(incSwitches, prometheus.GaugeValue, float64(alive[a]), a)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
