@@ -158,67 +158,181 @@ func (e *OpError) Unwrap() error { return e.Err }
 
 // run sends the batch in chunks and returns one error per request (nil
 // on success), described by what(i) — called only on failure, so a batch
-// of 100,000 routes formats no strings when all goes well. onData, if set, receives non-ACK replies (RTM_GETROUTE).
-// The returned error is for socket-level failures, which leave the
-// outcome of the unacknowledged requests unknown.
+// of 100,000 routes formats no strings when all goes well. onData, if
+// set, receives non-ACK replies (RTM_GETROUTE). The returned error is
+// for socket-level failures, which leave the outcome of the
+// unacknowledged requests unknown.
 func (c *conn) run(b *batch, what func(i int) string, onData func(i int, typ uint16, payload []byte)) ([]error, error) {
 	n := b.len()
 	errs := make([]error, n)
 	c.seq = b.first + uint32(n)
 	for lo := 0; lo < n; {
-		hi := lo
-		for hi < n && hi-lo < c.chunk {
-			end := len(b.buf.b)
-			if hi+1 < n {
-				end = b.offs[hi+1]
-			}
-			if end-b.offs[lo] > chunkBytes && hi > lo {
-				break
-			}
-			hi++
-		}
-		start := b.offs[lo]
-		end := len(b.buf.b)
-		if hi < n {
-			end = b.offs[hi]
-		}
-		if err := unix.Sendto(c.fd, b.buf.b[start:end], 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-			return errs, fmt.Errorf("fib: netlink send: %w", err)
-		}
-		c.msgs += hi - lo
-		pending := hi - lo
-		for pending > 0 {
-			nr, _, err := unix.Recvfrom(c.fd, c.rbuf, 0)
-			if err != nil {
-				if err == unix.EINTR {
-					continue
-				}
-				return errs, fmt.Errorf("fib: netlink receive (%d replies missing): %w", pending, err)
-			}
-			msgs, err := syscall.ParseNetlinkMessage(c.rbuf[:nr])
-			if err != nil {
-				return errs, fmt.Errorf("fib: netlink parse: %w", err)
-			}
-			for _, m := range msgs {
-				i := int(m.Header.Seq - b.first)
-				if m.Header.Seq < b.first || i < lo || i >= hi {
-					continue // stale reply of an earlier, aborted batch
-				}
-				if m.Header.Type != unix.NLMSG_ERROR {
-					if onData != nil {
-						onData(i, m.Header.Type, m.Data)
-					}
-					continue
-				}
-				if e := ackError(m); e != nil {
-					errs[i] = &OpError{Op: what(i), Err: e.errno, Msg: e.msg}
-				}
-				pending--
-			}
+		hi := b.chunkEnd(lo, n, c.chunk)
+		err := c.exchange(b.bytes(lo, hi), b.first, lo, hi, func(i int, e *nlErr) {
+			errs[i] = &OpError{Op: what(i), Err: e.errno, Msg: e.msg}
+		}, onData)
+		if err != nil {
+			return errs, err
 		}
 		lo = hi
 	}
 	return errs, nil
+}
+
+// chunkEnd is where the chunk starting at message lo ends: at most max
+// messages and chunkBytes bytes (one message at least).
+func (b *batch) chunkEnd(lo, n, max int) int {
+	hi := lo
+	for hi < n && hi-lo < max {
+		end := len(b.buf.b)
+		if hi+1 < len(b.offs) {
+			end = b.offs[hi+1]
+		}
+		if end-b.offs[lo] > chunkBytes && hi > lo {
+			break
+		}
+		hi++
+	}
+	return hi
+}
+
+// bytes are messages [lo, hi) of the batch as encoded so far.
+func (b *batch) bytes(lo, hi int) []byte {
+	end := len(b.buf.b)
+	if hi < len(b.offs) {
+		end = b.offs[hi]
+	}
+	return b.buf.b[b.offs[lo]:end:end]
+}
+
+// exchange sends messages [lo, hi) of a batch whose first seq is first,
+// encoded in buf, in one sendmsg and reads their answers: failed reports
+// each refused request.
+func (c *conn) exchange(buf []byte, first uint32, lo, hi int, failed func(i int, e *nlErr), onData func(i int, typ uint16, payload []byte)) error {
+	if err := unix.Sendto(c.fd, buf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return fmt.Errorf("fib: netlink send: %w", err)
+	}
+	c.msgs += hi - lo
+	pending := hi - lo
+	for pending > 0 {
+		nr, _, err := unix.Recvfrom(c.fd, c.rbuf, 0)
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return fmt.Errorf("fib: netlink receive (%d replies missing): %w", pending, err)
+		}
+		msgs, err := syscall.ParseNetlinkMessage(c.rbuf[:nr])
+		if err != nil {
+			return fmt.Errorf("fib: netlink parse: %w", err)
+		}
+		for _, m := range msgs {
+			i := int(m.Header.Seq - first)
+			if m.Header.Seq < first || i < lo || i >= hi {
+				continue // stale reply of an earlier, aborted batch
+			}
+			if m.Header.Type != unix.NLMSG_ERROR {
+				if onData != nil {
+					onData(i, m.Header.Type, m.Data)
+				}
+				continue
+			}
+			if e := ackError(m); e != nil {
+				failed(i, e)
+			}
+			pending--
+		}
+	}
+	return nil
+}
+
+// stream sends a batch while the caller is still encoding it: Flush
+// hands the messages encoded so far to a goroutine that sends them in
+// chunks and reads their answers, so the kernel inserts the first
+// routes while the rest are encoded and the answers are filed. The
+// kernel does its work inside our sendmsg, on the sending thread; the
+// encoding and filing run on another CPU meanwhile.
+//
+// The caller must not use the conn until Wait has returned.
+type stream struct {
+	c        *conn
+	b        *batch
+	handed   int            // messages handed to the sender
+	chunks   chan chunk     // to send, in order
+	finished chan streamAck // one per chunk, in order
+	next     int            // size of the next chunk
+}
+
+type chunk struct {
+	buf    []byte // messages [lo, hi)
+	lo, hi int
+}
+
+type streamAck struct {
+	lo, hi int
+	failed map[int]*nlErr
+	err    error // socket-level: the chunk's outcome is unknown
+}
+
+// firstChunk is the size of a stream's first chunk; each next one
+// doubles up to the conn's chunk, so the kernel starts early and the
+// bulk still goes in big chunks.
+const firstChunk = 256
+
+func (c *conn) stream(b *batch) *stream {
+	s := &stream{c: c, b: b, chunks: make(chan chunk, 64), finished: make(chan streamAck, 64), next: min(firstChunk, c.chunk)}
+	go func() {
+		defer close(s.finished)
+		var broken error
+		for r := range s.chunks {
+			a := streamAck{lo: r.lo, hi: r.hi, err: broken}
+			if broken == nil {
+				a.err = c.exchange(r.buf, b.first, r.lo, r.hi, func(i int, e *nlErr) {
+					if a.failed == nil {
+						a.failed = map[int]*nlErr{}
+					}
+					a.failed[i] = e
+				}, nil)
+				broken = a.err
+			}
+			s.finished <- a
+		}
+	}()
+	return s
+}
+
+// Flush hands over every whole chunk encoded so far; with all, the rest.
+func (s *stream) Flush(all bool) {
+	n := s.b.len()
+	if !all && (s.handed == n || n-s.handed < s.next && len(s.b.buf.b)-s.b.offs[s.handed] <= chunkBytes) {
+		return // not a whole chunk yet: the common, cheap case
+	}
+	for s.handed < n {
+		hi := s.b.chunkEnd(s.handed, n, s.next)
+		if hi == n && hi-s.handed < s.next && !all {
+			return // not a whole chunk yet
+		}
+		s.chunks <- chunk{buf: s.b.bytes(s.handed, hi), lo: s.handed, hi: hi}
+		s.handed = hi
+		s.next = min(2*s.next, s.c.chunk)
+	}
+}
+
+// Wait hands over the rest and returns the chunks' answers as they
+// come: done is called once per chunk, in order, while later chunks are
+// still in the kernel. It returns the first socket-level error.
+func (s *stream) Wait(done func(a streamAck)) error {
+	s.Flush(true)
+	close(s.chunks)
+	s.c.seq = s.b.first + uint32(s.b.len())
+	var err error
+	for a := range s.finished {
+		if err == nil {
+			err = a.err
+		}
+		done(a)
+	}
+	return err
 }
 
 type nlErr struct {

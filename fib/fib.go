@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"net/netip"
 	"slices"
 	"strings"
@@ -307,8 +308,13 @@ func groupString(id uint32, ms []GroupMember) string {
 	return b.String()
 }
 
-func (f *FIB) indexGroup(g *group) {
-	g.key = groupKey(g.members)
+// indexGroup files g under its content key (computed from its members
+// if not given).
+func (f *FIB) indexGroup(g *group, key string) {
+	if key == "" {
+		key = groupKey(g.members)
+	}
+	g.key = key
 	g.indexed = false
 	if _, dup := f.grpByKey[g.key]; !dup {
 		f.grpByKey[g.key] = g
@@ -325,12 +331,101 @@ func (f *FIB) unindexGroup(g *group) {
 
 // want is a validated, normalised desired route.
 type want struct {
-	prefix  netip.Prefix
+	prefix netip.Prefix
+	set    *hopSet
+	cur    *routeEnt
+	target uint32 // nexthop or group id to install; 0 = none
+}
+
+// hopSet is the normalised next hops of one route or of many: routes
+// with equal next hops share one (normalise), so a Sync resolves their
+// objects (step 1) and decides their group (step 2) once per set. A
+// fabric's 100,000 routes have a few hundred sets.
+type hopSet struct {
 	keys    []nhKey  // sorted, unique
 	weights []uint32 // reduced
 	ids     []uint32 // the nexthop object of each key (syncObjects, step 1)
-	cur     *routeEnt
-	target  uint32 // nexthop or group id to install; 0 = none
+	// Step 2's decision when every member exists: the group the routes
+	// use, or else the content they wait for.
+	decided bool
+	group   *group
+	content *content
+}
+
+// The memo of next-hop sets pays for itself only when sets repeat: a
+// fabric has a few hundred distinct sets (one per group) over many
+// routes, and memoCap bounds it. A table whose sets do not repeat
+// (every leaf of a 3-stage fabric has its own weights) turns it off
+// after memoTrial misses if fewer than a quarter as many hits came.
+const (
+	memoCap   = 4096
+	memoTrial = 256
+)
+
+// hopsHash is the memo's key for a route's next hops; collisions are
+// told apart by comparing the hops themselves, so it only has to be
+// cheap: interfaces and weights, one multiply per next hop. Gateways
+// are left out (netip.Addr.As16 cost more than the rest together) but
+// for the first: on a LAN several gateways share an interface, and sets
+// differing only there just miss the memo.
+func hopsHash(fam uint8, hs []NextHop) uint64 {
+	a := hs[0].Gateway.As16()
+	h := uint64(fam)<<56 ^ uint64(len(hs)) ^ ne.Uint64(a[:8]) ^ bits.RotateLeft64(ne.Uint64(a[8:]), 21)
+	for i := range hs {
+		x := uint64(hs[i].IfIndex)<<32 ^ uint64(hs[i].Weight)
+		h = bits.RotateLeft64((h^x)*0x9e3779b97f4a7c15, 31)
+	}
+	return h
+}
+
+// sameHops is slices.Equal for next hops, field by field: the generic
+// == of the struct calls memequal per element, which was 40% of
+// normalise on a 5-stage leaf's table (16 next hops per route).
+func sameHops(a, b []NextHop) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	for i := range a {
+		if a[i].IfIndex != b[i].IfIndex || a[i].Weight != b[i].Weight || a[i].Gateway != b[i].Gateway {
+			return false
+		}
+	}
+	return true
+}
+
+// sameGateways reports whether a and b name the same next hops in the
+// same order, whatever their weights (a weight of 0 is an error the
+// slow path reports).
+func sameGateways(a, b []NextHop) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].IfIndex != b[i].IfIndex || a[i].Weight == 0 || a[i].Gateway != b[i].Gateway {
+			return false
+		}
+	}
+	return true
+}
+
+// sameKeys is slices.Equal for keys, field by field, and at once for
+// the same slice.
+func sameKeys(a, b []nhKey) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	for i := range a {
+		if !sameKey(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // normalise validates every route before anything is written: a bad
@@ -345,7 +440,7 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 	}
 	// Keys and weights live in slabs allocated as needed: routes that
 	// share the next hops of the route before take no room.
-	slab := min(total, 4096)
+	slab := min(total, 256)
 	var keySlab []nhKey
 	var wSlab []uint32
 	limit := f.weightLimit()
@@ -358,6 +453,32 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 	// hops equal the last good route's shares its keys and weights.
 	var prevHops []NextHop
 	var prevFam uint8
+	// Routes that share next hops without being neighbours (prefixes
+	// listed in address order, their groups interleaved) find the first
+	// such route's set here by a hash of their hops.
+	type memoEnt struct {
+		hops []NextHop
+		fam  uint8
+		set  *hopSet
+	}
+	memo := map[uint64]memoEnt{}
+	hits, misses := 0, 0
+	var sets []hopSet // slab
+	// The set built last, and whether its keys are its route's hops in
+	// order (none dropped, merged or moved): a route with the same
+	// gateways and interfaces but other weights (every leaf of a 3-stage
+	// fabric, weighted by FARE) then takes those keys and only needs its
+	// weights.
+	var lastRaw []NextHop
+	var lastSet *hopSet
+	var lastFam uint8
+	newSet := func(hs hopSet) *hopSet {
+		if len(sets) == cap(sets) {
+			sets = make([]hopSet, 0, min(len(routes), 256))
+		}
+		sets = append(sets, hs)
+		return &sets[len(sets)-1]
+	}
 	for _, r := range routes {
 		p := r.Prefix
 		if !p.IsValid() {
@@ -369,17 +490,47 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 		}
 		p = p.Masked()
 		fam := family(p.Addr())
-		if prevHops != nil && fam == prevFam && slices.Equal(r.NextHops, prevHops) {
+		if prevHops != nil && fam == prevFam && sameHops(r.NextHops, prevHops) {
 			w := out[len(out)-1]
 			w.prefix = p
 			out = append(out, w)
 			continue
 		}
 		prevHops = nil
-		if n := len(r.NextHops); cap(keySlab)-len(keySlab) < n {
-			keySlab, wSlab = make([]nhKey, 0, max(n, slab)), make([]uint32, 0, max(n, slab))
+		var h uint64
+		useMemo := len(r.NextHops) > 1 && (misses < memoTrial || 4*hits >= misses)
+		if useMemo {
+			h = hopsHash(fam, r.NextHops)
+			if m, ok := memo[h]; ok && m.fam == fam && sameHops(m.hops, r.NextHops) {
+				hits++
+				out = append(out, want{prefix: p, set: m.set})
+				prevHops, prevFam = r.NextHops, fam
+				continue
+			}
 		}
-		k0 := len(keySlab)
+		if n := len(r.NextHops); cap(keySlab)-len(keySlab) < n || cap(wSlab)-len(wSlab) < n {
+			keySlab, wSlab = make([]nhKey, 0, max(n, slab)), make([]uint32, 0, max(n, slab))
+			slab = min(2*slab, 4096) // most tables have few distinct sets
+		}
+		if lastSet != nil && fam == lastFam && sameGateways(r.NextHops, lastRaw) {
+			w0 := len(wSlab)
+			for _, nh := range r.NextHops {
+				wSlab = append(wSlab, nh.Weight)
+			}
+			set := newSet(hopSet{keys: lastSet.keys, weights: wSlab[w0:len(wSlab):len(wSlab)]})
+			reduceInPlace(set.weights, limit)
+			out = append(out, want{prefix: p, set: set})
+			prevHops, prevFam, lastRaw, lastSet = r.NextHops, fam, r.NextHops, set
+			if useMemo && len(memo) < memoCap {
+				misses++
+				if _, taken := memo[h]; !taken {
+					memo[h] = memoEnt{hops: r.NextHops, fam: fam, set: set}
+				}
+			}
+			continue
+		}
+		lastSet = nil
+		k0, w0 := len(keySlab), len(wSlab)
 		bad := false
 		for _, nh := range r.NextHops {
 			gw := nh.Gateway.Unmap()
@@ -408,24 +559,32 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 			wSlab = append(wSlab, nh.Weight)
 		}
 		if bad {
-			keySlab, wSlab = keySlab[:k0], wSlab[:k0]
+			keySlab, wSlab = keySlab[:k0], wSlab[:w0]
 			continue
 		}
 		// Sorted, and the same gateway twice is one path with the summed
 		// weight. The rib's next hops mostly come sorted already: one
 		// pass then, where a search for duplicates cost k² compares (16
 		// next hops at a 5-stage leaf: 120 per route).
-		if n := sortMerge(keySlab[k0:], wSlab[k0:]); n < len(keySlab)-k0 {
-			keySlab, wSlab = keySlab[:k0+n], wSlab[:k0+n]
-		}
-		w := want{prefix: p, keys: keySlab[k0:len(keySlab):len(keySlab)], weights: wSlab[k0:len(wSlab):len(wSlab)]}
+		n, moved := sortMerge(keySlab[k0:], wSlab[w0:])
+		keySlab, wSlab = keySlab[:k0+n], wSlab[:w0+n]
+		set := newSet(hopSet{keys: keySlab[k0:len(keySlab):len(keySlab)], weights: wSlab[w0:len(wSlab):len(wSlab)]})
 		if len(f.nbrDown) > 0 {
-			w.keys, w.weights = f.withoutDownNeighbors(w.keys, w.weights, named)
+			set.keys, set.weights = f.withoutDownNeighbors(set.keys, set.weights, named)
 		}
-		reduceInPlace(w.weights, limit)
-		out = append(out, w)
+		reduceInPlace(set.weights, limit)
+		if !moved && len(set.keys) == len(r.NextHops) && len(set.keys) > 0 {
+			lastRaw, lastSet, lastFam = r.NextHops, set, fam
+		}
+		out = append(out, want{prefix: p, set: set})
 		if len(r.NextHops) > 0 {
 			prevHops, prevFam = r.NextHops, fam
+		}
+		if useMemo && len(memo) < memoCap {
+			misses++
+			if _, taken := memo[h]; !taken {
+				memo[h] = memoEnt{hops: r.NextHops, fam: fam, set: set}
+			}
 		}
 	}
 	// The rib hands its routes over sorted already.
@@ -456,26 +615,31 @@ func cmpWant(a, b want) int {
 
 // sortMerge sorts the (few) next hops of one route by key with an
 // insertion sort, weights aligned, and merges equal keys into the first
-// (weights summed, saturating). It returns how many remain; ks and ws
-// keep them at the front.
-func sortMerge(ks []nhKey, ws []uint32) int {
+// (weights summed, saturating). It returns how many remain (ks and ws
+// keep them at the front) and whether any moved.
+func sortMerge(ks []nhKey, ws []uint32) (int, bool) {
+	moved := false
 	for i := 1; i < len(ks); i++ {
 		for j := i; j > 0 && cmpKey(ks[j-1], ks[j]) > 0; j-- {
 			ks[j-1], ks[j] = ks[j], ks[j-1]
 			ws[j-1], ws[j] = ws[j], ws[j-1]
+			moved = true
 		}
 	}
 	n := min(len(ks), 1)
 	for i := 1; i < len(ks); i++ {
-		if ks[i] == ks[n-1] {
+		if sameKey(ks[i], ks[n-1]) {
 			ws[n-1] = uint32(min(uint64(ws[n-1])+uint64(ws[i]), 1<<32-1))
 			continue
 		}
 		ks[n], ws[n] = ks[i], ws[i]
 		n++
 	}
-	return n
+	return n, moved || n < len(ks)
 }
+
+// sameKey is a == b field by field (struct == calls memequal).
+func sameKey(a, b nhKey) bool { return a.ifindex == b.ifindex && a.gw == b.gw && a.fam == b.fam }
 
 func cond[T any](c bool, a, b T) T {
 	if c {
@@ -552,7 +716,7 @@ func (f *FIB) adopt() error {
 			}
 		}
 		if ok {
-			f.indexGroup(g)
+			f.indexGroup(g, "")
 		}
 	}
 	krt, err := f.c.dumpRoutes(func(r *KernelRoute) bool {
@@ -689,6 +853,10 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 		// objects and do the Sync once more from the kernel's state; the
 		// first pass's errors were about objects that no longer exist.
 		if err = f.refresh(); err == nil {
+			for i := range wants {
+				set := wants[i].set
+				set.ids, set.decided, set.group, set.content = nil, false, nil, nil
+			}
 			var st2 Stats
 			st2, errs, _, err = f.syncObjects(wants)
 			st = plusStats(st, st2)
@@ -714,24 +882,27 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 	// without a lookup.
 	var newNH []*nhObj
 	b := f.c.newBatch()
-	total := 0
+	var idSlab []uint32
+	var prev *hopSet
 	for i := range wants {
-		total += len(wants[i].keys)
-	}
-	idSlab := make([]uint32, total)
-	var prev *want
-	for i := range wants {
-		w := &wants[i]
-		w.ids, idSlab = idSlab[:len(w.keys):len(w.keys)], idSlab[len(w.keys):]
-		if prev != nil && slices.Equal(prev.keys, w.keys) {
-			copy(w.ids, prev.ids)
-			prev = w
+		set := wants[i].set
+		if set.ids != nil || len(set.keys) == 0 {
+			continue // resolved for a route before
+		}
+		if n := len(set.keys); cap(idSlab)-len(idSlab) < n {
+			idSlab = make([]uint32, 0, max(n, 4096))
+		}
+		set.ids = idSlab[len(idSlab) : len(idSlab)+len(set.keys) : len(idSlab)+len(set.keys)]
+		idSlab = idSlab[:len(idSlab)+len(set.keys)]
+		if prev != nil && sameKeys(prev.keys, set.keys) {
+			copy(set.ids, prev.ids) // same next hops, other weights
+			prev = set
 			continue
 		}
-		prev = w
-		for j, k := range w.keys {
+		prev = set
+		for j, k := range set.keys {
 			if o := f.nhByKey[k]; o != nil {
-				w.ids[j] = o.id
+				set.ids[j] = o.id
 				continue
 			}
 			id, err := f.alloc()
@@ -741,7 +912,7 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 			o := &nhObj{id: id, key: k, indexed: true}
 			f.nhByKey[k] = o // provisional; undone on failure
 			newNH = append(newNH, o)
-			w.ids[j] = id
+			set.ids[j] = id
 			appendNexthop(&b.buf, b.next(), unix.NLM_F_CREATE|unix.NLM_F_EXCL, id, proto, k)
 		}
 	}
@@ -771,24 +942,21 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 	pendSlab := make([]pendRoute, 0, len(wants)) // never grows: pointers stay valid
 	var kb []byte
 	var ms []GroupMember
-	// The group decision of the route before, for a run of routes with
-	// the same members and weights: its group, or its pending content.
-	var grouped *want
-	var prevGroup *group
-	var prevContent *content
+	// The last set decided: a set with the same members and weights (the
+	// same next hops reduced to the same weights) takes its decision.
+	var lastSet *hopSet
 	for i := range wants {
 		w := &wants[i]
 		w.cur, w.target = f.routes[w.prefix], 0
-		last := grouped
-		grouped = nil
-		if len(w.keys) == 0 {
+		set := w.set
+		if len(set.keys) == 0 {
 			st.RoutesUnresolved++
 			continue
 		}
 		if c := f.conflicts[w.prefix]; c != nil {
 			c.gen = f.gen
 		}
-		keys, weights, ids := w.keys, w.weights, w.ids
+		keys, weights, ids := set.keys, set.weights, set.ids
 		if len(failedNH) > 0 {
 			keys, weights = withoutFailed(keys, weights, failedNH, limit)
 			ids = nil // looked up below
@@ -811,37 +979,35 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 			w.target = id(0)
 			continue
 		}
+		var g *group
 		var c *content
-		if ids != nil && last != nil && slices.Equal(ids, last.ids) && slices.Equal(weights, last.weights) {
-			grouped = w
-			if prevGroup != nil {
-				w.target = prevGroup.id
-				keep[prevGroup.id]++
-				continue
-			}
-			c = prevContent
-		} else {
+		switch {
+		case ids != nil && set.decided:
+			g, c = set.group, set.content
+		case ids != nil && lastSet != nil && slices.Equal(ids, lastSet.ids) && slices.Equal(weights, lastSet.weights):
+			g, c = lastSet.group, lastSet.content
+		default:
 			ms = ms[:0]
 			for j := range keys {
 				ms = append(ms, GroupMember{ID: id(j), Weight: weights[j]})
 			}
 			sortMembers(ms)
 			kb = appendGroupKey(kb[:0], ms)
-			if ids != nil {
-				grouped = w
+			if g = f.grpByKey[string(kb)]; g == nil { // no allocation: lookup by []byte
+				if c = contents[string(kb)]; c == nil {
+					c = &content{members: slices.Clone(ms), key: string(kb)}
+					contents[c.key] = c
+				}
 			}
-			prevGroup, prevContent = f.grpByKey[string(kb)], nil // no allocation: lookup by []byte
-			if g := prevGroup; g != nil {
-				w.target = g.id
-				keep[g.id]++
-				continue
-			}
-			c = contents[string(kb)]
-			if c == nil {
-				c = &content{members: slices.Clone(ms), key: string(kb)}
-				contents[c.key] = c
-			}
-			prevContent = c
+		}
+		if ids != nil {
+			set.decided, set.group, set.content = true, g, c
+			lastSet = set
+		}
+		if g != nil {
+			w.target = g.id
+			keep[g.id]++
+			continue
 		}
 		var cur uint32
 		if w.cur != nil {
@@ -921,7 +1087,7 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 		}
 		g := &group{id: op.id, members: op.members}
 		f.groups[op.id] = g
-		f.indexGroup(g)
+		f.indexGroup(g, op.key)
 		st.GroupsAdded++
 	}
 
@@ -933,6 +1099,13 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 	rts := make([]*want, 0, len(wants))
 	b = f.c.newBatch()
 	b.buf.b = slices.Grow(b.buf.b, 64*len(wants))
+	if len(f.routes) == 0 {
+		// The first Sync of a full table: no rehashing while it fills.
+		f.routes = make(map[netip.Prefix]*routeEnt, len(wants))
+	}
+	// The routes go out while later ones are still being encoded, and
+	// the answers are filed while later chunks are in the kernel.
+	out := f.c.stream(b)
 	for i := range wants {
 		w := &wants[i]
 		if w.target != 0 && failedGrp[w.target] {
@@ -952,49 +1125,61 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 		}
 		rts = append(rts, w)
 		appendRoute(&b.buf, b.next(), f.hdr(w.prefix), w.target, w.cur != nil)
+		out.Flush(false)
 	}
-	if len(f.routes) == 0 {
-		// The first Sync of a full table: no rehashing while it fills.
-		f.routes = make(map[netip.Prefix]*routeEnt, len(rts))
-	}
-	res, err = f.c.run(b, func(i int) string { return fmt.Sprintf("route %s nhid %#x", rts[i].prefix, rts[i].target) }, nil)
-	if err != nil {
-		return st, errs, stale, err
+	// The routes we hold that this generation does not want, found
+	// while the kernel works (filing below only adds wanted ones).
+	var dels []routeHdr
+	for p, r := range f.routes {
+		if r.gen != f.gen {
+			dels = append(dels, f.hdr(p))
+		}
 	}
 	var exist, readd []*want
 	var ents []routeEnt // the new routes' entries, one allocation
-	for i, w := range rts {
-		e := res[i]
-		switch {
-		case e == nil:
-			if w.cur != nil {
-				w.cur.nh = w.target
-				st.RoutesReplaced++
-			} else {
-				if len(ents) == cap(ents) {
-					ents = make([]routeEnt, 0, len(rts)-i)
-				}
-				ents = append(ents, routeEnt{nh: w.target, gen: f.gen})
-				f.routes[w.prefix] = &ents[len(ents)-1]
-				f.resolved(w.prefix)
-				st.RoutesAdded++
-			}
-		case w.cur == nil && errors.Is(e, unix.EEXIST):
-			if c := f.conflicts[w.prefix]; c != nil {
-				c.nh = w.target // still held by the other protocol
-			} else {
-				exist = append(exist, w)
-			}
-		case w.cur != nil && isGone(e):
-			// Our route was deleted behind our back: add it afresh,
-			// exclusively, as a prefix we do not hold.
-			delete(f.routes, w.prefix)
-			w.cur = nil
-			readd = append(readd, w)
-		default:
-			errs = append(errs, e)
-			stale = stale || missingObject(e)
+	err = out.Wait(func(a streamAck) {
+		if a.err != nil {
+			return // unknown outcome: the next Sync finds out
 		}
+		for i, w := range rts[a.lo:a.hi] {
+			var e error
+			if ne := a.failed[a.lo+i]; ne != nil {
+				e = &OpError{Op: fmt.Sprintf("route %s nhid %#x", w.prefix, w.target), Err: ne.errno, Msg: ne.msg}
+			}
+			switch {
+			case e == nil:
+				if w.cur != nil {
+					w.cur.nh = w.target
+					st.RoutesReplaced++
+				} else {
+					if len(ents) == cap(ents) {
+						ents = make([]routeEnt, 0, len(rts)-a.lo-i)
+					}
+					ents = append(ents, routeEnt{nh: w.target, gen: f.gen})
+					f.routes[w.prefix] = &ents[len(ents)-1]
+					f.resolved(w.prefix)
+					st.RoutesAdded++
+				}
+			case w.cur == nil && errors.Is(e, unix.EEXIST):
+				if c := f.conflicts[w.prefix]; c != nil {
+					c.nh = w.target // still held by the other protocol
+				} else {
+					exist = append(exist, w)
+				}
+			case w.cur != nil && isGone(e):
+				// Our route was deleted behind our back: add it afresh,
+				// exclusively, as a prefix we do not hold.
+				delete(f.routes, w.prefix)
+				w.cur = nil
+				readd = append(readd, w)
+			default:
+				errs = append(errs, e)
+				stale = stale || missingObject(e)
+			}
+		}
+	})
+	if err != nil {
+		return st, errs, stale, err
 	}
 	takeover, retry, err := f.existing(exist)
 	if err != nil {
@@ -1043,18 +1228,12 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 		g := f.groups[op.id]
 		f.unindexGroup(g)
 		g.members = op.members
-		f.indexGroup(g)
+		f.indexGroup(g, op.key)
 		st.GroupsReplaced++
 	}
 
-	// 5. Stale routes (not wanted in this generation), before the objects
-	// they reference.
-	var dels []routeHdr
-	for p, r := range f.routes {
-		if r.gen != f.gen {
-			dels = append(dels, f.hdr(p))
-		}
-	}
+	// 5. Stale routes (not wanted in this generation, found while the
+	// routes were in the kernel), before the objects they reference.
 	dels = append(dels, f.stale...)
 	b = f.c.newBatch()
 	for _, h := range dels {
@@ -1126,23 +1305,33 @@ func (f *FIB) deleteUnusedGroups(errs *[]error) (int, error) {
 }
 
 func (f *FIB) deleteUnusedNexthops(errs *[]error) (int, error) {
-	used := map[uint32]bool{}
-	for _, r := range f.routes {
-		used[r.nh] = true
-	}
-	for _, c := range f.conflicts {
-		used[c.nh] = true
+	// Strike out the objects anything uses; the few left are unused.
+	// Groups first: their members are most of our objects, so the walk
+	// over 100,000 routes usually ends at once.
+	unused := make(map[uint32]bool, len(f.nhs))
+	for id := range f.nhs {
+		unused[id] = true
 	}
 	for _, g := range f.groups {
+		if len(unused) == 0 {
+			break
+		}
 		for _, m := range g.members {
-			used[m.ID] = true
+			delete(unused, m.ID)
 		}
 	}
-	var ids []uint32
-	for id := range f.nhs {
-		if !used[id] {
-			ids = append(ids, id)
+	for _, c := range f.conflicts {
+		delete(unused, c.nh)
+	}
+	for _, r := range f.routes {
+		if len(unused) == 0 {
+			break
 		}
+		delete(unused, r.nh)
+	}
+	ids := make([]uint32, 0, len(unused))
+	for id := range unused {
+		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	b := f.c.newBatch()
@@ -1271,7 +1460,7 @@ func (f *FIB) refresh() error {
 			}
 		}
 		if ok {
-			f.indexGroup(g)
+			f.indexGroup(g, "")
 		}
 	}
 	for p, r := range f.routes {

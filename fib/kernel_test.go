@@ -414,7 +414,7 @@ func TestWeight16RoundTrip(t *testing.T) {
 	// The same input on an 8-bit kernel is scaled to 256/1.
 	f8 := &FIB{caps: Capabilities{NexthopObjects: true}, down: map[int]bool{}}
 	ws, err := f8.normalise([]Route{{Prefix: pfx("10.60.0.0/16"), NextHops: []NextHop{nh(l[0].gw4, l[0].idx, 1000), nh(l[1].gw4, l[1].idx, 1)}}})
-	if err != nil || ws[0].weights[0] != 256 || ws[0].weights[1] != 1 {
+	if err != nil || ws[0].set.weights[0] != 256 || ws[0].set.weights[1] != 1 {
 		t.Errorf("8-bit scaling: %+v %v", ws, err)
 	}
 }

@@ -36,8 +36,8 @@ func (f *FIB) adoptMultipath() error {
 
 func pathSig(w *want) string {
 	var b strings.Builder
-	for i, k := range w.keys {
-		fmt.Fprintf(&b, "%s/%d,", k, w.weights[i])
+	for i, k := range w.set.keys {
+		fmt.Fprintf(&b, "%s/%d,", k, w.set.weights[i])
 	}
 	return b.String()
 }
@@ -55,15 +55,15 @@ func (f *FIB) netlinkRoute(h routeHdr) *netlink.Route {
 
 func (f *FIB) mpRoute(w *want) *netlink.Route {
 	rt := f.netlinkRoute(f.hdr(w.prefix))
-	if len(w.keys) == 1 {
-		rt.LinkIndex = w.keys[0].ifindex
-		if w.keys[0].gw.IsValid() {
-			rt.Gw = w.keys[0].gw.AsSlice()
+	if len(w.set.keys) == 1 {
+		rt.LinkIndex = w.set.keys[0].ifindex
+		if w.set.keys[0].gw.IsValid() {
+			rt.Gw = w.set.keys[0].gw.AsSlice()
 		}
 		return rt
 	}
-	for j, k := range w.keys {
-		nh := &netlink.NexthopInfo{LinkIndex: k.ifindex, Hops: int(w.weights[j] - 1)}
+	for j, k := range w.set.keys {
+		nh := &netlink.NexthopInfo{LinkIndex: k.ifindex, Hops: int(w.set.weights[j] - 1)}
 		if k.gw.IsValid() {
 			nh.Gw = k.gw.AsSlice()
 		}
@@ -80,7 +80,7 @@ func (f *FIB) syncMultipath(wants []want) (Stats, error) {
 	var exist []*want
 	for i := range wants {
 		w := &wants[i]
-		if len(w.keys) == 0 {
+		if len(w.set.keys) == 0 {
 			st.RoutesUnresolved++
 			continue
 		}

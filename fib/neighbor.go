@@ -94,7 +94,7 @@ func (f *FIB) NeighborDown(ifindex int, gws ...netip.Addr) (int, error) {
 		g := f.groups[op.id]
 		f.unindexGroup(g)
 		g.members = op.members
-		f.indexGroup(g)
+		f.indexGroup(g, "")
 		n++
 	}
 	if len(errs) > 0 {

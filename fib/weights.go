@@ -38,7 +38,9 @@ func reduceInPlace(out []uint32, limit uint32) {
 func divide(ws []uint32) {
 	var g uint32
 	for _, w := range ws {
-		g = gcd(g, w)
+		if g = gcd(g, w); g == 1 {
+			return // FARE's weights are mostly coprime: no need to look further
+		}
 	}
 	if g > 1 {
 		for i := range ws {

@@ -129,7 +129,10 @@ type GroupMember = wire.GroupMember
 // struct nexthop_grp {u32 id; u8 weight; u8 weight_high; u16 resvd}, where
 // weight|weight_high<<8 == Weight-1.
 func encodeGroup(members []GroupMember) ([]byte, error) {
-	out := make([]byte, 0, len(members)*unix.SizeofNexthopGrp)
+	return appendGroupEntries(make([]byte, 0, len(members)*unix.SizeofNexthopGrp), members)
+}
+
+func appendGroupEntries(out []byte, members []GroupMember) ([]byte, error) {
 	for _, m := range members {
 		if m.Weight < 1 || m.Weight > maxWeight16 {
 			return nil, fmt.Errorf("nexthop %d: weight %d outside 1..%d", m.ID, m.Weight, maxWeight16)
@@ -198,14 +201,19 @@ func appendNexthop(m *msgBuf, seq uint32, flags uint16, id uint32, proto uint8, 
 // on an existing id) swaps members/weights atomically under every route
 // that references the id.
 func appendGroup(m *msgBuf, seq uint32, flags uint16, id uint32, proto uint8, members []GroupMember, res *Resilient) error {
-	g, err := encodeGroup(members)
-	if err != nil {
-		return err
-	}
 	m.begin(unix.RTM_NEWNEXTHOP, unix.NLM_F_REQUEST|unix.NLM_F_ACK|flags, seq)
 	m.raw(nhmsg(unix.AF_UNSPEC, proto)) // groups must be AF_UNSPEC
 	m.u32(unix.NHA_ID, id)
-	m.attr(unix.NHA_GROUP, g)
+	// The entries go straight into the message (8 bytes each: aligned).
+	at, start := len(m.b), m.start
+	m.attr(unix.NHA_GROUP, nil)
+	b, err := appendGroupEntries(m.b, members)
+	if err != nil {
+		m.b, m.start = m.b[:start], start // drop the half-built message
+		return err
+	}
+	m.b = b
+	ne.PutUint16(m.b[at:], uint16(len(m.b)-at))
 	if res != nil {
 		m.u16(unix.NHA_GROUP_TYPE, nhGroupTypeRes)
 		n := m.nest(nhaResGroup)

@@ -162,7 +162,7 @@ func TestNormaliseRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ws[0].prefix != pfx("10.1.0.0/16") || len(ws[0].keys) != 2 || ws[0].weights[0] != 2 || ws[0].weights[1] != 1 {
+	if ws[0].prefix != pfx("10.1.0.0/16") || len(ws[0].set.keys) != 2 || ws[0].set.weights[0] != 2 || ws[0].set.weights[1] != 1 {
 		t.Errorf("normalise = %+v", ws[0])
 	}
 }
@@ -176,13 +176,20 @@ func TestSortMerge(t *testing.T) {
 	}
 	ks := []nhKey{k("10.0.0.3", 2), k("10.0.0.1", 2), k("10.0.0.3", 2), k("10.0.0.2", 7), k("10.0.0.1", 1), k("10.0.0.2", 7)}
 	ws := []uint32{2, 1, 5, 0xffffffff, 4, 3}
-	n := sortMerge(ks, ws)
+	n, moved := sortMerge(ks, ws)
 	want := []nhKey{k("10.0.0.1", 1), k("10.0.0.1", 2), k("10.0.0.2", 7), k("10.0.0.3", 2)}
 	wantW := []uint32{4, 1, 0xffffffff, 7}
 	if n != len(want) || !slices.Equal(ks[:n], want) || !slices.Equal(ws[:n], wantW) {
 		t.Errorf("sortMerge: %d %v %v, want %v %v", n, ks[:n], ws[:n], want, wantW)
 	}
-	if n := sortMerge(nil, nil); n != 0 {
-		t.Errorf("sortMerge(nil) = %d", n)
+	if !moved {
+		t.Error("sortMerge: unsorted input not reported as moved")
+	}
+	if n, moved := sortMerge(nil, nil); n != 0 || moved {
+		t.Errorf("sortMerge(nil) = %d, %v", n, moved)
+	}
+	sorted := []nhKey{k("10.0.0.1", 1), k("10.0.0.2", 1)}
+	if n, moved := sortMerge(sorted, []uint32{1, 2}); n != 2 || moved {
+		t.Errorf("sortMerge(sorted) = %d, %v", n, moved)
 	}
 }
