@@ -46,7 +46,18 @@
 //
 // Routes leave a group (3) before it is rewritten (4), and objects are
 // deleted only after nothing references them, so no packet ever meets a
-// missing nexthop. Input is validated before stage 1: weight 0, a missing
+// missing nexthop.
+//
+// The route stage is the one that takes time (100,000 routes: ~0.4 s,
+// nearly all of it the kernel inserting inside our sendmsg), so it is a
+// stream: a second goroutine sends chunks (256 routes first, doubling)
+// and reads their answers while the caller encodes the next routes and
+// files the answers of the last chunk. What fared adds to the kernel's
+// own work is then what comes before the first route: validating the
+// input and deciding objects and groups, which is done once per distinct
+// set of next hops (a hopSet), not per route: a fabric's table has a few
+// hundred sets over many thousand routes. bench/ceiling measures the
+// result against a bare netlink loop. Input is validated before stage 1: weight 0, a missing
 // interface index, an IPv4 gateway for an IPv6 prefix or a prefix given
 // twice fail the whole Sync with nothing written. Kernel errors are per
 // object: the rest is applied, the prefix concerned keeps what it had.
