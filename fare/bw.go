@@ -101,10 +101,10 @@ func out(x float64) float64 {
 // shortest-path parallel links' bandwidths, +Inf for an edge leaving a
 // pseudonode (those links carry no bandwidth: the constraint is the LAN link
 // into the pseudonode). unknown[e] is set when a link lacks the sub-TLV.
-// Values come from Graph.Topo through the DAG's EdgeLinks.
+// Values come from Graph.Links through the DAG's EdgeLinks.
 func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) {
 	g := r.Graph
-	topo := g.TopoLinks()
+	topo := g.Links
 	if len(r.EdgeLinks) == len(r.EdgeParent) && !hasPseudo(g) {
 		// One link per edge (entry e is edge e), no pseudonode: the
 		// general loop below without its per-edge lookups.

@@ -213,7 +213,7 @@ func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
 	e.selfBW, e.capPB, e.down, e.pbs, e.lval = ws.f[:nn], ws.f[nn:2*nn], ws.f[2*nn:3*nn], ws.f[3*nn:4*nn], ws.f[4*nn:]
 	e.selfUnk, e.unk = ws.b[:nn], ws.b[nn:]
 	nls := r.NeighborLinkStart
-	topo := g.TopoLinks()
+	topo := g.Links
 	e.oneLink = len(r.NeighborLinks) == nn
 	for i, nb := range r.Neighbors {
 		e.nbPos[nb] = int32(i)
@@ -643,7 +643,7 @@ func Update(prev Table, prevR, r *spf.Result, routes []spf.Route, changedBW []in
 	n := len(g.Nodes)
 	// Seeds: children of changed DAG links. A change on Self's link: full.
 	var aff []bool
-	topo := g.TopoLinks()
+	topo := g.Links
 	for _, li := range changedBW {
 		if li < 0 || int(li) >= len(topo) {
 			continue

@@ -50,9 +50,9 @@ type circuit struct {
 	lan      [2]*lanLevel
 	helloDue [2]time.Time // LAN per level; P2P uses [0]
 
-	// Flooding state per level: SRM holds the last send time (zero = not yet
-	// sent), SSN the LSPs to acknowledge or request in the next PSNP.
-	srm     [2]map[packet.LSPID]time.Time
+	// Flooding state per level: SRM holds the last send time (UnixNano, or
+	// unsent), SSN the LSPs to acknowledge or request in the next PSNP.
+	srm     [2]map[packet.LSPID]int64
 	ssn     [2]map[packet.LSPID]struct{}
 	psnpDue [2]time.Time
 	csnpDue [2]time.Time
@@ -76,7 +76,7 @@ func newCircuit(in *Instance, idx int, ic config.ISISInterface) *circuit {
 	c := &circuit{in: in, idx: idx, cfg: ic, name: ic.Name, localID: uint8(idx + 1),
 		counters: map[string]uint64{}, logged: map[string]bool{}}
 	for l := 0; l < 2; l++ {
-		c.srm[l] = map[packet.LSPID]time.Time{}
+		c.srm[l] = map[packet.LSPID]int64{}
 		c.ssn[l] = map[packet.LSPID]struct{}{}
 		if !c.isP2P() {
 			c.lan[l] = &lanLevel{adjs: map[[6]byte]*adjacency{}}

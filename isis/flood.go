@@ -2,6 +2,7 @@ package isis
 
 import (
 	"bytes"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -14,8 +15,13 @@ func (c *circuit) setSRM(l int, id packet.LSPID) {
 	if !c.running || c.cfg.Passive {
 		return
 	}
-	c.srm[l-1][id] = time.Time{}
+	c.srm[l-1][id] = unsent
 }
+
+// SRM flags hold when the LSP was last sent (UnixNano), or unsent: eight
+// bytes without a pointer, where a time.Time took 24 with one; a flood of
+// 9,000 LSPs over 16 circuits holds 140,000 of them.
+const unsent = math.MinInt64
 
 func (c *circuit) clearSRM(l int, id packet.LSPID) { delete(c.srm[l-1], id) }
 
@@ -134,13 +140,13 @@ func (c *circuit) flood(now time.Time) {
 				delete(c.srm[l-1], id)
 				continue
 			}
-			if !sent.IsZero() && now.Sub(sent) < lspRetransmit {
+			if sent != unsent && now.UnixNano()-sent < int64(lspRetransmit) {
 				continue
 			}
 			raw := e.wire(now)
 			c.sendRaw(dst, raw, "lsp")
 			if c.isP2P() {
-				c.srm[l-1][id] = now // kept until acknowledged by a PSNP/CSNP
+				c.srm[l-1][id] = now.UnixNano() // kept until acknowledged by a PSNP/CSNP
 			} else {
 				delete(c.srm[l-1], id) // the DIS's CSNPs make LANs reliable
 			}

@@ -229,13 +229,14 @@ func (in *Instance) buildGraph(lv *level, now time.Time) *lsdb.Graph {
 			if tl.flags&topoHasBW != 0 {
 				l.MaxBW, l.HasBW = tl.bw, true
 			}
+			var a lsdb.LinkAddrs
 			if tl.flags&topoHasLocal != 0 {
-				l.LocalAddr = tl.local
+				a.Local = tl.local
 			}
 			if tl.flags&topoHasRemote != 0 {
-				l.RemoteAddr = tl.remote
+				a.Remote = tl.remote
 			}
-			b.AddLinkIndex(from, index(tl.nb), l)
+			b.AddLinkIndex(from, index(tl.nb), l, a)
 		}
 		for i := range f.t.prefixes {
 			tp := &f.t.prefixes[i]

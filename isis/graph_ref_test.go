@@ -73,15 +73,16 @@ func (in *Instance) refBuildGraph(lv *level, now time.Time) *lsdb.Graph {
 						continue
 					}
 					l := lsdb.Link{Metric: nb.Metric}
+					var a lsdb.LinkAddrs
 					if !pseudo {
 						if bw, ok := packet.MaxLinkBandwidth(nb.SubTLVs); ok {
 							l.MaxBW, l.HasBW = bw, true
 						}
 						local, _ := packet.IPv4IfAddr(nb.SubTLVs)
 						remote, _ := packet.IPv4NbrAddr(nb.SubTLVs)
-						l.LocalAddr, l.RemoteAddr = lsdb.AddrOf(local), lsdb.AddrOf(remote)
+						a = lsdb.LinkAddrs{Local: lsdb.AddrOf(local), Remote: lsdb.AddrOf(remote)}
 					}
-					b.AddLink(from, nb.ID.String(), l)
+					b.AddLinkAddrs(from, nb.ID.String(), l, a)
 				}
 			case *packet.ExtIPReach:
 				for _, p := range v.Prefixes {

@@ -12,7 +12,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
-	"sync"
+	"sync/atomic"
 )
 
 // Node is a router or an IS-IS pseudonode (LAN).
@@ -29,13 +29,21 @@ type Node struct {
 
 // Link is one directed adjacency as advertised by From. Parallel links between
 // the same two nodes are separate entries (FARE sums them per neighbour).
+// It holds what shortest paths and bandwidth weights read, 20 bytes, so
+// that their loops over a quarter of a million links touch few cache
+// lines; the link's addresses, which only next-hop resolution at Self and
+// the views read, are beside it in Graph.Addrs.
 type Link struct {
-	From, To   int32
-	Metric     uint32
-	MaxBW      float32 // bytes/s, from the Maximum Link Bandwidth sub-TLV
-	HasBW      bool
-	LocalAddr  Addr4
-	RemoteAddr Addr4
+	From, To int32
+	Metric   uint32
+	MaxBW    float32 // bytes/s, from the Maximum Link Bandwidth sub-TLV
+	HasBW    bool
+}
+
+// LinkAddrs are a link's IPv4 interface addresses as its advertiser
+// gives them (IS-IS sub-TLVs 6 and 8; OSPF link data and TE sub-TLVs).
+type LinkAddrs struct {
+	Local, Remote Addr4
 }
 
 // Addr4 is a link's IPv4 interface address, the zero value for none. Both
@@ -67,31 +75,6 @@ func (a Addr4) Addr() netip.Addr {
 
 func (a Addr4) String() string { return a.Addr().String() }
 
-// LinkTopo is the part of a Link that shortest paths and bandwidth weights
-// read: 20 bytes against Link's 28, so that their loops touch fewer cache
-// lines. Graph.Topo keeps one per link.
-type LinkTopo struct {
-	From, To int32
-	Metric   uint32
-	MaxBW    float32 // bytes/s
-	HasBW    bool
-}
-
-// Topo returns the compact form of l.
-func (l *Link) Topo() LinkTopo {
-	return LinkTopo{From: l.From, To: l.To, Metric: l.Metric, MaxBW: l.MaxBW, HasBW: l.HasBW}
-}
-
-// TopoOf returns the compact form of every link, in order: what Build puts in
-// Graph.Topo.
-func TopoOf(links []Link) []LinkTopo {
-	t := make([]LinkTopo, len(links))
-	for i := range links {
-		t[i] = links[i].Topo()
-	}
-	return t
-}
-
 // Prefix is one reachability entry of one advertiser. Node may be a
 // pseudonode: an OSPF transit network's own subnet belongs to its network
 // vertex (RFC 2328 §16.1), so that every router's path to it includes the
@@ -122,10 +105,8 @@ type Graph struct {
 	Self     int32
 	Nodes    []Node
 	Links    []Link
-	// Topo[i] is Links[i].Topo(): the same links, compact, for SPF and FARE,
-	// which read Topo only. Build fills it; code that derives a Graph from
-	// another by editing Links must update Topo alike (TopoOf, Link.Topo).
-	Topo     []LinkTopo
+	// Addrs[i] are Links[i]'s addresses; nil when no link has any.
+	Addrs    []LinkAddrs
 	Prefixes []Prefix // sorted by prefix, then advertiser
 	// Adjacencies are Self's live adjacencies when the snapshot was taken:
 	// what turns a first-hop link into a kernel next hop.
@@ -156,13 +137,12 @@ func (g *Graph) LinksOf(n int32) []Link {
 	return g.Links[nd.First : nd.First+nd.Count]
 }
 
-// TopoLinks returns g.Topo, or, for a Graph assembled without Build whose
-// Topo does not match Links in length, a fresh TopoOf(g.Links).
-func (g *Graph) TopoLinks() []LinkTopo {
-	if len(g.Topo) == len(g.Links) {
-		return g.Topo
+// LinkAddrs returns link i's addresses (none if the graph has none).
+func (g *Graph) LinkAddrs(i int32) LinkAddrs {
+	if int(i) < len(g.Addrs) {
+		return g.Addrs[i]
 	}
-	return TopoOf(g.Links)
+	return LinkAddrs{}
 }
 
 // Builder collects one database's content; Build turns it into a Graph.
@@ -173,6 +153,7 @@ type Builder struct {
 	nodes    []Node
 	index    map[string]int32
 	links    []Link
+	addrs    []LinkAddrs // parallel to links once any link has addresses
 	prefixes []Prefix
 	adjs     []Adjacency
 }
@@ -204,8 +185,12 @@ func (b *Builder) AddNode(n Node) int32 {
 
 // AddLink records a link advertised by from.
 func (b *Builder) AddLink(from, to string, l Link) {
-	l.From, l.To = b.Node(from), b.Node(to)
-	b.links = append(b.links, l)
+	b.AddLinkIndex(b.Node(from), b.Node(to), l, LinkAddrs{})
+}
+
+// AddLinkAddrs is AddLink for a link with addresses.
+func (b *Builder) AddLinkAddrs(from, to string, l Link, a LinkAddrs) {
+	b.AddLinkIndex(b.Node(from), b.Node(to), l, a)
 }
 
 // AddPrefix records a prefix advertised by node.
@@ -214,12 +199,18 @@ func (b *Builder) AddPrefix(node string, p Prefix) {
 	b.prefixes = append(b.prefixes, p)
 }
 
-// AddLinkIndex is AddLink for nodes already known by their Node index: a
-// protocol that keys its nodes by binary id need not format every link's
-// ends as text.
-func (b *Builder) AddLinkIndex(from, to int32, l Link) {
+// AddLinkIndex is AddLinkAddrs for nodes already known by their Node
+// index: a protocol that keys its nodes by binary id need not format
+// every link's ends as text.
+func (b *Builder) AddLinkIndex(from, to int32, l Link, a LinkAddrs) {
 	l.From, l.To = from, to
+	if b.addrs == nil && a != (LinkAddrs{}) {
+		b.addrs = make([]LinkAddrs, len(b.links), cap(b.links))
+	}
 	b.links = append(b.links, l)
+	if b.addrs != nil {
+		b.addrs = append(b.addrs, a)
+	}
 }
 
 // AddPrefixIndex is AddPrefix for a node known by its Node index.
@@ -232,6 +223,9 @@ func (b *Builder) AddPrefixIndex(node int32, p Prefix) {
 // builder filled from a large database allocates its lists once.
 func (b *Builder) Grow(links, prefixes int) {
 	b.links = slices.Grow(b.links, links)
+	if b.addrs != nil {
+		b.addrs = slices.Grow(b.addrs, links)
+	}
 	b.prefixes = slices.Grow(b.prefixes, prefixes)
 }
 
@@ -256,8 +250,11 @@ func (b *Builder) Finish(self string) *Graph { return b.build(self, true) }
 
 func (b *Builder) build(self string, take bool) *Graph {
 	n := len(b.nodes)
-	ws := buildPool.Get().(*buildScratch)
-	defer buildPool.Put(ws)
+	ws := spareScratch.Swap(nil)
+	if ws == nil {
+		ws = new(buildScratch)
+	}
+	defer spareScratch.Store(ws)
 
 	// New index of every node with its own entry, -1 for the others.
 	remap := grow(ws.remap, n)
@@ -341,24 +338,33 @@ func (b *Builder) build(self string, take bool) *Graph {
 			nodes[a].First, nodes[a].Count = first, c
 		}
 	}
-	src := b.links
+	src, srcAddrs := b.links, b.addrs
 	links, took := []Link(nil), take && len(kept) > 0 && ascending(kept)
+	var addrs []LinkAddrs
 	if took {
 		// kept[i] >= i: moving link kept[i] down to i never overwrites
 		// one still to be moved.
 		links = src[:len(kept):len(kept)]
 		b.links = nil
+		if srcAddrs != nil {
+			addrs = srcAddrs[:len(kept):len(kept)]
+			b.addrs = nil
+		}
 	} else {
 		links = make([]Link, len(kept))
+		if srcAddrs != nil && len(kept) > 0 {
+			addrs = make([]LinkAddrs, len(kept))
+		}
 	}
-	topo := make([]LinkTopo, len(kept))
 	for i, li := range kept {
 		l := &links[i]
 		if !took || li != int32(i) {
 			*l = src[li]
+			if addrs != nil {
+				addrs[i] = srcAddrs[li]
+			}
 		}
 		l.From, l.To = ends[li][0], ends[li][1]
-		topo[i] = l.Topo()
 	}
 	ws.ends, ws.outStart, ws.inStart, ws.outs, ws.ins = ends, outStart, inStart, outs, ins
 	ws.outFill, ws.inFill, ws.mark, ws.kept = outFill, inFill, mark, kept
@@ -388,7 +394,7 @@ func (b *Builder) build(self string, take bool) *Graph {
 	if !slices.IsSortedFunc(prefixes, comparePrefix) {
 		slices.SortStableFunc(prefixes, comparePrefix)
 	}
-	g.Nodes, g.Links, g.Topo, g.Prefixes, g.Adjacencies = nodes, links, topo, prefixes, b.adjs
+	g.Nodes, g.Links, g.Addrs, g.Prefixes, g.Adjacencies = nodes, links, addrs, prefixes, b.adjs
 	if self != "" {
 		g.Self = g.Lookup(self)
 	}
@@ -415,13 +421,18 @@ func comparePrefix(a, b Prefix) int {
 	return cmp.Compare(a.Node, b.Node)
 }
 
-// buildScratch is Build's working memory, recycled through buildPool.
+// buildScratch is Build's working memory (5 MB for a 6,000-node fabric),
+// kept for the next build. One spare, not a sync.Pool: the pool keeps one
+// per CPU, and builds of one database follow each other on whichever CPU
+// is free, so it held a copy per CPU for no gain. Concurrent builds (two
+// levels at once) allocate a second set that the garbage collector takes
+// back.
 type buildScratch struct {
 	remap, outStart, inStart, outs, ins, outFill, inFill, mark, kept []int32
 	ends                                                             [][2]int32
 }
 
-var buildPool = sync.Pool{New: func() any { return new(buildScratch) }}
+var spareScratch atomic.Pointer[buildScratch]
 
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {

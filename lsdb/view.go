@@ -27,16 +27,17 @@ func (g *Graph) View() View {
 		if n.RouterID.IsValid() {
 			nv.RouterID = n.RouterID.String()
 		}
-		for _, l := range g.LinksOf(int32(i)) {
+		for j, l := range g.LinksOf(int32(i)) {
 			lv := LinkView{To: g.Nodes[l.To].ID, ToName: g.Nodes[l.To].Name, Metric: l.Metric}
 			if l.HasBW {
 				lv.MaxBW = f64(l.MaxBW)
 			}
-			if l.LocalAddr.IsValid() {
-				lv.LocalAddr = l.LocalAddr.String()
+			a := g.LinkAddrs(n.First + int32(j))
+			if a.Local.IsValid() {
+				lv.LocalAddr = a.Local.String()
 			}
-			if l.RemoteAddr.IsValid() {
-				lv.RemoteAddr = l.RemoteAddr.String()
+			if a.Remote.IsValid() {
+				lv.RemoteAddr = a.Remote.String()
 			}
 			nv.Links = append(nv.Links, lv)
 		}

@@ -159,20 +159,20 @@ func (in *Instance) buildGraph(a *area, now time.Time) *lsdb.Graph {
 			for _, l := range rl.Links {
 				switch l.Type {
 				case linkP2P:
-					ll := lsdb.Link{Metric: uint32(l.Metric), LocalAddr: lsdb.AddrOf(l.Data)}
+					ll, a := lsdb.Link{Metric: uint32(l.Metric)}, lsdb.LinkAddrs{Local: lsdb.AddrOf(l.Data)}
 					if t, ok := teMatch(adv, 1, l.ID, l.Data); ok {
 						ll.MaxBW, ll.HasBW = t.MaxBW, t.HasMaxBW
 						if len(t.Remote) > 0 {
-							ll.RemoteAddr = lsdb.AddrOf(t.Remote[0])
+							a.Remote = lsdb.AddrOf(t.Remote[0])
 						}
 					}
-					b.AddLink(from, l.ID.String(), ll)
+					b.AddLinkAddrs(from, l.ID.String(), ll, a)
 				case linkTransit:
-					ll := lsdb.Link{Metric: uint32(l.Metric), LocalAddr: lsdb.AddrOf(l.Data)}
+					ll, a := lsdb.Link{Metric: uint32(l.Metric)}, lsdb.LinkAddrs{Local: lsdb.AddrOf(l.Data)}
 					if t, ok := teMatch(adv, 2, l.ID, l.Data); ok {
 						ll.MaxBW, ll.HasBW = t.MaxBW, t.HasMaxBW
 					}
-					b.AddLink(from, pseudoID(l.ID), ll)
+					b.AddLinkAddrs(from, pseudoID(l.ID), ll, a)
 				case linkStub:
 					bits := maskBits(l.Data)
 					if bits < 0 {

@@ -42,8 +42,8 @@ func checkP2PGraph(g *lsdb.Graph) error {
 	if len(ls) != 1 || ls[0].To != self || !ls[0].HasBW || ls[0].MaxBW != 1.25e9 || ls[0].Metric != 10 {
 		return fmt.Errorf("peer links %+v", ls)
 	}
-	if ls[0].LocalAddr.String() != "10.254.0.1" || ls[0].RemoteAddr.String() != "10.254.0.0" {
-		return fmt.Errorf("peer link addresses %+v", ls[0])
+	if a := g.LinkAddrs(g.Nodes[peer].First); a.Local.String() != "10.254.0.1" || a.Remote.String() != "10.254.0.0" {
+		return fmt.Errorf("peer link addresses %+v", a)
 	}
 	found := false
 	for _, p := range g.Prefixes {

@@ -37,8 +37,8 @@ func daemonGraph(f *fabric.Fabric) *lsdb.Graph {
 	circuit := 0
 	for i, c := range f.Cables {
 		x, y := f.Nodes[c.A].Name, f.Nodes[c.B].Name
-		b.AddLink(x, y, lsdb.Link{Metric: c.Metric, MaxBW: c.BW, HasBW: true, LocalAddr: lsdb.AddrOf(addr(i, 0)), RemoteAddr: lsdb.AddrOf(addr(i, 1))})
-		b.AddLink(y, x, lsdb.Link{Metric: c.Metric, MaxBW: c.BW, HasBW: true, LocalAddr: lsdb.AddrOf(addr(i, 1)), RemoteAddr: lsdb.AddrOf(addr(i, 0))})
+		b.AddLinkAddrs(x, y, lsdb.Link{Metric: c.Metric, MaxBW: c.BW, HasBW: true}, lsdb.LinkAddrs{Local: lsdb.AddrOf(addr(i, 0)), Remote: lsdb.AddrOf(addr(i, 1))})
+		b.AddLinkAddrs(y, x, lsdb.Link{Metric: c.Metric, MaxBW: c.BW, HasBW: true}, lsdb.LinkAddrs{Local: lsdb.AddrOf(addr(i, 1)), Remote: lsdb.AddrOf(addr(i, 0))})
 		if c.A == f.Self || c.B == f.Self {
 			local, nbr, node := addr(i, 0), addr(i, 1), y
 			if c.B == f.Self {

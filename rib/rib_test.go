@@ -48,8 +48,8 @@ func square(level int, down bool) *lsdb.Graph {
 		b.AddNode(lsdb.Node{ID: n, Name: n})
 	}
 	link := func(x, y string, g float32, lx, ly string) {
-		b.AddLink(x, y, lsdb.Link{Metric: 10, MaxBW: g * gbit, HasBW: true, LocalAddr: lsdb.AddrOf(netip.MustParseAddr(lx)), RemoteAddr: lsdb.AddrOf(netip.MustParseAddr(ly))})
-		b.AddLink(y, x, lsdb.Link{Metric: 10, MaxBW: g * gbit, HasBW: true, LocalAddr: lsdb.AddrOf(netip.MustParseAddr(ly)), RemoteAddr: lsdb.AddrOf(netip.MustParseAddr(lx))})
+		b.AddLinkAddrs(x, y, lsdb.Link{Metric: 10, MaxBW: g * gbit, HasBW: true}, lsdb.LinkAddrs{Local: lsdb.AddrOf(netip.MustParseAddr(lx)), Remote: lsdb.AddrOf(netip.MustParseAddr(ly))})
+		b.AddLinkAddrs(y, x, lsdb.Link{Metric: 10, MaxBW: g * gbit, HasBW: true}, lsdb.LinkAddrs{Local: lsdb.AddrOf(netip.MustParseAddr(ly)), Remote: lsdb.AddrOf(netip.MustParseAddr(lx))})
 	}
 	link("S", "A", 25, "10.0.0.0", "10.0.0.1")
 	link("S", "A", 25, "10.0.0.2", "10.0.0.3")

@@ -47,7 +47,7 @@
 //     each distinct set is stored once (in a fabric most nodes share one of
 //     a few sets: the 6,144 nodes of the 5-stage benchmark fabric have 18);
 //     FirstHops returns the same slice for nodes with the same set.
-//   - A Result holds no bandwidth: consumers read Graph.Topo through
+//   - A Result holds no bandwidth: consumers read Graph.Links through
 //     EdgeLinks, so a bandwidth-only change costs the DAG nothing.
 //   - Scratch (per-node state, entry ranges, heap) is recycled across runs;
 //     the hot loops are functions of their own with few live slices, so
@@ -95,7 +95,7 @@
 // the same and also lists the links whose bandwidth changed. Reuse (and
 // ReuseChanged, its form taking that list) rebinds the DAG to the new Graph,
 // sharing every DAG slice: a Result holds no bandwidth, consumers read it
-// from Graph.Topo through EdgeLinks, so a bandwidth change costs the DAG
+// from Graph.Links through EdgeLinks, so a bandwidth change costs the DAG
 // nothing. Both fall back to Run if the graphs do not even have the same
 // sizes.
 //

@@ -390,7 +390,7 @@ func mergeInto(buf []int32, from int, add []int32) []int32 {
 
 // SameTopology reports whether a and b have the same SPF input: the same
 // Self, node ids, pseudonode and overload flags, and the same links (order,
-// endpoints, metrics; read from Graph.Topo). Bandwidths, addresses and prefixes may differ. When
+// endpoints, metrics; read from Graph.Links). Bandwidths, addresses and prefixes may differ. When
 // it holds, a previous Result can be rebound with Reuse.
 func SameTopology(a, b *lsdb.Graph) bool {
 	same, _ := TopologyDiff(a, b, false)
@@ -414,7 +414,7 @@ func TopologyDiff(a, b *lsdb.Graph, withBW bool) (same bool, changedBW []int32) 
 			return false, nil
 		}
 	}
-	ta, tb := a.TopoLinks(), b.TopoLinks()
+	ta, tb := a.Links, b.Links
 	for i := range ta {
 		x, y := &ta[i], &tb[i]
 		if x.From != y.From || x.To != y.To || x.Metric != y.Metric {
@@ -452,13 +452,7 @@ func (r *Result) EntryOf(li int32) int32 {
 	if r.ParentStart == nil || li < 0 || int(li) >= len(r.Graph.Links) {
 		return -1
 	}
-	g := r.Graph
-	var v int32
-	if len(g.Topo) == len(g.Links) {
-		v = g.Topo[li].To
-	} else {
-		v = g.Links[li].To
-	}
+	v := r.Graph.Links[li].To
 	for p := r.EdgeLinkStart[r.ParentStart[v]]; p < r.EdgeLinkStart[r.ParentStart[v+1]]; p++ {
 		if r.EdgeLinks[p] == li {
 			return p

@@ -158,7 +158,7 @@ func Run(g *lsdb.Graph) *Result {
 // too short (parallel links more numerous one way than the other); the
 // caller then runs again with exact ranges.
 func (ws *workspace) dijkstra(g *lsdb.Graph, exact bool) (order []int32, ok bool) {
-	n, self, topo := len(g.Nodes), g.Self, g.TopoLinks()
+	n, self, topo := len(g.Nodes), g.Self, g.Links
 	st := grow(ws.st, n)
 	flags := grow(ws.flags, n)
 	slots := grow(ws.slots, len(topo))
@@ -220,7 +220,7 @@ func (ws *workspace) dijkstra(g *lsdb.Graph, exact bool) (order []int32, ok bool
 // writing the entries it finds into their child's range of slots; a node
 // whose range is too short counts more entries than the range holds. A
 // function of its own so that its loop keeps its state in registers.
-func relax(u, first int32, links []lsdb.LinkTopo, st []nodeState, slots []entry, q *queue) {
+func relax(u, first int32, links []lsdb.Link, st []nodeState, slots []entry, q *queue) {
 	du := st[u].dist
 	for i := range links {
 		l := &links[i]

@@ -268,7 +268,5 @@ func WithLinkBW(g *lsdb.Graph, i int, bw float32) *lsdb.Graph {
 	g2.Links = slices.Clone(g.Links)
 	g2.Links[i].MaxBW = bw
 	g2.Links[i].HasBW = true
-	g2.Topo = slices.Clone(g.TopoLinks())
-	g2.Topo[i] = g2.Links[i].Topo()
 	return &g2
 }
