@@ -52,7 +52,8 @@
 // nearly all of it the kernel inserting inside our sendmsg), so it is a
 // stream: a second goroutine sends chunks (256 routes first, doubling)
 // and reads their answers while the caller encodes the next routes and
-// files the answers of the last chunk. What fared adds to the kernel's
+// files the answers of the last chunk. New groups stream the same way (a
+// 3-stage leaf creates one per leaf). What fared adds to the kernel's
 // own work is then what comes before the first route: validating the
 // input and deciding objects and groups, which is done once per distinct
 // set of next hops (a hopSet), not per route: a fabric's table has a few

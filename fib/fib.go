@@ -1053,7 +1053,13 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 		}
 		claimed[best] = gid
 	}
+	// New groups stream like routes (a 3-stage leaf has one per leaf, of
+	// 64 members each): the kernel creates the first while the rest are
+	// encoded.
 	b = f.c.newBatch()
+	out := f.c.stream(b)
+	var encErr error
+encode:
 	for _, gid := range sortedKeys(pending) {
 		for _, p := range pending[gid] {
 			if id, ok := claimed[p.key]; ok {
@@ -1062,33 +1068,47 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 			}
 			id, err := f.alloc()
 			if err != nil {
-				return st, errs, stale, err
+				encErr = err
+				break encode
 			}
 			claimed[p.key] = id
 			p.w.target = id
-			creates = append(creates, groupOp{id: id, members: p.members, key: p.key})
 			if err := appendGroup(&b.buf, b.next(), unix.NLM_F_CREATE|unix.NLM_F_EXCL, id, proto, p.members, f.cfg.Resilient); err != nil {
-				return st, errs, stale, err // weights were reduced: cannot happen
+				b.drop()
+				f.free(id)
+				encErr = err // weights were reduced: cannot happen
+				break encode
 			}
+			creates = append(creates, groupOp{id: id, members: p.members, key: p.key})
+			out.Flush(false)
 		}
-	}
-	res, err = f.c.run(b, func(i int) string { return "add " + groupString(creates[i].id, creates[i].members) }, nil)
-	if err != nil {
-		return st, errs, stale, err
 	}
 	failedGrp := map[uint32]bool{}
-	for i, op := range creates {
-		if res[i] != nil {
-			errs = append(errs, res[i])
-			stale = stale || missingObject(res[i])
-			failedGrp[op.id] = true
-			f.free(op.id)
-			continue
+	err = out.Wait(func(a streamAck) {
+		for i := a.lo; i < a.hi; i++ {
+			op := creates[i]
+			if a.err != nil {
+				failedGrp[op.id] = true // unknown: the next Sync finds out
+				continue
+			}
+			if e := a.failed[i]; e != nil {
+				errs = append(errs, &OpError{Op: "add " + groupString(op.id, op.members), Err: e.errno, Msg: e.msg})
+				stale = stale || missingObject(errs[len(errs)-1])
+				failedGrp[op.id] = true
+				f.free(op.id)
+				continue
+			}
+			g := &group{id: op.id, members: op.members}
+			f.groups[op.id] = g
+			f.indexGroup(g, op.key)
+			st.GroupsAdded++
 		}
-		g := &group{id: op.id, members: op.members}
-		f.groups[op.id] = g
-		f.indexGroup(g, op.key)
-		st.GroupsAdded++
+	})
+	if err == nil {
+		err = encErr
+	}
+	if err != nil {
+		return st, errs, stale, err
 	}
 
 	// 3. Routes: a prefix we hold is repointed with NLM_F_REPLACE (atomic);
@@ -1105,7 +1125,7 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 	}
 	// The routes go out while later ones are still being encoded, and
 	// the answers are filed while later chunks are in the kernel.
-	out := f.c.stream(b)
+	out = f.c.stream(b)
 	for i := range wants {
 		w := &wants[i]
 		if w.target != 0 && failedGrp[w.target] {
