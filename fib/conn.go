@@ -260,6 +260,7 @@ type stream struct {
 	handed   int            // messages handed to the sender
 	chunks   chan chunk     // to send, in order
 	finished chan streamAck // one per chunk, in order
+	early    []streamAck    // taken from finished while handing over
 	next     int            // size of the next chunk
 }
 
@@ -312,9 +313,26 @@ func (s *stream) Flush(all bool) {
 		if hi == n && hi-s.handed < s.next && !all {
 			return // not a whole chunk yet
 		}
-		s.chunks <- chunk{buf: s.b.bytes(s.handed, hi), lo: s.handed, hi: hi}
+		s.handOver(chunk{buf: s.b.bytes(s.handed, hi), lo: s.handed, hi: hi})
 		s.handed = hi
 		s.next = min(2*s.next, s.c.chunk)
+	}
+}
+
+// handOver queues a chunk for the sender. Both queues are bounded, so
+// while the chunk waits for room the sender's answers are taken in:
+// otherwise a sender blocked on a full answer queue and a caller blocked
+// on a full chunk queue would wait for each other (more than 128 chunks:
+// a million routes, or 100,000 with the 208-request chunks of a socket
+// whose buffer could not be raised).
+func (s *stream) handOver(c chunk) {
+	for {
+		select {
+		case s.chunks <- c:
+			return
+		case a := <-s.finished:
+			s.early = append(s.early, a)
+		}
 	}
 }
 
@@ -326,11 +344,18 @@ func (s *stream) Wait(done func(a streamAck)) error {
 	close(s.chunks)
 	s.c.seq = s.b.first + uint32(s.b.len())
 	var err error
-	for a := range s.finished {
+	take := func(a streamAck) {
 		if err == nil {
 			err = a.err
 		}
 		done(a)
+	}
+	for _, a := range s.early {
+		take(a)
+	}
+	s.early = nil
+	for a := range s.finished {
+		take(a)
 	}
 	return err
 }
