@@ -169,7 +169,7 @@ func (c *conn) run(b *batch, what func(i int) string, onData func(i int, typ uin
 	for lo := 0; lo < n; {
 		hi := b.chunkEnd(lo, n, c.chunk)
 		err := c.exchange(b.bytes(lo, hi), b.first, lo, hi, func(i int, e *nlErr) {
-			errs[i] = &OpError{Op: what(i), Err: e.errno, Msg: e.msg}
+			errs[i] = e.op(what(i))
 		}, onData)
 		if err != nil {
 			return errs, err
@@ -364,6 +364,9 @@ type nlErr struct {
 	errno syscall.Errno
 	msg   string
 }
+
+// op names the request the kernel refused.
+func (e *nlErr) op(what string) *OpError { return &OpError{Op: what, Err: e.errno, Msg: e.msg} }
 
 // ackError decodes struct nlmsgerr; nil means a positive ACK.
 func ackError(m syscall.NetlinkMessage) *nlErr {

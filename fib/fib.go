@@ -346,8 +346,7 @@ type hopSet struct {
 	weights []uint32 // reduced
 	ids     []uint32 // the nexthop object of each key (syncObjects, step 1)
 	// Step 2's decision when every member exists: the group the routes
-	// use, or else the content they wait for.
-	decided bool
+	// use, or else the content they wait for (neither: not decided yet).
 	group   *group
 	content *content
 }
@@ -463,6 +462,15 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 	}
 	memo := map[uint64]memoEnt{}
 	hits, misses := 0, 0
+	remember := func(h uint64, hops []NextHop, fam uint8, set *hopSet) {
+		if len(memo) >= memoCap {
+			return
+		}
+		misses++
+		if _, taken := memo[h]; !taken {
+			memo[h] = memoEnt{hops: hops, fam: fam, set: set}
+		}
+	}
 	var sets []hopSet // slab
 	// The set built last, and whether its keys are its route's hops in
 	// order (none dropped, merged or moved): a route with the same
@@ -521,11 +529,8 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 			reduceInPlace(set.weights, limit)
 			out = append(out, want{prefix: p, set: set})
 			prevHops, prevFam, lastRaw, lastSet = r.NextHops, fam, r.NextHops, set
-			if useMemo && len(memo) < memoCap {
-				misses++
-				if _, taken := memo[h]; !taken {
-					memo[h] = memoEnt{hops: r.NextHops, fam: fam, set: set}
-				}
+			if useMemo {
+				remember(h, r.NextHops, fam, set)
 			}
 			continue
 		}
@@ -580,11 +585,8 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 		if len(r.NextHops) > 0 {
 			prevHops, prevFam = r.NextHops, fam
 		}
-		if useMemo && len(memo) < memoCap {
-			misses++
-			if _, taken := memo[h]; !taken {
-				memo[h] = memoEnt{hops: r.NextHops, fam: fam, set: set}
-			}
+		if useMemo {
+			remember(h, r.NextHops, fam, set)
 		}
 	}
 	// The rib hands its routes over sorted already.
@@ -855,7 +857,7 @@ func (f *FIB) Sync(routes []Route) (st Stats, err error) {
 		if err = f.refresh(); err == nil {
 			for i := range wants {
 				set := wants[i].set
-				set.ids, set.decided, set.group, set.content = nil, false, nil, nil
+				set.ids, set.group, set.content = nil, nil, nil
 			}
 			var st2 Stats
 			st2, errs, _, err = f.syncObjects(wants)
@@ -982,7 +984,7 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 		var g *group
 		var c *content
 		switch {
-		case ids != nil && set.decided:
+		case ids != nil && (set.group != nil || set.content != nil):
 			g, c = set.group, set.content
 		case ids != nil && lastSet != nil && slices.Equal(ids, lastSet.ids) && slices.Equal(weights, lastSet.weights):
 			g, c = lastSet.group, lastSet.content
@@ -1001,7 +1003,7 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 			}
 		}
 		if ids != nil {
-			set.decided, set.group, set.content = true, g, c
+			set.group, set.content = g, c
 			lastSet = set
 		}
 		if g != nil {
@@ -1092,7 +1094,7 @@ encode:
 				continue
 			}
 			if e := a.failed[i]; e != nil {
-				errs = append(errs, &OpError{Op: "add " + groupString(op.id, op.members), Err: e.errno, Msg: e.msg})
+				errs = append(errs, e.op("add "+groupString(op.id, op.members)))
 				stale = stale || missingObject(errs[len(errs)-1])
 				failedGrp[op.id] = true
 				f.free(op.id)
@@ -1164,7 +1166,7 @@ encode:
 		for i, w := range rts[a.lo:a.hi] {
 			var e error
 			if ne := a.failed[a.lo+i]; ne != nil {
-				e = &OpError{Op: fmt.Sprintf("route %s nhid %#x", w.prefix, w.target), Err: ne.errno, Msg: ne.msg}
+				e = ne.op(fmt.Sprintf("route %s nhid %#x", w.prefix, w.target))
 			}
 			switch {
 			case e == nil:
