@@ -60,9 +60,10 @@ func Render(c *Config) ([]byte, error) {
 	return yaml.Marshal(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}})
 }
 
-// DefaultSPF are the RFC 8405 §6 example timers that apply when neither
-// the rib nor a protocol section sets one (the spf package's defaults).
-var DefaultSPF = SPF{InitialDelay: 50 * time.Millisecond, ShortDelay: 200 * time.Millisecond, LongDelay: 5 * time.Second,
+// DefaultSPF are the RFC 8405 timers that apply when neither the rib nor a
+// protocol section sets one (spf.DefaultDelayConfig, which says why the
+// initial delay is 0).
+var DefaultSPF = SPF{ShortDelay: 200 * time.Millisecond, LongDelay: 5 * time.Second,
 	TimeToLearn: 500 * time.Millisecond, Holddown: 10 * time.Second}
 
 func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: s} }

@@ -89,7 +89,7 @@ func TestRenderShape(t *testing.T) {
 	}
 	out, _ := Render(c)
 	for _, want := range []string{"system-id: 0100.0000.0001\n", "  level: 1-2\n", "  areas: [49.0001]\n", "  lsp-mtu: 1492\n",
-		"    initial-delay: 50ms\n", "  on-shutdown: keep\n"} {
+		"    initial-delay: 0s\n", "  on-shutdown: keep\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("missing %q in\n%s", want, out)
 		}

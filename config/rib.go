@@ -34,8 +34,9 @@ func defaultRIB() RIB {
 }
 
 // SPF holds the RFC 8405 SPF back-off timers. A zero timer is not set:
-// it takes the rib section's value, and failing that the RFC 8405 §6
-// example value (spf.DefaultDelayConfig).
+// it takes the rib section's value, and failing that fared's default
+// (spf.DefaultDelayConfig). So a protocol section cannot undo a rib
+// initial-delay with 0; it writes 1ms.
 type SPF struct {
 	InitialDelay, ShortDelay, LongDelay, TimeToLearn, Holddown time.Duration
 }

@@ -31,7 +31,7 @@ func (s DelayState) String() string {
 }
 
 // DelayConfig holds the RFC 8405 parameters. Zero fields take the defaults of
-// DefaultDelayConfig.
+// DefaultDelayConfig (for InitialDelay that is zero itself).
 type DelayConfig struct {
 	InitialDelay time.Duration // INITIAL_SPF_DELAY
 	ShortDelay   time.Duration // SHORT_SPF_DELAY
@@ -40,15 +40,26 @@ type DelayConfig struct {
 	Holddown     time.Duration // HOLDDOWN_INTERVAL
 }
 
-// DefaultDelayConfig returns the example values of RFC 8405 §6:
-// 50 ms / 200 ms / 5 s, time to learn 500 ms, holddown 10 s.
+// DefaultDelayConfig returns fared's defaults: no initial delay, then
+// 200 ms / 5 s, time to learn 500 ms, holddown 10 s.
+//
+// The first event after a quiet spell is computed at once. RFC 8405 meant
+// INITIAL_SPF_DELAY as a very short delay for a single failure and
+// SHORT_SPF_DELAY for the further reports of a correlated one (a node, an
+// SRLG); it leaves the values to the operator (§6). In a CLOS with BFD and
+// local repair (rib.Manager.NeighborDown) an adjacent failure is repaired
+// without SPF, and a remote link failure is settled by the first LSP that
+// reports it: the two-way check drops the link as soon as one end does. A
+// delay in QUIET would only add to that failure's loss window (50 ms of
+// 52 ms on a spine link losing carrier, 50 of 178 ms on a silent one with
+// BFD 50 ms x 3: bench/README.md), while the other LSPs of a failure still
+// fall into SHORT_WAIT.
 func DefaultDelayConfig() DelayConfig {
 	return DelayConfig{
-		InitialDelay: 50 * time.Millisecond,
-		ShortDelay:   200 * time.Millisecond,
-		LongDelay:    5 * time.Second,
-		TimeToLearn:  500 * time.Millisecond,
-		Holddown:     10 * time.Second,
+		ShortDelay:  200 * time.Millisecond,
+		LongDelay:   5 * time.Second,
+		TimeToLearn: 500 * time.Millisecond,
+		Holddown:    10 * time.Second,
 	}
 }
 

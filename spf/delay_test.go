@@ -23,7 +23,15 @@ func TestDelayStateMachine(t *testing.T) {
 		cfg   DelayConfig
 		steps []step
 	}{
-		{"defaults: quiet→short→long→quiet", DelayConfig{}, []step{
+		{"defaults: the first event at once, the next after SHORT_SPF_DELAY", DelayConfig{}, []step{
+			{0, "event", ShortWait, 0, 1},               // T1: INITIAL_SPF_DELAY 0
+			{0, "ran", ShortWait, 0, 8},                 // T8
+			{1 * ms, "event", ShortWait, 201 * ms, 2},   // T2: SHORT_SPF_DELAY 200ms
+			{50 * ms, "event", ShortWait, 201 * ms, 2},  // armed: unchanged
+			{201 * ms, "ran", ShortWait, 0, 8},          //
+			{600 * ms, "event", LongWait, 5600 * ms, 4}, // T3 at 500ms, then T4: LONG_SPF_DELAY 5s
+		}},
+		{"quiet→short→long→quiet", DelayConfig{InitialDelay: 50 * ms}, []step{
 			{0, "event", ShortWait, 50 * ms, 1},             // T1: INITIAL_SPF_DELAY 50ms
 			{10 * ms, "event", ShortWait, 50 * ms, 2},       // T2: SPF_TIMER armed: unchanged
 			{50 * ms, "ran", ShortWait, 0, 8},               // T8: SPF_TIMER expiration in SHORT_WAIT
@@ -47,13 +55,13 @@ func TestDelayStateMachine(t *testing.T) {
 			// 1.2s: the old LEARN_TIMER (1s) must not push us to LONG_WAIT.
 			{1200 * ms, "event", ShortWait, 1210 * ms, 1},
 		}},
-		{"learn and holddown expire in one gap", DelayConfig{TimeToLearn: 100 * ms, Holddown: 200 * ms}, []step{
+		{"learn and holddown expire in one gap", DelayConfig{InitialDelay: 50 * ms, TimeToLearn: 100 * ms, Holddown: 200 * ms}, []step{
 			{0, "event", ShortWait, 50 * ms, 1},
 			{50 * ms, "ran", ShortWait, 0, 8},
 			// At 1s both have expired: T3 at 100ms, then T5 at 200ms.
 			{1000 * ms, "state", Quiet, 0, 5},
 		}},
-		{"SPF timer in QUIET (holddown shorter than the long delay)", DelayConfig{TimeToLearn: 100 * ms, Holddown: 200 * ms, LongDelay: 1000 * ms}, []step{
+		{"SPF timer in QUIET (holddown shorter than the long delay)", DelayConfig{InitialDelay: 50 * ms, TimeToLearn: 100 * ms, Holddown: 200 * ms, LongDelay: 1000 * ms}, []step{
 			{0, "event", ShortWait, 50 * ms, 1},
 			{50 * ms, "ran", ShortWait, 0, 8},
 			{150 * ms, "event", LongWait, 1150 * ms, 4}, // T3 at 100ms, then T4; holddown → 350ms
@@ -85,7 +93,7 @@ func TestDelayStateMachine(t *testing.T) {
 
 func TestDelayView(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	d := NewDelay(DelayConfig{}, func() time.Time { return t0 })
+	d := NewDelay(DelayConfig{InitialDelay: 50 * time.Millisecond}, func() time.Time { return t0 })
 	d.Event(t0)
 	if at, ok := d.Pending(); !ok || at != t0.Add(50*time.Millisecond) {
 		t.Fatalf("pending %v %v", at, ok)
@@ -120,13 +128,13 @@ func TestLogRing(t *testing.T) {
 // 4 restart the HOLDDOWN_TIMER on every IGP event, also while the
 // SPF_TIMER is armed (only the SPF_TIMER is left alone). So the back-off
 // ends HOLDDOWN_INTERVAL after the last event, not after the last event
-// that armed an SPF run. Hand-computed with the RFC's example values
-// (50 ms / 200 ms / 5 s, learn 500 ms, holddown 10 s).
+// that armed an SPF run. Hand-computed with a 50 ms initial delay and the
+// default others (200 ms / 5 s, learn 500 ms, holddown 10 s).
 func TestHolddownRestartedByEventWhilePending(t *testing.T) {
 	ms := time.Millisecond
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	var now time.Time
-	d := NewDelay(DelayConfig{}, func() time.Time { return now })
+	d := NewDelay(DelayConfig{InitialDelay: 50 * ms}, func() time.Time { return now })
 	at := func(off time.Duration) time.Time { now = t0.Add(off); return now }
 
 	d.Event(at(0)) // T1: SPF at 50 ms, LEARN at 500 ms, HOLDDOWN at 10 s

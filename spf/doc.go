@@ -103,8 +103,8 @@
 //
 // Delay implements the QUIET / SHORT_WAIT / LONG_WAIT state machine with
 // INITIAL/SHORT/LONG_SPF_DELAY, TIME_TO_LEARN_INTERVAL and
-// HOLDDOWN_INTERVAL (defaults: the RFC's example values 50 ms, 200 ms, 5 s,
-// 500 ms, 10 s). It owns no timers: the learn and holddown timers are
+// HOLDDOWN_INTERVAL (defaults 0, 200 ms, 5 s, 500 ms, 10 s; why the first
+// is 0: DefaultDelayConfig). It owns no timers: the learn and holddown timers are
 // deadlines applied lazily, in time order, whenever the machine is
 // consulted; the SPF timer is the time Event returns, which the caller arms
 // itself and acknowledges with Ran. Time is always passed in (or read from

@@ -39,10 +39,14 @@ const (
 )
 
 // A fared leaf with two FRR spines (BFD on both sides) toward an FRR leaf:
-// f1 reaches r3's loopback over a two-member nexthop group.
+// f1 reaches r3's loopback over a two-member nexthop group. f1's SPF waits
+// at least 500 ms after a change (in every RFC 8405 state), so that "the
+// group shrank before the SPF" is told apart by timestamps read in user
+// space: with the default initial delay of 0 an SPF in QUIET starts a
+// millisecond after the repair, closer than a watcher's read is sure to be.
 var bfdISISTopo = fmt.Sprintf(`name: bfdi
 nodes:
-  f1: {kind: fared, bfd: {interval: %[1]s, multiplier: %[2]d}}
+  f1: {kind: fared, bfd: {interval: %[1]s, multiplier: %[2]d}, config: {rib: {spf: {initial-delay: 500ms}}}}
   r1: {kind: frr, bfd: {interval: %[1]s, multiplier: %[2]d}}
   r2: {kind: frr, bfd: {interval: %[1]s, multiplier: %[2]d}}
   r3: {kind: frr}
