@@ -83,7 +83,7 @@ func OpenRawPort(ifi *net.Interface, addr netip.Addr) (Port, error) {
 			return fail(o.name, err)
 		}
 	}
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 4<<20)
+	netif.ReceiveBuffer(fd, 4<<20)
 	p := &rawPort{ifidx: ifi.Index, addr: addr}
 	p.f = os.NewFile(uintptr(fd), "ospf-"+ifi.Name)
 	return p, nil

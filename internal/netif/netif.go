@@ -1,6 +1,6 @@
 // Package netif reads what a routing protocol needs to know about an
 // interface from the kernel: index, MAC, MTU, oper state, addresses and
-// link speed.
+// link speed; and sizes the protocols' sockets (ReceiveBuffer).
 package netif
 
 import (
