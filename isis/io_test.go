@@ -2,10 +2,8 @@ package isis
 
 import (
 	"net"
-	"runtime"
 	"testing"
 
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/fared/fared/internal/testns"
@@ -19,18 +17,6 @@ func TestPacketPortReceiveBuffer(t *testing.T) {
 	ns.IP("link", "add", "a0", "type", "veth", "peer", "name", "b0")
 	ns.IP("link", "set", "a0", "up")
 	ns.IP("link", "set", "b0", "up")
-
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	if err := netns.Set(ns.Handle); err != nil {
-		t.Fatal(err)
-	}
-	defer netns.Set(orig)
 
 	rcvbuf := func(name string, open func(*net.Interface) (Port, error)) int {
 		t.Helper()
@@ -49,11 +35,13 @@ func TestPacketPortReceiveBuffer(t *testing.T) {
 		}
 		return n
 	}
-	if got := rcvbuf("a0", OpenPacketPort); got != 2*packetRcvbuf {
-		t.Errorf("OpenPacketPort: SO_RCVBUF %d, want %d", got, 2*packetRcvbuf)
-	}
-	sized := func(ifi *net.Interface) (Port, error) { return OpenPacketPortSized(ifi, 3<<20) }
-	if got := rcvbuf("b0", sized); got != 2*(3<<20) {
-		t.Errorf("OpenPacketPortSized(3 MB): SO_RCVBUF %d, want %d", got, 2*(3<<20))
-	}
+	ns.Do(func() {
+		if got := rcvbuf("a0", OpenPacketPort); got != 2*packetRcvbuf {
+			t.Errorf("OpenPacketPort: SO_RCVBUF %d, want %d", got, 2*packetRcvbuf)
+		}
+		sized := func(ifi *net.Interface) (Port, error) { return OpenPacketPortSized(ifi, 3<<20) }
+		if got := rcvbuf("b0", sized); got != 2*(3<<20) {
+			t.Errorf("OpenPacketPortSized(3 MB): SO_RCVBUF %d, want %d", got, 2*(3<<20))
+		}
+	})
 }

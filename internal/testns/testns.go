@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -100,4 +101,22 @@ func (n *NS) Ifindex(name string) int {
 		n.T.Fatalf("link %s: %v", name, err)
 	}
 	return l.Attrs().Index
+}
+
+// Do runs f with the calling goroutine's thread in the namespace: sockets
+// f opens live there afterwards.
+func (n *NS) Do(f func()) {
+	n.T.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		n.T.Fatal(err)
+	}
+	defer orig.Close()
+	if err := netns.Set(n.Handle); err != nil {
+		n.T.Fatal(err)
+	}
+	defer netns.Set(orig)
+	f()
 }
