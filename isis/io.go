@@ -61,7 +61,7 @@ func OpenPacketPort(ifi *net.Interface) (Port, error) {
 // retransmission interval (5 s). On the 6,144-node 5-stage side by side
 // (16 neighbours, bench/README.md) 1 MB took the database sync from
 // 11-20 s to 5-6 s, the injector's retransmissions from 59,000-90,000 to
-// 2,000-23,000 and the peak RSS from 142-162 MB to 139-140 MB (the
+// 1,800-23,000 and the peak RSS from 142-162 MB to 139-140 MB (the
 // buffers are kernel memory, filled only during such floods).
 const packetRcvbuf = 1 << 20
 

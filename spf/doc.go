@@ -104,9 +104,9 @@
 // Delay implements the QUIET / SHORT_WAIT / LONG_WAIT state machine with
 // INITIAL/SHORT/LONG_SPF_DELAY, TIME_TO_LEARN_INTERVAL and
 // HOLDDOWN_INTERVAL (defaults 0, 200 ms, 5 s, 500 ms, 10 s; why the first
-// is 0: DefaultDelayConfig). It owns no timers: the learn and holddown timers are
-// deadlines applied lazily, in time order, whenever the machine is
-// consulted; the SPF timer is the time Event returns, which the caller arms
+// is 0: DefaultDelayConfig). It owns no timers: the learn and holddown
+// timers are deadlines applied lazily, in time order, whenever the machine
+// is consulted; the SPF timer is the time Event returns, which the caller arms
 // itself and acknowledges with Ran. Time is always passed in (or read from
 // the injected clock), so the machine is deterministic under test.
 //
