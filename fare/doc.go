@@ -106,8 +106,9 @@
 //
 // Scratch memory is recycled (the last workspace is kept, others go through
 // a sync.Pool); outputs are allocated in a few large blocks. Topology and
-// bandwidths are read from lsdb.Graph.Links (through the DAG's EdgeLinks),
-// never from the 72-byte Links. Update recomputes only the routes whose
-// advertisers lie below a changed link (or whose advertisements changed)
-// and shares the other Route values with the previous Table.
+// bandwidths are read from lsdb.Graph.Links, 20 bytes each (addresses are
+// apart, in Graph.Addrs), through the DAG's EdgeLinks. Update recomputes
+// only the routes whose advertisers lie below a changed link (or whose
+// advertisements changed) and shares the other Route values with the
+// previous Table.
 package fare

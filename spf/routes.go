@@ -390,8 +390,9 @@ func mergeInto(buf []int32, from int, add []int32) []int32 {
 
 // SameTopology reports whether a and b have the same SPF input: the same
 // Self, node ids, pseudonode and overload flags, and the same links (order,
-// endpoints, metrics; read from Graph.Links). Bandwidths, addresses and prefixes may differ. When
-// it holds, a previous Result can be rebound with Reuse.
+// endpoints, metrics; read from Graph.Links). Bandwidths, addresses and
+// prefixes may differ. When it holds, a previous Result can be rebound with
+// Reuse.
 func SameTopology(a, b *lsdb.Graph) bool {
 	same, _ := TopologyDiff(a, b, false)
 	return same
