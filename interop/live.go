@@ -94,7 +94,9 @@ func (l *Lab) AddLink(ctx context.Context, a, b string, bw float64) (*Link, []No
 	}
 	na.Interfaces = append(na.Interfaces, fa)
 	nb.Interfaces = append(nb.Interfaces, fb)
+	l.linksMu.Lock()
 	l.Links = append(l.Links, lk)
+	l.linksMu.Unlock()
 	if l.Topo != nil {
 		l.Topo.Links = append(l.Topo.Links, LinkSpec{A: a, B: b, Bandwidth: bw, Metric: 10})
 	}
@@ -133,7 +135,9 @@ func (l *Lab) DelLink(ctx context.Context, a, b string) (*Link, []NodeChange, er
 	fa, fb := *na.Iface(lk.IfA), *nb.Iface(lk.IfB)
 	na.Interfaces = slices.DeleteFunc(na.Interfaces, func(f Iface) bool { return f.Name == lk.IfA })
 	nb.Interfaces = slices.DeleteFunc(nb.Interfaces, func(f Iface) bool { return f.Name == lk.IfB })
+	l.linksMu.Lock()
 	l.Links = slices.Delete(l.Links, pos, pos+1)
+	l.linksMu.Unlock()
 	if l.Topo != nil && pos < len(l.Topo.Links) {
 		l.Topo.Links = slices.Delete(l.Topo.Links, pos, pos+1)
 	}

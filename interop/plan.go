@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -34,6 +36,18 @@ type Lab struct {
 	Ready      bool // Up completed
 
 	opts Options `json:"-"`
+	// linksMu lets other goroutines (a test's route watcher) read Links
+	// through LinkList while AddLink and DelLink change it. Code on the
+	// goroutine that changes the lab reads Links directly.
+	linksMu sync.RWMutex
+}
+
+// LinkList returns a copy of the lab's links, safe to call while another
+// goroutine adds or removes links.
+func (l *Lab) LinkList() []*Link {
+	l.linksMu.RLock()
+	defer l.linksMu.RUnlock()
+	return slices.Clone(l.Links)
 }
 
 // Node is a node of a lab.

@@ -90,11 +90,12 @@ func (f *fabric) ns(node string) netns.NsHandle {
 }
 
 // labels maps node's gateways (the peer addresses of its p2p links) to
-// the peer's name, numbering parallel links.
+// the peer's name, numbering parallel links. A route watcher calls it
+// while the test adds and removes links, hence LinkList.
 func (f *fabric) labels(node string) map[netip.Addr]string {
 	m := map[netip.Addr]string{}
 	seen := map[string]int{}
-	for _, lk := range f.l.Links {
+	for _, lk := range f.l.LinkList() {
 		var peer string
 		var gw netip.Addr
 		switch node {
