@@ -104,12 +104,12 @@ func out(x float64) float64 {
 // Values come from Graph.Links through the DAG's EdgeLinks.
 func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) {
 	g := r.Graph
-	topo := g.Links
+	links := g.Links
 	if len(r.EdgeLinks) == len(r.EdgeParent) && !hasPseudo(g) {
 		// One link per edge (entry e is edge e), no pseudonode: the
 		// general loop below without its per-edge lookups.
 		for e, li := range r.EdgeLinks[:len(bw)] {
-			l := &topo[li]
+			l := &links[li]
 			f, has := l.MaxBW, l.HasBW
 			if b := math.Float32bits(f); has && b-1 < 0x7f7fffff {
 				bw[e], unknown[e] = float64(f), false
@@ -128,7 +128,7 @@ func edgeBandwidths(r *spf.Result, an *Anomalies, bw []float64, unknown []bool) 
 		}
 		sum, unk := 0.0, false
 		for i := r.EdgeLinkStart[e]; i < r.EdgeLinkStart[e+1]; i++ {
-			l := &topo[r.EdgeLinks[i]]
+			l := &links[r.EdgeLinks[i]]
 			f, has := l.MaxBW, l.HasBW
 			// Fast path: present, positive and finite (sign bit clear,
 			// exponent not all ones, not zero).

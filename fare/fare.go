@@ -213,12 +213,12 @@ func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
 	e.selfBW, e.capPB, e.down, e.pbs, e.lval = ws.f[:nn], ws.f[nn:2*nn], ws.f[2*nn:3*nn], ws.f[3*nn:4*nn], ws.f[4*nn:]
 	e.selfUnk, e.unk = ws.b[:nn], ws.b[nn:]
 	nls := r.NeighborLinkStart
-	topo := g.Links
+	links := g.Links
 	e.oneLink = len(r.NeighborLinks) == nn
 	for i, nb := range r.Neighbors {
 		e.nbPos[nb] = int32(i)
 		for j := nls[i]; j < nls[i+1]; j++ {
-			l := &topo[r.NeighborLinks[j]]
+			l := &links[r.NeighborLinks[j]]
 			v, known := linkValue(l.MaxBW, l.HasBW)
 			e.lval[j] = v
 			e.selfBW[i] += v
@@ -643,12 +643,12 @@ func Update(prev Table, prevR, r *spf.Result, routes []spf.Route, changedBW []in
 	n := len(g.Nodes)
 	// Seeds: children of changed DAG links. A change on Self's link: full.
 	var aff []bool
-	topo := g.Links
+	links := g.Links
 	for _, li := range changedBW {
-		if li < 0 || int(li) >= len(topo) {
+		if li < 0 || int(li) >= len(links) {
 			continue
 		}
-		l := &topo[li]
+		l := &links[li]
 		if l.From == r.Self {
 			return ComputeTable(r, routes, opt)
 		}

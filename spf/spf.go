@@ -158,17 +158,17 @@ func Run(g *lsdb.Graph) *Result {
 // too short (parallel links more numerous one way than the other); the
 // caller then runs again with exact ranges.
 func (ws *workspace) dijkstra(g *lsdb.Graph, exact bool) (order []int32, ok bool) {
-	n, self, topo := len(g.Nodes), g.Self, g.Links
+	n, self, links := len(g.Nodes), g.Self, g.Links
 	st := grow(ws.st, n)
 	flags := grow(ws.flags, n)
-	slots := grow(ws.slots, len(topo))
+	slots := grow(ws.slots, len(links))
 	ws.st, ws.flags, ws.slots = st, flags, slots
 	if exact {
 		for i := range st {
 			st[i] = nodeState{}
 		}
-		for i := range topo {
-			st[topo[i].To].cap++
+		for i := range links {
+			st[links[i].To].cap++
 		}
 		base := int32(0)
 		for i := range st {
@@ -204,7 +204,7 @@ func (ws *workspace) dijkstra(g *lsdb.Graph, exact bool) (order []int32, ok bool
 		if u != self && nd.Overload { // reachable, never transit
 			continue
 		}
-		relax(u, nd.First, topo[nd.First:nd.First+nd.Count], st, slots, &q)
+		relax(u, nd.First, links[nd.First:nd.First+nd.Count], st, slots, &q)
 	}
 	for i := range st {
 		if st[i].ent > st[i].cap {
