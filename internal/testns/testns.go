@@ -107,15 +107,22 @@ func (n *NS) Ifindex(name string) int {
 // f opens live there afterwards.
 func (n *NS) Do(f func()) {
 	n.T.Helper()
+	In(n.T, n.Handle, f)
+}
+
+// In runs f with the calling goroutine's thread in namespace h (one the
+// test did not make with New) and puts the thread back afterwards.
+func In(t testing.TB, h netns.NsHandle, f func()) {
+	t.Helper()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	orig, err := netns.Get()
 	if err != nil {
-		n.T.Fatal(err)
+		t.Fatal(err)
 	}
 	defer orig.Close()
-	if err := netns.Set(n.Handle); err != nil {
-		n.T.Fatal(err)
+	if err := netns.Set(h); err != nil {
+		t.Fatal(err)
 	}
 	defer netns.Set(orig)
 	f()

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/fared/fared/internal/testns"
 	"github.com/fared/fared/qos/model"
 )
 
@@ -91,24 +91,6 @@ func newLab(t *testing.T) *lab {
 	return l
 }
 
-// inNetns runs f with the calling thread in ns: sockets f opens live in
-// ns afterwards.
-func inNetns(t *testing.T, ns netns.NsHandle, f func()) {
-	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	if err := netns.Set(ns); err != nil {
-		t.Fatal(err)
-	}
-	defer netns.Set(orig)
-	f()
-}
-
 // sender is a UDP socket in qa sending to qb with a DSCP.
 type sender struct {
 	c *net.UDPConn
@@ -117,7 +99,7 @@ type sender struct {
 func (l *lab) sender(t *testing.T, sport int, dscp uint8) *sender {
 	t.Helper()
 	var c *net.UDPConn
-	inNetns(t, l.ha, func() {
+	testns.In(t, l.ha, func() {
 		var err error
 		c, err = net.DialUDP("udp4", &net.UDPAddr{IP: net.IPv4(10, 77, 0, 1), Port: sport}, &net.UDPAddr{IP: net.IPv4(10, 77, 0, 2), Port: 9})
 		if err != nil {
@@ -158,7 +140,7 @@ func (s *sender) send(t *testing.T, n, size int, rate float64) {
 
 // sink drops what arrives at qb's UDP port 9 (so no ICMP goes back).
 func (l *lab) sink(t *testing.T) {
-	inNetns(t, l.hb, func() {
+	testns.In(t, l.hb, func() {
 		c, err := net.ListenUDP("udp4", &net.UDPAddr{Port: 9})
 		if err != nil {
 			t.Fatal(err)
@@ -540,7 +522,7 @@ func TestPreventionForwarding(t *testing.T) {
 	defer hr.Close()
 	// The receiver reads each datagram's TOS byte.
 	var rc *net.UDPConn
-	inNetns(t, hy, func() {
+	testns.In(t, hy, func() {
 		var err error
 		if rc, err = net.ListenUDP("udp4", &net.UDPAddr{Port: 9}); err != nil {
 			t.Fatal(err)
@@ -551,7 +533,7 @@ func TestPreventionForwarding(t *testing.T) {
 	raw.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_RECVTOS, 1) })
 	send := func(ns netns.NsHandle, n int) {
 		var c *net.UDPConn
-		inNetns(t, ns, func() {
+		testns.In(t, ns, func() {
 			var err error
 			if c, err = net.ListenUDP("udp4", &net.UDPAddr{}); err != nil {
 				t.Fatal(err)
