@@ -117,10 +117,28 @@ func (f *fabric) labels(node string) map[netip.Addr]string {
 
 // kernelRoute reads node's route for prefix back from the kernel over
 // netlink and returns its members (one for a plain nexthop).
+//
+// Routes and nexthop objects come from two dumps, and fared may move the
+// route to a new group and delete the old one between them. The kernel
+// never lets a route point at a missing nexthop, so a route or group that
+// names an id the second dump lacks is such a move: read both again.
 func (f *fabric) kernelRoute(ns netns.NsHandle, node, prefix string) ([]member, error) {
+	var err error
+	for range 5 {
+		var ms []member
+		var moved bool
+		if ms, moved, err = f.kernelRouteOnce(ns, node, prefix); !moved {
+			return ms, err
+		}
+		f.t.Logf("%v; reading again", err)
+	}
+	return nil, err
+}
+
+func (f *fabric) kernelRouteOnce(ns netns.NsHandle, node, prefix string) (ms []member, moved bool, err error) {
 	routes, nhs, err := fib.Dump(ns, f.protocol())
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	byID := map[uint32]fib.KernelNexthop{}
 	for _, n := range nhs {
@@ -134,20 +152,22 @@ func (f *fabric) kernelRoute(ns netns.NsHandle, node, prefix string) ([]member, 
 		}
 		top, ok := byID[r.NhID]
 		if !ok {
-			return nil, fmt.Errorf("%s: route %s points to unknown nexthop %d", node, prefix, r.NhID)
+			return nil, true, fmt.Errorf("%s: route %s points to unknown nexthop %d", node, prefix, r.NhID)
 		}
-		var ms []member
 		if len(top.Group) == 0 {
-			return []member{{gw: top.Gateway, label: lbl[top.Gateway], weight: 1}}, nil
+			return []member{{gw: top.Gateway, label: lbl[top.Gateway], weight: 1}}, false, nil
 		}
 		for _, g := range top.Group {
-			n := byID[g.ID]
+			n, ok := byID[g.ID]
+			if !ok {
+				return nil, true, fmt.Errorf("%s: group %d of route %s holds unknown nexthop %d", node, top.ID, prefix, g.ID)
+			}
 			ms = append(ms, member{gw: n.Gateway, label: lbl[n.Gateway], weight: g.Weight})
 		}
 		sort.Slice(ms, func(i, j int) bool { return ms[i].label < ms[j].label })
-		return ms, nil
+		return ms, false, nil
 	}
-	return nil, fmt.Errorf("%s: no route of protocol %d for %s in the kernel", node, f.protocol(), prefix)
+	return nil, false, fmt.Errorf("%s: no route of protocol %d for %s in the kernel", node, f.protocol(), prefix)
 }
 
 // shares turns member weights into shares by label.
