@@ -233,19 +233,32 @@ func (c *conn) dumpRoutes(keep func(*KernelRoute) bool) ([]KernelRoute, error) {
 // filters routes and nexthops by protocol (0 = all); routes are unicast
 // routes of every table, nexthops every object (groups with members,
 // weights including weight_high, and resilient parameters).
+//
+// Routes and nexthop objects are two dumps, and a Sync running beside us
+// can move routes to a new group and delete the old one in between. The
+// kernel never lets a route or group name a missing nexthop, so a pair of
+// dumps where one does is read again (up to dumpAttempts times; the last
+// pair is returned as it is).
 func Dump(ns netns.NsHandle, protocol uint8) ([]KernelRoute, []KernelNexthop, error) {
 	c, err := dial(ns)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer c.close()
-	routes, err := c.dumpRoutes(func(r *KernelRoute) bool { return protocol == 0 || r.Protocol == protocol })
-	if err != nil {
-		return nil, nil, err
-	}
-	nhs, err := c.dumpNexthops()
-	if err != nil && !isNoNexthops(err) {
-		return nil, nil, err
+	var routes []KernelRoute
+	var nhs []KernelNexthop
+	for range dumpAttempts {
+		routes, err = c.dumpRoutes(func(r *KernelRoute) bool { return protocol == 0 || r.Protocol == protocol })
+		if err != nil {
+			return nil, nil, err
+		}
+		nhs, err = c.dumpNexthops()
+		if err != nil && !isNoNexthops(err) {
+			return nil, nil, err
+		}
+		if consistent(routes, nhs) {
+			break
+		}
 	}
 	keep := nhs[:0]
 	for _, n := range nhs {
@@ -256,6 +269,30 @@ func Dump(ns netns.NsHandle, protocol uint8) ([]KernelRoute, []KernelNexthop, er
 	sort.Slice(keep, func(i, j int) bool { return keep[i].ID < keep[j].ID })
 	sort.Slice(routes, func(i, j int) bool { return lessPrefix(routes[i].Prefix, routes[j].Prefix) })
 	return routes, keep, nil
+}
+
+const dumpAttempts = 5
+
+// consistent reports whether every nexthop id a route or group names is
+// among nhs.
+func consistent(routes []KernelRoute, nhs []KernelNexthop) bool {
+	ids := make(map[uint32]bool, len(nhs))
+	for _, n := range nhs {
+		ids[n.ID] = true
+	}
+	for _, r := range routes {
+		if r.NhID != 0 && !ids[r.NhID] {
+			return false
+		}
+	}
+	for _, n := range nhs {
+		for _, m := range n.Group {
+			if !ids[m.ID] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func lessPrefix(a, b netip.Prefix) bool {

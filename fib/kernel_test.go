@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -739,4 +740,72 @@ func nlParse(b []byte) (map[uint16][]byte, error) {
 		m[a.Attr.Type] = a.Value
 	}
 	return m, nil
+}
+
+// Dump while Syncs move 1,000 routes between groups (one group over
+// three gateways, then two halves over two gateways each, and back: each
+// change makes a group, repoints routes to it and deletes one): every
+// route Dump returns names a nexthop it also returns, and so does every
+// group.
+func TestDumpWhileRoutesMove(t *testing.T) {
+	n := newNS(t)
+	l := n.veths(3)
+	f := n.open(Config{})
+	defer f.Close()
+	mk := func(k int) []Route {
+		var rs []Route
+		for i := range 1000 {
+			hops := []NextHop{nh(l[0].gw4, l[0].idx, 1), nh(l[1].gw4, l[1].idx, 1), nh(l[2].gw4, l[2].idx, 1)}
+			if k%2 == 1 {
+				hops = slices.Delete(hops, 1+i%2, 2+i%2)
+			}
+			rs = append(rs, Route{Prefix: pfx(fmt.Sprintf("10.%d.%d.0/24", 100+i/250, i%250)), NextHops: hops})
+		}
+		return rs
+	}
+	mustSync(t, f, mk(0))
+	if st := mustSync(t, f, mk(1)); st.GroupsAdded == 0 || st.RoutesReplaced == 0 {
+		t.Fatalf("splitting the group moved no routes to a new one: %+v", st)
+	}
+	if st := mustSync(t, f, mk(2)); st.GroupsDeleted == 0 || st.RoutesReplaced == 0 {
+		t.Fatalf("merging the groups deleted none: %+v", st)
+	}
+	stop, done := make(chan struct{}), make(chan error, 1)
+	syncs := 0
+	go func() {
+		for k := 3; ; k++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := f.Sync(mk(k)); err != nil {
+				done <- err
+				return
+			}
+			syncs++
+		}
+	}()
+	var bad []string
+	for range 200 {
+		rs, nhs, err := Dump(n.h, 187)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !consistent(rs, nhs) {
+			bad = append(bad, fmt.Sprintf("%d routes, %d nexthops", len(rs), len(nhs)))
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("200 dumps beside %d Syncs", syncs)
+	if syncs < 10 {
+		t.Fatalf("only %d Syncs ran beside the dumps: the test saw too few moves to say anything", syncs)
+	}
+	if len(bad) > 0 {
+		t.Errorf("%d of 200 dumps name a nexthop they do not hold: %v", len(bad), bad)
+	}
 }

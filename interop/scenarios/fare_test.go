@@ -116,29 +116,13 @@ func (f *fabric) labels(node string) map[netip.Addr]string {
 }
 
 // kernelRoute reads node's route for prefix back from the kernel over
-// netlink and returns its members (one for a plain nexthop).
-//
-// Routes and nexthop objects come from two dumps, and fared may move the
-// route to a new group and delete the old one between them. The kernel
-// never lets a route point at a missing nexthop, so a route or group that
-// names an id the second dump lacks is such a move: read both again.
+// netlink and returns its members (one for a plain nexthop). fib.Dump
+// reads again when fared moved the route between its two dumps, so an
+// unknown nexthop here is a real fault.
 func (f *fabric) kernelRoute(ns netns.NsHandle, node, prefix string) ([]member, error) {
-	var err error
-	for range 5 {
-		var ms []member
-		var moved bool
-		if ms, moved, err = f.kernelRouteOnce(ns, node, prefix); !moved {
-			return ms, err
-		}
-		f.t.Logf("%v; reading again", err)
-	}
-	return nil, err
-}
-
-func (f *fabric) kernelRouteOnce(ns netns.NsHandle, node, prefix string) (ms []member, moved bool, err error) {
 	routes, nhs, err := fib.Dump(ns, f.protocol())
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	byID := map[uint32]fib.KernelNexthop{}
 	for _, n := range nhs {
@@ -152,22 +136,23 @@ func (f *fabric) kernelRouteOnce(ns netns.NsHandle, node, prefix string) (ms []m
 		}
 		top, ok := byID[r.NhID]
 		if !ok {
-			return nil, true, fmt.Errorf("%s: route %s points to unknown nexthop %d", node, prefix, r.NhID)
+			return nil, fmt.Errorf("%s: route %s points to unknown nexthop %d", node, prefix, r.NhID)
 		}
+		var ms []member
 		if len(top.Group) == 0 {
-			return []member{{gw: top.Gateway, label: lbl[top.Gateway], weight: 1}}, false, nil
+			return []member{{gw: top.Gateway, label: lbl[top.Gateway], weight: 1}}, nil
 		}
 		for _, g := range top.Group {
 			n, ok := byID[g.ID]
 			if !ok {
-				return nil, true, fmt.Errorf("%s: group %d of route %s holds unknown nexthop %d", node, top.ID, prefix, g.ID)
+				return nil, fmt.Errorf("%s: group %d of route %s holds unknown nexthop %d", node, top.ID, prefix, g.ID)
 			}
 			ms = append(ms, member{gw: n.Gateway, label: lbl[n.Gateway], weight: g.Weight})
 		}
 		sort.Slice(ms, func(i, j int) bool { return ms[i].label < ms[j].label })
-		return ms, false, nil
+		return ms, nil
 	}
-	return nil, false, fmt.Errorf("%s: no route of protocol %d for %s in the kernel", node, f.protocol(), prefix)
+	return nil, fmt.Errorf("%s: no route of protocol %d for %s in the kernel", node, f.protocol(), prefix)
 }
 
 // shares turns member weights into shares by label.
