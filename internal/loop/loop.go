@@ -6,11 +6,14 @@ package loop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fared/fared/internal/guard"
 )
 
 // Handler is the protocol side of a Loop. All three run on the loop's
@@ -26,6 +29,7 @@ type Loop struct {
 	events  chan any
 	urgent  chan any // hellos: handled before anything queued in events
 	queries chan func()
+	guard   *guard.Guard
 }
 
 // New returns a loop whose event queue holds size events (and as many
@@ -34,8 +38,48 @@ func New(size int) *Loop {
 	return &Loop{events: make(chan any, size), urgent: make(chan any, size), queries: make(chan func())}
 }
 
+// Guard makes the loop recover a panic in any event, query or timer duty
+// (internal/guard): the event is dropped, counted against the guard's
+// module, and the loop goes on. Call it before Run.
+func (l *Loop) Guard(g *guard.Guard) { l.guard = g }
+
+// guarded wraps h so that each call recovers its own panic.
+type guarded struct {
+	h Handler
+	g *guard.Guard
+}
+
+// Handle names the event's type in the log only after a panic (a %T per
+// event would cost an allocation on the hot path). An event that carries
+// a packet shows its head by implementing GuardInput() []byte.
+func (w guarded) Handle(ev any) {
+	defer func() {
+		if r := recover(); r != nil {
+			var head []byte
+			if b, ok := ev.(interface{ GuardInput() []byte }); ok {
+				head = b.GuardInput()
+			}
+			w.g.Report("loop event "+typeName(ev), head, r)
+		}
+	}()
+	w.h.Handle(ev)
+}
+
+func (w guarded) Tick(now time.Time) {
+	defer w.g.Recover("loop tick", nil, nil)
+	w.h.Tick(now)
+}
+
+func (w guarded) Settle(now time.Time) {
+	defer w.g.Recover("loop settle", nil, nil)
+	w.h.Settle(now)
+}
+
 // Run is the owning goroutine; it returns when ctx is done.
 func (l *Loop) Run(ctx context.Context, tick time.Duration, now func() time.Time, h Handler) {
+	if l.guard != nil {
+		h = guarded{h: h, g: l.guard}
+	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
@@ -70,7 +114,11 @@ func (l *Loop) Run(ctx context.Context, tick time.Duration, now func() time.Time
 				}
 			}
 		case q := <-l.queries:
-			q()
+			if l.guard != nil {
+				l.guard.Do("loop query", nil, q)
+			} else {
+				q()
+			}
 			continue
 		case <-t.C:
 			h.Tick(now())
@@ -113,7 +161,7 @@ func (l *Loop) PostNoWait(ev any) {
 func (l *Loop) Query(ctx context.Context, f func()) error {
 	done := make(chan struct{})
 	select {
-	case l.queries <- func() { f(); close(done) }:
+	case l.queries <- func() { defer close(done); f() }:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -153,3 +201,6 @@ func ReadResult(err error) (retry, closed bool) {
 	}
 	return false, errors.Is(err, os.ErrClosed) || errors.Is(err, net.ErrClosed)
 }
+
+// typeName names an event's type for the guard's log site.
+func typeName(ev any) string { return fmt.Sprintf("%T", ev) }

@@ -2,8 +2,11 @@ package loop
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/fared/fared/internal/guard"
 )
 
 type counter struct {
@@ -80,3 +83,44 @@ type recorder struct {
 func (r recorder) Handle(ev any)    { *r.order = append(*r.order, ev) }
 func (r recorder) Tick(time.Time)   {}
 func (r recorder) Settle(time.Time) {}
+
+type panicky struct{ handled int }
+
+func (p *panicky) Handle(ev any) {
+	if ev == "boom" {
+		panic("bad input")
+	}
+	p.handled++
+}
+func (p *panicky) Tick(time.Time)   {}
+func (p *panicky) Settle(time.Time) {}
+
+// A guarded loop survives a panic in an event and in a query: the event
+// is dropped and counted, later events are handled, and a panicking
+// query still releases its caller.
+func TestGuardedLoopSurvivesPanics(t *testing.T) {
+	l := New(16)
+	l.Guard(guard.New("looptest", slog.New(slog.DiscardHandler)))
+	p := &panicky{}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { l.Run(ctx, time.Hour, time.Now, p); close(done) }()
+	l.Post("a")
+	l.Post("boom")
+	l.Post("b")
+	if err := l.Query(ctx, func() { panic("query bug") }); err != nil {
+		t.Fatalf("a panicking query left its caller waiting: %v", err)
+	}
+	// Queries and events are not ordered with each other: poll.
+	for n := 0; n != 2; {
+		if err := l.Query(ctx, func() { n = p.handled }); err != nil {
+			t.Fatalf("handled %d (%v); want 2: the loop must go on after a panic", n, err)
+		}
+	}
+	if c := guard.Count("looptest"); c != 2 {
+		t.Fatalf("guard counted %d panics, want 2", c)
+	}
+	cancel()
+	<-done
+}
