@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/guard"
 )
 
 // Handler answers one request with a value to encode as JSON, or an error
@@ -62,11 +63,12 @@ func Status(err error) int {
 
 // Server serves the API on a unix socket.
 type Server struct {
-	log  *slog.Logger
-	http *http.Server
-	ln   net.Listener
-	path string
-	mux  *http.ServeMux
+	log   *slog.Logger
+	guard *guard.Guard // the core's routes
+	http  *http.Server
+	ln    net.Listener
+	path  string
+	mux   *http.ServeMux
 
 	mu      sync.RWMutex
 	modules map[string]*http.ServeMux // mounted modules
@@ -91,7 +93,7 @@ func Listen(path string, log *slog.Logger, known []string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
-	s := &Server{log: log, ln: ln, path: path, mux: http.NewServeMux(), modules: map[string]*http.ServeMux{}, known: map[string]bool{}}
+	s := &Server{log: log, guard: guard.New("core", log), ln: ln, path: path, mux: http.NewServeMux(), modules: map[string]*http.ServeMux{}, known: map[string]bool{}}
 	for _, k := range known {
 		s.known[k] = true
 	}
@@ -116,13 +118,14 @@ func (s *Server) Handle(pattern string, h Handler) {
 	if !ok {
 		panic("api: pattern needs a method: " + pattern)
 	}
-	s.mux.HandleFunc(method+" "+wire.Version+path, serve(h))
+	s.mux.HandleFunc(method+" "+wire.Version+path, serve(h, s.guard))
 }
 
 // Router registers one module's routes.
 type Router struct {
 	module string
 	mux    *http.ServeMux
+	guard  *guard.Guard
 }
 
 // Handle registers pattern "METHOD path" of the module, path relative to
@@ -132,7 +135,7 @@ func (r *Router) Handle(pattern string, h Handler) {
 	if !ok {
 		panic("api: pattern needs a method: " + pattern)
 	}
-	r.mux.HandleFunc(method+" "+wire.Version+"/"+r.module+"/"+strings.TrimPrefix(path, "/"), serve(h))
+	r.mux.HandleFunc(method+" "+wire.Version+"/"+r.module+"/"+strings.TrimPrefix(path, "/"), serve(h, r.guard))
 }
 
 // Mount gives a module a fresh set of routes under /v1/<module>/: register
@@ -143,7 +146,7 @@ func (s *Server) Mount(module string, register func(*Router)) {
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		Error(w, http.StatusNotFound, fmt.Errorf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
-	register(&Router{module: module, mux: m})
+	register(&Router{module: module, mux: m, guard: guard.New(module, s.log.With("module", module))})
 	s.mu.Lock()
 	s.modules[module] = m
 	s.known[module] = true
@@ -172,8 +175,14 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func serve(h Handler) http.HandlerFunc {
+// serve answers with h. A panic in h is the module's bug, not the
+// caller's: it is recovered through the module's guard (counted, logged
+// once) and answered 500, and the daemon runs on.
+func serve(h Handler, g *guard.Guard) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		defer g.Recover("api "+r.Pattern, nil, func(any) {
+			Error(w, http.StatusInternalServerError, errors.New("internal error (a bug; logged by the daemon)"))
+		})
 		v, err := h(r)
 		if err != nil {
 			Error(w, Status(err), err)

@@ -20,6 +20,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/rib"
 )
 
@@ -106,6 +107,7 @@ func newMetrics(d *Daemon) *metrics {
 	f(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fared_build_info", Help: "Always 1; the labels name the build.",
 		ConstLabels: prometheus.Labels{"version": d.opt.Version, "goversion": runtime.Version()}}, func() float64 { return 1 }))
 	f(&coreCollector{d: d})
+	f(guard.Collector())
 	return m
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/fared/fared/api"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/fib"
+	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/rib"
 )
@@ -99,4 +100,14 @@ type Core struct {
 	FIB *fib.FIB
 	// Protocol is the kernel route protocol of fared's routes.
 	Protocol uint8
+}
+
+// Guard returns the panic guard of module name (internal/guard): every
+// network-facing path of the module recovers through it — its event loop
+// (loop.Guard), its socket readers, its gRPC handlers — so a bug that one
+// packet or request triggers drops that input, is counted under
+// fared_panics_total{module} and logged once, and the module runs on. The
+// module's API handlers are guarded by the API server already.
+func (c *Core) Guard(module string) *guard.Guard {
+	return guard.New(module, c.Log.With("module", module))
 }
