@@ -75,10 +75,19 @@ type Server struct {
 	known   map[string]bool           // modules this daemon can run
 }
 
+// Perm is who may use the control socket: it is created mode 0660,
+// owned by fared's user and Group (a gid; -1 keeps fared's own group), as
+// FRR's vty sockets are by frrvty. Whoever can write to it can reload the
+// configuration and change the routing: nobody else may connect.
+type Perm struct{ Group int }
+
+// SocketMode is the control socket's mode.
+const SocketMode = 0o660
+
 // Listen creates the socket (and its directory) and starts serving.
 // known names the modules the daemon has (configured or not), so that a
 // request for one that is not configured says so.
-func Listen(path string, log *slog.Logger, known []string) (*Server, error) {
+func Listen(path string, log *slog.Logger, known []string, perm Perm) (*Server, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
@@ -88,8 +97,7 @@ func Listen(path string, log *slog.Logger, known []string) (*Server, error) {
 		c.Close()
 		return nil, fmt.Errorf("api: another daemon is serving %s", path)
 	}
-	os.Remove(path)
-	ln, err := net.Listen("unix", path)
+	ln, err := listenPrivate(path, perm)
 	if err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
@@ -108,6 +116,43 @@ func Listen(path string, log *slog.Logger, known []string) (*Server, error) {
 		}
 	}()
 	return s, nil
+}
+
+// listenPrivate binds the socket under a temporary name, gives it its
+// mode and group, and only then renames it to path: there is no moment in
+// which path exists with the umask's mode (under umask 000, world-writable).
+func listenPrivate(path string, perm Perm) (net.Listener, error) {
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	os.Remove(tmp)
+	ln, err := net.Listen("unix", tmp)
+	if err != nil {
+		return nil, err
+	}
+	ul := ln.(*net.UnixListener)
+	ul.SetUnlinkOnClose(false) // Close removes path, not the temporary name
+	fail := func(err error) (net.Listener, error) {
+		ln.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
+	if err := os.Chmod(tmp, SocketMode); err != nil {
+		return fail(err)
+	}
+	if perm.Group >= 0 {
+		if err := os.Chown(tmp, -1, perm.Group); err != nil {
+			return fail(fmt.Errorf("socket group %d: %w", perm.Group, err))
+		}
+	}
+	os.Remove(path)
+	if err := os.Rename(tmp, path); err != nil {
+		return fail(err)
+	}
+	return ln, nil
+}
+
+// SetGroup changes the socket's group (a reload of socket-group).
+func (s *Server) SetGroup(gid int) error {
+	return os.Chown(s.path, -1, gid)
 }
 
 // Handle registers a core route: pattern is "METHOD /path" below /v1

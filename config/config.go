@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"os/user"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,11 +36,14 @@ type Config struct {
 	SystemID [6]byte
 	LogLevel slog.Level
 	Socket   string
-	ISIS     *ISIS    // nil when there is no isis section (isis.go)
-	OSPF     *OSPF    // nil when there is no ospf section (ospf.go)
-	FIB      FIB      // fib.go
-	RIB      RIB      // rib.go
-	Metrics  *Metrics // nil when there is no metrics section (metrics.go)
+	// SocketGroup may use the control socket besides root (the socket is
+	// mode 0660, this group's; "" keeps fared's own group).
+	SocketGroup string
+	ISIS        *ISIS    // nil when there is no isis section (isis.go)
+	OSPF        *OSPF    // nil when there is no ospf section (ospf.go)
+	FIB         FIB      // fib.go
+	RIB         RIB      // rib.go
+	Metrics     *Metrics // nil when there is no metrics section (metrics.go)
 	// Sections holds the sections of modules that parse their own
 	// (Register), by key; a key is absent when the file has no section.
 	Sections map[string]any
@@ -70,7 +75,7 @@ func Register(s Section) {
 }
 
 var coreKeys = map[string]bool{"hostname": true, "router-id": true, "system-id": true, "log-level": true,
-	"socket": true, "isis": true, "ospf": true, "fib": true, "rib": true, "metrics": true, "bfd": true}
+	"socket": true, "socket-group": true, "isis": true, "ospf": true, "fib": true, "rib": true, "metrics": true, "bfd": true}
 
 // Load reads and parses the config file at path.
 func Load(path string) (*Config, error) {
@@ -138,6 +143,12 @@ func (p *Walker) config(data []byte) *Config {
 		"socket": p.Str(&c.Socket, func(s string) string {
 			if s == "" {
 				return "must not be empty"
+			}
+			return ""
+		}),
+		"socket-group": p.Str(&c.SocketGroup, func(s string) string {
+			if _, err := SocketGID(s); err != nil {
+				return err.Error()
 			}
 			return ""
 		}),
@@ -253,4 +264,26 @@ func (c *Config) MissingInterfaces(exists func(name string) bool) []string {
 
 func systemIDString(s [6]byte) string {
 	return fmt.Sprintf("%02x%02x.%02x%02x.%02x%02x", s[0], s[1], s[2], s[3], s[4], s[5])
+}
+
+// SocketGID resolves socket-group: a group name or a numeric gid; ""
+// is -1 (keep fared's own group).
+func SocketGID(name string) (int, error) {
+	if name == "" {
+		return -1, nil
+	}
+	g, err := user.LookupGroup(name)
+	if err != nil {
+		if _, ok := err.(user.UnknownGroupError); !ok {
+			return 0, fmt.Errorf("group %q: %v", name, err)
+		}
+		if g, err = user.LookupGroupId(name); err != nil {
+			return 0, fmt.Errorf("no group %q on this system (groupadd it, or use a numeric gid)", name)
+		}
+	}
+	gid, err := strconv.Atoi(g.Gid)
+	if err != nil {
+		return 0, fmt.Errorf("group %q: gid %q is not a number", name, g.Gid)
+	}
+	return gid, nil
 }

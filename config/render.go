@@ -36,6 +36,9 @@ func Render(c *Config) ([]byte, error) {
 	add("system-id", scalar(systemIDString(c.SystemID)))
 	add("log-level", scalar(strings.ToLower(c.LogLevel.String())))
 	add("socket", scalar(c.Socket))
+	if c.SocketGroup != "" {
+		add("socket-group", scalar(c.SocketGroup))
+	}
 	add("fib", node(reflect.ValueOf(c.FIB), ""))
 	rib := c.RIB
 	rib.SPF = rib.SPF.Over(DefaultSPF)

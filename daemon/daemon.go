@@ -118,7 +118,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		built = append(built, &running{spec: s, m: m})
 	}
-	srv, err := api.Listen(d.opt.Socket, d.log, d.specNames())
+	gid, err := config.SocketGID(cfg.SocketGroup)
+	if err != nil {
+		return fmt.Errorf("socket-group: %w", err)
+	}
+	srv, err := api.Listen(d.opt.Socket, d.log, d.specNames(), api.Perm{Group: gid})
 	if err != nil {
 		return err
 	}

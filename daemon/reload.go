@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/fared/fared/api/wire"
@@ -155,6 +156,9 @@ func (d *Daemon) applyCore(old, nc *config.Config) Change {
 	if old.Socket != nc.Socket {
 		c.Warnings = append(c.Warnings, "socket: needs a restart, ignored")
 	}
+	if old.SocketGroup != nc.SocketGroup {
+		d.applySocketGroup(old.SocketGroup, nc.SocketGroup, &c)
+	}
 	d.applyMetrics(old, nc, &c)
 	if old.FIB.Enabled != nc.FIB.Enabled || old.FIB.Metric != nc.FIB.Metric || old.FIB.OnShutdown != nc.FIB.OnShutdown ||
 		!sameResilient(old.FIB.Resilient, nc.FIB.Resilient) {
@@ -203,4 +207,21 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// applySocketGroup gives the control socket its new group; with none, the
+// socket goes back to fared's own group.
+func (d *Daemon) applySocketGroup(old, name string, c *Change) {
+	gid, err := config.SocketGID(name)
+	if err == nil && gid < 0 {
+		gid = os.Getegid()
+	}
+	if err == nil && d.srv != nil {
+		err = d.srv.SetGroup(gid)
+	}
+	if err != nil {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("socket-group: %v; the socket keeps its group", err))
+		return
+	}
+	c.Changed = append(c.Changed, fmt.Sprintf("socket-group: %q -> %q", old, name))
 }

@@ -20,6 +20,9 @@ type circuit struct {
 	idx  int
 	cfg  config.ISISInterface
 	name string
+	// rxSite names the circuit's receive path in the panic guard's log
+	// (built once: the guard takes it on every PDU).
+	rxSite string
 
 	ifi      net.Interface
 	mac      [6]byte
@@ -73,7 +76,7 @@ type lanLevel struct {
 }
 
 func newCircuit(in *Instance, idx int, ic config.ISISInterface) *circuit {
-	c := &circuit{in: in, idx: idx, cfg: ic, name: ic.Name, localID: uint8(idx + 1),
+	c := &circuit{in: in, idx: idx, cfg: ic, name: ic.Name, rxSite: "rx " + ic.Name, localID: uint8(idx + 1),
 		counters: map[string]uint64{}, logged: map[string]bool{}}
 	for l := 0; l < 2; l++ {
 		c.srm[l] = map[packet.LSPID]int64{}

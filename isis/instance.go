@@ -10,17 +10,16 @@ package isis
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/isis/packet"
@@ -69,7 +68,8 @@ type Instance struct {
 	areas  [][]byte
 	pbCode uint8
 
-	lp *loop.Loop // events, queries, ticker: the instance goroutine
+	lp    *loop.Loop   // events, queries, ticker: the instance goroutine
+	guard *guard.Guard // every received PDU and loop duty recovers through it
 
 	circuits []*circuit
 	levels   [2]*level // [0] L1, [1] L2; nil when the level is off
@@ -140,6 +140,8 @@ func New(cfg *config.Config, opt Options) (*Instance, error) {
 		lp:     loop.New(1024),
 		logged: map[string]bool{},
 	}
+	in.guard = guard.New("isis", in.log)
+	in.lp.Guard(in.guard)
 	for l := 1; l <= 2; l++ {
 		if in.levelEnabled(l) {
 			in.levels[l-1] = newLevel(l)
@@ -224,26 +226,14 @@ func (in *Instance) logOnce(kind, msg string, args ...any) {
 	in.log.Warn(msg, append([]any{"kind", kind, "note", "logged once"}, args...)...)
 }
 
-// receiveGuarded processes one received PDU and contains any panic in it:
-// a bug then costs that PDU (counted, logged once per interface with the
-// stack and the first bytes), not the instance and the fabric node. State
-// the PDU half-changed stays as it is; timers repair what matters (hold
-// timers, CSNPs, refresh).
+// receiveGuarded processes one received PDU and contains any panic in it
+// (internal/guard): a bug then costs that PDU (counted as the circuit's
+// rx_panics and fared_panics_total{module="isis"}, logged once per
+// interface with the stack and the PDU's head), not the instance and the
+// fabric node. State the PDU half-changed stays as it is; timers repair
+// what matters (hold timers, CSNPs, refresh).
 func (in *Instance) receiveGuarded(c *circuit, src [6]byte, b []byte) {
-	defer func() {
-		r := recover()
-		if r == nil {
-			return
-		}
-		c.count("rx_panics")
-		if c.logged["panic"] {
-			return
-		}
-		c.logged["panic"] = true
-		in.log.Error("BUG: panic while processing a received PDU; PDU dropped", "iface", c.name, "from", macString(src),
-			"panic", fmt.Sprint(r), "len", len(b), "pdu_head", hex.EncodeToString(b[:min(len(b), 64)]),
-			"stack", string(debug.Stack()), "note", "further occurrences are only counted (rx_panics)")
-	}()
+	defer in.guard.Recover(c.rxSite, b, func(any) { c.count("rx_panics") })
 	in.receive(c, src, b)
 }
 

@@ -589,7 +589,7 @@ func TestReceivePanicRecovered(t *testing.T) {
 		}
 		return nil
 	})
-	if n := logs.count("kind=panic"); n != 1 {
+	if n := logs.count("BUG: panic"); n != 1 {
 		t.Errorf("panic logged %d times, want once", n)
 	}
 	if n := logs.count(hex.EncodeToString(pkt)); n != 1 {

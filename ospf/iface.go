@@ -37,7 +37,10 @@ type iface struct {
 	idx  int
 	cfg  config.OSPFInterface
 	name string
-	area *area
+	// rxSite names the interface's receive path in the panic guard's log
+	// (built once: the guard takes it on every packet).
+	rxSite string
+	area   *area
 
 	ifi      net.Interface
 	addr     netip.Prefix // primary IPv4 address: the interface's identity
@@ -95,7 +98,7 @@ func (ifc *iface) setCfg(ic config.OSPFInterface) {
 }
 
 func newIface(in *Instance, idx int, ic config.OSPFInterface) *iface {
-	ifc := &iface{in: in, idx: idx, name: ic.Name, area: in.area(ic.Area),
+	ifc := &iface{in: in, idx: idx, name: ic.Name, rxSite: "rx " + ic.Name, area: in.area(ic.Area),
 		nbrs: map[netip.Addr]*neighbor{}, counters: map[string]uint64{}, logged: map[string]bool{}}
 	ifc.setCfg(ic)
 	ifc.linkDB = newLinkDB(ifc)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/lsdb"
@@ -83,7 +84,8 @@ type Instance struct {
 	rid    netip.Addr
 	pbCode uint16
 
-	lp *loop.Loop // events, queries, ticker: the instance goroutine
+	lp    *loop.Loop   // events, queries, ticker: the instance goroutine
+	guard *guard.Guard // every received packet and loop duty recovers through it
 
 	ifaces []*iface
 	areas  []*area // config order of first appearance
@@ -156,6 +158,8 @@ func New(cfg *config.Config, opt Options) (*Instance, error) {
 		lp:     loop.New(4096),
 		pfxIDs: map[netip.Prefix]uint32{},
 	}
+	in.guard = guard.New("ospf", in.log)
+	in.lp.Guard(in.guard)
 	in.as = newArea(in, 0, true)
 	for _, a := range cfg.OSPF.Areas() {
 		in.areas = append(in.areas, newArea(in, a, false))

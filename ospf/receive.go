@@ -1,11 +1,8 @@
 package ospf
 
 import (
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/netip"
-	"runtime/debug"
 	"time"
 
 	"github.com/fared/fared/ospf/packet"
@@ -25,13 +22,9 @@ func (in *Instance) receive(ifc *iface, src, dst netip.Addr, b []byte) {
 	}
 	ifc.count("rx_packets")
 	// A bug triggered by one packet costs that packet, not the daemon
-	// and every adjacency with it.
-	defer func() {
-		if r := recover(); r != nil {
-			ifc.reject("panic", "bug: panic while handling a packet, packet dropped", "panic", fmt.Sprint(r), "from", src,
-				"len", len(b), "packet", hex.EncodeToString(b[:min(len(b), 256)]), "stack", string(debug.Stack()))
-		}
-	}()
+	// and every adjacency with it (internal/guard: logged once per
+	// interface with the stack and the packet's head).
+	defer in.guard.Recover(ifc.rxSite, b, func(any) { ifc.count("rx_rejected_panic") })
 	if in.rxFault != nil {
 		in.rxFault(b)
 	}
