@@ -201,7 +201,15 @@ func NewIPCC(cfg IPCCConfig) *IPCC {
 	for _, i := range cfg.Ifaces {
 		p.ifaces[i] = true
 	}
-	c := &p.cfg
+	p.cfg = cfg.WithBounds()
+	return p
+}
+
+// WithBounds returns c with the flow table's bounds in force: unset ones
+// derived (MaxFlows 65,536, per port MaxFlows/4, per source MaxFlows/16,
+// PSNWindow 1024), a source's cap within its port's, a port's within
+// the table's.
+func (c IPCCConfig) WithBounds() IPCCConfig {
 	if c.MaxFlows <= 0 {
 		c.MaxFlows = 65536
 	}
@@ -217,7 +225,7 @@ func NewIPCC(cfg IPCCConfig) *IPCC {
 		c.PSNWindow = 1024
 	}
 	c.PSNWindow = min(c.PSNWindow, 1<<22)
-	return p
+	return c
 }
 
 // Config returns the configuration.
