@@ -35,11 +35,11 @@ import (
 // taken (its sender is behind that port); if that does not single one out
 // the ACK is ambiguous and teaches nothing. Reverse packets without an
 // AETH teach nothing: anyone can send one. A learnt QP is not overwritten
-// by a conflicting ACK (counted): it is replaced only when QPReplaceVotes
-// PSN-matched ACKs in a row name the same other QP with none naming the
-// learnt one in between (the real receiver ACKs the real QP far more
-// often than a blind attacker can guess a PSN; a lucky early guess is
-// corrected by the flow's real ACKs), or when the flow idles out and is
+// by a conflicting ACK (counted): an ACK from the receiver's side (it
+// came in by the port the flow's data leaves by) outranks one from any
+// other port, and between ACKs of the same rank QPReplaceVotes
+// PSN-matched ACKs in a row must name the same other QP with none naming
+// the learnt one in between (see teach); or the flow idles out and is
 // learnt afresh. A flow whose sender QP is unknown gets no CNP.
 //
 // Count (the seed's rule). At each poll, for each watched queue at or
@@ -330,29 +330,43 @@ func (p *IPCC) learn(pk IPCCPacket) {
 	case n > 1:
 		p.stats.Ambiguous++
 	default:
-		p.teach(match, pk.DestQP&psnMask)
+		p.teach(match, pk.DestQP&psnMask, pk.In != "" && pk.In == match.Out)
 	}
 }
 
-// teach records that a PSN-matched ACK named qp as f's sender QP. A
-// learnt QP stands against a conflicting ACK; QPReplaceVotes of them in
-// a row, naming the same QP, replace it.
-func (p *IPCC) teach(f *flow, qp uint32) {
+// teach records that a PSN-matched ACK named qp as f's sender QP;
+// onPath says the ACK came in by the port f's data leaves by (from the
+// receiver's side: where the real receiver's ACKs come from when the
+// path is symmetric, as it is to a host on this switch). A learnt QP
+// stands against a conflicting ACK:
+//
+//   - an on-path ACK replaces a QP only off-path ACKs taught (a lucky
+//     guess from another port is undone by the receiver's next ACK);
+//   - an off-path ACK never replaces a QP an on-path ACK taught;
+//   - otherwise QPReplaceVotes of them in a row, naming the same QP with
+//     none naming the learnt one in between, replace it (a flow that
+//     restarted with a new sender QP; a blind attacker would need that
+//     many correct PSN guesses between two of the receiver's ACKs).
+func (p *IPCC) teach(f *flow, qp uint32, onPath bool) {
 	switch {
 	case !f.Learned:
-		f.SrcQP, f.Learned = qp, true
+		f.SrcQP, f.Learned, f.qpOnPath = qp, true, onPath
 		p.stats.Learned++
 	case f.SrcQP == qp:
+		f.qpOnPath = f.qpOnPath || onPath
 	default:
 		p.stats.QPConflict++
+		if f.qpOnPath && !onPath {
+			return
+		}
 		if f.rivalQP != qp || f.rivalVotes == 0 {
 			f.rivalQP, f.rivalVotes = qp, 0
 		}
 		f.rivalVotes++
-		if f.rivalVotes < QPReplaceVotes {
+		if f.rivalVotes < QPReplaceVotes && f.qpOnPath == onPath {
 			return
 		}
-		f.SrcQP = qp
+		f.SrcQP, f.qpOnPath = qp, onPath
 		p.stats.Learned++
 		p.stats.QPReplaced++
 	}
@@ -382,7 +396,7 @@ func (p *IPCC) LearnPair(now time.Time, a, b netip.Addr, aQP, bQP uint32) {
 		if !f.Learned || f.SrcQP != x.sqp&psnMask {
 			p.stats.Learned++
 		}
-		f.SrcQP, f.Learned, f.rivalVotes = x.sqp&psnMask, true, 0
+		f.SrcQP, f.Learned, f.rivalVotes, f.qpOnPath = x.sqp&psnMask, true, 0, true
 	}
 }
 

@@ -144,39 +144,74 @@ func TestIPCCSourceAndPortCapsRefuse(t *testing.T) {
 }
 
 // TestIPCCSpoofedACKAfterLearning: the real receiver's ACK taught the
-// flow its sender QP; a spoofed ACK that acknowledges a PSN the flow
-// did send, naming another QP, does not replace it.
+// flow its sender QP; spoofed ACKs that acknowledge a PSN the flow did
+// send, naming another QP, do not replace it.
 func TestIPCCSpoofedACKAfterLearning(t *testing.T) {
+	// The receiver is behind port hb, where the flow's data leaves: its
+	// ACKs come in by that port; the attacker's by hx. No number of
+	// spoofed ACKs replaces the QP.
 	p := testIPCC()
+	for psn := uint32(100); psn <= 110; psn++ {
+		p.Observe(us(1), toward("hb", dataOn("ha", hA, hB, 0x10, psn)))
+	}
+	p.Observe(us(2), ackOn("hb", hB, hA, 0x77, 105))
+	for i := 0; i < 3*QPReplaceVotes; i++ {
+		p.Observe(us(3), ackOn("hx", hB, hA, 0x66, 108))
+	}
+	if f, _ := p.Flow(IPCCFlowKey{hA, hB, 0x10}); !f.Learned || f.SrcQP != 0x77 {
+		t.Fatalf("sender QP %#x after spoofed ACKs, want 0x77 (the real receiver's)", f.SrcQP)
+	}
+	if st := p.Stats(); st.QPConflict != 3*QPReplaceVotes || st.QPReplaced != 0 || st.Learned != 1 {
+		t.Errorf("stats %+v", st)
+	}
+
+	// Both off the flow's path (a receiver behind ECMP uplinks, the
+	// attacker behind one too): up to QPReplaceVotes-1 in a row do not
+	// replace the QP, and one real ACK in between starts the count again.
+	p = testIPCC()
 	for psn := uint32(100); psn <= 110; psn++ {
 		p.Observe(us(1), dataOn("ha", hA, hB, 0x10, psn))
 	}
-	p.Observe(us(2), ackOn("hb", hB, hA, 0x77, 105))
-	p.Observe(us(3), ackOn("hx", hB, hA, 0x66, 108))
-	if f, _ := p.Flow(IPCCFlowKey{hA, hB, 0x10}); !f.Learned || f.SrcQP != 0x77 {
-		t.Fatalf("sender QP %#x after a spoofed ACK, want 0x77 (the real receiver's)", f.SrcQP)
-	}
-	// Up to QPReplaceVotes-1 in a row do not replace it, and one real
-	// ACK in between starts the count again.
+	p.Observe(us(2), ackOn("up1", hB, hA, 0x77, 105))
 	for i := 0; i < 3*(QPReplaceVotes-1); i++ {
 		if i%(QPReplaceVotes-1) == 0 {
-			p.Observe(us(4), ackOn("hb", hB, hA, 0x77, 109))
+			p.Observe(us(4), ackOn("up1", hB, hA, 0x77, 109))
 		}
-		p.Observe(us(4), ackOn("hx", hB, hA, 0x66, 108))
+		p.Observe(us(4), ackOn("up2", hB, hA, 0x66, 108))
 	}
 	if f, _ := p.Flow(IPCCFlowKey{hA, hB, 0x10}); f.SrcQP != 0x77 {
 		t.Fatalf("sender QP %#x, want 0x77", f.SrcQP)
 	}
-	if st := p.Stats(); st.QPConflict != 1+3*(QPReplaceVotes-1) || st.QPReplaced != 0 || st.Learned != 1 {
+	if st := p.Stats(); st.QPConflict != 3*(QPReplaceVotes-1) || st.QPReplaced != 0 || st.Learned != 1 {
 		t.Errorf("stats %+v", st)
 	}
 }
 
+// toward sets the port a data packet leaves by.
+func toward(out string, pk IPCCPacket) IPCCPacket {
+	pk.Out = out
+	return pk
+}
+
 // TestIPCCLuckyGuessCorrected: a spoofed ACK that guessed a PSN in the
 // window before the real receiver's first ACK teaches its QP; the real
-// ACKs replace it after QPReplaceVotes in a row.
+// receiver's first ACK from the flow's side replaces it (from another
+// port, QPReplaceVotes of them in a row).
 func TestIPCCLuckyGuessCorrected(t *testing.T) {
 	p := testIPCC()
+	for psn := uint32(100); psn <= 110; psn++ {
+		p.Observe(us(1), toward("hb", dataOn("ha", hA, hB, 0x10, psn)))
+	}
+	p.Observe(us(2), ackOn("hx", hB, hA, 0x66, 101))
+	if f, _ := p.Flow(IPCCFlowKey{hA, hB, 0x10}); f.SrcQP != 0x66 {
+		t.Fatalf("QP %#x, want the lucky guess 0x66 at first", f.SrcQP)
+	}
+	p.Observe(us(3), ackOn("hb", hB, hA, 0x77, 102))
+	if f, _ := p.Flow(IPCCFlowKey{hA, hB, 0x10}); f.SrcQP != 0x77 {
+		t.Fatalf("QP %#x after the receiver's ACK, want 0x77", f.SrcQP)
+	}
+
+	p = testIPCC()
 	for psn := uint32(100); psn <= 110; psn++ {
 		p.Observe(us(1), dataOn("ha", hA, hB, 0x10, psn))
 	}
@@ -185,7 +220,7 @@ func TestIPCCLuckyGuessCorrected(t *testing.T) {
 		if f, _ := p.Flow(IPCCFlowKey{hA, hB, 0x10}); f.SrcQP != 0x66 {
 			t.Fatalf("after %d real ACKs: QP %#x, want still 0x66", i, f.SrcQP)
 		}
-		p.Observe(us(3), ackOn("hb", hB, hA, 0x77, 102+uint32(i)))
+		p.Observe(us(3), ackOn("up1", hB, hA, 0x77, 102+uint32(i)))
 	}
 	if f, _ := p.Flow(IPCCFlowKey{hA, hB, 0x10}); f.SrcQP != 0x77 {
 		t.Fatalf("QP %#x, want the real receiver's 0x77", f.SrcQP)

@@ -113,6 +113,7 @@ type flow struct {
 	// many such ACKs came in a row (see teach).
 	rivalQP    uint32
 	rivalVotes int
+	qpOnPath   bool // the learnt QP came from an ACK from the receiver's side (or the CM)
 	links      [numSlots]flowLink
 	port, src  *flowList // the flow's port and source lists
 	pairIdx    int       // index in byPair
