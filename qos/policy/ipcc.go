@@ -30,7 +30,8 @@ import (
 // flow's destination to its source carrying an AETH (ACK/NAK) names the
 // sender's QP as its destination QP and acknowledges a PSN: it teaches
 // only the flow that recently forwarded that PSN (the last PSNWindow
-// PSNs of its data on its bound port). When several flows between the two
+// PSNs of its data on its bound port, or up to ACKAhead beyond the last:
+// the ACK's copy may overtake its data's). When several flows between the two
 // addresses did, the one that came in on the port the ACK leaves by is
 // taken (its sender is behind that port); if that does not single one out
 // the ACK is ambiguous and teaches nothing. Reverse packets without an
@@ -84,6 +85,13 @@ type IPCCConfig struct {
 // QPReplaceVotes is how many PSN-matched ACKs in a row must name another
 // QP to replace a flow's learnt sender QP.
 const QPReplaceVotes = 4
+
+// ACKAhead is how far beyond the last PSN seen an ACK still matches a
+// flow: the copy of an ACK can reach the policy before the copy of the
+// data packet it acknowledges (they come through different capture
+// sockets), and without this a second flow between the same hosts whose
+// window holds that PSN would be taught the first flow's QP.
+const ACKAhead = 64
 
 // IPCCPacket is one RoCEv2 packet the switch forwarded.
 type IPCCPacket struct {
@@ -310,7 +318,7 @@ func (p *IPCC) learn(pk IPCCPacket) {
 	var match, onPort *flow
 	n, np := 0, 0
 	for _, f := range cands {
-		if f.psnSet && psnIn(psn, f.psnLo, f.psnHi) {
+		if f.psnSet && psnIn(psn, f.psnLo, (f.psnHi+ACKAhead)&psnMask) {
 			match = f
 			n++
 			// The ACK goes out toward the sender: the flow that came in

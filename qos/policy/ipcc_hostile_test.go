@@ -375,3 +375,25 @@ func TestIPCCStepVisitsOnlyChangedFlows(t *testing.T) {
 		t.Fatalf("an idle poll visited %d flows", v)
 	}
 }
+
+// TestIPCCACKBeforeItsData: the copy of an ACK can reach the policy
+// before the copy of the data packet it acknowledges (they come through
+// different capture sockets). With two flows between the same hosts whose
+// PSNs overlap, that ACK must not teach the other flow, whose window
+// happens to hold the PSN.
+func TestIPCCACKBeforeItsData(t *testing.T) {
+	p := testIPCC()
+	for psn := uint32(0); psn <= 100; psn++ {
+		p.Observe(us(1), toward("hb", dataOn("ha", hA, hB, 0x10, psn)))
+	}
+	for psn := uint32(0); psn <= 120; psn++ {
+		p.Observe(us(1), toward("hb", dataOn("ha", hA, hB, 0x11, psn)))
+	}
+	p.Observe(us(2), ackOn("hb", hB, hA, 0x77, 103)) // 0x10's PSN 103, not seen yet
+	if f, _ := p.Flow(IPCCFlowKey{hA, hB, 0x11}); f.Learned {
+		t.Fatalf("flow 0x11 learnt %#x from an ACK of flow 0x10", f.SrcQP)
+	}
+	if st := p.Stats(); st.Ambiguous != 1 {
+		t.Errorf("stats %+v: want the ACK counted as ambiguous", st)
+	}
+}
