@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"container/heap"
 	"fmt"
 	"math"
 	"net/netip"
@@ -465,23 +466,17 @@ func (p *IPCC) Step(now time.Time, depth map[QueueKey]uint64) []CNPOrder {
 		}
 		n := int(q.credit)
 		flows := byQueue[k]
-		if n > 0 {
-			// Heaviest first; ties in key order (deterministic).
-			sort.Slice(flows, func(i, j int) bool {
-				if flows[i].recent != flows[j].recent {
-					return flows[i].recent > flows[j].recent
-				}
-				return flowLess(flows[i].IPCCFlowKey, flows[j].IPCCFlowKey)
-			})
-		}
 		q.Count, q.Flows = c, len(flows)
 		if d >= p.cfg.Low {
 			q.Congested++
 		}
-		for _, f := range flows {
-			if n == 0 {
-				break
-			}
+		// Heaviest first; ties in key order (deterministic). A heap
+		// yields them in that order for O(flows + taken x log flows):
+		// a poll usually notifies a few of many active flows.
+		h := heaviest(flows)
+		heap.Init(&h)
+		for n > 0 && h.Len() > 0 {
+			f := heap.Pop(&h).(*flow)
 			if !f.Learned {
 				p.stats.NoQP++
 				continue
@@ -531,6 +526,26 @@ func (p *IPCC) count(q *IPCCQueue) (int, string) {
 		return p.cfg.Few, level
 	}
 	return 0, level
+}
+
+// heaviest is a max-heap of flows by bytes since the last poll, ties in
+// key order.
+type heaviest []*flow
+
+func (h heaviest) Len() int { return len(h) }
+func (h heaviest) Less(i, j int) bool {
+	if h[i].recent != h[j].recent {
+		return h[i].recent > h[j].recent
+	}
+	return flowLess(h[i].IPCCFlowKey, h[j].IPCCFlowKey)
+}
+func (h heaviest) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *heaviest) Push(x any)   { *h = append(*h, x.(*flow)) }
+func (h *heaviest) Pop() any {
+	old := *h
+	f := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return f
 }
 
 func flowLess(a, b IPCCFlowKey) bool {
