@@ -223,6 +223,11 @@ func hostileIPCCSpoofedACKs(t *testing.T, ctx context.Context, l *interop.Lab, a
 	if now.PortMismatch-before.PortMismatch < 40 || now.QPConflict == before.QPConflict {
 		t.Errorf("port mismatch %d -> %d (want +40), ACK QP conflicts %d -> %d", before.PortMismatch, now.PortMismatch,
 			before.QPConflict, now.QPConflict)
+		for _, f := range now.Flows {
+			if f.Src == v.Sender.String() && f.Dst == v.Receiver.String() && f.DestQP < 0x7000 {
+				t.Logf("sw's flow: %+v", f)
+			}
+		}
 	}
 	for _, f := range now.Flows {
 		if f.Src == v.Sender.String() && f.Dst == v.Receiver.String() && f.DestQP == v.ReceiverQP {

@@ -187,6 +187,12 @@ func (r *Runtime) Run(ctx context.Context) error {
 		case c := <-pkts:
 			r.observe(c)
 		case now := <-tick.C:
+			// The copies already queued were captured before this poll:
+			// the poll sees them first (a loop that fell behind must not
+			// take a flow whose packets wait here for a silent one).
+			for n := len(pkts); n > 0; n-- {
+				r.observe(<-pkts)
+			}
 			r.poll(now, watched, send)
 		}
 	}
