@@ -241,6 +241,9 @@ func (m *Module) ipccView() any {
 	out.Priorities = c.Prios.List()
 	out.PollSeconds, out.IntervalSeconds = c.Poll.Seconds(), c.CNPInterval.Seconds()
 	out.Low, out.High, out.Few, out.More = c.Low, c.High, c.Few, c.More
+	// The caps in force (the policy derives the unset ones).
+	eff := c.WithBounds()
+	out.MaxFlows, out.MaxFlowsPerPort, out.MaxFlowsPerSource = eff.MaxFlows, eff.MaxFlowsPerPort, eff.MaxFlowsPerSource
 	var (
 		st     policy.IPCCStats
 		flows  []policy.IPCCFlow
@@ -253,6 +256,7 @@ func (m *Module) ipccView() any {
 		out.Capture, out.Watched = s.Capture, s.Watched
 		out.Captured, out.Overflow, out.NoRoute, out.Sent, out.SendErrors = s.Captured, s.Overflow, s.NoRoute, s.Sent, s.SendErrs
 		out.BadPackets, out.LastError = s.Errors, s.LastErr
+		out.RouteCacheEntries, out.RouteLookups, out.RouteCacheEvicted, out.RouteCacheExpired = s.Routes.Entries, s.Routes.Lookups, s.Routes.Evicted, s.Routes.Expired
 	case r.sim != nil:
 		st, flows, queues = r.sim.Policy.Stats(), r.sim.Policy.Flows(), r.sim.Policy.Queues()
 		out.Sent = r.sim.Sent
@@ -262,6 +266,8 @@ func (m *Module) ipccView() any {
 	}
 	out.Observed, out.Learned, out.Ambiguous, out.Unmatched = st.Observed, st.Learned, st.Ambiguous, st.Unmatched
 	out.CNPs, out.NoQP, out.RateLimit, out.Expired, out.Polls = st.CNPs, st.NoQP, st.RateLimit, st.Expired, st.Polls
+	out.FlowCount, out.FlowsEvicted, out.RefusedTableFull, out.RefusedPortCap, out.RefusedSourceCap = st.Flows, st.Evicted, st.TableFull, st.RefusedPortCap, st.RefusedSourceCap
+	out.PortMismatch, out.QPConflict, out.QPReplaced = st.PortMismatch, st.QPConflict, st.QPReplaced
 	for _, q := range queues {
 		out.Queues = append(out.Queues, wire.QoSIPCCQueue{Interface: q.Key.Iface, Priority: q.Key.Prio, Depth: q.Depth, Trend: q.Trend,
 			Use: q.Use, Count: q.Count, Flows: q.Flows, CNPs: q.CNPs, Congested: q.Congested})

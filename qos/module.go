@@ -18,6 +18,7 @@ import (
 	"github.com/fared/fared/api"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/daemon"
+	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/qos/backend/linux"
@@ -141,15 +142,18 @@ func newModule(core *daemon.Core, c *config.Config) (daemon.Module, error) {
 	if err := probe(q, c.File); err != nil {
 		return nil, err
 	}
-	return &Module{log: core.Log.With("module", "qos"), cfg: q, file: c.File, loop: loop.New(64)}, nil
+	m := &Module{log: core.Log.With("module", "qos"), guard: core.Guard("qos"), cfg: q, file: c.File, loop: loop.New(64)}
+	m.loop.Guard(m.guard)
+	return m, nil
 }
 
 // Module is the running qos module. Everything below the loop line is
 // owned by the loop's goroutine.
 type Module struct {
-	log  *slog.Logger
-	file string
-	loop *loop.Loop
+	log   *slog.Logger
+	guard *guard.Guard // the qos module's panic guard (its loop, IPCC's readers and loop)
+	file  string
+	loop  *loop.Loop
 
 	mu      sync.Mutex // guards cfg and summary (read by API and Status)
 	cfg     *conf.Config
@@ -474,7 +478,8 @@ func (m *Module) startIPCC(q *conf.Config) {
 				capture = append(capture, i.Name)
 			}
 		}
-		rt := ipcc.New(ipcc.Config{Policy: c, Capture: capture, DSCP: q.Desired().DSCP, Log: m.log.With("feature", "ipcc")})
+		rt := ipcc.New(ipcc.Config{Policy: c, Capture: capture, DSCP: q.Desired().DSCP, RouteCache: q.IPCC.RouteCache,
+			RouteTTL: q.IPCC.RouteTTL, Log: m.log.With("feature", "ipcc"), Guard: m.guard})
 		ctx, cancel := context.WithCancel(m.runCtx)
 		done := make(chan struct{})
 		m.ipcc.rt, m.ipcc.cancel, m.ipcc.done = rt, cancel, done

@@ -216,24 +216,47 @@ type QoSIPCC struct {
 	Few             int      `json:"few"`
 	More            int      `json:"more"`
 	// Counters.
-	Observed   uint64            `json:"observed"`
-	Captured   uint64            `json:"captured"`
-	Overflow   uint64            `json:"overflow"`
-	NoRoute    uint64            `json:"no_route"`
-	Learned    uint64            `json:"qps_learned"`
-	Ambiguous  uint64            `json:"ambiguous"`
-	Unmatched  uint64            `json:"unmatched"`
-	CNPs       uint64            `json:"cnps_ordered"`
-	Sent       uint64            `json:"cnps_sent"`
-	SendErrors uint64            `json:"send_errors"`
-	NoQP       uint64            `json:"skipped_no_qp"`
-	RateLimit  uint64            `json:"skipped_interval"`
-	Expired    uint64            `json:"expired"`
-	Polls      uint64            `json:"polls"`
-	BadPackets map[string]uint64 `json:"bad_packets,omitempty"` // by kind: truncated, bad_icrc, unknown_opcode, ...
-	LastError  string            `json:"last_error,omitempty"`
-	Queues     []QoSIPCCQueue    `json:"queues"`
-	Flows      []QoSIPCCFlow     `json:"flows"`
+	Observed   uint64 `json:"observed"`
+	Captured   uint64 `json:"captured"`
+	Overflow   uint64 `json:"overflow"`
+	NoRoute    uint64 `json:"no_route"`
+	Learned    uint64 `json:"qps_learned"`
+	Ambiguous  uint64 `json:"ambiguous"`
+	Unmatched  uint64 `json:"unmatched"`
+	CNPs       uint64 `json:"cnps_ordered"`
+	Sent       uint64 `json:"cnps_sent"`
+	SendErrors uint64 `json:"send_errors"`
+	NoQP       uint64 `json:"skipped_no_qp"`
+	RateLimit  uint64 `json:"skipped_interval"`
+	Expired    uint64 `json:"expired"`
+	Polls      uint64 `json:"polls"`
+	// The flow table's bounds (docs/qos.md, "IPCC trust") and what they
+	// did: flows in the table, idle flows evicted to make room, new flows
+	// refused because every flow of the full table / port / source sent
+	// since the last poll, data packets of a flow on another port than
+	// its own.
+	FlowCount         int    `json:"flow_count"`
+	MaxFlows          int    `json:"max_flows"`
+	MaxFlowsPerPort   int    `json:"max_flows_per_port"`
+	MaxFlowsPerSource int    `json:"max_flows_per_source"`
+	FlowsEvicted      uint64 `json:"flows_evicted"`
+	RefusedTableFull  uint64 `json:"flows_refused_table_full"`
+	RefusedPortCap    uint64 `json:"flows_refused_port_cap"`
+	RefusedSourceCap  uint64 `json:"flows_refused_source_cap"`
+	PortMismatch      uint64 `json:"port_mismatch"`
+	// Sender QP learning: PSN-matched ACKs naming another QP than the
+	// learnt one, and learnt QPs they replaced.
+	QPConflict uint64 `json:"ack_qp_conflict"`
+	QPReplaced uint64 `json:"qps_replaced"`
+	// The linux runtime's egress lookup cache.
+	RouteCacheEntries int               `json:"route_cache_entries"`
+	RouteLookups      uint64            `json:"route_lookups"`
+	RouteCacheEvicted uint64            `json:"route_cache_evicted"`
+	RouteCacheExpired uint64            `json:"route_cache_expired"`
+	BadPackets        map[string]uint64 `json:"bad_packets,omitempty"` // by kind: truncated, bad_icrc, unknown_opcode, ...
+	LastError         string            `json:"last_error,omitempty"`
+	Queues            []QoSIPCCQueue    `json:"queues"`
+	Flows             []QoSIPCCFlow     `json:"flows"`
 }
 
 // QoSIPCCQueue is a watched egress queue.

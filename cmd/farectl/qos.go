@@ -212,6 +212,13 @@ func qosCommand(g *globals) *cobra.Command {
 				v.Observed, v.Captured, v.Overflow, v.NoRoute, v.Learned, v.Ambiguous, v.Unmatched)
 			fmt.Fprintf(g.out, "CNPs ordered %d  sent %d  send errors %d  skipped: no QP %d, interval %d  polls %d\n",
 				v.CNPs, v.Sent, v.SendErrors, v.NoQP, v.RateLimit, v.Polls)
+			fmt.Fprintf(g.out, "flows %d/%d (per port %d, per source %d)  evicted %d  refused: table full %d, port cap %d, source cap %d  port mismatch %d\n",
+				v.FlowCount, v.MaxFlows, v.MaxFlowsPerPort, v.MaxFlowsPerSource, v.FlowsEvicted, v.RefusedTableFull, v.RefusedPortCap, v.RefusedSourceCap, v.PortMismatch)
+			fmt.Fprintf(g.out, "ACKs naming another QP than the learnt one %d  QPs replaced %d\n", v.QPConflict, v.QPReplaced)
+			if v.RouteLookups > 0 {
+				fmt.Fprintf(g.out, "route cache %d entries  lookups %d  evicted %d  expired %d\n",
+					v.RouteCacheEntries, v.RouteLookups, v.RouteCacheEvicted, v.RouteCacheExpired)
+			}
 			if len(v.BadPackets) > 0 {
 				var kinds []string
 				for k, n := range v.BadPackets {

@@ -219,6 +219,19 @@ func TestTuningAndIPCC(t *testing.T) {
 		ic.Few != 1 || ic.More != 4 || ic.CNPDSCP != 48 {
 		t.Errorf("ipcc %+v", ic)
 	}
+	// The bounds' defaults: caps derived by the policy from max-flows.
+	if ic.MaxFlows != 65536 || ic.MaxFlowsPerPort != 0 || ic.MaxFlowsPerSource != 0 || ic.PSNWindow != 1024 ||
+		ic.RouteCache != 16384 || ic.RouteTTL != time.Second {
+		t.Errorf("ipcc bounds %+v", ic)
+	}
+	caps, err := parse(t, strings.Replace(tuned, "    more: 4\n", "    more: 4\n    max-flows: 1000\n    max-flows-per-port: 300\n    max-flows-per-source: 20\n    psn-window: 256\n    route-cache: 500\n    route-cache-ttl: 250ms\n", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := caps.IPCC; c.MaxFlows != 1000 || c.MaxFlowsPerPort != 300 || c.MaxFlowsPerSource != 20 || c.PSNWindow != 256 ||
+		c.RouteCache != 500 || c.RouteTTL != 250*time.Millisecond {
+		t.Errorf("ipcc bounds %+v", c)
+	}
 	for _, tc := range []struct{ name, from, to, want string }{
 		{"kmax limit at xoff", "max-threshold: 140K", "max-threshold: 150K", "fared.yaml:11: ecn-tuning: max-threshold 150000 is not below priority 3's PFC xoff 150000 (ECN must act before PFC)"},
 		{"no limit on a lossless queue", "    max-threshold: 140K\n", "", "fared.yaml:11: ecn-tuning: max-threshold is required on PFC priority 3"},
@@ -230,6 +243,12 @@ func TestTuningAndIPCC(t *testing.T) {
 		{"ipcc low >= high", "high: 200K", "high: 10K", "fared.yaml:20: ipcc: low 20000 must be below high 10000"},
 		{"ipcc few > more", "few: 1", "few: 5", "ipcc: few 5 above more 4"},
 		{"ipcc interface", "interfaces: [eth1]", "interfaces: [eth9]", "fared.yaml:19: ipcc: interface eth9 is not in qos.interfaces"},
+		{"ipcc port cap above table", "    more: 4\n", "    more: 4\n    max-flows: 1000\n    max-flows-per-port: 2000\n", "fared.yaml:28: ipcc: max-flows-per-port 2000 above max-flows 1000"},
+		{"ipcc source cap above port cap", "    more: 4\n", "    more: 4\n    max-flows-per-port: 100\n    max-flows-per-source: 200\n", "fared.yaml:28: ipcc: max-flows-per-source 200 above max-flows-per-port 100"},
+		{"ipcc source cap above derived port cap", "    more: 4\n", "    more: 4\n    max-flows: 400\n    max-flows-per-source: 101\n", "fared.yaml:28: ipcc: max-flows-per-source 101 above max-flows-per-port 100"},
+		{"ipcc psn window", "    more: 4\n", "    more: 4\n    psn-window: 8\n", "fared.yaml:27: psn-window: 8 out of range"},
+		{"ipcc route cache", "    more: 4\n", "    more: 4\n    route-cache: 0\n", "fared.yaml:27: route-cache: 0 out of range"},
+		{"ipcc route cache ttl", "    more: 4\n", "    more: 4\n    route-cache-ttl: 2h\n", "fared.yaml:27: route-cache-ttl: 2h out of range"},
 		{"classify needs a rate", "{mode: classify, elephant-rate: 1G, ", "{mode: classify, ", `flows: missing required key "elephant-rate"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

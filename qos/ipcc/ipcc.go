@@ -13,7 +13,10 @@
 // One goroutine owns the policy; the capture readers send it decoded
 // packets. Packets the codec rejects (truncated BTH, bad ICRC, unknown
 // opcode...) are counted by kind and the first of each kind is logged
-// with the offset at fault; they never reach the flow table.
+// with the offset at fault; they never reach the flow table. A panic
+// while handling one packet (a reader) or one event of the loop is
+// recovered by the qos module's guard (internal/guard): counted, logged
+// once, the input dropped, IPCC kept running.
 package ipcc
 
 import (
@@ -30,6 +33,7 @@ import (
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/qos/model"
 	"github.com/fared/fared/qos/policy"
 	"github.com/fared/fared/rocev2"
@@ -45,7 +49,14 @@ type Config struct {
 	Capture []string
 	// DSCP maps a packet's DSCP to its egress queue (the qos dscp-map).
 	DSCP [64]uint8
-	Log  *slog.Logger
+	// RouteCache bounds the egress lookups kept (0: 16384), each for
+	// RouteTTL (0: 1 s).
+	RouteCache int
+	RouteTTL   time.Duration
+	Log        *slog.Logger
+	// Guard recovers panics on the receive path and in the loop (the
+	// qos module's, core.Guard("qos"); nil: a guard of module "qos").
+	Guard *guard.Guard
 }
 
 // Snapshot is what the runtime shows (a copy).
@@ -60,18 +71,26 @@ type Snapshot struct {
 	NoRoute  uint64            // packets whose egress was not found
 	Sent     uint64            // CNPs sent
 	SendErrs uint64
+	Routes   RouteStats // the egress lookup cache
 	Capture  []string
 	Watched  []string
 	LastErr  string
 }
 
-// MaxSnapshotFlows bounds the flow table a snapshot copies.
-const MaxSnapshotFlows = 1000
+// MaxSnapshotFlows bounds the flow table a snapshot copies: the most
+// recently active flows, refreshed every flowsEvery (a poll copies only
+// the counters: copying a big table every poll would cost what the
+// bounded table saves).
+const (
+	MaxSnapshotFlows = 1000
+	flowsEvery       = 100 * time.Millisecond
+)
 
 // Runtime is IPCC on a Linux router.
 type Runtime struct {
-	cfg Config
-	log *slog.Logger
+	cfg   Config
+	log   *slog.Logger
+	guard *guard.Guard
 
 	counts rocev2.ErrorCounts
 	saidMu sync.Mutex
@@ -81,14 +100,12 @@ type Runtime struct {
 	snap Snapshot
 
 	// loop-owned
-	pol    *policy.IPCC
-	routes map[netip.Addr]route
-	names  map[int]string
-}
-
-type route struct {
-	iface string
-	at    time.Time
+	pol     *policy.IPCC
+	routes  *routeCache
+	names   map[int]string
+	flowsAt time.Time // when the snapshot's flows were copied
+	sendID  uint16    // IP ID of the last CNP
+	sendBuf []byte
 }
 
 // New returns a runtime; Run starts it.
@@ -96,7 +113,18 @@ func New(cfg Config) *Runtime {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Runtime{cfg: cfg, log: cfg.Log, said: map[rocev2.ErrKind]bool{}}
+	if cfg.Guard == nil {
+		cfg.Guard = guard.New("qos", cfg.Log)
+	}
+	if cfg.RouteCache <= 0 {
+		cfg.RouteCache = 16384
+	}
+	if cfg.RouteTTL <= 0 {
+		cfg.RouteTTL = time.Second
+	}
+	r := &Runtime{cfg: cfg, log: cfg.Log, guard: cfg.Guard, said: map[rocev2.ErrKind]bool{}, names: map[int]string{}}
+	r.routes = newRouteCache(cfg.RouteCache, cfg.RouteTTL, r.routeGet)
+	return r
 }
 
 // Snapshot returns the latest state (updated every poll).
@@ -121,8 +149,6 @@ type capPkt struct {
 // Run captures, polls and sends until ctx ends.
 func (r *Runtime) Run(ctx context.Context) error {
 	r.pol = policy.NewIPCC(r.cfg.Policy)
-	r.routes = map[netip.Addr]route{}
-	r.names = map[int]string{}
 	watched := r.cfg.Policy.Ifaces
 	if len(watched) == 0 {
 		watched = r.cfg.Capture
@@ -154,8 +180,6 @@ func (r *Runtime) Run(ctx context.Context) error {
 		"priorities", r.cfg.Policy.Prios.String())
 	tick := time.NewTicker(r.cfg.Policy.Poll)
 	defer tick.Stop()
-	var id uint16
-	var buf []byte
 	for {
 		select {
 		case <-ctx.Done():
@@ -163,31 +187,48 @@ func (r *Runtime) Run(ctx context.Context) error {
 		case c := <-pkts:
 			r.observe(c)
 		case now := <-tick.C:
-			depth, err := r.depths(watched)
-			if err != nil {
-				r.setErr(err)
+			// The copies already queued were captured before this poll:
+			// the poll sees them first (a loop that fell behind must not
+			// take a flow whose packets wait here for a silent one).
+			for n := len(pkts); n > 0; n-- {
+				r.observe(<-pkts)
 			}
-			orders := r.pol.Step(now, depth)
-			var sent, fails uint64
-			for _, o := range orders {
-				id++
-				if id == 0 {
-					id = 1
-				}
-				cnp := rocev2.NewCNP(o.DestQP)
-				fr := rocev2.Frame{Src: o.Src, Dst: o.Dst, TOS: o.DSCP << 2, TTL: 64, ID: id, DF: true,
-					SrcPort: 0xC000 | uint16(o.DestQP&0x3FFF)}
-				buf = fr.Append(buf[:0], &cnp)
-				if err := send.Send(buf); err != nil {
-					fails++
-					r.setErr(fmt.Errorf("ipcc: sending a CNP to %s: %w", o.Dst, err))
-					continue
-				}
-				sent++
-			}
-			r.publish(sent, fails)
+			r.poll(now, watched, send)
 		}
 	}
+}
+
+// cnpSender is where CNPs go (a raw socket; tests use a fake).
+type cnpSender interface{ Send(ip []byte) error }
+
+// poll reads the watched queues, steps the policy and sends the CNPs it
+// orders (in the loop).
+func (r *Runtime) poll(now time.Time, watched []string, send cnpSender) {
+	defer r.guard.Recover("ipcc poll", nil, nil)
+	depth, err := r.depths(watched)
+	if err != nil {
+		r.setErr(err)
+	}
+	orders := r.pol.Step(now, depth)
+	r.routes.sweep(now)
+	var sent, fails uint64
+	for _, o := range orders {
+		r.sendID++
+		if r.sendID == 0 {
+			r.sendID = 1
+		}
+		cnp := rocev2.NewCNP(o.DestQP)
+		fr := rocev2.Frame{Src: o.Src, Dst: o.Dst, TOS: o.DSCP << 2, TTL: 64, ID: r.sendID, DF: true,
+			SrcPort: 0xC000 | uint16(o.DestQP&0x3FFF)}
+		r.sendBuf = fr.Append(r.sendBuf[:0], &cnp)
+		if err := send.Send(r.sendBuf); err != nil {
+			fails++
+			r.setErr(fmt.Errorf("ipcc: sending a CNP to %s: %w", o.Dst, err))
+			continue
+		}
+		sent++
+	}
+	r.publish(now, sent, fails)
 }
 
 func (r *Runtime) setErr(err error) {
@@ -199,15 +240,19 @@ func (r *Runtime) setErr(err error) {
 	r.snap.LastErr = err.Error()
 }
 
-func (r *Runtime) publish(sent, fails uint64) {
+func (r *Runtime) publish(now time.Time, sent, fails uint64) {
 	st := r.pol.Stats()
-	flows := r.pol.Flows()
-	if len(flows) > MaxSnapshotFlows {
-		flows = flows[:MaxSnapshotFlows]
+	var flows []policy.IPCCFlow
+	if now.Sub(r.flowsAt) >= flowsEvery {
+		flows, r.flowsAt = r.pol.RecentFlows(MaxSnapshotFlows), now
 	}
 	qs := r.pol.Queues()
+	rs := r.routes.Stats()
 	r.mu.Lock()
-	r.snap.Stats, r.snap.Flows, r.snap.Queues = st, flows, qs
+	r.snap.Stats, r.snap.Queues, r.snap.Routes = st, qs, rs
+	if flows != nil {
+		r.snap.Flows = flows
+	}
 	r.snap.Sent += sent
 	r.snap.SendErrs += fails
 	r.mu.Unlock()
@@ -215,7 +260,8 @@ func (r *Runtime) publish(sent, fails uint64) {
 
 // observe feeds one copied packet to the policy (in the loop).
 func (r *Runtime) observe(c capPkt) {
-	out, ok := r.egress(c.f.Dst, c.at)
+	defer r.guard.Recover("ipcc observe", nil, nil)
+	out, ok := r.routes.get(c.f.Dst, c.at)
 	if !ok {
 		r.mu.Lock()
 		r.snap.NoRoute++
@@ -228,23 +274,24 @@ func (r *Runtime) observe(c capPkt) {
 		Prio: int(r.cfg.DSCP[c.f.TOS>>2]), Size: c.size})
 }
 
-// egress is the interface the kernel routes dst through (cached 1 s).
-func (r *Runtime) egress(dst netip.Addr, now time.Time) (string, bool) {
-	if rt, ok := r.routes[dst]; ok && now.Sub(rt.at) < time.Second {
-		return rt.iface, rt.iface != ""
+// routeGet asks the kernel which interface it routes dst through ("":
+// none); the route cache keeps the answer.
+func (r *Runtime) routeGet(dst netip.Addr) string {
+	rs, err := netlink.RouteGet(dst.AsSlice())
+	if err != nil || len(rs) == 0 {
+		return ""
 	}
-	name := ""
-	if rs, err := netlink.RouteGet(dst.AsSlice()); err == nil && len(rs) > 0 {
-		idx := rs[0].LinkIndex
-		if n, ok := r.names[idx]; ok {
-			name = n
-		} else if l, err := netlink.LinkByIndex(idx); err == nil {
-			name = l.Attrs().Name
-			r.names[idx] = name
-		}
+	idx := rs[0].LinkIndex
+	if n, ok := r.names[idx]; ok {
+		return n
 	}
-	r.routes[dst] = route{name, now}
-	return name, name != ""
+	l, err := netlink.LinkByIndex(idx)
+	if err != nil {
+		return ""
+	}
+	// Interfaces are few (the node's own): this map stays small.
+	r.names[idx] = l.Attrs().Name
+	return l.Attrs().Name
 }
 
 // depths reads the backlog of the watched queues: HTB classes 1:1p.
@@ -283,6 +330,15 @@ func (r *Runtime) read(iface string, f *os.File, out chan<- capPkt) {
 	if err != nil {
 		return
 	}
+	deliver := func(c capPkt) {
+		select {
+		case out <- c:
+		default:
+			r.mu.Lock()
+			r.snap.Overflow++
+			r.mu.Unlock()
+		}
+	}
 	b := make([]byte, 9216)
 	for {
 		var n int
@@ -301,24 +357,25 @@ func (r *Runtime) read(iface string, f *os.File, out chan<- capPkt) {
 		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
 			continue
 		}
-		c := capPkt{at: time.Now(), iface: iface, size: n}
-		if err := rocev2.DecodeIPInto(b[:n], &c.f, &c.p); err != nil {
-			r.reject(iface, err, b[:n])
-			continue
-		}
-		// The packet's payload aliases b: IPCC keeps none of it.
-		c.p.Payload = nil
-		r.mu.Lock()
-		r.snap.Captured++
-		r.mu.Unlock()
-		select {
-		case out <- c:
-		default:
-			r.mu.Lock()
-			r.snap.Overflow++
-			r.mu.Unlock()
-		}
+		r.rx(iface, b[:n], time.Now(), deliver)
 	}
+}
+
+// rx decodes one copied packet and delivers it to the loop; a panic in
+// it costs that packet only.
+func (r *Runtime) rx(iface string, b []byte, at time.Time, deliver func(capPkt)) {
+	defer r.guard.Recover("ipcc rx", b, nil)
+	c := capPkt{at: at, iface: iface, size: len(b)}
+	if err := rocev2.DecodeIPInto(b, &c.f, &c.p); err != nil {
+		r.reject(iface, err, b)
+		return
+	}
+	// The packet's payload aliases b: IPCC keeps none of it.
+	c.p.Payload = nil
+	r.mu.Lock()
+	r.snap.Captured++
+	r.mu.Unlock()
+	deliver(c)
 }
 
 // reject counts a bad packet and logs the first of its kind.

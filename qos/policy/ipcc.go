@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"container/heap"
 	"fmt"
 	"math"
 	"net/netip"
@@ -22,14 +23,26 @@ import (
 //
 // Flow table. A flow is (source IP, destination IP, destination QP) of
 // its data packets; the table records its ingress and egress interfaces
-// and queue. A CNP must name the *sender's* QP, which data packets do not
-// carry: it is learnt from reverse traffic. A packet from the flow's
-// destination to its source carrying an AETH (ACK/NAK) names the sender's
-// QP as its destination QP and acknowledges a PSN the flow sent: if
-// exactly one flow between the two addresses recently sent that PSN, its
-// sender QP is learnt. Another reverse packet (no AETH) teaches the QP
-// only when a single flow runs between the two addresses. A flow whose
-// sender QP is unknown gets no CNP.
+// and queue. It is bounded per source, per port and in total, with LRU
+// eviction, and a flow is bound to its ingress port (ipcc_table.go).
+//
+// Sender QP. A CNP must name the *sender's* QP, which data packets do not
+// carry: it is learnt from the flow's acknowledgements. A packet from the
+// flow's destination to its source carrying an AETH (ACK/NAK) names the
+// sender's QP as its destination QP and acknowledges a PSN: it teaches
+// only the flow that recently forwarded that PSN (the last PSNWindow
+// PSNs of its data on its bound port, or up to ACKAhead beyond the last:
+// the ACK's copy may overtake its data's). When several flows between the two
+// addresses did, the one that came in on the port the ACK leaves by is
+// taken (its sender is behind that port); if that does not single one out
+// the ACK is ambiguous and teaches nothing. Reverse packets without an
+// AETH teach nothing: anyone can send one. A learnt QP is not overwritten
+// by a conflicting ACK (counted): an ACK from the receiver's side (it
+// came in by the port the flow's data leaves by) outranks one from any
+// other port, and between ACKs of the same rank QPReplaceVotes
+// PSN-matched ACKs in a row must name the same other QP with none naming
+// the learnt one in between (see teach); or the flow idles out and is
+// learnt afresh. A flow whose sender QP is unknown gets no CNP.
 //
 // Count (the seed's rule). At each poll, for each watched queue at or
 // above Low bytes: the trend is the change of depth since the last poll
@@ -59,8 +72,27 @@ type IPCCConfig struct {
 	Few, More   int           // CNPs per queue per CNPInterval (see the table)
 	FlowTimeout time.Duration // a flow not seen this long leaves the table
 	CNPDSCP     uint8
-	MaxFlows    int // table size; new flows beyond it are not tracked
+	MaxFlows    int // table size (65,536)
+	// MaxFlowsPerPort bounds the flows arriving on one port, and
+	// MaxFlowsPerSource those of one source address on one port (0:
+	// MaxFlows/4 and MaxFlows/16; a source's cap is at most its
+	// port's, a port's at most the table's).
+	MaxFlowsPerPort, MaxFlowsPerSource int
+	// PSNWindow is how many of a flow's most recent PSNs an ACK may
+	// acknowledge to teach its sender QP (1024).
+	PSNWindow uint32
 }
+
+// QPReplaceVotes is how many PSN-matched ACKs in a row must name another
+// QP to replace a flow's learnt sender QP.
+const QPReplaceVotes = 4
+
+// ACKAhead is how far beyond the last PSN seen an ACK still matches a
+// flow: the copy of an ACK can reach the policy before the copy of the
+// data packet it acknowledges (they come through different capture
+// sockets), and without this a second flow between the same hosts whose
+// window holds that PSN would be taught the first flow's QP.
+const ACKAhead = 64
 
 // IPCCPacket is one RoCEv2 packet the switch forwarded.
 type IPCCPacket struct {
@@ -85,7 +117,7 @@ type IPCCFlow struct {
 	IPCCFlowKey
 	SrcQP    uint32 // the sender's QP (valid when Learned)
 	Learned  bool
-	In, Out  string
+	In, Out  string // In: the port the flow is bound to
 	Prio     int
 	Packets  uint64
 	Bytes    uint64
@@ -93,10 +125,6 @@ type IPCCFlow struct {
 	LastSeen time.Time
 	CNPs     uint64
 	LastCNP  time.Time
-	// PSNs seen recently (a 24-bit window [psnLo, psnHi]).
-	psnLo, psnHi uint32
-	psnSet       bool
-	recent       uint64 // bytes since the previous poll (0: not active)
 }
 
 // CNPOrder is a CNP to send: from the flow's receiver's address to its
@@ -129,47 +157,84 @@ type IPCCQueue struct {
 
 // IPCCStats are the policy's counters.
 type IPCCStats struct {
-	Observed   uint64 // packets observed
-	Flows      int    // in the table
-	Learned    uint64 // sender QPs learnt
-	Ambiguous  uint64 // reverse packets that matched several flows
-	Unmatched  uint64 // reverse packets that matched no flow
-	CNPs       uint64 // ordered
-	NoQP       uint64 // congested flows skipped: sender QP unknown
-	RateLimit  uint64 // congested flows skipped: notified less than CNPInterval ago
-	TableFull  uint64 // flows not tracked: table full
-	Expired    uint64
+	Observed  uint64 // packets observed
+	Flows     int    // in the table
+	Learned   uint64 // sender QPs learnt (first time, or replaced)
+	Ambiguous uint64 // ACKs whose PSN several flows sent
+	Unmatched uint64 // ACKs toward a flow's sender whose PSN no flow sent recently
+	CNPs      uint64 // ordered
+	NoQP      uint64 // congested flows skipped: sender QP unknown
+	RateLimit uint64 // congested flows skipped: notified less than CNPInterval ago
+	Expired   uint64
+	// The table's bounds (ipcc_table.go).
+	Evicted          uint64 // idle flows evicted to make room (source, port or table full)
+	TableFull        uint64 // new flows refused: table full of flows active since the last poll
+	RefusedPortCap   uint64 // new flows refused: their port's flows all active
+	RefusedSourceCap uint64 // new flows refused: their source's flows all active
+	PortMismatch     uint64 // data packets of a flow arriving on another port than its own
+	// Sender QP learning.
+	QPConflict uint64 // PSN-matched ACKs naming another QP than the learnt one
+	QPReplaced uint64 // learnt QPs replaced (QPReplaceVotes conflicting ACKs in a row)
 	Polls      uint64
 	LastPollAt time.Time
 }
 
 // IPCC is the policy's state.
 type IPCC struct {
-	cfg    IPCCConfig
-	flows  map[IPCCFlowKey]*IPCCFlow
-	byPair map[[2]netip.Addr][]*IPCCFlow // (src, dst) -> flows
-	queues map[QueueKey]*IPCCQueue
-	ifaces map[string]bool
-	stats  IPCCStats
+	cfg     IPCCConfig
+	flows   map[IPCCFlowKey]*flow
+	byPair  map[[2]netip.Addr][]*flow // (src, dst) -> flows
+	all     flowList                  // every flow, most recently active first
+	ports   map[string]*flowList
+	sources map[sourceKey]*flowList
+	active  []*flow // flows that sent since the last poll
+	queues  map[QueueKey]*IPCCQueue
+	ifaces  map[string]bool
+	stats   IPCCStats
+	// stepVisits counts the flows Step looked at (tests: Step's work is
+	// proportional to the flows that changed).
+	stepVisits uint64
 }
 
 // DefaultIPCC returns the defaults (CNP interval 50 µs as DCQCN's NP).
 func DefaultIPCC() IPCCConfig {
 	return IPCCConfig{Prios: model.PriosOf(3), Poll: 100 * time.Microsecond, CNPInterval: 50 * time.Microsecond,
-		Low: 10_000, High: 100_000, Few: 2, More: 8, FlowTimeout: time.Second, CNPDSCP: 48, MaxFlows: 65536}
+		Low: 10_000, High: 100_000, Few: 2, More: 8, FlowTimeout: time.Second, CNPDSCP: 48, MaxFlows: 65536, PSNWindow: 1024}
 }
 
 // NewIPCC returns an empty policy.
 func NewIPCC(cfg IPCCConfig) *IPCC {
-	p := &IPCC{cfg: cfg, flows: map[IPCCFlowKey]*IPCCFlow{}, byPair: map[[2]netip.Addr][]*IPCCFlow{},
+	p := &IPCC{cfg: cfg, flows: map[IPCCFlowKey]*flow{}, byPair: map[[2]netip.Addr][]*flow{},
+		all: flowList{slot: slotTable}, ports: map[string]*flowList{}, sources: map[sourceKey]*flowList{},
 		queues: map[QueueKey]*IPCCQueue{}, ifaces: map[string]bool{}}
 	for _, i := range cfg.Ifaces {
 		p.ifaces[i] = true
 	}
-	if p.cfg.MaxFlows <= 0 {
-		p.cfg.MaxFlows = 65536
-	}
+	p.cfg = cfg.WithBounds()
 	return p
+}
+
+// WithBounds returns c with the flow table's bounds in force: unset ones
+// derived (MaxFlows 65,536, per port MaxFlows/4, per source MaxFlows/16,
+// PSNWindow 1024), a source's cap within its port's, a port's within
+// the table's.
+func (c IPCCConfig) WithBounds() IPCCConfig {
+	if c.MaxFlows <= 0 {
+		c.MaxFlows = 65536
+	}
+	if c.MaxFlowsPerPort <= 0 {
+		c.MaxFlowsPerPort = max(c.MaxFlows/4, 1)
+	}
+	c.MaxFlowsPerPort = min(c.MaxFlowsPerPort, c.MaxFlows)
+	if c.MaxFlowsPerSource <= 0 {
+		c.MaxFlowsPerSource = max(c.MaxFlows/16, 1)
+	}
+	c.MaxFlowsPerSource = min(c.MaxFlowsPerSource, c.MaxFlowsPerPort)
+	if c.PSNWindow == 0 {
+		c.PSNWindow = 1024
+	}
+	c.PSNWindow = min(c.PSNWindow, 1<<22)
+	return c
 }
 
 // Config returns the configuration.
@@ -191,60 +256,82 @@ func (p *IPCC) Observe(now time.Time, pk IPCCPacket) {
 	if pk.CNP {
 		return
 	}
-	// Reverse traffic: does it name the sender QP of a flow dst -> src?
-	if rev := p.byPair[[2]netip.Addr{pk.Dst, pk.Src}]; len(rev) > 0 {
-		p.learn(rev, pk)
-	}
 	if pk.AETH {
-		return // acknowledgements are not data flows
+		// An acknowledgement: does it name the sender QP of a flow
+		// dst -> src? It is not a data flow itself.
+		p.learn(pk)
+		return
 	}
-	k := IPCCFlowKey{pk.Src, pk.Dst, pk.DestQP & 0xFFFFFF}
+	k := IPCCFlowKey{pk.Src, pk.Dst, pk.DestQP & psnMask}
 	f := p.flows[k]
-	if f == nil {
-		if len(p.flows) >= p.cfg.MaxFlows {
-			p.stats.TableFull++
+	switch {
+	case f == nil:
+		if !p.admit(pk.In, pk.Src) {
 			return
 		}
-		f = &IPCCFlow{IPCCFlowKey: k, First: now}
-		p.flows[k] = f
-		pair := [2]netip.Addr{pk.Src, pk.Dst}
-		p.byPair[pair] = append(p.byPair[pair], f)
+		f = p.insert(now, k, pk.In)
+	case f.In != pk.In && f.In == "" && f.Packets == 0:
+		p.bind(f, pk.In) // announced by the CM exchange: its first data packet
+	case f.In != pk.In:
+		p.stats.PortMismatch++
+		return
 	}
-	f.In, f.Out, f.Prio = pk.In, pk.Out, pk.Prio
+	f.Out, f.Prio = pk.Out, pk.Prio
 	f.Packets++
 	f.Bytes += uint64(pk.Size)
 	f.LastSeen = now
+	if f.recent == 0 {
+		p.active = append(p.active, f)
+	}
 	f.recent += uint64(max(pk.Size, 1))
-	psn := pk.PSN & 0xFFFFFF
+	p.touch(f)
+	f.notePSN(pk.PSN&psnMask, p.cfg.PSNWindow)
+}
+
+const psnMask = 0xFFFFFF
+
+// notePSN keeps the window of recent PSNs: [psnLo, psnHi], at most w
+// wide, following the flow's PSNs forward (and back over a
+// retransmission).
+func (f *flow) notePSN(psn, w uint32) {
 	switch {
 	case !f.psnSet:
 		f.psnLo, f.psnHi, f.psnSet = psn, psn, true
 	case psnIn(psn, f.psnLo, f.psnHi):
-	case (psn-f.psnHi)&0xFFFFFF < 1<<23:
+	case (psn-f.psnHi)&psnMask < 1<<23:
 		f.psnHi = psn
 	default:
 		f.psnLo = psn
 	}
-	// Keep the window recent: at most 2^16 PSNs wide.
-	if (f.psnHi-f.psnLo)&0xFFFFFF > 1<<16 {
-		f.psnLo = (f.psnHi - 1<<16) & 0xFFFFFF
+	if (f.psnHi-f.psnLo)&psnMask >= w {
+		f.psnLo = (f.psnHi - (w - 1)) & psnMask
 	}
 }
 
-func (p *IPCC) learn(cands []*IPCCFlow, pk IPCCPacket) {
-	var match *IPCCFlow
-	n := 0
-	if pk.AETH {
-		for _, f := range cands {
-			if f.psnSet && psnIn(pk.PSN&0xFFFFFF, f.psnLo, f.psnHi) {
-				match = f
-				n++
+// learn finds the flow an ACK acknowledges: among the flows from the
+// ACK's destination to its source, the one that recently sent its PSN.
+func (p *IPCC) learn(pk IPCCPacket) {
+	cands := p.byPair[[2]netip.Addr{pk.Dst, pk.Src}]
+	if len(cands) == 0 {
+		return
+	}
+	psn := pk.PSN & psnMask
+	var match, onPort *flow
+	n, np := 0, 0
+	for _, f := range cands {
+		if f.psnSet && psnIn(psn, f.psnLo, (f.psnHi+ACKAhead)&psnMask) {
+			match = f
+			n++
+			// The ACK goes out toward the sender: the flow that came in
+			// by that port is the likelier one.
+			if pk.Out != "" && f.In == pk.Out {
+				onPort = f
+				np++
 			}
 		}
-	} else if len(cands) == 1 {
-		match, n = cands[0], 1
-	} else {
-		n = len(cands)
+	}
+	if n > 1 && np == 1 {
+		match, n = onPort, 1
 	}
 	switch {
 	case n == 0:
@@ -252,40 +339,73 @@ func (p *IPCC) learn(cands []*IPCCFlow, pk IPCCPacket) {
 	case n > 1:
 		p.stats.Ambiguous++
 	default:
-		qp := pk.DestQP & 0xFFFFFF
-		if !match.Learned || match.SrcQP != qp {
-			p.stats.Learned++
-		}
-		match.SrcQP, match.Learned = qp, true
+		p.teach(match, pk.DestQP&psnMask, pk.In != "" && pk.In == match.Out)
 	}
+}
+
+// teach records that a PSN-matched ACK named qp as f's sender QP;
+// onPath says the ACK came in by the port f's data leaves by (from the
+// receiver's side: where the real receiver's ACKs come from when the
+// path is symmetric, as it is to a host on this switch). A learnt QP
+// stands against a conflicting ACK:
+//
+//   - an on-path ACK replaces a QP only off-path ACKs taught (a lucky
+//     guess from another port is undone by the receiver's next ACK);
+//   - an off-path ACK never replaces a QP an on-path ACK taught;
+//   - otherwise QPReplaceVotes of them in a row, naming the same QP with
+//     none naming the learnt one in between, replace it (a flow that
+//     restarted with a new sender QP; a blind attacker would need that
+//     many correct PSN guesses between two of the receiver's ACKs).
+func (p *IPCC) teach(f *flow, qp uint32, onPath bool) {
+	switch {
+	case !f.Learned:
+		f.SrcQP, f.Learned, f.qpOnPath = qp, true, onPath
+		p.stats.Learned++
+	case f.SrcQP == qp:
+		f.qpOnPath = f.qpOnPath || onPath
+	default:
+		p.stats.QPConflict++
+		if f.qpOnPath && !onPath {
+			return
+		}
+		if f.rivalQP != qp || f.rivalVotes == 0 {
+			f.rivalQP, f.rivalVotes = qp, 0
+		}
+		f.rivalVotes++
+		if f.rivalVotes < QPReplaceVotes && f.qpOnPath == onPath {
+			return
+		}
+		f.SrcQP, f.qpOnPath = qp, onPath
+		p.stats.Learned++
+		p.stats.QPReplaced++
+	}
+	f.rivalVotes = 0
 }
 
 // LearnPair records a connection's two QPs, as the CM exchange carries
 // them (a REQ names the active side's QP, the REP answering it the
 // passive side's): a and b are the two ends, aQP and bQP their QPs. The
 // flows a->b (to bQP) and b->a (to aQP) get their sender QPs, including
-// flows whose data has not been seen yet.
+// flows whose data has not been seen yet (they are bound to the port of
+// their first data packet). The CM exchange is trusted (qos-sim models
+// it; the linux runtime does not parse CM MADs): it sets the QP.
 func (p *IPCC) LearnPair(now time.Time, a, b netip.Addr, aQP, bQP uint32) {
 	for _, x := range []struct {
 		src, dst netip.Addr
 		dqp, sqp uint32
 	}{{a, b, bQP, aQP}, {b, a, aQP, bQP}} {
-		k := IPCCFlowKey{x.src, x.dst, x.dqp & 0xFFFFFF}
+		k := IPCCFlowKey{x.src, x.dst, x.dqp & psnMask}
 		f := p.flows[k]
 		if f == nil {
-			if len(p.flows) >= p.cfg.MaxFlows {
-				p.stats.TableFull++
+			if !p.admit("", x.src) {
 				continue
 			}
-			f = &IPCCFlow{IPCCFlowKey: k, First: now, LastSeen: now}
-			p.flows[k] = f
-			pair := [2]netip.Addr{x.src, x.dst}
-			p.byPair[pair] = append(p.byPair[pair], f)
+			f = p.insert(now, k, "")
 		}
-		if !f.Learned || f.SrcQP != x.sqp&0xFFFFFF {
+		if !f.Learned || f.SrcQP != x.sqp&psnMask {
 			p.stats.Learned++
 		}
-		f.SrcQP, f.Learned = x.sqp&0xFFFFFF, true
+		f.SrcQP, f.Learned, f.rivalVotes, f.qpOnPath = x.sqp&psnMask, true, 0, true
 	}
 }
 
@@ -294,16 +414,13 @@ func (p *IPCC) LearnPair(now time.Time, a, b netip.Addr, aQP, bQP uint32) {
 func (p *IPCC) Step(now time.Time, depth map[QueueKey]uint64) []CNPOrder {
 	p.stats.Polls++
 	p.stats.LastPollAt = now
-	for k, f := range p.flows {
-		if now.Sub(f.LastSeen) > p.cfg.FlowTimeout {
-			p.drop(k, f)
-			p.stats.Expired++
-		}
-	}
-	// Active flows per egress queue.
-	byQueue := map[QueueKey][]*IPCCFlow{}
-	for _, f := range p.flows {
-		if f.recent > 0 {
+	p.expire(now)
+	// Active flows per egress queue: only those that sent since the
+	// last poll are looked at.
+	byQueue := map[QueueKey][]*flow{}
+	for _, f := range p.active {
+		p.stepVisits++
+		if !f.dead {
 			k := QueueKey{f.Out, f.Prio}
 			byQueue[k] = append(byQueue[k], f)
 		}
@@ -349,21 +466,17 @@ func (p *IPCC) Step(now time.Time, depth map[QueueKey]uint64) []CNPOrder {
 		}
 		n := int(q.credit)
 		flows := byQueue[k]
-		// Heaviest first; ties in key order (deterministic).
-		sort.Slice(flows, func(i, j int) bool {
-			if flows[i].recent != flows[j].recent {
-				return flows[i].recent > flows[j].recent
-			}
-			return flowLess(flows[i].IPCCFlowKey, flows[j].IPCCFlowKey)
-		})
 		q.Count, q.Flows = c, len(flows)
 		if d >= p.cfg.Low {
 			q.Congested++
 		}
-		for _, f := range flows {
-			if n == 0 {
-				break
-			}
+		// Heaviest first; ties in key order (deterministic). A heap
+		// yields them in that order for O(flows + taken x log flows):
+		// a poll usually notifies a few of many active flows.
+		h := heaviest(flows)
+		heap.Init(&h)
+		for n > 0 && h.Len() > 0 {
+			f := heap.Pop(&h).(*flow)
 			if !f.Learned {
 				p.stats.NoQP++
 				continue
@@ -382,9 +495,11 @@ func (p *IPCC) Step(now time.Time, depth map[QueueKey]uint64) []CNPOrder {
 			n--
 		}
 	}
-	for _, f := range p.flows {
+	for i, f := range p.active {
 		f.recent = 0
+		p.active[i] = nil
 	}
+	p.active = p.active[:0]
 	return out
 }
 
@@ -413,6 +528,26 @@ func (p *IPCC) count(q *IPCCQueue) (int, string) {
 	return 0, level
 }
 
+// heaviest is a max-heap of flows by bytes since the last poll, ties in
+// key order.
+type heaviest []*flow
+
+func (h heaviest) Len() int { return len(h) }
+func (h heaviest) Less(i, j int) bool {
+	if h[i].recent != h[j].recent {
+		return h[i].recent > h[j].recent
+	}
+	return flowLess(h[i].IPCCFlowKey, h[j].IPCCFlowKey)
+}
+func (h heaviest) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *heaviest) Push(x any)   { *h = append(*h, x.(*flow)) }
+func (h *heaviest) Pop() any {
+	old := *h
+	f := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return f
+}
+
 func flowLess(a, b IPCCFlowKey) bool {
 	if c := a.Src.Compare(b.Src); c != 0 {
 		return c < 0
@@ -423,28 +558,15 @@ func flowLess(a, b IPCCFlowKey) bool {
 	return a.DestQP < b.DestQP
 }
 
-func (p *IPCC) drop(k IPCCFlowKey, f *IPCCFlow) {
-	delete(p.flows, k)
-	pair := [2]netip.Addr{k.Src, k.Dst}
-	l := p.byPair[pair]
-	for i, g := range l {
-		if g == f {
-			l = append(l[:i], l[i+1:]...)
-			break
-		}
-	}
-	if len(l) == 0 {
-		delete(p.byPair, pair)
-	} else {
-		p.byPair[pair] = l
-	}
-}
-
 // Flows returns a copy of the flow table, sorted.
-func (p *IPCC) Flows() []IPCCFlow {
-	out := make([]IPCCFlow, 0, len(p.flows))
-	for _, f := range p.flows {
-		out = append(out, *f)
+func (p *IPCC) Flows() []IPCCFlow { return p.RecentFlows(len(p.flows)) }
+
+// RecentFlows returns a copy of the n most recently active flows, sorted
+// by key (a bounded view of a big table: O(n log n)).
+func (p *IPCC) RecentFlows(n int) []IPCCFlow {
+	out := make([]IPCCFlow, 0, min(n, p.all.n))
+	for f := p.all.head; f != nil && len(out) < n; f = f.links[slotTable].next {
+		out = append(out, f.IPCCFlow)
 	}
 	sort.Slice(out, func(i, j int) bool { return flowLess(out[i].IPCCFlowKey, out[j].IPCCFlowKey) })
 	return out
@@ -456,7 +578,7 @@ func (p *IPCC) Flow(k IPCCFlowKey) (IPCCFlow, bool) {
 	if f == nil {
 		return IPCCFlow{}, false
 	}
-	return *f, true
+	return f.IPCCFlow, true
 }
 
 // Queues returns the watched queues' states.
