@@ -27,7 +27,7 @@ func FuzzJoin(f *testing.F) {
 		}
 		now := time.Unix(0, 0)
 		st := NewState(Config{}, func() time.Time { return now }, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, nil)
-		resp, err := st.Join(&r)
+		resp, err := st.Join(&r, anyone)
 		if err != nil {
 			if _, ok := status.FromError(err); !ok || status.Code(err) == codes.Unknown {
 				t.Fatalf("not a gRPC status: %v", err)
@@ -37,7 +37,7 @@ func FuzzJoin(f *testing.F) {
 		if _, verr := ValidateJoin(&r); verr != nil || resp.ClientId == "" {
 			t.Fatalf("accepted %v despite %v", &r, verr)
 		}
-		if _, err := st.Assignment(resp.ClientId); err != nil {
+		if _, err := st.Assignment(resp.ClientId, anyone); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -69,7 +69,7 @@ func FuzzSwitchMessages(f *testing.F) {
 			st.SwitchStatus(key, ser, m2.GetStatus())
 			st.SwitchDown(key, ser)
 		}
-		if _, err := st.ReportTimeouts(&tr); err != nil && status.Code(err) == codes.Unknown {
+		if _, err := st.ReportTimeouts(&tr, anyone); err != nil && status.Code(err) == codes.Unknown {
 			t.Fatalf("report: %v", err)
 		}
 		st.Switches()
