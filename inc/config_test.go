@@ -1,6 +1,8 @@
 package inc
 
 import (
+	"context"
+	"log/slog"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/inc/auth"
+	"github.com/fared/fared/inc/manager"
 )
 
 const base = "router-id: 10.255.0.3\n"
@@ -123,3 +126,50 @@ func TestConfigFileErrors(t *testing.T) {
 }
 
 func ca() string { return "  client-auth: {key-file: token.key}\n" }
+
+// TestCheckTLSAtStartOnly: adding or removing tls needs a restart; new
+// files for the same keys are a change a reload applies.
+func TestCheckTLSAtStartOnly(t *testing.T) {
+	dir := creds(t)
+	file := filepath.Join(dir, "fared.yaml")
+	parse := func(s string) *config.Config {
+		c, err := config.Parse(file, []byte(base+s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	plain := parse("inc: {role: both}\n")
+	withTLS := parse("inc:\n  role: both\n" + tlsKeys)
+	m := &module{cfg: sectionOf(plain)}
+	if err := m.Check(withTLS); err == nil || !strings.Contains(err.Error(), "tls applies at start only") {
+		t.Fatalf("adding tls: %v", err)
+	}
+	m.cfg = sectionOf(withTLS)
+	if err := m.Check(plain); err == nil {
+		t.Fatal("removing tls accepted")
+	}
+	// The same keys, a new certificate: a change (reload reports it).
+	leafCA, _ := auth.LoadCAFiles(dir)
+	leaf, _ := leafCA.Issue("n2", []netip.Addr{netip.MustParseAddr("10.255.0.3")}, nil, time.Hour)
+	leaf.Write(dir, "node")
+	rotated := parse("inc:\n  role: both\n" + tlsKeys)
+	if err := m.Check(rotated); err != nil {
+		t.Fatal(err)
+	}
+	if d := config.Diff(*sectionOf(withTLS), *sectionOf(rotated)); len(d) != 1 || !strings.HasPrefix(d[0], "tls.sum:") {
+		t.Fatalf("diff %v", d)
+	}
+	// A reload hands the manager the new material.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.mgr = manager.New(managerConfig(m.cfg), slog.New(slog.DiscardHandler), nil)
+	m.mgr.SetSecurity(security(m.cfg))
+	go m.mgr.Run(ctx)
+	if _, err := m.Reconfigure(ctx, rotated); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := m.mgr.Security(ctx); err != nil || v.TLSSum != sectionOf(rotated).TLS.Sum || v.TLSSum == sectionOf(withTLS).TLS.Sum {
+		t.Fatalf("after the reload: %+v %v", v, err)
+	}
+}
