@@ -2,6 +2,7 @@ package manager
 
 import (
 	"io"
+	"net/netip"
 	"log/slog"
 	"testing"
 	"time"
@@ -10,7 +11,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fared/fared/inc/auth"
 	"github.com/fared/fared/inc/protos"
+	"github.com/fared/fared/lsdb"
 )
 
 // FuzzJoin: whatever a client sends in a Join (as protobuf bytes off the
@@ -57,6 +60,12 @@ func FuzzSwitchMessages(f *testing.F) {
 		var tr protos.TimeoutReport
 		if proto.Unmarshal(a, &m1) != nil || proto.Unmarshal(b, &m2) != nil || proto.Unmarshal(c, &tr) != nil {
 			return
+		}
+		// Admission against the LSDB: refused with a status, never a panic.
+		st.SetGraphs([]*lsdb.Graph{clos(nil, nil)})
+		aerr := st.Admit(m1.GetRegister(), auth.Identity{IPs: []netip.Addr{lo(1)}, Names: []string{"l1"}}, "fuzz")
+		if c := status.Code(aerr); aerr != nil && c != codes.InvalidArgument && c != codes.PermissionDenied {
+			t.Fatalf("admission refused with %v", aerr)
 		}
 		ser, err := st.SwitchUp(m1.GetRegister())
 		if err != nil {
