@@ -39,7 +39,6 @@ fared_inc_refused_total{reason="not_local"} 1
 fared_inc_refused_total{reason="switch_address"} 0
 fared_inc_refused_total{reason="switch_bad_cert"} 0
 fared_inc_refused_total{reason="switch_no_cert"} 0
-fared_inc_refused_total{reason="switch_no_topology"} 0
 fared_inc_refused_total{reason="switch_unknown_router"} 0
 fared_inc_refused_total{reason="token_scope"} 0
 `

@@ -2,8 +2,8 @@ package manager
 
 import (
 	"io"
-	"net/netip"
 	"log/slog"
+	"net/netip"
 	"testing"
 	"time"
 

@@ -40,14 +40,13 @@ const (
 	ReasonSwitchNoCert      = "switch_no_cert"       // a switch session without a client certificate
 	ReasonSwitchBadCert     = "switch_bad_cert"      // a certificate the CA did not sign (or expired, or not for clients)
 	ReasonSwitchUnknown     = "switch_unknown_router"
-	ReasonSwitchAddress     = "switch_address"     // the address is not the certificate's router's own
-	ReasonNotLocal          = "not_local"          // a manager without tls: a call from beyond loopback
-	ReasonNoTopology        = "switch_no_topology" // no LSDB yet to check against (Unavailable; the switch retries)
+	ReasonSwitchAddress     = "switch_address" // the address is not the certificate's router's own
+	ReasonNotLocal          = "not_local"      // a manager without tls: a call from beyond loopback
 )
 
 // Reasons lists every refusal reason.
 var Reasons = []string{ReasonNoToken, ReasonBadToken, ReasonExpiredToken, ReasonTokenScope, ReasonCapGroups, ReasonCapGroupsPerToken,
-	ReasonCapGroupSize, ReasonSwitchNoCert, ReasonSwitchBadCert, ReasonSwitchUnknown, ReasonSwitchAddress, ReasonNotLocal, ReasonNoTopology}
+	ReasonCapGroupSize, ReasonSwitchNoCert, ReasonSwitchBadCert, ReasonSwitchUnknown, ReasonSwitchAddress, ReasonNotLocal}
 
 // maxLogged bounds the (reason, peer) pairs logged: past it, refusals are
 // only counted.
@@ -105,8 +104,8 @@ func (s *State) Admit(r *protos.SwitchRegister, id auth.Identity, peer string) e
 		return err
 	}
 	if len(s.graphs) == 0 {
-		return s.Refusals.Refuse(ReasonNoTopology, peer, codes.Unavailable,
-			"switch %s (%s): the manager has no topology yet to check it against; retry", r.NodeId, addr)
+		// The manager just started: not a refusal, the switch retries.
+		return status.Errorf(codes.Unavailable, "switch %s (%s): the manager has no topology yet to check it against; retry", r.NodeId, addr)
 	}
 	var named []string
 	for _, g := range s.graphs {

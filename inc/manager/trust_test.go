@@ -342,11 +342,15 @@ func TestAttackFakeSwitch(t *testing.T) {
 	if len(alive) != 2 || !alive[lo(1).String()] || !alive[lo(2).String()] {
 		t.Fatalf("registered switches %v, want l1 and l2 only", alive)
 	}
-	// Before any LSDB, a switch is asked to retry (not counted as an
-	// attack of a kind it is not).
+	// Before any LSDB (the manager just started), a switch is asked to
+	// retry; that is no refusal.
 	h.graphs()
+	before := h.refused()
 	err := h.registerSwitch(ctx, &l1, "l1", lo(1).String())
 	wantCode(t, "before any topology", err, codes.Unavailable, "no topology yet")
+	if after := h.refused(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("counted: %v -> %v", before, after)
+	}
 }
 
 // TestCaps: groups per token, in total, and ranks per group are capped,
