@@ -67,7 +67,11 @@ func dialOptions(cfg Config) ([]grpc.DialOption, error) {
 func explain(err error, manager string) error {
 	switch status.Code(err) {
 	case codes.Unavailable:
-		return fmt.Errorf("%w (is the manager at %s running, with tls, its certificate naming %s and signed by your CA?)", err, manager, manager)
+		host := manager
+		if ap, perr := netip.ParseAddrPort(manager); perr == nil {
+			host = ap.Addr().String()
+		}
+		return fmt.Errorf("%w (is the manager at %s reachable and running, with tls, its certificate naming %s and signed by your CA?)", err, manager, host)
 	case codes.Unauthenticated:
 		return fmt.Errorf("%w (the manager did not accept the join token)", err)
 	case codes.PermissionDenied:

@@ -66,6 +66,12 @@ func TestHostileINC(t *testing.T) {
 	mgr := "s1"
 	mgrAddr := netip.AddrPortFrom(l.Node(mgr).Loopback, 7791).String()
 	waitINCSwitches(t, ctx, l, mgr, 3)
+	for _, h := range []string{"h1", "h2", "h3", "evil"} {
+		poll(t, ctx, 60*time.Second, h+" reaches the manager", func() error {
+			_, err := l.Exec(ctx, h, "ping", "-c1", "-W1", l.Node(mgr).Loopback.String())
+			return err
+		})
+	}
 
 	// The legitimate job: h1, h2, h3, running allreduce until the attacks
 	// are over; every result is checked by its rank.
