@@ -42,12 +42,14 @@ var (
 		"Clients (ranks) joined to the manager's groups.", nil, nil)
 	incSwitches = prometheus.NewDesc("fared_inc_registered_switches",
 		"INC switches registered with the manager, by whether their session is alive.", []string{"alive"}, nil)
+	incRefused = prometheus.NewDesc("fared_inc_refused_total",
+		"Calls the INC manager refused, by reason (no_token, bad_token, expired_token, token_scope, cap_*, switch_*, not_local; docs/inc.md).", []string{"reason"}, nil)
 	incScrape = prometheus.NewDesc("fared_inc_scrape_error",
 		"The INC manager did not answer the scrape.", nil, nil)
 )
 
 func (c incCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{incRegistered, incTrees, incSlots, incEvents, incBad, incCPU, incGroups, incClients, incSwitches, incScrape} {
+	for _, d := range []*prometheus.Desc{incRegistered, incTrees, incSlots, incEvents, incBad, incCPU, incGroups, incClients, incSwitches, incRefused, incScrape} {
 		ch <- d
 	}
 }
@@ -132,5 +134,10 @@ func (c incCollector) collectManager(ch chan<- prometheus.Metric) {
 	}
 	for _, a := range slices.Sorted(maps.Keys(alive)) {
 		ch <- prometheus.MustNewConstMetric(incSwitches, prometheus.GaugeValue, float64(alive[a]), a)
+	}
+	// Every reason, at 0 until it happens, so alerts see the series.
+	refused := c.m.mgr.Refused()
+	for _, r := range slices.Sorted(maps.Keys(refused)) {
+		ch <- prometheus.MustNewConstMetric(incRefused, prometheus.CounterValue, float64(refused[r]), r)
 	}
 }

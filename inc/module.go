@@ -45,7 +45,8 @@ func newModule(core *daemon.Core, c *config.Config) (daemon.Module, error) {
 		m.host = c.RouterID.String()
 	}
 	if s.isManager() {
-		m.mgr = manager.New(managerConfig(s), core.Log.With("module", "inc", "role", "manager"))
+		m.mgr = manager.New(managerConfig(s), core.Log.With("module", "inc", "role", "manager"), core.Guard("inc"))
+		m.mgr.SetSecurity(security(s))
 	}
 	if s.isSwitch() {
 		addr := s.Address
@@ -57,23 +58,45 @@ func newModule(core *daemon.Core, c *config.Config) (daemon.Module, error) {
 		}
 		sc := *s
 		if sc.Manager == "" { // role both: this node
-			sc.Manager = netip.AddrPortFrom(addr, listenPort(s.Listen)).String()
+			sc.Manager = ownManager(s.Listen, addr)
 		}
 		m.dp = newDataPlane(core.Log.With("module", "inc", "role", "switch"), m.host, &sc, addr)
+		if s.TLS != nil {
+			m.dp.tls.Store(s.TLS.material)
+		}
 	}
 	return m, nil
 }
 
-func listenPort(s string) uint16 {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Port()
+// ownManager is where the switch of a role-both node reaches its own
+// manager: the address it listens on, or with a wildcard listen the
+// switch's address (the one its certificate names).
+func ownManager(listen string, addr netip.Addr) string {
+	ap, err := netip.ParseAddrPort(listen)
+	if err != nil {
+		return netip.AddrPortFrom(addr, DefaultPort).String()
 	}
-	return DefaultPort
+	if ap.Addr().IsUnspecified() {
+		return netip.AddrPortFrom(addr, ap.Port()).String()
+	}
+	return ap.String()
 }
 
 func managerConfig(s *Config) manager.Config {
 	return manager.Config{Heartbeat: s.Heartbeat, DeadAfter: s.DeadAfter, Slots: s.Slots, Ordered: s.Ordered,
-		TimeoutReports: s.TimeoutReports}
+		TimeoutReports: s.TimeoutReports, MaxGroups: s.MaxGroups, MaxGroupsPerToken: s.MaxGroupsPerToken, MaxGroupSize: s.MaxGroupSize}
+}
+
+// security is the manager's TLS material and token keys from s.
+func security(s *Config) manager.Security {
+	var sec manager.Security
+	if s.TLS != nil {
+		sec.TLS = s.TLS.material
+	}
+	if s.ClientAuth != nil {
+		sec.TokenKeys = s.ClientAuth.keys
+	}
+	return sec
 }
 
 // Run runs the roles until ctx ends.
@@ -88,6 +111,7 @@ func (m *module) Run(ctx context.Context) error {
 			return fmt.Errorf("inc manager: %w", err)
 		}
 		m.lis = l
+		m.logTrust()
 		wg.Add(3)
 		go func() { defer wg.Done(); m.mgr.Run(ctx) }()
 		go func() { defer wg.Done(); errc <- m.mgr.Serve(ctx, l) }()
@@ -105,6 +129,18 @@ func (m *module) Run(ctx context.Context) error {
 	cancel()
 	wg.Wait()
 	return err
+}
+
+// logTrust says how the manager authenticates, once at start.
+func (m *module) logTrust() {
+	log := m.core.Log.With("module", "inc", "role", "manager")
+	if m.cfg.TLS == nil {
+		log.Warn("inc manager: no tls configured: serving this node only (loopback), without authentication of its callers",
+			"listen", m.cfg.Listen, "docs", "docs/inc.md, Control-plane trust")
+		return
+	}
+	log.Info("inc manager: tls; switches need a certificate of the CA naming a router of the LSDB, clients a join token",
+		"listen", m.cfg.Listen, "tls_files_sha256", m.cfg.TLS.Sum, "token_keys", m.cfg.ClientAuth.Keys)
 }
 
 // follow hands the rib's topologies to the manager after every SPF run.
@@ -141,6 +177,9 @@ func (m *module) Check(c *config.Config) error {
 	if o.isManager() && n.Listen != o.Listen {
 		errs = append(errs, errors.New("listen applies at start only"))
 	}
+	if (n.TLS == nil) != (o.TLS == nil) {
+		errs = append(errs, errors.New("adding or removing tls applies at start only (new certificate files apply at a reload)"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -152,9 +191,13 @@ func (m *module) Reconfigure(ctx context.Context, c *config.Config) (daemon.Chan
 	m.cfg = n
 	m.mu.Unlock()
 	if m.mgr != nil && len(ch.Changed) > 0 {
+		m.mgr.SetSecurity(security(n))
 		if err := m.mgr.SetConfig(ctx, managerConfig(n)); err != nil {
 			return ch, err
 		}
+	}
+	if m.dp != nil && n.TLS != nil {
+		m.dp.tls.Store(n.TLS.material) // the next session uses it
 	}
 	return ch, nil
 }
@@ -175,6 +218,13 @@ func (m *module) Routes(r *api.Router) {
 	r.Handle("GET trees", mgr(func(ctx context.Context) (any, error) { return m.mgr.Trees(ctx) }))
 	r.Handle("GET clients", mgr(func(ctx context.Context) (any, error) { return m.mgr.Clients(ctx) }))
 	r.Handle("GET switches", mgr(func(ctx context.Context) (any, error) { return m.mgr.Switches(ctx) }))
+	r.Handle("GET security", mgr(func(ctx context.Context) (any, error) {
+		v, err := m.mgr.Security(ctx)
+		m.mu.Lock()
+		v.Listen = m.cfg.Listen
+		m.mu.Unlock()
+		return v, err
+	}))
 	r.Handle("GET switch", func(*http.Request) (any, error) {
 		if m.dp == nil {
 			return nil, notSwitch
@@ -188,6 +238,10 @@ func (m *module) Status() any {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := map[string]any{"role": m.cfg.Role}
+	if m.mgr != nil {
+		st["manager"] = map[string]any{"listen": m.cfg.Listen, "tls": m.cfg.TLS != nil, "client_auth": m.cfg.ClientAuth != nil,
+			"loopback_only": m.cfg.TLS == nil}
+	}
 	if m.dp != nil {
 		v := m.dp.view.Load()
 		st["switch"] = map[string]any{"address": v.Address, "registered": v.Registered, "trees": len(v.Trees)}

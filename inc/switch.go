@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"runtime"
@@ -12,11 +13,13 @@ import (
 
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/inc/aggregator"
+	"github.com/fared/fared/inc/auth"
 	"github.com/fared/fared/inc/client/transport"
 	"github.com/fared/fared/inc/packet"
 	"github.com/fared/fared/inc/protos"
@@ -36,6 +39,10 @@ type dataPlane struct {
 	configs chan applyReq                  // manager session → data plane
 	view    atomic.Pointer[wire.INCSwitch] // data plane → API, every 250 ms
 	reg     atomic.Bool
+	// tls is this switch's certificate and the CA that signs the
+	// manager's (nil: plaintext, to a manager on loopback). A reload
+	// replaces it; the next session uses it.
+	tls atomic.Pointer[auth.Material]
 }
 
 type applyReq struct {
@@ -201,13 +208,21 @@ func counters(c aggregator.Counters) wire.INCSwitchCounters {
 // session keeps a session with the manager: register, apply each config
 // it sends, report status every second. It reconnects until ctx ends.
 func (d *dataPlane) session(ctx context.Context) {
+	var last string
 	for ctx.Err() == nil {
 		err := d.sessionOnce(ctx)
-		d.reg.Store(false)
+		if d.reg.Swap(false) {
+			last = "" // a session that worked: its end is news
+		}
 		if ctx.Err() != nil {
 			return
 		}
-		d.log.Info("inc: manager session ended, retrying", "manager", d.manager, "error", err)
+		// A refusal (a certificate the manager does not accept) repeats
+		// every second: logged when it changes.
+		if msg := fmt.Sprint(err); msg != last {
+			last = msg
+			d.log.Warn("inc: manager session ended, retrying every second", "manager", d.manager, "error", err)
+		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
@@ -216,7 +231,13 @@ func (d *dataPlane) session(ctx context.Context) {
 }
 
 func (d *dataPlane) sessionOnce(ctx context.Context) error {
-	conn, err := grpc.NewClient(d.manager, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	creds := insecure.NewCredentials()
+	if m := d.tls.Load(); m != nil {
+		// Mutual TLS: the manager's certificate must chain to the CA, and
+		// ours names this router (the manager checks it against its LSDB).
+		creds = credentials.NewTLS(auth.SwitchConfig(m))
+	}
+	conn, err := grpc.NewClient(d.manager, grpc.WithTransportCredentials(creds),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: time.Second, Timeout: 2 * time.Second, PermitWithoutStream: true}))
 	if err != nil {
 		return err
@@ -234,6 +255,9 @@ func (d *dataPlane) sessionOnce(ctx context.Context) error {
 	if err := stream.Send(&protos.SwitchMessage{Msg: &protos.SwitchMessage_Register{Register: &protos.SwitchRegister{
 		NodeId: host, Address: d.addr.String(), MaxTrees: uint32(d.lim.MaxTrees), MaxSlots: uint32(d.lim.MaxSlots),
 		MaxRanks: uint32(d.lim.MaxRanks), MaxPayload: uint32(d.lim.MaxPayload), Dtypes: dts, Ops: ops}}}); err != nil {
+		if errors.Is(err, io.EOF) { // the manager refused the session: Recv has its status
+			_, err = stream.Recv()
+		}
 		return err
 	}
 	cfgs := make(chan *protos.SwitchConfig)

@@ -442,7 +442,11 @@ func (l *Lab) renderNodeConfig(n *Node) ([]byte, error) {
 		base = append(base, b...)
 	}
 	if n.Extra != "" {
-		base = append(base, n.Extra...)
+		extra, err := l.withINCTrust(n, n.Extra)
+		if err != nil {
+			return nil, err
+		}
+		base = append(base, extra...)
 	}
 	return base, nil
 }

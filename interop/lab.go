@@ -239,6 +239,9 @@ func (l *Lab) build(ctx context.Context) error {
 			}
 		}
 	}
+	if err := l.makeINCCredentials(); err != nil {
+		return fmt.Errorf("INC credentials: %w", err)
+	}
 	for _, n := range l.Nodes {
 		if err := l.startNode(ctx, n); err != nil {
 			return err

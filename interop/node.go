@@ -36,7 +36,7 @@ func (l *Lab) Exec(ctx context.Context, node string, args ...string) ([]byte, er
 	if len(args) == 0 {
 		return nil, errors.New("exec: no command")
 	}
-	return runCombined(ctx, l.opts.Log, "ip", append([]string{"netns", "exec", n.Netns}, args...)...)
+	return runCombinedEnv(ctx, l.opts.Log, l.ExecEnv(n), "ip", append([]string{"netns", "exec", n.Netns}, args...)...)
 }
 
 // Vtysh runs vtysh commands against an FRR node and returns stdout.

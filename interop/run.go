@@ -50,8 +50,17 @@ func run(ctx context.Context, log io.Writer, name string, args ...string) ([]byt
 // runCombined is run with stdout and stderr interleaved, as a user of
 // Exec wants to see them.
 func runCombined(ctx context.Context, log io.Writer, name string, args ...string) ([]byte, error) {
-	fmt.Fprintf(log, "+ %s %s\n", name, strings.Join(args, " "))
+	return runCombinedEnv(ctx, log, nil, name, args...)
+}
+
+// runCombinedEnv is runCombined with env added to this process's
+// environment.
+func runCombinedEnv(ctx context.Context, log io.Writer, env []string, name string, args ...string) ([]byte, error) {
+	fmt.Fprintf(log, "+ %s%s %s\n", envPrefix(env), name, strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, name, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -140,3 +149,10 @@ func tail(path string, n int64) string {
 
 // errJoin joins non-nil errors.
 func errJoin(errs []error) error { return errors.Join(errs...) }
+
+func envPrefix(env []string) string {
+	if len(env) == 0 {
+		return ""
+	}
+	return strings.Join(env, " ") + " "
+}

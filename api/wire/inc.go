@@ -135,3 +135,31 @@ type INCSwitchCounters struct {
 	Mismatch       uint64 `json:"mismatch"`
 	BadRank        uint64 `json:"bad_rank"`
 }
+
+// INCSecurity is the manager's control-plane trust (GET
+// /v1/inc/security; docs/inc.md, "Control-plane trust"): how it
+// authenticates, its caps, and what it refused, by reason.
+type INCSecurity struct {
+	Listen     string `json:"listen"`
+	TLS        bool   `json:"tls"`         // TLS, and client certificates for switches
+	ClientAuth bool   `json:"client_auth"` // clients need a join token
+	// LoopbackOnly: without tls the manager serves its own node only.
+	LoopbackOnly bool `json:"loopback_only"`
+	// TLSSum identifies the loaded certificate files (it changes when a
+	// reload loads new ones).
+	TLSSum            string            `json:"tls_files_sha256,omitempty"`
+	TokenKeys         int               `json:"token_keys"`
+	MaxGroups         int               `json:"max_groups"`
+	MaxGroupsPerToken int               `json:"max_groups_per_token"`
+	MaxGroupSize      int               `json:"max_group_size"`
+	Groups            int               `json:"groups"`
+	Refused           map[string]uint64 `json:"refused"`
+	Tokens            []INCTokenUse     `json:"tokens"`
+}
+
+// INCTokenUse is what one join token holds at the manager.
+type INCTokenUse struct {
+	Token   string `json:"token"` // its id (jti), "" without client-auth
+	Groups  int    `json:"groups"`
+	Clients int    `json:"clients"`
+}

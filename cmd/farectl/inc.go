@@ -104,6 +104,18 @@ func incCommand(g *globals) *cobra.Command {
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
+		Use: "security", Short: "The manager's control-plane trust: TLS, client-auth, caps, refused calls by reason", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			var v wire.INCSecurity
+			b, err := g.get(c.Context(), "/inc/security", &v)
+			if err != nil || g.json {
+				return g.emit(b, err)
+			}
+			printINCSecurity(g, v)
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
 		Use: "switch", Short: "This switch's data plane: slots in use, packets, duplicates suppressed, retransmissions served", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var v wire.INCSwitch
@@ -139,4 +151,34 @@ func incCommand(g *globals) *cobra.Command {
 		},
 	})
 	return cmd
+}
+
+// printINCSecurity renders GET /v1/inc/security.
+func printINCSecurity(g *globals, v wire.INCSecurity) {
+	mode := "tls (switches: client certificates checked against the LSDB)"
+	if !v.TLS {
+		mode = "no tls: loopback only"
+	}
+	auth := "join tokens required"
+	if !v.ClientAuth {
+		auth = "no client-auth"
+	}
+	fmt.Fprintf(g.out, "listen %s, %s, %s (%d key(s))\n", v.Listen, mode, auth, v.TokenKeys)
+	fmt.Fprintf(g.out, "groups %d of max %d; per token max %d; ranks per group max %d\n", v.Groups, v.MaxGroups, v.MaxGroupsPerToken, v.MaxGroupSize)
+	if len(v.Refused) == 0 {
+		fmt.Fprintln(g.out, "refused: none")
+	} else {
+		var parts []string
+		for _, k := range sortedKeys(v.Refused) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, v.Refused[k]))
+		}
+		fmt.Fprintf(g.out, "refused: %s\n", strings.Join(parts, ", "))
+	}
+	if len(v.Tokens) > 0 {
+		tw := g.table("Token\tGroups\tClients")
+		for _, t := range v.Tokens {
+			fmt.Fprintf(tw, "%s\t%d\t%d\n", firstNonEmpty(t.Token, "(none)"), t.Groups, t.Clients)
+		}
+		tw.Flush()
+	}
 }

@@ -30,3 +30,20 @@ func TestINCTables(t *testing.T) {
 		t.Fatalf("-j: %q %v", out, err)
 	}
 }
+
+// farectl inc security: trust mode, caps, refusals by reason, tokens.
+func TestINCSecurity(t *testing.T) {
+	sec := `{"listen":"0.0.0.0:7791","tls":true,"client_auth":true,"loopback_only":false,"token_keys":1,"max_groups":1024,
+	"max_groups_per_token":32,"max_group_size":1024,"groups":3,"refused":{"token_scope":4,"switch_no_cert":2},
+	"tokens":[{"token":"ab12","groups":2,"clients":5}]}`
+	out, err := run(t, "-s", serve(t, 200, sec), "inc", "security")
+	if err != nil || !strings.Contains(out, "listen 0.0.0.0:7791, tls (switches") || !strings.Contains(out, "join tokens required (1 key(s))") ||
+		!strings.Contains(out, "groups 3 of max 1024; per token max 32") || !strings.Contains(out, "refused: switch_no_cert 2, token_scope 4") ||
+		!strings.Contains(out, "ab12") {
+		t.Fatalf("security: %q %v", out, err)
+	}
+	out, err = run(t, "-s", serve(t, 200, sec), "-j", "inc", "security")
+	if err != nil || out != sec {
+		t.Fatalf("-j: %q %v", out, err)
+	}
+}

@@ -4,6 +4,12 @@
 //
 //	fareinc allreduce --manager 10.255.0.5:7791 --group G --rank R --ranks 8 --size 64MB --dtype fp32
 //	fareinc worker    --manager ... --group G --rank R --ranks 8   (JSON commands on stdin, one result per line)
+//	fareinc token     --key-file KEY --group G [--ttl 24h]         (mint a join token)
+//
+// Credentials (docs/inc.md, "Control-plane trust"): the manager's CA
+// (--ca or FAREINC_CA) and a join token for the group (--token,
+// --token-file, FAREINC_TOKEN or FAREINC_TOKEN_FILE). farelab sets the
+// environment for its hosts.
 package main
 
 import (
@@ -30,6 +36,9 @@ import (
 
 type opts struct {
 	manager, group string
+	ca, token      string
+	tokenFile      string
+	plaintext      bool
 	rank, ranks    int
 	qpn            uint32
 	payload        int
@@ -99,9 +108,11 @@ func root() *cobra.Command {
 	pf.DurationVar(&o.rtoHi, "rto-high", 0, "IRN RTO_high (0: default)")
 	pf.IntVar(&o.reportAfter, "report-after", 0, "timeouts of one packet before reporting to the manager (0: default 8)")
 	pf.BoolVarP(&o.verbose, "verbose", "v", false, "log to stderr")
-	for _, f := range []string{"manager", "group", "ranks"} {
-		r.MarkPersistentFlagRequired(f)
-	}
+	pf.StringVar(&o.ca, "ca", "", "the INC CA certificate that signs the manager's (default $"+envCA+")")
+	pf.StringVar(&o.token, "token", "", "join token for the group (default $"+envToken+")")
+	pf.StringVar(&o.tokenFile, "token-file", "", "file holding the join token (default $"+envTokenFile+")")
+	pf.BoolVar(&o.plaintext, "plaintext", false, "no TLS: only to a manager on loopback (one without tls)")
+	r.AddCommand(tokenCommand(&o), tokenKeyCommand())
 
 	ar := &cobra.Command{Use: "allreduce", Short: "Join, run allreduce, check, leave", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -172,6 +183,15 @@ func root() *cobra.Command {
 }
 
 func join(ctx context.Context, o *opts) (*client.Client, error) {
+	for _, f := range []struct{ name, v string }{{"manager", o.manager}, {"group", o.group}, {"ranks", strconv.Itoa(o.ranks)}} {
+		if f.v == "" || f.v == "0" {
+			return nil, fmt.Errorf("--%s is required", f.name)
+		}
+	}
+	creds, err := credentials(o)
+	if err != nil {
+		return nil, err
+	}
 	out := io.Discard
 	if o.verbose {
 		out = os.Stderr
@@ -181,7 +201,7 @@ func join(ctx context.Context, o *opts) (*client.Client, error) {
 	defer cancel()
 	return client.Join(jctx, client.Config{Manager: o.manager, Group: o.group, Rank: o.rank, Size: o.ranks, QPN: o.qpn, Host: host,
 		Payload: o.payload, Transport: transport.Config{Window: o.window, RTOLow: o.rtoLow, RTOHigh: o.rtoHi, ReportAfter: o.reportAfter},
-		Log: slog.New(slog.NewTextHandler(out, nil))})
+		Log: slog.New(slog.NewTextHandler(out, nil)), Creds: creds})
 }
 
 // run executes one allreduce request and writes a result per iteration;

@@ -180,6 +180,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			}
 			c := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
 			c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
+			// A host's INC client credentials (FAREINC_CA, FAREINC_TOKEN_FILE).
+			if env := l.ExecEnv(n); len(env) > 0 {
+				c.Env = append(os.Environ(), env...)
+			}
 			if err := c.Run(); err != nil {
 				var xe *exec.ExitError
 				if errors.As(err, &xe) {
@@ -350,7 +354,8 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func printSummary(w io.Writer, l *interop.Lab) {
-	fmt.Fprintf(w, "lab %s (%s)\n\n", l.Name, l.Dir)
+	fmt.Fprintf(w, "lab %s (%s)\n", l.Name, l.Dir)
+	fmt.Fprintf(w, "INC credentials: %s (CA, node certificates, token key; hosts' tokens are set by farelab exec)\n\n", l.INCDir())
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tKIND\tNETNS\tLOOPBACK\tSYSTEM-ID\tCONTROL\tPIDS")
 	for _, n := range l.Nodes {

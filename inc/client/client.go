@@ -19,8 +19,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
 	"github.com/fared/fared/inc/client/transport"
@@ -46,6 +44,8 @@ type Config struct {
 	// by the tree's switches).
 	Payload int
 	Log     *slog.Logger
+	// Creds authenticate the client to the manager (dial.go).
+	Creds Credentials
 }
 
 // Errors of an allreduce.
@@ -102,8 +102,11 @@ func Join(ctx context.Context, cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("no route to the manager %s: %w", ap.Addr(), err)
 		}
 	}
-	conn, err := grpc.NewClient(cfg.Manager, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: time.Second, Timeout: 2 * time.Second, PermitWithoutStream: true}))
+	opts, err := dialOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := grpc.NewClient(cfg.Manager, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +123,7 @@ func Join(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		if err != nil {
 			conn.Close()
-			return nil, fmt.Errorf("join %s as rank %d: %w", cfg.Group, cfg.Rank, err)
+			return nil, fmt.Errorf("join %s as rank %d: %w", cfg.Group, cfg.Rank, explain(err, cfg.Manager))
 		}
 		c.id, c.hbEvery = resp.ClientId, time.Duration(resp.HeartbeatMs)*time.Millisecond
 		break

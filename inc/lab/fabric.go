@@ -159,9 +159,11 @@ func (f *Fabric) enableINC(ctx context.Context) {
 		if n.Kind != "fared" {
 			continue
 		}
-		sec := fmt.Sprintf("\ninc:\n  role: switch\n  manager: %s\n%s", f.MgrAddr, f.extra)
+		// The lab's INC credentials (interop): a certificate per node, the
+		// manager's token key; the workers get host tokens (StartWorkers).
+		sec := fmt.Sprintf("\ninc:\n  role: switch\n  manager: %s\n%s%s", f.MgrAddr, f.Lab.INCTrustYAML(n.Name, false), f.extra)
 		if n.Name == f.Manager {
-			sec = "\ninc:\n  role: both\n" + f.extra
+			sec = "\ninc:\n  role: both\n" + f.Lab.INCTrustYAML(n.Name, true) + f.extra
 		}
 		// Metrics in the node's own namespace (MetricsURL).
 		sec = "\nmetrics: {listen: " + metricsAddr + "}" + sec
@@ -324,6 +326,11 @@ func (f *Fabric) StartWorkers(group string, extra ...string) []*Worker {
 		args := append([]string{"netns", "exec", h.NS, f.bins.Fareinc, "worker", "-v", "--manager", f.MgrAddr, "--group", group,
 			"--rank", fmt.Sprint(r), "--ranks", fmt.Sprint(len(f.Hosts))}, extra...)
 		cmd := exec.Command("ip", args...)
+		env, err := f.Lab.INCClientEnv(h.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Env = append(os.Environ(), env...)
 		in, _ := cmd.StdinPipe()
 		out, _ := cmd.StdoutPipe()
 		w := &Worker{Rank: r, Cmd: cmd, In: in, out: bufio.NewScanner(out), errb: &syncBuf{}}

@@ -3,6 +3,7 @@ package manager
 import (
 	"io"
 	"log/slog"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -10,7 +11,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fared/fared/inc/auth"
 	"github.com/fared/fared/inc/protos"
+	"github.com/fared/fared/lsdb"
 )
 
 // FuzzJoin: whatever a client sends in a Join (as protobuf bytes off the
@@ -27,7 +30,7 @@ func FuzzJoin(f *testing.F) {
 		}
 		now := time.Unix(0, 0)
 		st := NewState(Config{}, func() time.Time { return now }, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, nil)
-		resp, err := st.Join(&r)
+		resp, err := st.Join(&r, anyone)
 		if err != nil {
 			if _, ok := status.FromError(err); !ok || status.Code(err) == codes.Unknown {
 				t.Fatalf("not a gRPC status: %v", err)
@@ -37,7 +40,7 @@ func FuzzJoin(f *testing.F) {
 		if _, verr := ValidateJoin(&r); verr != nil || resp.ClientId == "" {
 			t.Fatalf("accepted %v despite %v", &r, verr)
 		}
-		if _, err := st.Assignment(resp.ClientId); err != nil {
+		if _, err := st.Assignment(resp.ClientId, anyone); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -58,6 +61,12 @@ func FuzzSwitchMessages(f *testing.F) {
 		if proto.Unmarshal(a, &m1) != nil || proto.Unmarshal(b, &m2) != nil || proto.Unmarshal(c, &tr) != nil {
 			return
 		}
+		// Admission against the LSDB: refused with a status, never a panic.
+		st.SetGraphs([]*lsdb.Graph{clos(nil, nil)})
+		aerr := st.Admit(m1.GetRegister(), auth.Identity{IPs: []netip.Addr{lo(1)}, Names: []string{"l1"}}, "fuzz")
+		if c := status.Code(aerr); aerr != nil && c != codes.InvalidArgument && c != codes.PermissionDenied {
+			t.Fatalf("admission refused with %v", aerr)
+		}
 		ser, err := st.SwitchUp(m1.GetRegister())
 		if err != nil {
 			if status.Code(err) != codes.InvalidArgument {
@@ -69,7 +78,7 @@ func FuzzSwitchMessages(f *testing.F) {
 			st.SwitchStatus(key, ser, m2.GetStatus())
 			st.SwitchDown(key, ser)
 		}
-		if _, err := st.ReportTimeouts(&tr); err != nil && status.Code(err) == codes.Unknown {
+		if _, err := st.ReportTimeouts(&tr, anyone); err != nil && status.Code(err) == codes.Unknown {
 			t.Fatalf("report: %v", err)
 		}
 		st.Switches()

@@ -11,10 +11,12 @@
 package manager
 
 import (
+	cryptorand "crypto/rand"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"strings"
@@ -25,6 +27,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/inc/auth"
 	"github.com/fared/fared/inc/protos"
 	"github.com/fared/fared/lsdb"
 )
@@ -38,11 +41,17 @@ type Config struct {
 	TimeoutReports int           // reports on one tree generation within ReportWindow before it is rebuilt elsewhere
 	ReportWindow   time.Duration // how long a report counts
 	ExcludeFor     time.Duration // how long a root blamed by timeout reports is avoided
+	// Caps (docs/inc.md, "Control-plane trust"): what one credential and
+	// everyone together may make the manager hold.
+	MaxGroups         int // groups in total
+	MaxGroupsPerToken int // groups one join token has clients in
+	MaxGroupSize      int // ranks (clients) of one group
 }
 
 // DefaultConfig is used for unset fields.
 var DefaultConfig = Config{Heartbeat: 300 * time.Millisecond, DeadAfter: 1500 * time.Millisecond, Slots: 256,
-	TimeoutReports: 3, ReportWindow: 10 * time.Second, ExcludeFor: 30 * time.Second}
+	TimeoutReports: 3, ReportWindow: 10 * time.Second, ExcludeFor: 30 * time.Second,
+	MaxGroups: 1024, MaxGroupsPerToken: 32, MaxGroupSize: 1024}
 
 // Group states.
 const (
@@ -95,6 +104,7 @@ type group struct {
 
 type client struct {
 	id       string
+	token    string // the id of the token it joined with ("" without client-auth)
 	g        *group
 	rank     int
 	addr     netip.Addr
@@ -120,7 +130,13 @@ type State struct {
 	clients  map[string]*client
 	nextTree uint16
 	serial   uint64
-	rng      *rand.Rand
+	// perToken counts, per token id, the clients it has in each group
+	// (the per-token cap on groups).
+	perToken map[string]map[string]int
+	byQP     map[qpKey]*client // a QP of an address is one client's
+	// Refusals counts and logs what the manager refused; shared with the
+	// gRPC layer (it has its own lock).
+	Refusals *Refusals
 }
 
 // NewState returns an empty manager state. push delivers switch configs,
@@ -145,9 +161,21 @@ func NewState(cfg Config, now func() time.Time, log *slog.Logger, push func(stri
 	if cfg.ReportWindow <= 0 {
 		cfg.ReportWindow = d.ReportWindow
 	}
+	if cfg.MaxGroups <= 0 {
+		cfg.MaxGroups = d.MaxGroups
+	}
+	if cfg.MaxGroupsPerToken <= 0 {
+		cfg.MaxGroupsPerToken = d.MaxGroupsPerToken
+	}
+	if cfg.MaxGroupSize <= 0 || cfg.MaxGroupSize > MaxGroupSize {
+		cfg.MaxGroupSize = min(d.MaxGroupSize, MaxGroupSize)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &State{cfg: cfg, now: now, log: log, push: push, notify: notify,
 		switches: map[string]*swState{}, groups: map[string]*group{}, clients: map[string]*client{},
-		rng: rand.New(rand.NewPCG(uint64(now().UnixNano()), 1))}
+		perToken: map[string]map[string]int{}, byQP: map[qpKey]*client{}, Refusals: NewRefusals(log)}
 }
 
 // SetConfig applies a reloaded configuration (new values apply to the next
@@ -159,46 +187,116 @@ func (s *State) SetConfig(cfg Config) {
 
 // ---- clients ----
 
-// Join adds a client.
-func (s *State) Join(r *protos.JoinRequest) (*protos.JoinResponse, error) {
+// Join adds a client. who is the caller's verified credential: its token
+// must cover the group, and the caps on groups (in total, per token) and
+// on the group's size hold.
+func (s *State) Join(r *protos.JoinRequest, who Caller) (*protos.JoinResponse, error) {
+	if !who.Token.Covers(r.GetGroup()) {
+		return nil, s.Refusals.Refuse(ReasonTokenScope, who.Peer, codes.PermissionDenied,
+			"join %.64q: the token (%s) covers group %q only", r.GetGroup(), who.Token.ID, who.Token.Group)
+	}
 	addr, err := ValidateJoin(r)
 	if err != nil {
 		return nil, err
+	}
+	if int(r.Size) > s.cfg.MaxGroupSize {
+		return nil, s.Refusals.Refuse(ReasonCapGroupSize, who.Peer, codes.ResourceExhausted,
+			"join %s: a group of %d ranks is above this manager's max-group-size %d", r.Group, r.Size, s.cfg.MaxGroupSize)
 	}
 	g := s.groups[r.Group]
 	if g != nil && g.state == StateDismantled {
 		s.dropGroup(g)
 		g = nil
 	}
+	if err := s.checkCaps(g, r.Group, who); err != nil {
+		return nil, err
+	}
+	if g != nil && int(r.Size) != g.size {
+		return nil, status.Errorf(codes.FailedPrecondition, "group %s has %d ranks, not %d", g.name, g.size, r.Size)
+	}
+	if g != nil && g.members[r.Rank] != nil {
+		old := g.members[r.Rank]
+		return nil, status.Errorf(codes.AlreadyExists, "group %s: rank %d is taken (%s)", g.name, r.Rank, old.addr)
+	}
+	if s.byQP[qpKey{addr, r.Qpn}] != nil {
+		return nil, status.Errorf(codes.AlreadyExists, "QP %d of %s is used by another client", r.Qpn, addr)
+	}
+	if g != nil && g.state != StateWaiting {
+		return nil, status.Errorf(codes.FailedPrecondition, "group %s is %s", g.name, g.state)
+	}
 	if g == nil {
-		g = &group{name: r.Group, size: int(r.Size), key: s.rng.Uint32(), members: make([]*client, r.Size),
+		g = &group{name: r.Group, size: int(r.Size), key: randomKey(), members: make([]*client, r.Size),
 			state: StateWaiting, created: s.now(), exclude: map[string]time.Time{}}
 		s.groups[g.name] = g
 	}
-	if int(r.Size) != g.size {
-		return nil, status.Errorf(codes.FailedPrecondition, "group %s has %d ranks, not %d", g.name, g.size, r.Size)
-	}
-	if old := g.members[r.Rank]; old != nil {
-		return nil, status.Errorf(codes.AlreadyExists, "group %s: rank %d is taken by client %s (%s)", g.name, r.Rank, old.id, old.addr)
-	}
-	for _, c := range s.clients {
-		if c.addr == addr && c.qpn == r.Qpn {
-			return nil, status.Errorf(codes.AlreadyExists, "QP %d of %s is used by client %s", r.Qpn, addr, c.id)
-		}
-	}
-	if g.state != StateWaiting {
-		return nil, status.Errorf(codes.FailedPrecondition, "group %s is %s", g.name, g.state)
-	}
-	s.serial++
-	c := &client{id: fmt.Sprintf("c%d", s.serial), g: g, rank: int(r.Rank), addr: addr, qpn: r.Qpn, host: r.Host, last: s.now()}
+	// Ids are random (128 bits): knowing one is the only way to act as
+	// that client, besides a token for its group.
+	c := &client{id: "c" + auth.RandomID(16), token: who.Token.ID, g: g, rank: int(r.Rank), addr: addr, qpn: r.Qpn, host: r.Host, last: s.now()}
 	s.clients[c.id] = c
+	s.byQP[qpKey{addr, c.qpn}] = c
 	g.members[c.rank] = c
-	s.log.Info("inc client joined", "group", g.name, "rank", c.rank, "client", c.id, "address", addr, "qpn", c.qpn)
+	s.account(c, +1)
+	s.log.Info("inc client joined", "group", g.name, "rank", c.rank, "client", c.id, "address", addr, "qpn", c.qpn,
+		"token", who.Token.ID, "subject", who.Token.Subject)
 	if s.joined(g) == g.size {
 		s.build(g, "all ranks joined")
 	}
 	s.changed()
 	return &protos.JoinResponse{ClientId: c.id, HeartbeatMs: uint32(s.cfg.Heartbeat / time.Millisecond)}, nil
+}
+
+// checkCaps refuses a join that would make the manager hold a new group
+// beyond its total, or give the caller's token a group beyond its share.
+// g is the group joined (nil: it would be created).
+func (s *State) checkCaps(g *group, name string, who Caller) error {
+	if g == nil && len(s.groups) >= s.cfg.MaxGroups {
+		return s.Refusals.Refuse(ReasonCapGroups, who.Peer, codes.ResourceExhausted,
+			"join %s: the manager holds %d groups, its max-groups", name, len(s.groups))
+	}
+	mine := s.perToken[who.Token.ID]
+	if _, in := mine[name]; !in && len(mine) >= s.cfg.MaxGroupsPerToken {
+		return s.Refusals.Refuse(ReasonCapGroupsPerToken, who.Peer, codes.ResourceExhausted,
+			"join %s: token %s has clients in %d groups, the manager's max-groups-per-token", name, who.Token.ID, len(mine))
+	}
+	return nil
+}
+
+// forget removes c from the client indexes.
+func (s *State) forget(c *client) {
+	delete(s.clients, c.id)
+	delete(s.byQP, qpKey{c.addr, c.qpn})
+	s.account(c, -1)
+}
+
+type qpKey struct {
+	addr netip.Addr
+	qpn  uint32
+}
+
+// account adds (d = +1) or removes (-1) c in its token's per-group count.
+func (s *State) account(c *client, d int) {
+	m := s.perToken[c.token]
+	if m == nil {
+		m = map[string]int{}
+		s.perToken[c.token] = m
+	}
+	m[c.g.name] += d
+	if m[c.g.name] <= 0 {
+		delete(m, c.g.name)
+	}
+	if len(m) == 0 {
+		delete(s.perToken, c.token)
+	}
+}
+
+// randomKey is a group's R_Key: from crypto/rand, so that no one can
+// predict it from another group's or the clock.
+func randomKey() uint32 {
+	var b [4]byte
+	if _, err := cryptorand.Read(b[:]); err != nil {
+		panic("crypto/rand: " + err.Error())
+	}
+	return binary.BigEndian.Uint32(b[:])
 }
 
 func (s *State) joined(g *group) int {
@@ -211,17 +309,23 @@ func (s *State) joined(g *group) int {
 	return n
 }
 
-func (s *State) client(id string) (*client, error) {
+// client returns the client id names, if who's token covers its group: a
+// client acts only on its own id and group.
+func (s *State) client(id string, who Caller) (*client, error) {
 	c := s.clients[id]
 	if c == nil {
 		return nil, status.Errorf(codes.NotFound, "no client %q (its group was dismantled, or it never joined)", id)
+	}
+	if !who.Token.Covers(c.g.name) {
+		return nil, s.Refusals.Refuse(ReasonTokenScope, who.Peer, codes.PermissionDenied,
+			"client %s is not in a group the token (%s, group %q) covers", id, who.Token.ID, who.Token.Group)
 	}
 	return c, nil
 }
 
 // Heartbeat records a client's heartbeat.
-func (s *State) Heartbeat(r *protos.HeartbeatRequest) (*protos.HeartbeatResponse, error) {
-	c, err := s.client(r.GetClientId())
+func (s *State) Heartbeat(r *protos.HeartbeatRequest, who Caller) (*protos.HeartbeatResponse, error) {
+	c, err := s.client(r.GetClientId(), who)
 	if err != nil {
 		return nil, err
 	}
@@ -230,8 +334,8 @@ func (s *State) Heartbeat(r *protos.HeartbeatRequest) (*protos.HeartbeatResponse
 }
 
 // Leave removes a client; a group that loses a member is dismantled.
-func (s *State) Leave(r *protos.LeaveRequest) error {
-	c, err := s.client(r.GetClientId())
+func (s *State) Leave(r *protos.LeaveRequest, who Caller) error {
+	c, err := s.client(r.GetClientId(), who)
 	if err != nil {
 		return err
 	}
@@ -241,7 +345,7 @@ func (s *State) Leave(r *protos.LeaveRequest) error {
 
 func (s *State) removeClient(c *client, why string) {
 	g := c.g
-	delete(s.clients, c.id)
+	s.forget(c)
 	g.members[c.rank] = nil
 	// A group still gathering its ranks just has one less; a complete one
 	// is dismantled (the draft's conditions: a client leaves, or fails its
@@ -259,7 +363,7 @@ func (s *State) removeClient(c *client, why string) {
 func (s *State) dropGroup(g *group) {
 	for _, c := range g.members {
 		if c != nil {
-			delete(s.clients, c.id)
+			s.forget(c)
 		}
 	}
 	delete(s.groups, g.name)
@@ -277,11 +381,15 @@ func (s *State) dismantle(g *group, why string) {
 }
 
 // Assignment is what GetTree answers for a client.
-func (s *State) Assignment(id string) (*protos.TreeAssignment, error) {
-	c, err := s.client(id)
+func (s *State) Assignment(id string, who Caller) (*protos.TreeAssignment, error) {
+	c, err := s.client(id, who)
 	if err != nil {
 		return nil, err
 	}
+	return s.assignment(c), nil
+}
+
+func (s *State) assignment(c *client) *protos.TreeAssignment {
 	g := c.g
 	a := &protos.TreeAssignment{State: stateProto(g.state), Generation: g.gen, Reason: g.reason, GroupKey: g.key,
 		Rank: uint32(c.rank), Size: uint32(g.size)}
@@ -299,7 +407,7 @@ func (s *State) Assignment(id string) (*protos.TreeAssignment, error) {
 		a.Slots = uint32(t.slots)
 		a.MaxPayload = uint32(t.payload)
 	}
-	return a, nil
+	return a
 }
 
 // Settled reports whether GetTree can answer: the group is ready with a
@@ -318,11 +426,11 @@ func Settled(a *protos.TreeAssignment, after uint64) bool {
 // current tree reprograms its switches (a switch may have lost its
 // state); TimeoutReports of them within ReportWindow rebuild the tree
 // without its root.
-func (s *State) ReportTimeouts(r *protos.TimeoutReport) (*protos.TimeoutReply, error) {
+func (s *State) ReportTimeouts(r *protos.TimeoutReport, who Caller) (*protos.TimeoutReply, error) {
 	if err := ValidateReport(r); err != nil {
 		return nil, err
 	}
-	c, err := s.client(r.ClientId)
+	c, err := s.client(r.ClientId, who)
 	if err != nil {
 		return nil, err
 	}
@@ -358,9 +466,8 @@ func (s *State) ReportTimeouts(r *protos.TimeoutReport) (*protos.TimeoutReply, e
 			action = "reprogrammed the tree's switches"
 		}
 	}
-	a, _ := s.Assignment(c.id)
 	s.changed()
-	return &protos.TimeoutReply{Action: action, Current: a}, nil
+	return &protos.TimeoutReply{Action: action, Current: s.assignment(c)}, nil
 }
 
 // Tick expires clients that stopped heartbeating and root exclusions.
@@ -585,6 +692,10 @@ func (s *State) build(g *group, why string) {
 	}
 	old := g.tree
 	plan, err := Compute(s.graph, s.switchInfos(g), s.members(g), Options{Exclude: s.excluded(g)})
+	var id uint16
+	if err == nil {
+		id, err = s.treeID()
+	}
 	if err != nil {
 		if g.state == StateNoTree && g.reason == err.Error() {
 			return
@@ -598,7 +709,7 @@ func (s *State) build(g *group, why string) {
 		s.changed()
 		return
 	}
-	t := &treeState{id: s.treeID(), plan: plan, qp: map[string]uint32{}, need: map[string]uint64{},
+	t := &treeState{id: id, plan: plan, qp: map[string]uint32{}, need: map[string]uint64{},
 		slots: s.cfg.Slots, payload: math.MaxInt32, topo: topoName(s.graph)}
 	for key := range plan.Nodes {
 		sw := s.switches[key]
@@ -625,19 +736,26 @@ func topoName(g *lsdb.Graph) string {
 	return fmt.Sprintf("%s L%d", g.Protocol, g.Level)
 }
 
-func (s *State) treeID() uint16 {
+// errNoTreeID: every 16-bit tree id is held by a group's tree.
+var errNoTreeID = errors.New("no free tree id: all 65535 are in use")
+
+// treeID allocates the next free tree id after the last one given (ids
+// are not reused at once, so a late packet of a dismantled tree does not
+// land in its successor). It looks at each id at most once.
+func (s *State) treeID() (uint16, error) {
 	used := map[uint16]bool{}
 	for _, g := range s.groups {
 		if g.tree != nil {
 			used[g.tree.id] = true
 		}
 	}
-	for {
+	for range 1 << 16 {
 		s.nextTree++
 		if s.nextTree != 0 && !used[s.nextTree] {
-			return s.nextTree
+			return s.nextTree, nil
 		}
 	}
+	return 0, errNoTreeID
 }
 
 func (s *State) allocQP(sw *swState) uint32 {
@@ -853,6 +971,20 @@ func (s *State) Clients() []wire.INCClient {
 		return a.Rank - b.Rank
 	})
 	return out
+}
+
+// security fills the state's part of GET /v1/inc/security.
+func (s *State) security(v *wire.INCSecurity) {
+	v.MaxGroups, v.MaxGroupsPerToken, v.MaxGroupSize = s.cfg.MaxGroups, s.cfg.MaxGroupsPerToken, s.cfg.MaxGroupSize
+	v.Groups = len(s.groups)
+	v.Tokens = []wire.INCTokenUse{}
+	for _, id := range sortedIDs(s.perToken) {
+		u := wire.INCTokenUse{Token: id, Groups: len(s.perToken[id])}
+		for _, n := range s.perToken[id] {
+			u.Clients += n
+		}
+		v.Tokens = append(v.Tokens, u)
+	}
 }
 
 // Switches is GET /v1/inc/switches.

@@ -27,6 +27,9 @@ type fixture struct {
 
 var swNames = []string{"l1", "l2", "l3", "l4", "s1", "s2"}
 
+// anyone is the caller of a manager without client-auth.
+var anyone = Anyone("test")
+
 func newFixture(t *testing.T, g *lsdb.Graph, register ...string) *fixture {
 	f := &fixture{t: t, now: time.Unix(1000, 0), pushed: map[string]*protos.SwitchConfig{}, serial: map[string]uint64{}}
 	f.s = NewState(Config{}, func() time.Time { return f.now }, slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -70,7 +73,7 @@ func (f *fixture) joinAll(n int) {
 	f.ids = make([]string, n)
 	for r := range n {
 		resp, err := f.s.Join(&protos.JoinRequest{Group: "g", Rank: uint32(r), Size: uint32(n),
-			Address: fmt.Sprintf("10.1.%d.%d", r/2+1, 10+r%2), Qpn: uint32(1000 + r)})
+			Address: fmt.Sprintf("10.1.%d.%d", r/2+1, 10+r%2), Qpn: uint32(1000 + r)}, anyone)
 		if err != nil {
 			f.t.Fatalf("join rank %d: %v", r, err)
 		}
@@ -82,7 +85,7 @@ func (f *fixture) group() *group { return f.s.groups["g"] }
 
 func (f *fixture) assign(rank int) *protos.TreeAssignment {
 	f.t.Helper()
-	a, err := f.s.Assignment(f.ids[rank])
+	a, err := f.s.Assignment(f.ids[rank], anyone)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -100,7 +103,7 @@ func (f *fixture) heartbeatAll(d time.Duration, silent ...int) {
 				skip = skip || s == r
 			}
 			if !skip {
-				f.s.Heartbeat(&protos.HeartbeatRequest{ClientId: id})
+				f.s.Heartbeat(&protos.HeartbeatRequest{ClientId: id}, anyone)
 			}
 		}
 		f.s.Tick()
@@ -173,16 +176,16 @@ func TestDeadClient(t *testing.T) {
 			t.Fatalf("switch %s still has %v", key, c.Trees)
 		}
 	}
-	hb, err := f.s.Heartbeat(&protos.HeartbeatRequest{ClientId: f.ids[0]})
+	hb, err := f.s.Heartbeat(&protos.HeartbeatRequest{ClientId: f.ids[0]}, anyone)
 	if err != nil || hb.State != protos.GroupState_GROUP_STATE_DISMANTLED {
 		t.Fatalf("heartbeat of rank 0: %v %v", hb, err)
 	}
-	if _, err := f.s.Heartbeat(&protos.HeartbeatRequest{ClientId: f.ids[5]}); status.Code(err) != codes.NotFound {
+	if _, err := f.s.Heartbeat(&protos.HeartbeatRequest{ClientId: f.ids[5]}, anyone); status.Code(err) != codes.NotFound {
 		t.Fatalf("dead client's heartbeat: %v", err)
 	}
 	for r, id := range f.ids {
 		if r != 5 {
-			if err := f.s.Leave(&protos.LeaveRequest{ClientId: id}); err != nil {
+			if err := f.s.Leave(&protos.LeaveRequest{ClientId: id}, anyone); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -254,7 +257,7 @@ func TestTimeoutReports(t *testing.T) {
 	f.apply()
 	a := f.assign(0)
 	rep := func(r int, gen uint64) string {
-		rp, err := f.s.ReportTimeouts(&protos.TimeoutReport{ClientId: f.ids[r], TreeId: a.TreeId, Generation: gen, MessageId: 9, Timeouts: 8})
+		rp, err := f.s.ReportTimeouts(&protos.TimeoutReport{ClientId: f.ids[r], TreeId: a.TreeId, Generation: gen, MessageId: 9, Timeouts: 8}, anyone)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +320,7 @@ func TestRefusedConfig(t *testing.T) {
 func TestJoinErrors(t *testing.T) {
 	f := newFixture(t, clos(nil, nil), swNames...)
 	ok := &protos.JoinRequest{Group: "g", Rank: 0, Size: 2, Address: "10.1.1.10", Qpn: 5}
-	if _, err := f.s.Join(ok); err != nil {
+	if _, err := f.s.Join(ok, anyone); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -334,22 +337,20 @@ func TestJoinErrors(t *testing.T) {
 		{&protos.JoinRequest{Group: "g", Rank: 1, Size: 2, Address: "10.1.1.11", Qpn: 1 << 24}, codes.InvalidArgument, "qpn"},
 		{&protos.JoinRequest{Group: "a b", Rank: 1, Size: 2, Address: "10.1.1.11", Qpn: 6}, codes.InvalidArgument, "printable"},
 	} {
-		_, err := f.s.Join(c.r)
+		_, err := f.s.Join(c.r, anyone)
 		if status.Code(err) != c.code || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%v: %v, want %s %q", c.r, err, c.code, c.msg)
 		}
 	}
-	if _, err := f.s.Heartbeat(&protos.HeartbeatRequest{ClientId: "nobody"}); status.Code(err) != codes.NotFound {
+	if _, err := f.s.Heartbeat(&protos.HeartbeatRequest{ClientId: "nobody"}, anyone); status.Code(err) != codes.NotFound {
 		t.Errorf("unknown client: %v", err)
 	}
 	// A leave while the group is still gathering keeps it waiting.
-	id := f.s.clients["c7"]
-	if id == nil {
-		for _, c := range f.s.clients {
-			id = c
-		}
+	var id *client
+	for _, c := range f.s.clients {
+		id = c
 	}
-	f.s.Leave(&protos.LeaveRequest{ClientId: id.id})
+	f.s.Leave(&protos.LeaveRequest{ClientId: id.id}, anyone)
 	if len(f.s.groups) != 0 {
 		t.Fatal("empty group kept")
 	}

@@ -16,10 +16,15 @@ const gig10 = 1.25e9 // 10 Gb/s in bytes/s
 // overrides in bwOf), metric 10. Node N has loopback 10.255.0.N/32;
 // leaf i advertises 10.1.i.0/24 (its hosts). Links in cut are absent.
 func clos(bwOf map[string]float32, cut map[string]bool) *lsdb.Graph {
+	return closAt("", bwOf, cut)
+}
+
+// closAt is clos as computed by router self ("" for none).
+func closAt(self string, bwOf map[string]float32, cut map[string]bool) *lsdb.Graph {
 	b := lsdb.NewBuilder("isis", 2, "")
 	names := []string{"l1", "l2", "l3", "l4", "s1", "s2", "s3"}
 	for i, n := range names {
-		b.AddNode(lsdb.Node{ID: n, Name: n})
+		b.AddNode(lsdb.Node{ID: n, Name: n, RouterID: lo(i + 1)})
 		b.AddPrefix(n, lsdb.Prefix{Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 255, 0, byte(i + 1)}), 32)})
 		if i < 4 {
 			b.AddPrefix(n, lsdb.Prefix{Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 1, byte(i + 1), 0}), 24), Metric: 10})
@@ -38,7 +43,7 @@ func clos(bwOf map[string]float32, cut map[string]bool) *lsdb.Graph {
 			b.AddLink(s, l, lsdb.Link{Metric: 10, MaxBW: bw, HasBW: true})
 		}
 	}
-	return b.Build("")
+	return b.Build(self)
 }
 
 func lo(n int) netip.Addr { return netip.AddrFrom4([4]byte{10, 255, 0, byte(n)}) }
