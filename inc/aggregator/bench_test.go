@@ -83,3 +83,48 @@ func BenchmarkHandleForged(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHandleIngress: the ingress check's share of Handle, off and on
+// in turn in one process (fp32, 8 ranks, 1 KB payloads).
+func BenchmarkHandleIngress(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := New(DefaultLimits)
+			if err := s.SetTrees([]TreeConfig{flat(8, 256, false)}); err != nil {
+				b.Fatal(err)
+			}
+			if on {
+				in := map[netip.Addr][]int{}
+				for r := range 8 {
+					in[host(r)] = []int{r + 1}
+				}
+				s.SetIngress(in)
+			}
+			var ps [8]packet.Parsed
+			for r := range 8 {
+				f := rocev2.Frame{Src: host(r), Dst: swAddr, ID: 1}
+				ip := packet.AppendINC(nil, &f, &packet.Data{DestQP: 7, RKey: testKey, Hdr: hdr(packet.FP32, packet.Sum, 0, 256, r, 256), Payload: make([]byte, 1024)})
+				if err := packet.Parse(ip, &ps[r]); err != nil {
+					b.Fatal(err)
+				}
+				ps[r].IfIndex = r + 1
+			}
+			b.SetBytes(1024)
+			m, i := uint32(0), 0
+			for b.Loop() {
+				p := &ps[i]
+				p.Hdr.Msg, p.Hdr.Slot = m, uint16(m%256)
+				if _, err := s.Handle(p); err != nil {
+					b.Fatal(err)
+				}
+				if i++; i == 8 {
+					i, m = 0, m+1
+				}
+			}
+		})
+	}
+}

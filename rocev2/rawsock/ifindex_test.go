@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/fared/fared/internal/testns"
 	"github.com/fared/fared/rocev2"
@@ -165,4 +166,23 @@ func BenchmarkRecv(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzPktinfoIfindex: the control-message parser never panics or reads
+// beyond its buffer, whatever the kernel (or a bug) hands it.
+func FuzzPktinfoIfindex(f *testing.F) {
+	b := make([]byte, 32)
+	ne.PutUint64(b, 28)
+	ne.PutUint32(b[12:], 8)
+	ne.PutUint32(b[16:], 7)
+	f.Add(b)
+	f.Add([]byte{})
+	f.Add(make([]byte, 15))
+	f.Fuzz(func(t *testing.T, oob []byte) {
+		// Aligned like the kernel's buffer (the parser casts to cmsghdr).
+		buf := make([]uint64, (len(oob)+7)/8)
+		a := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf)*8)[:len(oob)]
+		copy(a, oob)
+		pktinfoIfindex(a)
+	})
 }
