@@ -7,14 +7,15 @@
 # run in turn, ROUNDS times, so a machine whose speed drifts moves both.
 #
 #   sudo bench/inc/checks.sh BASE [ROUNDS]      (root: namespaces)
-#   BT=2s      benchtime per benchmark and round (default 1s)
+#   HANDLE_N=3000000 PATH_N=20000   iterations per run (fixed, so the
+#                                   CPU time of a run compares)
+#   KEEP=rows.txt                   keep the raw rows
 #
 # BASE lacks BenchmarkDataPath: this tree's copy runs there with the
 # receive path BASE had (recvfrom, no ingress check).
 set -eu
 base=${1:?usage: checks.sh BASE-REVISION [ROUNDS]}
 rounds=${2:-5}
-bt=${BT:-1s}
 root=$(git rev-parse --show-toplevel)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -40,15 +41,27 @@ func checkIngress(s *aggregator.Switch) error { return nil }
 GO
 (cd "$tmp/old" && go test -c -o "$tmp/before.test" ./inc/aggregator)
 (cd "$root" && go test -c -o "$tmp/after.test" ./inc/aggregator)
+# One run: a benchmark with a fixed number of iterations under
+# /usr/bin/time; prints "VERSION NAME ns/op" per result line and
+# "VERSION NAME-cpu SECONDS" (user + system of the whole process: the
+# figure a loaded machine disturbs least).
+run() {
+	v=$1 bench=$2 n=$3
+	/usr/bin/time -f '%U %S' -o "$tmp/time" "$tmp/$v.test" -test.run '^$' -test.bench "^$bench\$" -test.benchtime "${n}x" |
+		awk -v v="$v" '/^Benchmark/ { print v, $1, $3 }'
+	awk -v v="$v" -v b="$bench" '{ print v, b "-cpu", $1 + $2 }' "$tmp/time"
+}
 i=0
 while [ "$i" -lt "$rounds" ]; do
 	i=$((i + 1))
 	for v in before after; do
-		"$tmp/$v.test" -test.run '^$' -test.bench '^Benchmark(Handle|DataPath)$' -test.benchtime "$bt" |
-			awk -v v="$v" '/^Benchmark/ { print v, $1, $3 }'
+		run "$v" BenchmarkHandle "${HANDLE_N:-3000000}"
+		run "$v" BenchmarkDataPath "${PATH_N:-20000}"
 	done
 done >"$tmp/rows"
-echo "ns/op: median over $rounds interleaved rounds [min-max]; after/before: median of the per-round ratios"
+[ -n "${KEEP:-}" ] && cp "$tmp/rows" "$KEEP"
+echo "median over $rounds interleaved rounds [min-max]; after/before: median of the per-round ratios"
+echo "ns/op from go test -bench; *-cpu: CPU seconds (user+system) of the whole benchmark process"
 awk '
 	{ t[$2, $1] = t[$2, $1] " " $3; names[$2] = 1; r[$2, $1, ++n[$2, $1]] = $3 }
 	END {
