@@ -33,7 +33,7 @@ var (
 	incEvents = prometheus.NewDesc("fared_inc_aggregator_events_total",
 		"Aggregator events of this switch, the totals of farectl inc switch (packets, completed, duplicates_suppressed, retransmissions_served, nacks_sent, ...).", []string{"event"}, nil)
 	incBad = prometheus.NewDesc("fared_inc_bad_packets_total",
-		"INC packets this switch dropped as malformed or for no tree it holds, by kind.", []string{"kind"}, nil)
+		"INC packets this switch dropped as malformed, for no tree it holds, or refused by the per-packet checks (qp, rkey, source, ingress, rank), by kind.", []string{"kind"}, nil)
 	incCPU = prometheus.NewDesc("fared_inc_switch_cpu_seconds_total",
 		"CPU time of the INC data plane goroutine's thread.", nil, nil)
 	incGroups = prometheus.NewDesc("fared_inc_groups",
@@ -63,6 +63,11 @@ func (c incCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// refusalFields are the totals that fared_inc_bad_packets_total carries
+// (kinds qp, rkey, source, ingress) rather than the events; bad_rank stays
+// an event as it always was, and is the kind rank too.
+var refusalFields = map[string]bool{"bad_qp": true, "bad_rkey": true, "bad_source": true, "bad_ingress": true}
+
 func collectSwitch(ch chan<- prometheus.Metric, v *wire.INCSwitch) {
 	if v == nil {
 		return
@@ -80,10 +85,14 @@ func collectSwitch(ch chan<- prometheus.Metric, v *wire.INCSwitch) {
 		ch <- prometheus.MustNewConstMetric(incTrees, prometheus.GaugeValue, float64(roles[r]), r)
 	}
 	ch <- prometheus.MustNewConstMetric(incSlots, prometheus.GaugeValue, float64(v.SlotsInUse))
-	// One series per counter of farectl's totals, named by its JSON field.
+	// One series per counter of farectl's totals, named by its JSON field;
+	// the refusals of the per-packet checks are kinds of bad packets.
 	tv, tt := reflect.ValueOf(v.Totals), reflect.TypeOf(v.Totals)
 	for i := range tt.NumField() {
 		name, _, _ := strings.Cut(tt.Field(i).Tag.Get("json"), ",")
+		if refusalFields[name] {
+			continue
+		}
 		ch <- prometheus.MustNewConstMetric(incEvents, prometheus.CounterValue, float64(tv.Field(i).Uint()), name)
 	}
 	bad := map[string]uint64{"unknown_tree": v.Unknown}

@@ -18,11 +18,13 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/fib"
 	"github.com/fared/fared/inc/aggregator"
 	"github.com/fared/fared/inc/auth"
 	"github.com/fared/fared/inc/client/transport"
 	"github.com/fared/fared/inc/packet"
 	"github.com/fared/fared/inc/protos"
+	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/loop"
 )
 
@@ -43,7 +45,33 @@ type dataPlane struct {
 	// manager's (nil: plaintext, to a manager on loopback). A reload
 	// replaces it; the next session uses it.
 	tls atomic.Pointer[auth.Material]
+
+	// The data plane's receive path recovers panics through the module's
+	// guard (the same counter as core.Guard("inc")).
+	guard *guard.Guard
+	// routesMoved: the kernel's routes changed, the ingress sets must be
+	// read again (fib.WatchRoutes → data plane).
+	routesMoved chan struct{}
 }
+
+// ingressState is the data plane's ingress check: the interface sets of
+// its trees' peers, read from the kernel's routes.
+type ingressState struct {
+	sets    map[netip.Addr][]int
+	peers   int
+	read    time.Time // when sets were read
+	err     error     // last failure to read them
+	dirty   bool      // routes moved since
+	errSeen bool      // err logged
+}
+
+// Ingress refresh: at most every ingressMinGap after a route change, and
+// every ingressEvery anyway (a missed notification, a route the kernel
+// changed without telling).
+const (
+	ingressMinGap = 200 * time.Millisecond
+	ingressEvery  = 5 * time.Second
+)
 
 type applyReq struct {
 	cfg   *protos.SwitchConfig
@@ -53,20 +81,62 @@ type applyReq struct {
 func newDataPlane(log *slog.Logger, host string, c *Config, addr netip.Addr) *dataPlane {
 	d := &dataPlane{log: log, host: host, addr: addr, manager: c.Manager,
 		lim:     aggregator.Limits{MaxTrees: c.Trees, MaxSlots: c.Slots, MaxRanks: c.Ranks, MaxPayload: c.MaxPayload},
-		configs: make(chan applyReq)}
+		configs: make(chan applyReq), guard: guard.New("inc", log), routesMoved: make(chan struct{}, 1)}
 	d.view.Store(&wire.INCSwitch{Address: addr.String(), Manager: c.Manager, Trees: []wire.INCSwitchTree{}, Bad: map[string]uint64{}})
 	return d
 }
 
 // run runs the data plane and the manager session until ctx ends.
 func (d *dataPlane) run(ctx context.Context) error {
-	ep, err := transport.Open(d.addr, []uint32{0}) // QP 0 is never used: nothing until the first tree
+	// QP 0 is never used: nothing until the first tree. WithIngress: the
+	// interface each packet came in on, for the ingress check.
+	ep, err := transport.Open(d.addr, []uint32{0}, transport.WithIngress())
 	if err != nil {
 		return fmt.Errorf("inc data plane on %s: %w", d.addr, err)
 	}
 	defer ep.Close()
 	go d.session(ctx)
+	go d.watchRoutes(ctx)
 	return d.forward(ctx, ep)
+}
+
+// watchRoutes tells the data plane when the kernel's routes move (the
+// ingress sets follow them). Without notifications the data plane still
+// reads them every ingressEvery.
+func (d *dataPlane) watchRoutes(ctx context.Context) {
+	err := fib.WatchRoutes(ctx, 0, func() {
+		select {
+		case d.routesMoved <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		d.log.Warn("inc: route notifications failed; the ingress check reads routes every "+ingressEvery.String(), "error", err)
+	}
+}
+
+// refreshIngress reads the interface sets of every tree peer from the
+// kernel and hands them to the aggregator. On failure the previous sets
+// stay (a peer new since then has none: its packets are refused until a
+// read succeeds, which is strict RPF's answer to "no route").
+func (d *dataPlane) refreshIngress(sw *aggregator.Switch, st *ingressState) {
+	peers := sw.Peers()
+	sets, err := fib.Interfaces(0, peers)
+	st.read, st.dirty, st.peers = time.Now(), false, len(peers)
+	if err != nil {
+		st.err = err
+		if !st.errSeen {
+			st.errSeen = true
+			d.log.Warn("inc: cannot read the routes for the ingress check; keeping the previous interface sets", "error", err)
+		}
+		if st.sets == nil {
+			st.sets = map[netip.Addr][]int{}
+			sw.SetIngress(st.sets)
+		}
+		return
+	}
+	st.err, st.errSeen, st.sets = nil, false, sets
+	sw.SetIngress(sets)
 }
 
 // forward is the data plane goroutine. It owns the aggregator; it is
@@ -75,21 +145,30 @@ func (d *dataPlane) forward(ctx context.Context, ep *transport.Endpoint) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	sw := aggregator.New(d.lim)
+	ing := &ingressState{}
+	d.refreshIngress(sw, ing) // the check is on from the start, before any tree
 	var version uint64
 	var lastErr string
 	publish := time.Now()
 	var logged time.Time
+	refusedLogged := map[aggregator.Reason]bool{}
 	for ctx.Err() == nil {
 		select {
 		case req := <-d.configs:
 			err := d.apply(sw, ep, req.cfg)
 			if err == nil {
 				version, lastErr = req.cfg.Version, ""
+				d.refreshIngress(sw, ing) // new peers: their sets before their first packet
 			} else {
 				lastErr = err.Error()
 			}
 			req.reply <- err
+		case <-d.routesMoved:
+			ing.dirty = true
 		default:
+		}
+		if since := time.Since(ing.read); ing.dirty && since >= ingressMinGap || since >= ingressEvery {
+			d.refreshIngress(sw, ing)
 		}
 		p, err := ep.Recv(time.Now().Add(100 * time.Millisecond))
 		if err != nil && !errors.Is(err, transport.ErrTimeout) {
@@ -101,19 +180,7 @@ func (d *dataPlane) forward(ctx context.Context, ep *transport.Endpoint) error {
 			}
 		}
 		for p != nil {
-			outs, herr := sw.Handle(p)
-			if herr != nil && time.Since(logged) > 10*time.Second {
-				logged = time.Now()
-				d.log.Debug("inc packet refused", "from", p.Frame.Src, "qp", p.RoCE.BTH.DestQP, "error", herr)
-			}
-			for i := range outs {
-				o := &outs[i]
-				if o.NACK {
-					ep.SendNACK(o.To.Addr, o.To.QP, o.Cum, o.Trig)
-				} else {
-					ep.SendINC(o.To.Addr, &o.Data)
-				}
-			}
+			d.handle(sw, ep, p, refusedLogged, &logged)
 			p = ep.TryRecv()
 		}
 		if ep.LastBad != nil && time.Since(logged) > 10*time.Second {
@@ -123,10 +190,40 @@ func (d *dataPlane) forward(ctx context.Context, ep *transport.Endpoint) error {
 		}
 		if time.Since(publish) > 250*time.Millisecond {
 			publish = time.Now()
-			d.publish(sw, ep, version, lastErr)
+			d.publish(sw, ep, version, lastErr, ing)
 		}
 	}
 	return nil
+}
+
+// handle runs one received packet through the aggregator and sends what
+// it answers. A panic is recovered through the module's guard: the packet
+// is dropped, the data plane goes on.
+func (d *dataPlane) handle(sw *aggregator.Switch, ep *transport.Endpoint, p *packet.Parsed, refusedLogged map[aggregator.Reason]bool, logged *time.Time) {
+	defer d.guard.Recover("data plane rx", ep.Raw(), nil)
+	outs, herr := sw.Handle(p)
+	if r := aggregator.ReasonOf(herr); r != aggregator.ReasonNone {
+		// A forged or misdirected packet: counted under bad_packets by the
+		// aggregator, logged once per reason (a flood must not flood the
+		// log). The key is never logged.
+		if !refusedLogged[r] {
+			refusedLogged[r] = true
+			d.log.Warn("inc: packet refused by the data plane's checks; dropped", "reason", r.String(), "from", p.Frame.Src,
+				"qp", p.RoCE.BTH.DestQP, "tree", p.Hdr.Tree, "rank", p.Hdr.Rank, "result", p.Hdr.IsResult(), "ifindex", p.IfIndex,
+				"note", "logged once per reason; counted under bad_packets."+r.String())
+		}
+	} else if herr != nil && time.Since(*logged) > 10*time.Second {
+		*logged = time.Now()
+		d.log.Debug("inc packet refused", "from", p.Frame.Src, "qp", p.RoCE.BTH.DestQP, "error", herr)
+	}
+	for i := range outs {
+		o := &outs[i]
+		if o.NACK {
+			ep.SendNACK(o.To.Addr, o.To.QP, o.Cum, o.Trig)
+		} else {
+			ep.SendINC(o.To.Addr, &o.Data)
+		}
+	}
 }
 
 func (d *dataPlane) apply(sw *aggregator.Switch, ep *transport.Endpoint, c *protos.SwitchConfig) error {
@@ -172,12 +269,24 @@ func treeConfig(t *protos.SwitchTree) (aggregator.TreeConfig, error) {
 	return c, nil
 }
 
-func (d *dataPlane) publish(sw *aggregator.Switch, ep *transport.Endpoint, version uint64, lastErr string) {
+func (d *dataPlane) publish(sw *aggregator.Switch, ep *transport.Endpoint, version uint64, lastErr string, ing *ingressState) {
 	trees, tot := sw.Stats()
 	v := &wire.INCSwitch{Address: d.addr.String(), Manager: d.manager, Registered: d.reg.Load(), Version: version, Error: lastErr,
 		Totals: counters(tot), Trees: []wire.INCSwitchTree{}, Bad: ep.Bad.Map(), Unknown: sw.Unknown}
 	for k, n := range ep.BadINC {
 		v.Bad["inc_"+k] = n
+	}
+	for k, n := range tot.Refusals() {
+		v.Bad[k] = n
+	}
+	v.Ingress = wire.INCIngress{Enabled: true, Peers: ing.peers, AgeMS: time.Since(ing.read).Milliseconds()}
+	if ing.err != nil {
+		v.Ingress.Error = ing.err.Error()
+	}
+	for _, a := range sw.Peers() {
+		if len(ing.sets[a]) == 0 {
+			v.Ingress.Unrouted = append(v.Ingress.Unrouted, a.String())
+		}
 	}
 	for _, t := range trees {
 		role := "leaf"
@@ -202,7 +311,8 @@ func (d *dataPlane) publish(sw *aggregator.Switch, ep *transport.Endpoint, versi
 func counters(c aggregator.Counters) wire.INCSwitchCounters {
 	return wire.INCSwitchCounters{Packets: c.Packets, Completed: c.Completed, Results: c.Results, Partials: c.Partials,
 		Duplicates: c.Duplicates, Served: c.Served, PartialResends: c.PartialResends, DupResults: c.DupResults, NACKs: c.NACKs,
-		Stale: c.Stale, Unexpected: c.Unexpected, Mismatch: c.Mismatch, BadRank: c.BadRank}
+		Stale: c.Stale, Unexpected: c.Unexpected, Mismatch: c.Mismatch, BadRank: c.BadRank, BadQP: c.BadQP, BadRKey: c.BadRKey,
+		BadSource: c.BadSource, BadIngress: c.BadIngress}
 }
 
 // session keeps a session with the manager: register, apply each config

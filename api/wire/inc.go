@@ -87,9 +87,29 @@ type INCSwitch struct {
 	SlotsInUse int               `json:"slots_in_use"`
 	Totals     INCSwitchCounters `json:"totals"`
 	Trees      []INCSwitchTree   `json:"trees"`
-	Bad        map[string]uint64 `json:"bad_packets"` // by kind
-	Unknown    uint64            `json:"unknown_tree"`
-	CPU        *INCSwitchCPU     `json:"cpu,omitempty"`
+	// Bad counts the packets dropped, by kind: malformed ones (the rocev2
+	// codec's kinds, inc_* for the INC header) and those the per-packet
+	// checks refused: qp, rkey, source, ingress, rank (docs/inc.md).
+	Bad     map[string]uint64 `json:"bad_packets"`
+	Unknown uint64            `json:"unknown_tree"`
+	CPU     *INCSwitchCPU     `json:"cpu,omitempty"`
+	// Ingress is the state of the ingress check.
+	Ingress INCIngress `json:"ingress_check"`
+}
+
+// INCIngress is the state of a switch's ingress check: packets from a
+// child (or the parent) must come in on an interface of the route back
+// to its address.
+type INCIngress struct {
+	Enabled bool `json:"enabled"`
+	Peers   int  `json:"peers"` // children and parents of the trees
+	// Unrouted are peers with no route back: their packets are refused.
+	Unrouted []string `json:"unrouted,omitempty"`
+	// Error is the last failure to read the routes (the previous
+	// interface sets stay in use).
+	Error string `json:"error,omitempty"`
+	// AgeMS is the time since the interface sets were read.
+	AgeMS int64 `json:"age_ms"`
 }
 
 // INCSwitchCPU is the data plane goroutine's share of CPU since start.
@@ -133,7 +153,13 @@ type INCSwitchCounters struct {
 	Stale          uint64 `json:"stale"`
 	Unexpected     uint64 `json:"unexpected"`
 	Mismatch       uint64 `json:"mismatch"`
-	BadRank        uint64 `json:"bad_rank"`
+	// Refused by the per-packet checks (docs/inc.md, "What the key
+	// protects"): never counted in packets.
+	BadRank    uint64 `json:"bad_rank"`
+	BadQP      uint64 `json:"bad_qp"`
+	BadRKey    uint64 `json:"bad_rkey"`
+	BadSource  uint64 `json:"bad_source"`
+	BadIngress uint64 `json:"bad_ingress"`
 }
 
 // INCSecurity is the manager's control-plane trust (GET

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -134,18 +135,13 @@ func incCommand(g *globals) *cobra.Command {
 			if v.CPU != nil {
 				fmt.Fprintf(g.out, "data plane CPU %.2fs\n", v.CPU.Seconds)
 			}
-			if bad := len(v.Bad); bad > 0 || v.Unknown > 0 {
-				fmt.Fprintf(g.out, "refused: unknown tree %d", v.Unknown)
-				for _, k := range sortedKeys(v.Bad) {
-					fmt.Fprintf(g.out, ", %s %d", k, v.Bad[k])
-				}
-				fmt.Fprintln(g.out)
-			}
-			tw := g.table("Tree\tQP\tRole\tChildren\tSlots in use\tPackets\tDuplicates\tServed\tResults\tPartials\tStale\tMismatch")
+			printINCRefused(g.out, &v)
+			tw := g.table("Tree\tQP\tRole\tChildren\tSlots in use\tPackets\tDuplicates\tServed\tResults\tPartials\tStale\tMismatch\tRefused")
 			for _, x := range v.Trees {
 				c := x.Counters
-				fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", x.TreeID, x.QP, x.Role, x.Children, x.SlotsInUse, x.Slots,
-					c.Packets, c.Duplicates, c.Served, c.Results, c.Partials, c.Stale, c.Mismatch)
+				fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", x.TreeID, x.QP, x.Role, x.Children, x.SlotsInUse, x.Slots,
+					c.Packets, c.Duplicates, c.Served, c.Results, c.Partials, c.Stale, c.Mismatch,
+					c.BadQP+c.BadRKey+c.BadSource+c.BadIngress+c.BadRank)
 			}
 			return tw.Flush()
 		},
@@ -180,5 +176,36 @@ func printINCSecurity(g *globals, v wire.INCSecurity) {
 			fmt.Fprintf(tw, "%s\t%d\t%d\n", firstNonEmpty(t.Token, "(none)"), t.Groups, t.Clients)
 		}
 		tw.Flush()
+	}
+}
+
+// printINCRefused prints the ingress check's state and the packets the
+// switch dropped, by kind (those counted at least once).
+func printINCRefused(w io.Writer, v *wire.INCSwitch) {
+	in := v.Ingress
+	switch {
+	case !in.Enabled:
+		fmt.Fprintln(w, "ingress check off")
+	default:
+		fmt.Fprintf(w, "ingress check on: %d peers, routes read %.1fs ago", in.Peers, float64(in.AgeMS)/1000)
+		if len(in.Unrouted) > 0 {
+			fmt.Fprintf(w, "; no route back to %s (their packets are refused)", strings.Join(in.Unrouted, ", "))
+		}
+		if in.Error != "" {
+			fmt.Fprintf(w, "; reading routes failed: %s", in.Error)
+		}
+		fmt.Fprintln(w)
+	}
+	var parts []string
+	if v.Unknown > 0 {
+		parts = append(parts, fmt.Sprintf("unknown tree %d", v.Unknown))
+	}
+	for _, k := range sortedKeys(v.Bad) {
+		if v.Bad[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, v.Bad[k]))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "refused: %s\n", strings.Join(parts, ", "))
 	}
 }

@@ -19,9 +19,12 @@ func TestINCTables(t *testing.T) {
 	sw := `{"address":"10.255.0.1","manager":"10.255.0.6:7791","registered":true,"config_version":4,"slots_in_use":3,
 	"totals":{"packets":100,"completed":40,"duplicates_suppressed":7,"retransmissions_served":2,"partial_resends":1,"nacks_sent":5},
 	"trees":[{"tree_id":3,"qpn":257,"role":"leaf","children":2,"slots":256,"slots_in_use":3,"counters":{"packets":100}}],
-	"bad_packets":{"bad_icrc":2},"unknown_tree":1,"cpu":{"seconds":1.5}}`
+	"bad_packets":{"bad_icrc":2,"ingress":5,"qp":0,"rank":0,"rkey":3,"source":0},"unknown_tree":1,"cpu":{"seconds":1.5},
+	"ingress_check":{"enabled":true,"peers":3,"unrouted":["10.1.1.9"],"age_ms":1200}}`
 	out, err = run(t, "-s", serve(t, 200, sw), "inc", "switch")
-	if err != nil || !strings.Contains(out, "duplicates suppressed 7, retransmissions served 2") || !strings.Contains(out, "bad_icrc 2") ||
+	if err != nil || !strings.Contains(out, "duplicates suppressed 7, retransmissions served 2") ||
+		!strings.Contains(out, "refused: unknown tree 1, bad_icrc 2, ingress 5, rkey 3\n") ||
+		!strings.Contains(out, "ingress check on: 3 peers, routes read 1.2s ago; no route back to 10.1.1.9") ||
 		!strings.Contains(out, "3/256") || !strings.Contains(out, "data plane CPU 1.50s") {
 		t.Fatalf("switch: %q %v", out, err)
 	}

@@ -81,6 +81,7 @@ type Result struct {
 	Timeouts    int     `json:"timeouts"`
 	NACKs       int     `json:"nacks"`
 	Reports     int     `json:"timeout_reports"`
+	Refused     int     `json:"refused"` // packets not from the parent (INC) or the ring neighbour with the key: dropped
 	Verified    bool    `json:"verified"`
 	TreeID      uint32  `json:"tree_id,omitempty"`
 	Generation  uint64  `json:"generation,omitempty"`
@@ -251,7 +252,7 @@ func run(ctx context.Context, c *client.Client, o *opts, op Op, enc *json.Encode
 		cancel()
 		res := Result{Mode: mode, Rank: o.rank, Ranks: o.ranks, Bytes: size, DType: dt.String(), Op: rop.String(), Iter: it,
 			Seconds: st.Duration.Seconds(), Packets: st.Packets, Sent: st.Sent, Retransmits: st.Retransmits, Timeouts: st.Timeouts,
-			NACKs: st.NACKs, Reports: st.Reports}
+			NACKs: st.NACKs, Reports: st.Reports, Refused: st.Refused}
 		if a, terr := c.Tree(ctx); terr == nil {
 			res.TreeID, res.Generation = a.TreeId, a.Generation
 		}

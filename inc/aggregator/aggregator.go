@@ -15,6 +15,15 @@
 // shadow still holds m−S until m completes, which is what a slow sibling
 // retransmitting m−S needs.
 //
+// Every packet is checked before it can touch a slot (docs/inc.md, "What
+// the key protects"): its BTH destination QP must be the QP of the tree
+// its INC header names, its RETH R_Key the tree's key, its source the
+// address of the child at its rank index (a result: the parent's), and,
+// when the receive path says where packets come in (SetIngress), it must
+// have come in on an interface of this node's route back to that address
+// (strict unicast RPF). A packet failing a check is counted by reason and
+// dropped; it never sets a child's bit, so the real packet is still taken.
+//
 // The package is pure (no sockets, no clock): Handle takes a parsed packet
 // and returns the packets to send. One goroutine owns a Switch.
 package aggregator
@@ -23,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/fared/fared/inc/packet"
 )
@@ -90,7 +100,12 @@ type Counters struct {
 	Stale          uint64 // messages older than the slot's shadow
 	Unexpected     uint64 // data for a message the slot cannot take yet, or results nobody waits for
 	Mismatch       uint64 // count, type, op or slot disagreeing with the slot or the tree
-	BadRank        uint64 // rank outside the tree, or from another address than the child's
+	// Refused by the per-packet checks (never counted in Packets):
+	BadRank    uint64 // rank outside the tree
+	BadQP      uint64 // on the QP of another tree than the header's
+	BadRKey    uint64 // R_Key is not the tree's key
+	BadSource  uint64 // source is not the child at the packet's rank (a result: not the parent)
+	BadIngress uint64 // came in on an interface the route back to its source does not use
 }
 
 func (c *Counters) add(o *Counters) {
@@ -107,6 +122,61 @@ func (c *Counters) add(o *Counters) {
 	c.Unexpected += o.Unexpected
 	c.Mismatch += o.Mismatch
 	c.BadRank += o.BadRank
+	c.BadQP += o.BadQP
+	c.BadRKey += o.BadRKey
+	c.BadSource += o.BadSource
+	c.BadIngress += o.BadIngress
+}
+
+// Reason is why the per-packet checks refused a packet.
+type Reason uint8
+
+// Reasons, as named in the API's bad_packets.
+const (
+	ReasonNone    Reason = iota
+	ReasonQP             // "qp"
+	ReasonRKey           // "rkey"
+	ReasonSource         // "source"
+	ReasonIngress        // "ingress"
+	ReasonRank           // "rank"
+)
+
+func (r Reason) String() string {
+	switch r {
+	case ReasonQP:
+		return "qp"
+	case ReasonRKey:
+		return "rkey"
+	case ReasonSource:
+		return "source"
+	case ReasonIngress:
+		return "ingress"
+	case ReasonRank:
+		return "rank"
+	}
+	return "none"
+}
+
+// Refused is the error Handle returns for a packet the per-packet checks
+// refused (a one-byte value: returning it does not allocate, which
+// matters when a host floods the switch with forged packets).
+type Refused Reason
+
+func (e Refused) Error() string { return "refused: " + Reason(e).String() }
+
+// ReasonOf returns why err refused a packet (ReasonNone for other errors).
+func ReasonOf(err error) Reason {
+	var r Refused
+	if errors.As(err, &r) {
+		return Reason(r)
+	}
+	return ReasonNone
+}
+
+// Refusals returns the counters of the per-packet checks by reason name.
+func (c *Counters) Refusals() map[string]uint64 {
+	return map[string]uint64{ReasonQP.String(): c.BadQP, ReasonRKey.String(): c.BadRKey, ReasonSource.String(): c.BadSource,
+		ReasonIngress.String(): c.BadIngress, ReasonRank.String(): c.BadRank}
 }
 
 const (
@@ -143,6 +213,10 @@ type tree struct {
 	slots   []slot
 	clients []clientTrack // per child (unused for switches)
 	c       Counters
+	// Ingress sets (SetIngress), resolved per child and for the parent so
+	// the check is a scan of a few ints, not a map lookup.
+	childIn  [][]int
+	parentIn []int
 }
 
 // Switch is the aggregation state of one INC switch.
@@ -151,6 +225,9 @@ type Switch struct {
 	trees map[uint32]*tree // by QP
 	out   []Out
 	tot   Counters // counters of trees already removed
+	// ingress: the interfaces each peer's packets may come in on; nil: no
+	// ingress check (SetIngress).
+	ingress map[netip.Addr][]int
 	// Unknown counts packets for a QP no tree has.
 	Unknown uint64
 }
@@ -214,7 +291,59 @@ func (s *Switch) SetTrees(cfgs []TreeConfig) error {
 		}
 	}
 	s.trees = next
+	s.resolveIngress()
 	return nil
+}
+
+// SetIngress turns on the ingress check: a packet from a peer (a child, or
+// the parent for results) is taken only if it came in on one of the
+// interfaces in[peer's address] — those of this node's route back to the
+// peer, as strict unicast RPF — and refused when the peer has no entry
+// (no route back: nothing can be right). Packets then carry the interface
+// in Parsed.IfIndex. nil turns the check off, for a receive path that
+// cannot say where packets come in. The map is not copied; the caller
+// hands over a new one on every change.
+func (s *Switch) SetIngress(in map[netip.Addr][]int) {
+	s.ingress = in
+	s.resolveIngress()
+}
+
+// Peers lists the addresses the ingress check needs (every child and
+// parent of every tree), once each.
+func (s *Switch) Peers() []netip.Addr {
+	var out []netip.Addr
+	for _, t := range s.trees {
+		for _, c := range t.cfg.Children {
+			out = append(out, c.Addr)
+		}
+		if !t.cfg.Root {
+			out = append(out, t.cfg.Parent.Addr)
+		}
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return slices.Compact(out)
+}
+
+func (s *Switch) resolveIngress() {
+	for _, t := range s.trees {
+		t.childIn, t.parentIn = nil, nil
+		if s.ingress == nil {
+			continue
+		}
+		t.childIn = make([][]int, len(t.cfg.Children))
+		for i, c := range t.cfg.Children {
+			t.childIn[i] = s.ingress[c.Addr]
+		}
+		if !t.cfg.Root {
+			t.parentIn = s.ingress[t.cfg.Parent.Addr]
+		}
+	}
+}
+
+// cameIn reports whether a packet that came in on ifindex may come from a
+// peer whose ingress set is in (always, without the check).
+func (s *Switch) cameIn(in []int, ifindex int) bool {
+	return s.ingress == nil || ifindex != 0 && slices.Contains(in, ifindex)
 }
 
 func sameConfig(a, b *TreeConfig) bool {
@@ -271,11 +400,11 @@ func (s *Switch) Handle(p *packet.Parsed) ([]Out, error) {
 		s.Unknown++
 		return nil, ErrUnknownTree
 	}
+	if r := s.check(t, p); r != ReasonNone {
+		return nil, Refused(r)
+	}
 	h := &p.Hdr
 	switch {
-	case h.Tree != t.cfg.ID:
-		t.c.Mismatch++
-		return nil, fmt.Errorf("tree %d on the QP of tree %d", h.Tree, t.cfg.ID)
 	case int(h.Slot) != int(h.Msg%uint32(t.cfg.Slots)):
 		t.c.Mismatch++
 		return nil, fmt.Errorf("message %d in slot %d, want slot %d", h.Msg, h.Slot, h.Msg%uint32(t.cfg.Slots))
@@ -286,22 +415,50 @@ func (s *Switch) Handle(p *packet.Parsed) ([]Out, error) {
 		t.c.Mismatch++
 		return nil, fmt.Errorf("payload %d bytes, this switch takes %d", h.PayloadLen(), s.lim.MaxPayload)
 	}
-	if h.IsResult() {
-		if t.cfg.Root || p.Frame.Src != t.cfg.Parent.Addr {
-			t.c.BadRank++
-			return nil, fmt.Errorf("result for tree %d from %s, which is not its parent", t.cfg.ID, p.Frame.Src)
-		}
-		t.c.Packets++
-		s.result(t, p)
-		return s.out, nil
-	}
-	if int(h.Rank) >= len(t.cfg.Children) || t.cfg.Children[h.Rank].Addr != p.Frame.Src {
-		t.c.BadRank++
-		return nil, fmt.Errorf("tree %d: rank %d from %s is not a child", t.cfg.ID, h.Rank, p.Frame.Src)
-	}
 	t.c.Packets++
-	s.data(t, p)
+	if h.IsResult() {
+		s.result(t, p)
+	} else {
+		s.data(t, p)
+	}
 	return s.out, nil
+}
+
+// check is the per-packet authentication of the data plane: which tree
+// (QP), the tree's key, the sender (the child at the rank index, or the
+// parent for a result), and where it came in. It counts a refusal.
+func (s *Switch) check(t *tree, p *packet.Parsed) Reason {
+	h := &p.Hdr
+	var in []int
+	switch {
+	case h.Tree != t.cfg.ID:
+		t.c.BadQP++
+		return ReasonQP
+	case p.RoCE.RETH.RKey != t.cfg.RKey:
+		t.c.BadRKey++
+		return ReasonRKey
+	case h.IsResult():
+		if t.cfg.Root || p.Frame.Src != t.cfg.Parent.Addr {
+			t.c.BadSource++
+			return ReasonSource
+		}
+		in = t.parentIn
+	case int(h.Rank) >= len(t.cfg.Children):
+		t.c.BadRank++
+		return ReasonRank
+	case t.cfg.Children[h.Rank].Addr != p.Frame.Src:
+		t.c.BadSource++
+		return ReasonSource
+	default:
+		if t.childIn != nil {
+			in = t.childIn[h.Rank]
+		}
+	}
+	if !s.cameIn(in, p.IfIndex) {
+		t.c.BadIngress++
+		return ReasonIngress
+	}
+	return ReasonNone
 }
 
 func (s *Switch) data(t *tree, p *packet.Parsed) {

@@ -20,7 +20,7 @@ func host(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, 1, byte(i), 2})
 
 // flat is a root with n client children (rank i at host(i), QP 100+i).
 func flat(n, slots int, ordered bool) TreeConfig {
-	c := TreeConfig{ID: 1, QP: 7, Slots: slots, Root: true, Ordered: ordered}
+	c := TreeConfig{ID: 1, QP: 7, RKey: testKey, Slots: slots, Root: true, Ordered: ordered}
 	for i := range n {
 		c.Children = append(c.Children, Child{Peer: Peer{Addr: host(i), QP: uint32(100 + i)}, Client: true})
 	}
@@ -36,26 +36,15 @@ func newSwitch(t *testing.T, trees ...TreeConfig) *Switch {
 	return s
 }
 
-// send runs one packet through the wire codec into the switch.
+// send runs one packet with the trees' key through the wire codec into
+// the switch, which must take it.
 func send(t *testing.T, s *Switch, src netip.Addr, qp uint32, h packet.Header, payload []byte) []Out {
 	t.Helper()
-	f := rocev2.Frame{Src: src, Dst: swAddr, ID: 1}
-	ip := packet.AppendINC(nil, &f, &packet.Data{DestQP: qp, PSN: h.Msg, Hdr: h, Payload: payload})
-	var p packet.Parsed
-	if err := packet.Parse(ip, &p); err != nil {
-		t.Fatal(err)
-	}
-	out, err := s.Handle(&p)
+	out, err := inject(t, s, src, qp, testKey, h, payload)
 	if err != nil {
 		t.Fatalf("handle: %v", err)
 	}
-	// Copy: the payloads alias the switch's buffers.
-	cp := make([]Out, len(out))
-	for i, o := range out {
-		cp[i] = o
-		cp[i].Data.Payload = append([]byte(nil), o.Data.Payload...)
-	}
-	return cp
+	return out
 }
 
 func hdr(dt packet.DType, op packet.Op, msg uint32, slots int, rank, count int) packet.Header {
@@ -249,13 +238,13 @@ func TestMultiLevel(t *testing.T) {
 	leafAddr := [2]netip.Addr{netip.MustParseAddr("10.255.0.3"), netip.MustParseAddr("10.255.0.4")}
 	var leaves [2]*Switch
 	for l := range 2 {
-		c := TreeConfig{ID: 1, QP: 20, Slots: 4, Parent: Peer{Addr: rootAddr, QP: 30}, ParentRank: uint16(l)}
+		c := TreeConfig{ID: 1, QP: 20, RKey: testKey, Slots: 4, Parent: Peer{Addr: rootAddr, QP: 30}, ParentRank: uint16(l)}
 		for i := range 2 {
 			c.Children = append(c.Children, Child{Peer: Peer{Addr: host(2*l + i), QP: uint32(100 + 2*l + i)}, Client: true})
 		}
 		leaves[l] = newSwitch(t, c)
 	}
-	root := newSwitch(t, TreeConfig{ID: 1, QP: 30, Slots: 4, Root: true, Children: []Child{
+	root := newSwitch(t, TreeConfig{ID: 1, QP: 30, RKey: testKey, Slots: 4, Root: true, Children: []Child{
 		{Peer: Peer{Addr: leafAddr[0], QP: 20}}, {Peer: Peer{Addr: leafAddr[1], QP: 20}}}})
 	val := func(r int) []byte { return enc(packet.FP32, float64(r+1), float64(10*(r+1))) }
 
@@ -397,13 +386,14 @@ func TestNACK(t *testing.T) {
 }
 
 // TestRejects: unknown QP, wrong tree, slot, sender, shape: errors and
-// counters, never a crash or a contribution.
+// counters, never a crash or a contribution. (The checks against forged
+// packets have their own tests in hostile_test.go.)
 func TestRejects(t *testing.T) {
 	s := newSwitch(t, flat(2, 4, false))
 	f := rocev2.Frame{Src: host(0), Dst: swAddr, ID: 1}
 	try := func(src netip.Addr, qp uint32, h packet.Header, n int) error {
 		f.Src = src
-		ip := packet.AppendINC(nil, &f, &packet.Data{DestQP: qp, Hdr: h, Payload: make([]byte, n)})
+		ip := packet.AppendINC(nil, &f, &packet.Data{DestQP: qp, RKey: testKey, Hdr: h, Payload: make([]byte, n)})
 		var p packet.Parsed
 		if err := packet.Parse(ip, &p); err != nil {
 			t.Fatal(err)
@@ -425,18 +415,18 @@ func TestRejects(t *testing.T) {
 	if try(host(0), 7, bad, 4) == nil {
 		t.Error("wrong slot accepted")
 	}
-	if try(host(1), 7, good, 4) == nil { // rank 0 from rank 1's address
-		t.Error("spoofed rank accepted")
+	if err := try(host(1), 7, good, 4); ReasonOf(err) != ReasonSource { // rank 0 from rank 1's address
+		t.Errorf("spoofed rank: %v", err)
 	}
 	bad = good
 	bad.Rank = 5
-	if try(host(0), 7, bad, 4) == nil {
-		t.Error("rank outside the tree accepted")
+	if err := try(host(0), 7, bad, 4); ReasonOf(err) != ReasonRank {
+		t.Errorf("rank outside the tree: %v", err)
 	}
 	bad = good
 	bad.Flags = packet.FlagResult
-	if try(host(0), 7, bad, 4) == nil {
-		t.Error("result at the root accepted")
+	if err := try(host(0), 7, bad, 4); ReasonOf(err) != ReasonSource {
+		t.Errorf("result at the root: %v", err)
 	}
 	if err := try(host(0), 7, good, 4); err != nil {
 		t.Fatal(err)
@@ -446,7 +436,7 @@ func TestRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, c := s.Stats()
-	if c.Mismatch != 3 || c.BadRank != 3 || s.Unknown != 1 || c.Completed != 0 {
+	if c.Mismatch != 2 || c.BadQP != 1 || c.BadSource != 2 || c.BadRank != 1 || s.Unknown != 1 || c.Completed != 0 || c.Packets != 2 {
 		t.Fatalf("counters %+v unknown %d", c, s.Unknown)
 	}
 }

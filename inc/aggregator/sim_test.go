@@ -74,6 +74,8 @@ func (n *simNet) send(from, to netip.Addr, ip []byte) {
 	heap.Push(&n.q, &simPkt{at: at, seq: n.seq, from: from, to: to, ip: append([]byte(nil), ip...)})
 }
 
+const simKey = 0x1234567
+
 type simClient struct {
 	addr   netip.Addr
 	qp     uint32
@@ -102,12 +104,12 @@ func simRun(t *testing.T, seed uint64, loss float64, msgs int) {
 	host := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, 1, byte(i), 2}) }
 	sws := map[netip.Addr]*aggregator.Switch{}
 	root := aggregator.New(aggregator.DefaultLimits)
-	root.SetTrees([]aggregator.TreeConfig{{ID: 1, QP: 30, Slots: slots, Root: true, Children: []aggregator.Child{
+	root.SetTrees([]aggregator.TreeConfig{{ID: 1, QP: 30, RKey: simKey, Slots: slots, Root: true, Children: []aggregator.Child{
 		{Peer: aggregator.Peer{Addr: leafA[0], QP: 20}}, {Peer: aggregator.Peer{Addr: leafA[1], QP: 20}}}}})
 	sws[rootA] = root
 	var clients []*simClient
 	for l := range 2 {
-		c := aggregator.TreeConfig{ID: 1, QP: 20, Slots: slots, Parent: aggregator.Peer{Addr: rootA, QP: 30}, ParentRank: uint16(l)}
+		c := aggregator.TreeConfig{ID: 1, QP: 20, RKey: simKey, Slots: slots, Parent: aggregator.Peer{Addr: rootA, QP: 30}, ParentRank: uint16(l)}
 		for i := range 2 {
 			r := 2*l + i
 			c.Children = append(c.Children, aggregator.Child{Peer: aggregator.Peer{Addr: host(r), QP: uint32(100 + r)}, Client: true})
@@ -120,6 +122,16 @@ func simRun(t *testing.T, seed uint64, loss float64, msgs int) {
 			t.Fatal(err)
 		}
 		sws[leafA[l]] = s
+	}
+	// Every switch checks where packets come in: each sender is on its own
+	// interface, numbered by its address's last byte and third byte.
+	ifOf := func(a netip.Addr) int { b := a.As4(); return int(b[2])<<8 | int(b[3]) }
+	for _, sw := range sws {
+		in := map[netip.Addr][]int{}
+		for _, a := range sw.Peers() {
+			in[a] = []int{ifOf(a)}
+		}
+		sw.SetIngress(in)
 	}
 	val := func(r, m, k int) float32 { return float32((r+1)*1000 + m*3 + k) }
 	start := time.Unix(0, 0)
@@ -135,7 +147,7 @@ func simRun(t *testing.T, seed uint64, loss float64, msgs int) {
 			binary.LittleEndian.PutUint32(pl[4*k:], math.Float32bits(val(c.rank, i, k)))
 		}
 		f := rocev2.Frame{Src: c.addr, Dst: c.sw, ID: 1}
-		d := packet.Data{DestQP: c.swQP, PSN: uint32(i), Hdr: packet.Header{Collective: packet.AllReduce, DType: packet.FP32, Op: packet.Sum,
+		d := packet.Data{DestQP: c.swQP, PSN: uint32(i), RKey: simKey, Hdr: packet.Header{Collective: packet.AllReduce, DType: packet.FP32, Op: packet.Sum,
 			Tree: 1, Slot: uint16(i % slots), Msg: uint32(i), Rank: uint16(c.child), Count: per}, Payload: pl}
 		buf = packet.AppendINC(buf[:0], &f, &d)
 		net.send(c.addr, c.sw, buf)
@@ -171,6 +183,7 @@ func simRun(t *testing.T, seed uint64, loss float64, msgs int) {
 			if err := packet.Parse(pk.ip, &p); err != nil {
 				t.Fatal(err)
 			}
+			p.IfIndex = ifOf(pk.from)
 			if sw := sws[pk.to]; sw != nil {
 				outs, err := sw.Handle(&p)
 				if err != nil {

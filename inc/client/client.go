@@ -24,6 +24,7 @@ import (
 	"github.com/fared/fared/inc/client/transport"
 	"github.com/fared/fared/inc/packet"
 	"github.com/fared/fared/inc/protos"
+	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/rocev2/rawsock"
 )
 
@@ -82,6 +83,11 @@ type Client struct {
 	// ringRecvDone: every ring PSN from the previous rank before it has
 	// arrived (completed operations).
 	ringRecvDone uint32
+
+	// guard recovers a panic on the receive path (module "inc-client").
+	guard *guard.Guard
+	// refusedLogged: reasons of refused packets already logged (mu).
+	refusedLogged map[string]bool
 }
 
 // Join joins the group: it registers with the manager and starts the
@@ -111,6 +117,7 @@ func Join(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{cfg: cfg, log: cfg.Log.With("group", cfg.Group, "rank", cfg.Rank), conn: conn, mgr: protos.NewManagerClient(conn)}
+	c.guard = guard.New("inc-client", c.log)
 	qpn := cfg.QPN
 	for attempt := 0; ; attempt++ {
 		if cfg.QPN == 0 {
@@ -369,7 +376,12 @@ type Stats struct {
 	NACKs       int
 	Reports     int
 	Stale       int // results or ring packets of another operation
-	Mode        string
+	// Refused counts packets dropped because they did not come from
+	// where the operation expects them: INC results and NACKs not from
+	// the tree's switch with the tree's key to this QP, ring data not
+	// from the previous rank with the group's key.
+	Refused int
+	Mode    string
 }
 
 func (s *Stats) add(t transport.Stats) {

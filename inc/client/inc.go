@@ -69,24 +69,13 @@ func (c *Client) AllReduce(ctx context.Context, buf []byte, dt packet.DType, op 
 			c.log.Warn("send", "error", err)
 		}
 	}
-	idx := func(psn uint32) int { return int(rocev2.PSNDiff(psn&rocev2.PSNMask, base&rocev2.PSNMask)) }
+	iop := &incOp{a: a, sw: dst, qpn: c.cfg.QPN, buf: buf, dt: dt, per: per, n: n, base: base, snd: snd, st: &st, refused: c.noteRefused}
 	handle := func(p *packetView) {
-		switch {
-		case p.kind == packet.KindINC && p.result && p.tree == uint16(a.TreeId):
-			i := int(p.msg - base)
-			if i < 0 || i >= npk || p.count != min(per, n-i*per) || p.dtype != dt {
-				st.Stale++
-				return
-			}
-			copy(buf[i*per*es:], p.payload)
-			snd.Ack(i, time.Now())
-		case p.kind == packet.KindNACK:
-			snd.NACK(max(idx(p.psn), 0), idx(p.trig), time.Now())
-		case p.kind == packet.KindRing:
+		if p.kind == packet.KindRing {
 			c.lingerAnswer(p)
-		default:
-			st.Stale++
+			return
 		}
+		iop.receive(p, time.Now())
 	}
 	for !snd.Done() {
 		if err := ctx.Err(); err != nil {
@@ -108,6 +97,77 @@ func (c *Client) AllReduce(ctx context.Context, buf []byte, dt packet.DType, op 
 	return st, nil
 }
 
+// incOp is the receiving half of one INC allreduce: results fill the
+// buffer, NACKs drive the sender. It takes packets only from the tree's
+// switch (its parent) with the tree's key, to its own QP: anything else
+// is counted as refused (Stats.Refused) and dropped, so a host that
+// forges results cannot change the buffer.
+type incOp struct {
+	a       *protos.TreeAssignment
+	sw      netip.Addr // the parent: the tree's switch
+	qpn     uint32     // this client's QP
+	buf     []byte
+	dt      packet.DType
+	per, n  int // elements per message, in the buffer
+	base    uint32
+	snd     *transport.Sender
+	st      *Stats
+	refused func(reason string, p *packetView)
+}
+
+// receive handles one packet of the operation.
+func (o *incOp) receive(p *packetView, now time.Time) {
+	if r := fromParent(o.sw, o.a.GroupKey, o.qpn, p); r != "" {
+		o.st.Refused++
+		if o.refused != nil {
+			o.refused(r, p)
+		}
+		return
+	}
+	es := o.dt.Size()
+	idx := func(psn uint32) int { return int(rocev2.PSNDiff(psn&rocev2.PSNMask, o.base&rocev2.PSNMask)) }
+	switch {
+	case p.kind == packet.KindINC && p.result && p.tree == uint16(o.a.TreeId):
+		i := int(p.msg - o.base)
+		if i < 0 || i*o.per >= o.n || p.count != min(o.per, o.n-i*o.per) || p.dtype != o.dt {
+			o.st.Stale++
+			return
+		}
+		if !o.snd.Outstanding(i) {
+			// Not sent yet (its buffer chunk is still input) or answered
+			// already: nothing to copy.
+			o.st.Stale++
+			return
+		}
+		copy(o.buf[i*o.per*es:], p.payload)
+		o.snd.Ack(i, now)
+	case p.kind == packet.KindNACK:
+		o.snd.NACK(max(idx(p.psn), 0), idx(p.trig), now)
+	default:
+		o.st.Stale++
+	}
+}
+
+// fromParent checks that an INC packet (a result or a NACK) comes from
+// the client's parent: the switch of its tree assignment, with the tree's
+// key (results carry it in RETH), to the client's own QP. It returns why
+// not ("" when it does). The source address is what a UC packet says of
+// its sender; that an on-path host cannot forge it is the switches'
+// ingress check and the leaf's reverse-path filter (docs/inc.md).
+func fromParent(sw netip.Addr, key, qpn uint32, p *packetView) string {
+	switch {
+	case p.kind != packet.KindINC && p.kind != packet.KindNACK:
+		return "" // ring traffic: its own checks
+	case p.src != sw:
+		return "source"
+	case p.qp != qpn:
+		return "qp"
+	case p.kind == packet.KindINC && p.rkey != key:
+		return "rkey"
+	}
+	return ""
+}
+
 // packetView is what the operation loops need of a received packet
 // (copied out of the endpoint's buffer for the INC fields; payload still
 // aliases it and is consumed before the next receive).
@@ -123,6 +183,7 @@ type packetView struct {
 	va      uint64
 	src     netip.Addr
 	qp      uint32
+	rkey    uint32 // RETH R_Key (INC and ring data)
 	payload []byte
 }
 
@@ -142,9 +203,32 @@ func (c *Client) pump(deadline time.Time, handle func(*packetView)) error {
 	}
 	for p != nil {
 		v := packetView{kind: p.Kind, result: p.Hdr.IsResult(), tree: p.Hdr.Tree, msg: p.Hdr.Msg, count: int(p.Hdr.Count),
-			dtype: p.Hdr.DType, psn: p.PSN(), trig: p.Trigger(), va: p.RoCE.RETH.VA, src: p.Frame.Src, qp: p.RoCE.BTH.DestQP, payload: p.Payload}
-		handle(&v)
+			dtype: p.Hdr.DType, psn: p.PSN(), trig: p.Trigger(), va: p.RoCE.RETH.VA, src: p.Frame.Src, qp: p.RoCE.BTH.DestQP,
+			rkey: p.RoCE.RETH.RKey, payload: p.Payload}
+		c.dispatch(handle, &v)
 		p = c.ep.TryRecv()
 	}
 	return nil
+}
+
+// dispatch hands one received packet to the operation, recovering a
+// panic through the client's guard: the packet is dropped, the operation
+// goes on (its transport repairs a lost packet).
+func (c *Client) dispatch(handle func(*packetView), v *packetView) {
+	defer c.guard.Recover("rx", c.ep.Raw(), nil)
+	handle(v)
+}
+
+// noteRefused logs the first packet refused for each reason (counted in
+// the operation's Stats.Refused).
+func (c *Client) noteRefused(reason string, p *packetView) {
+	if c.refusedLogged[reason] {
+		return
+	}
+	if c.refusedLogged == nil {
+		c.refusedLogged = map[string]bool{}
+	}
+	c.refusedLogged[reason] = true
+	c.log.Warn("packet refused: not from this rank's parent with the tree's key; dropped", "reason", reason, "from", p.src,
+		"qp", p.qp, "tree", p.tree, "message", p.msg, "note", "logged once per reason; counted in the operation's refused")
 }

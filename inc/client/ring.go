@@ -100,8 +100,8 @@ func (c *Client) RingAllReduce(ctx context.Context, buf []byte, dt packet.DType,
 	handle := func(p *packetView) {
 		switch p.kind {
 		case packet.KindRing:
-			if p.src != prevAddr {
-				st.Stale++
+			if p.src != prevAddr || p.rkey != a.GroupKey || p.qp != c.cfg.QPN {
+				st.Refused++
 				return
 			}
 			i := int(rocev2.PSNDiff(p.psn, recvBase&rocev2.PSNMask))
@@ -134,10 +134,16 @@ func (c *Client) RingAllReduce(ctx context.Context, buf []byte, dt packet.DType,
 				ack()
 				rcv.Acked()
 			}
-		case packet.KindACK:
+		case packet.KindACK, packet.KindNACK:
+			if p.src != nextAddr || p.qp != c.cfg.QPN {
+				st.Refused++ // acknowledgements come from the next rank only
+				return
+			}
+			if p.kind == packet.KindNACK {
+				snd.NACK(int(rocev2.PSNDiff(p.psn, sendBase&rocev2.PSNMask)), int(rocev2.PSNDiff(p.trig, sendBase&rocev2.PSNMask)), time.Now())
+				return
+			}
 			snd.AckUpTo(int(rocev2.PSNDiff(p.psn, sendBase&rocev2.PSNMask))+1, time.Now())
-		case packet.KindNACK:
-			snd.NACK(int(rocev2.PSNDiff(p.psn, sendBase&rocev2.PSNMask)), int(rocev2.PSNDiff(p.trig, sendBase&rocev2.PSNMask)), time.Now())
 		default:
 			st.Stale++
 		}

@@ -406,6 +406,7 @@ type Result struct {
 	Timeouts    int     `json:"timeouts"`
 	NACKs       int     `json:"nacks"`
 	Reports     int     `json:"timeout_reports"`
+	Refused     int     `json:"refused"`
 	Verified    bool    `json:"verified"`
 	TreeID      uint32  `json:"tree_id"`
 	Generation  uint64  `json:"generation"`

@@ -132,6 +132,26 @@ func TestINCFabric(t *testing.T) {
 		}
 	}
 
+	// Every switch checked every packet (ingress check on, a route back to
+	// every peer) and refused none of this legitimate traffic, loss and
+	// retransmissions included.
+	for _, n := range f.Lab.Nodes {
+		if n.Kind != "fared" {
+			continue
+		}
+		var v wire.INCSwitch
+		if err := f.Lab.FarectlJSON(ctx, n.Name, &v, "inc", "switch"); err != nil {
+			t.Fatal(err)
+		}
+		refused := v.Totals.BadQP + v.Totals.BadRKey + v.Totals.BadSource + v.Totals.BadIngress + v.Totals.BadRank
+		if !v.Ingress.Enabled || len(v.Ingress.Unrouted) > 0 || v.Ingress.Error != "" || refused != 0 {
+			t.Fatalf("%s: ingress check %+v, refused %d legitimate packets (%+v)", n.Name, v.Ingress, refused, v.Bad)
+		}
+		if len(v.Trees) > 0 && v.Ingress.Peers == 0 {
+			t.Fatalf("%s: %d trees but no peers checked", n.Name, len(v.Trees))
+		}
+	}
+
 	// The switches' metrics say what farectl inc switch says (traffic has
 	// stopped: the counters stand still), every exposition parses and
 	// passes promlint, every name is documented; the manager's count the

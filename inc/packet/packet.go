@@ -107,6 +107,9 @@ type Parsed struct {
 	Hdr   Header // KindINC
 	// Payload: INC elements (KindINC) or ring bytes (KindRing).
 	Payload []byte
+	// IfIndex is the interface the packet came in on, when the receive
+	// path says (0: unknown). Not part of the wire: Parse leaves it alone.
+	IfIndex int
 }
 
 // PSN is the packet's BTH PSN: for a NACK the cumulative ack, for an ACK

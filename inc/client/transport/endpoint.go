@@ -21,7 +21,10 @@ type Endpoint struct {
 	frame rocev2.Frame
 	sbuf  []byte
 	rbuf  []byte
+	rlen  int // length of the last packet read into rbuf
 	p     packet.Parsed
+	// ingress: packets carry the interface they came in on (WithIngress).
+	ingress bool
 	// Bad counts packets that failed the RoCEv2 codec (by kind); BadINC
 	// those that failed the INC header checks.
 	Bad    rocev2.ErrorCounts
@@ -35,12 +38,24 @@ type Endpoint struct {
 	LastSendErr error
 }
 
+// Option is an option of Open.
+type Option func(*rawsock.Config)
+
+// WithIngress makes every received packet carry the interface it came in
+// on (packet.Parsed.IfIndex), for a receiver that checks it (the switch's
+// ingress check). It reads with recvmsg and IP_PKTINFO.
+func WithIngress() Option { return func(c *rawsock.Config) { c.IfIndex = true } }
+
 // Open opens an endpoint for addr receiving packets to qps.
-func Open(addr netip.Addr, qps []uint32) (*Endpoint, error) {
+func Open(addr netip.Addr, qps []uint32, opts ...Option) (*Endpoint, error) {
 	if !addr.Is4() {
 		return nil, errors.New("the INC data plane is IPv4 only")
 	}
-	c, err := rawsock.Open(rawsock.Config{DestQPs: qps, RcvBuf: 8 << 20, SndBuf: 4 << 20})
+	cfg := rawsock.Config{DestQPs: qps, RcvBuf: 8 << 20, SndBuf: 4 << 20}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c, err := rawsock.Open(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +63,7 @@ func Open(addr netip.Addr, qps []uint32) (*Endpoint, error) {
 	if len(qps) > 0 {
 		src |= uint16(qps[0] & 0x3FFF) // fixed per endpoint: one ECMP path, no reordering
 	}
-	return &Endpoint{conn: c, addr: addr, frame: rocev2.Frame{Src: addr, TTL: 64, DF: true, SrcPort: src},
+	return &Endpoint{conn: c, addr: addr, frame: rocev2.Frame{Src: addr, TTL: 64, DF: true, SrcPort: src}, ingress: cfg.IfIndex,
 		sbuf: make([]byte, 0, 9216), rbuf: make([]byte, 9216), BadINC: map[string]uint64{}}, nil
 }
 
@@ -117,30 +132,52 @@ func (e *Endpoint) Recv(deadline time.Time) (*packet.Parsed, error) {
 		return nil, err
 	}
 	for {
-		n, err := e.conn.Recv(e.rbuf)
+		n, ifi, err := e.read(false)
 		if err != nil {
 			return nil, err
 		}
-		if p := e.parse(n); p != nil {
+		if p := e.parse(n, ifi); p != nil {
 			return p, nil
 		}
 	}
 }
 
+// read reads one packet into rbuf, with its ingress interface when the
+// endpoint reports it.
+func (e *Endpoint) read(try bool) (n, ifindex int, err error) {
+	switch {
+	case e.ingress && try:
+		return e.conn.TryRecvIf(e.rbuf)
+	case e.ingress:
+		return e.conn.RecvIf(e.rbuf)
+	case try:
+		n, err = e.conn.TryRecv(e.rbuf)
+	default:
+		n, err = e.conn.Recv(e.rbuf)
+	}
+	return n, 0, err
+}
+
 // TryRecv returns a queued valid packet, or nil if none is queued.
 func (e *Endpoint) TryRecv() *packet.Parsed {
 	for {
-		n, err := e.conn.TryRecv(e.rbuf)
+		n, ifi, err := e.read(true)
 		if err != nil {
 			return nil
 		}
-		if p := e.parse(n); p != nil {
+		if p := e.parse(n, ifi); p != nil {
 			return p
 		}
 	}
 }
 
-func (e *Endpoint) parse(n int) *packet.Parsed {
+// Raw is the last packet read, as it came (valid until the next Recv or
+// TryRecv): what a panic guard logs the head of.
+func (e *Endpoint) Raw() []byte { return e.rbuf[:e.rlen] }
+
+func (e *Endpoint) parse(n, ifindex int) *packet.Parsed {
+	e.rlen = n
+	e.p.IfIndex = ifindex
 	if err := packet.Parse(e.rbuf[:n], &e.p); err != nil {
 		e.LastBad = err
 		if k := e.Bad.Add(err); k == 0 {

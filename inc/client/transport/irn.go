@@ -280,6 +280,11 @@ func (s *Sender) NextDeadline() time.Time {
 	return t
 }
 
+// Outstanding reports whether packet i was sent and is not acknowledged
+// yet: an INC result for it is news (one for a packet never sent, or
+// already answered, is not).
+func (s *Sender) Outstanding(i int) bool { return i >= 0 && i < s.next && !s.p[i].acked }
+
 // Ack acknowledges packet i (an INC result, or a selective ack) at now.
 func (s *Sender) Ack(i int, now time.Time) {
 	if i < 0 || i >= s.next {

@@ -1,0 +1,560 @@
+package scenarios
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/inc/packet"
+	"github.com/fared/fared/inc/protos"
+	"github.com/fared/fared/interop"
+	"github.com/fared/fared/rocev2"
+	"github.com/fared/fared/rocev2/rawsock"
+)
+
+// Hostile hosts against the INC data plane (issue 25, row 2). An attacker
+// host attached to a leaf forges the INC packets of a legitimate rank
+// while that rank's job runs allreduce. The attack functions take the lab,
+// the attacker's node name and a running job, and read everything else
+// (the victim's tree, switch, QP, key) from the job and the fabric, so
+// they run on any fabric where the job's tree exists.
+
+// incJob is a legitimate INC job: one fareinc worker per host node.
+type incJob struct {
+	t       *testing.T
+	l       *interop.Lab
+	mgrNode string // the manager's node
+	manager string // its address:port
+	group   string
+	hosts   []string
+	ws      []*incWorker
+	// msgs: INC messages used so far on each tree (message ids are
+	// numbered per tree across operations; an attacker who watches the
+	// job knows them).
+	msgs map[uint32]uint32
+}
+
+type incWorker struct {
+	rank  int
+	cmd   *exec.Cmd
+	in    interface{ Write([]byte) (int, error) }
+	lines chan []byte
+	qpn   uint32
+	errb  *incLockedBuf
+}
+
+type incLockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *incLockedBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *incLockedBuf) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// incResult is fareinc's output line for one operation.
+type incResult struct {
+	Mode     string `json:"mode"`
+	Rank     int    `json:"rank"`
+	Packets  int    `json:"packets"`
+	Refused  int    `json:"refused"`
+	Verified bool   `json:"verified"`
+	TreeID   uint32 `json:"tree_id"`
+	Error    string `json:"error"`
+}
+
+// startINCJob starts a worker of group on each host (rank = position),
+// with the manager on node mgr, and waits until every one has joined.
+func startINCJob(t *testing.T, l *interop.Lab, mgr, group string, hosts ...string) *incJob {
+	t.Helper()
+	manager := fmt.Sprintf("%s:7791", l.Node(mgr).Loopback)
+	j := &incJob{t: t, l: l, mgrNode: mgr, manager: manager, group: group, hosts: hosts, msgs: map[uint32]uint32{}}
+	for r, h := range hosts {
+		cmd := exec.Command("ip", "netns", "exec", l.Node(h).Netns, bins.fareinc, "worker", "-v", "--manager", manager,
+			"--group", group, "--rank", fmt.Sprint(r), "--ranks", fmt.Sprint(len(hosts)))
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		w := &incWorker{rank: r, cmd: cmd, in: in, lines: make(chan []byte, 16), errb: &incLockedBuf{}}
+		cmd.Stderr = w.errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			sc := bufio.NewScanner(out)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			for sc.Scan() {
+				w.lines <- append([]byte(nil), sc.Bytes()...)
+			}
+			close(w.lines)
+		}()
+		t.Cleanup(func() {
+			in.Close()
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				cmd.Process.Kill()
+				<-done
+			}
+			if t.Failed() {
+				s := w.errb.String()
+				t.Logf("worker %d stderr (tail):\n%s", w.rank, s[max(0, len(s)-3000):])
+			}
+		})
+		j.ws = append(j.ws, w)
+	}
+	for _, w := range j.ws {
+		var joined struct {
+			Joined bool   `json:"joined"`
+			QPN    uint32 `json:"qpn"`
+		}
+		if err := w.read(&joined, 30*time.Second); err != nil || !joined.Joined {
+			t.Fatalf("worker %d did not join: %v\n%s", w.rank, err, w.errb.String())
+		}
+		w.qpn = joined.QPN
+	}
+	return j
+}
+
+func (w *incWorker) read(v any, timeout time.Duration) error {
+	select {
+	case b, ok := <-w.lines:
+		if !ok {
+			return fmt.Errorf("worker %d: output closed", w.rank)
+		}
+		return json.Unmarshal(b, v)
+	case <-time.After(timeout):
+		return fmt.Errorf("worker %d: no answer in %v", w.rank, timeout)
+	}
+}
+
+// allreduce runs one fp32 sum of size bytes on every rank, each checking
+// its result exactly (integer data), and returns the results.
+func (j *incJob) allreduce(size int) []incResult {
+	j.t.Helper()
+	b, _ := json.Marshal(map[string]any{"cmd": "allreduce", "size": fmt.Sprint(size), "dtype": "fp32", "op": "sum",
+		"pattern": "int", "verify": true, "timeout": "90s"})
+	for _, w := range j.ws {
+		if _, err := w.in.Write(append(b, '\n')); err != nil {
+			j.t.Fatalf("worker %d: %v", w.rank, err)
+		}
+	}
+	res := make([]incResult, len(j.ws))
+	for i, w := range j.ws {
+		if err := w.read(&res[i], 2*time.Minute); err != nil {
+			j.t.Fatal(err)
+		}
+	}
+	if res[0].Error == "" {
+		j.msgs[res[0].TreeID] += uint32(res[0].Packets)
+	}
+	return res
+}
+
+// tree asks rank r's worker for its tree assignment (what the rank
+// itself uses: the switch, its QP, the key, the rank's child index).
+func (j *incJob) tree(r int) *protos.TreeAssignment {
+	j.t.Helper()
+	w := j.ws[r]
+	if _, err := w.in.Write([]byte(`{"cmd":"tree"}` + "\n")); err != nil {
+		j.t.Fatal(err)
+	}
+	var a protos.TreeAssignment
+	if err := w.read(&a, 30*time.Second); err != nil || a.SwitchAddress == "" {
+		j.t.Fatalf("rank %d's tree: %+v %v", r, &a, err)
+	}
+	return &a
+}
+
+// incExact fails the test unless every rank verified its result.
+func incExact(t *testing.T, what string, res []incResult) {
+	t.Helper()
+	for _, r := range res {
+		if r.Error != "" || !r.Verified || r.Mode != "inc" {
+			t.Fatalf("%s: rank %d: %+v", what, r.Rank, r)
+		}
+	}
+}
+
+// incSwitchByAddr returns the fared node whose INC data plane has addr.
+func incSwitchByAddr(t *testing.T, ctx context.Context, l *interop.Lab, addr string) string {
+	t.Helper()
+	for _, n := range l.Nodes {
+		if n.Kind != "fared" {
+			continue
+		}
+		var v wire.INCSwitch
+		if l.FarectlJSON(ctx, n.Name, &v, "inc", "switch") == nil && v.Address == addr {
+			return n.Name
+		}
+	}
+	t.Fatalf("no INC switch has address %s", addr)
+	return ""
+}
+
+// incBadPackets reads a switch's bad_packets by kind.
+func incBadPackets(t *testing.T, ctx context.Context, l *interop.Lab, node string) map[string]uint64 {
+	t.Helper()
+	var v wire.INCSwitch
+	if err := l.FarectlJSON(ctx, node, &v, "inc", "switch"); err != nil {
+		t.Fatal(err)
+	}
+	return v.Bad
+}
+
+// incForger sends forged INC packets from the attacker's namespace, at most
+// max in all, until stopped; ready is closed after the first round.
+type incForger struct {
+	stop  atomic.Bool
+	sent  atomic.Int64
+	done  chan error
+	ready chan struct{}
+}
+
+// incForge sends the packets build makes for messages lo..hi-1, round after
+// round, in bursts (the attacker's traffic stays bounded: max packets).
+func incForge(t *testing.T, l *interop.Lab, attacker string, lo, hi uint32, max int64, build func(m uint32, b []byte) []byte) *incForger {
+	t.Helper()
+	c, err := rawsock.OpenIn(l.Node(attacker).Netns, rawsock.Config{NoReceive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &incForger{done: make(chan error, 1), ready: make(chan struct{})}
+	go func() {
+		defer c.Close()
+		buf := make([]byte, 0, 2048)
+		for round := 0; !f.stop.Load() && f.sent.Load() < max; round++ {
+			for m := lo; m < hi && f.sent.Load() < max; m++ {
+				buf = build(m, buf[:0])
+				if err := c.Send(buf); err != nil {
+					f.done <- err
+					return
+				}
+				if f.sent.Add(1)%256 == 0 {
+					time.Sleep(time.Millisecond) // bursts, not a CPU-bound loop
+				}
+			}
+			if round == 0 {
+				close(f.ready)
+			}
+		}
+		f.done <- nil
+	}()
+	t.Cleanup(func() { f.stop.Store(true) })
+	return f
+}
+
+func (f *incForger) finish(t *testing.T) int64 {
+	t.Helper()
+	f.stop.Store(true)
+	if err := <-f.done; err != nil {
+		t.Fatalf("attacker: %v", err)
+	}
+	return f.sent.Load()
+}
+
+// waitReady waits for the incForger's first round (or its end).
+func (f *incForger) waitReady(t *testing.T) {
+	t.Helper()
+	select {
+	case <-f.ready:
+	case err := <-f.done:
+		f.done <- err
+	case <-time.After(30 * time.Second):
+		t.Fatal("attacker: first round not sent in 30 s")
+	}
+}
+
+const incForgedSize = 256 << 10 // bytes per allreduce under attack: 256 messages of 1 KB
+
+// incForgedData is rank victim's contribution to message m as the attacker
+// forges it: its source address, its child index, the tree's QP and id,
+// the slot of m, 1 KB of 1e30 in fp32.
+func incForgedData(a *protos.TreeAssignment, src, sw netip.Addr, rkey uint32) func(m uint32, b []byte) []byte {
+	payload := make([]byte, 1024)
+	for i := 0; i < len(payload); i += 4 {
+		payload[i], payload[i+1], payload[i+2], payload[i+3] = 0xCA, 0xF2, 0x49, 0x71 // 1e30 in little-endian fp32
+	}
+	id := uint16(1)
+	return func(m uint32, b []byte) []byte {
+		id++
+		f := rocev2.Frame{Src: src, Dst: sw, ID: max(id, 1), TTL: 64}
+		return packet.AppendINC(b, &f, &packet.Data{DestQP: a.SwitchQpn, PSN: m, RKey: rkey, VA: uint64(m) * 1024,
+			Hdr: packet.Header{Collective: packet.AllReduce, DType: packet.FP32, Op: packet.Sum, Tree: uint16(a.TreeId),
+				Slot: uint16(m % a.Slots), Msg: m, Rank: uint16(a.ChildIndex), Count: 256}, Payload: payload})
+	}
+}
+
+// incForgedResult is a result for message m addressed to dst (QP qp) from
+// src: a client or a switch below the forged parent.
+func incForgedResult(a *protos.TreeAssignment, src, dst netip.Addr, qp, rkey uint32, rank uint16) func(m uint32, b []byte) []byte {
+	payload := make([]byte, 1024)
+	for i := 0; i < len(payload); i += 4 {
+		payload[i], payload[i+1], payload[i+2], payload[i+3] = 0xCA, 0xF2, 0x49, 0x71
+	}
+	id := uint16(1)
+	return func(m uint32, b []byte) []byte {
+		id++
+		f := rocev2.Frame{Src: src, Dst: dst, ID: max(id, 1), TTL: 64}
+		return packet.AppendINC(b, &f, &packet.Data{DestQP: qp, PSN: m, RKey: rkey, VA: uint64(m) * 1024,
+			Hdr: packet.Header{Flags: packet.FlagResult, Collective: packet.AllReduce, DType: packet.FP32, Op: packet.Sum,
+				Tree: uint16(a.TreeId), Slot: uint16(m % a.Slots), Msg: m, Rank: rank, Count: 256}, Payload: payload})
+	}
+}
+
+// incUnderAttack runs one allreduce of the job while f forges packets, and
+// checks that every rank's result is exact.
+func incUnderAttack(t *testing.T, j *incJob, f *incForger, what string) []incResult {
+	t.Helper()
+	f.waitReady(t)
+	res := j.allreduce(incForgedSize)
+	n := f.finish(t)
+	incExact(t, what, res)
+	t.Logf("%s: %d forged packets; every rank's result exact", what, n)
+	return res
+}
+
+// incMoved fails unless counter kind of a switch's bad_packets grew.
+func incMoved(t *testing.T, ctx context.Context, l *interop.Lab, node, kind string, before map[string]uint64) {
+	t.Helper()
+	poll(t, ctx, 5*time.Second, node+" counts bad_packets."+kind, func() error {
+		if now := incBadPackets(t, ctx, l, node); now[kind] <= before[kind] {
+			return fmt.Errorf("%s stayed at %d (%v)", kind, now[kind], now)
+		}
+		return nil
+	})
+}
+
+// incLoggedOnce fails unless the node's fared log holds exactly one
+// data-plane refusal line for reason.
+func incLoggedOnce(t *testing.T, l *interop.Lab, node, reason string) {
+	t.Helper()
+	b, err := os.ReadFile(l.FaredLog(node))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, "refused by the data plane's checks") && strings.Contains(line, "reason="+reason) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%s: %d log lines for refusals by %s, want 1", node, n, reason)
+	}
+}
+
+// attackINCForgedContribution: the attacker forges rank victim's
+// contribution (the victim's source address, child index, the tree's QP,
+// 1e30 everywhere) to the victim's switch, for every message of the job's
+// next allreduce, before and while it runs: first with a guessed R_Key,
+// then with the real one (the worst case: an attacker who knows the key
+// but is not on the victim's path). Every rank's result stays exact, and
+// the switch counts the forgeries under bad_packets (rkey, then ingress)
+// and logs each reason once.
+//
+// With the real key only the ingress check stands between the attacker
+// and the sum, so the fabric must let it tell them apart: the attacker's
+// packets must come into the victim's switch on another interface than
+// the victim's (true when the victim's leaf aggregates it and the
+// attacker has its own port there, or comes from another leaf). A host
+// sharing the victim's path (the same non-aggregating leaf, to a spine)
+// is beyond it: docs/inc.md, "What the key protects". The function
+// checks this and says so rather than pass or fail for the wrong reason.
+func attackINCForgedContribution(t *testing.T, ctx context.Context, l *interop.Lab, attacker string, j *incJob, victim int) {
+	a := j.tree(victim)
+	sw := netip.MustParseAddr(a.SwitchAddress)
+	node := incSwitchByAddr(t, ctx, l, a.SwitchAddress)
+	src := j.address(ctx, victim)
+	if dv, da := routeDev(t, ctx, l, node, src), routeDev(t, ctx, l, node, l.Node(attacker).Interfaces[0].Addr.Addr()); dv == da {
+		t.Fatalf("fabric: %s reaches the victim %s and the attacker %s over the same interface %s: the ingress check cannot tell them apart there",
+			node, src, attacker, dv)
+	}
+	for _, c := range []struct {
+		what, kind string
+		rkey       uint32
+	}{
+		{"forged contribution, guessed R_Key", "rkey", a.GroupKey ^ 0x5A5A5A5A},
+		{"forged contribution, the real R_Key", "ingress", a.GroupKey},
+	} {
+		before := incBadPackets(t, ctx, l, node)
+		base := j.msgs[a.TreeId]
+		f := incForge(t, l, attacker, base, base+incForgedSize/1024, 40000, incForgedData(a, src, sw, c.rkey))
+		incUnderAttack(t, j, f, c.what+" (rank "+fmt.Sprint(victim)+" at "+node+")")
+		incMoved(t, ctx, l, node, c.kind, before)
+		incLoggedOnce(t, l, node, c.kind)
+	}
+}
+
+// attackINCForgedResults: the attacker forges results. To the victim
+// client from its own address with the real key (a client takes results
+// only from its parent: counted as refused by the victim); and to the
+// victim's switch from its parent's address with the real key (the switch
+// takes results only from the parent on the route to it: bad_packets
+// ingress). Every rank's result stays exact.
+func attackINCForgedResults(t *testing.T, ctx context.Context, l *interop.Lab, attacker string, j *incJob, victim int) {
+	a := j.tree(victim)
+	own := l.Node(attacker).Interfaces[0].Addr.Addr()
+	dst := j.address(ctx, victim)
+	base := j.msgs[a.TreeId]
+	f := incForge(t, l, attacker, base, base+incForgedSize/1024, 40000, incForgedResult(a, own, dst, j.ws[victim].qpn, a.GroupKey, uint16(a.ChildIndex)))
+	res := incUnderAttack(t, j, f, "forged results to rank "+fmt.Sprint(victim)+" from "+own.String())
+	if res[victim].Refused == 0 {
+		t.Fatalf("rank %d refused no forged result: %+v", victim, res[victim])
+	}
+	t.Logf("rank %d refused %d forged results", victim, res[victim].Refused)
+
+	// The victim's switch under a parent: forge the parent's results.
+	parent, qp := j.parentOf(ctx, a)
+	if !parent.IsValid() {
+		t.Logf("rank %d's switch is the root: no parent to forge", victim)
+		return
+	}
+	node := incSwitchByAddr(t, ctx, l, a.SwitchAddress)
+	before := incBadPackets(t, ctx, l, node)
+	base = j.msgs[a.TreeId]
+	f = incForge(t, l, attacker, base, base+incForgedSize/1024, 40000,
+		incForgedResult(a, parent, netip.MustParseAddr(a.SwitchAddress), qp, a.GroupKey, 0))
+	incUnderAttack(t, j, f, "forged results to "+node+" from its parent "+parent.String())
+	incMoved(t, ctx, l, node, "ingress", before)
+}
+
+// routeDev is the interface node's route to addr goes out of.
+func routeDev(t *testing.T, ctx context.Context, l *interop.Lab, node string, addr netip.Addr) string {
+	t.Helper()
+	out, err := l.Exec(ctx, node, "ip", "-j", "route", "get", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []struct {
+		Dev string `json:"dev"`
+	}
+	if err := json.Unmarshal(out, &rs); err != nil || len(rs) == 0 {
+		t.Fatalf("%s: ip route get %s: %v %s", node, addr, err, out)
+	}
+	return rs[0].Dev
+}
+
+// address is rank r's data-plane address, as the manager knows it.
+func (j *incJob) address(ctx context.Context, r int) netip.Addr {
+	j.t.Helper()
+	var cs []wire.INCClient
+	if err := j.l.FarectlJSON(ctx, j.mgrNode, &cs, "inc", "clients"); err != nil {
+		j.t.Fatal(err)
+	}
+	for _, c := range cs {
+		if c.Group == j.group && c.Rank == r {
+			return netip.MustParseAddr(c.Address)
+		}
+	}
+	j.t.Fatalf("rank %d of %s unknown to the manager: %+v", r, j.group, cs)
+	return netip.Addr{}
+}
+
+// parentOf returns, for the switch of assignment a, its parent's address
+// in the group's tree (invalid at the root) and the switch's own QP.
+func (j *incJob) parentOf(ctx context.Context, a *protos.TreeAssignment) (netip.Addr, uint32) {
+	j.t.Helper()
+	var trees []wire.INCTree
+	if err := j.l.FarectlJSON(ctx, j.mgrNode, &trees, "inc", "trees"); err != nil {
+		j.t.Fatal(err)
+	}
+	for _, tr := range trees {
+		if tr.Group != j.group {
+			continue
+		}
+		addr := map[string]string{}
+		for _, s := range tr.Switches {
+			addr[s.Switch] = s.Address
+		}
+		for _, s := range tr.Switches {
+			if s.Address == a.SwitchAddress {
+				if s.Parent == "" {
+					return netip.Addr{}, s.QP
+				}
+				return netip.MustParseAddr(addr[s.Parent]), s.QP
+			}
+		}
+	}
+	j.t.Fatalf("no tree of %s has switch %s: %+v", j.group, a.SwitchAddress, trees)
+	return netip.Addr{}, 0
+}
+
+// incDataTopology: one spine (the manager, an aggregating switch), two
+// fared leaves; h1 and h2 on l1 (which aggregates them), h3 on l2, and the
+// attacker evil on l1 like any host.
+const incDataTopology = `name: hinc
+defaults: {hello-interval: 1s}
+nodes:
+  s1: {kind: fared, config: {inc: {role: both}}}
+  l1: {kind: fared, config: {inc: {role: switch, manager: "10.255.0.1:7791"}}}
+  l2: {kind: fared, config: {inc: {role: switch, manager: "10.255.0.1:7791"}}}
+  h1: {kind: host, agent: none}
+  h2: {kind: host, agent: none}
+  h3: {kind: host, agent: none}
+  evil: {kind: host, agent: none}
+links:
+  - {a: l1, b: s1, bandwidth: 10G}
+  - {a: l2, b: s1, bandwidth: 10G}
+  - {a: h1, b: l1, bandwidth: 10G}
+  - {a: h2, b: l1, bandwidth: 10G}
+  - {a: h3, b: l2, bandwidth: 10G}
+  - {a: evil, b: l1, bandwidth: 10G}
+`
+
+// TestHostileINCData: a job of three ranks runs allreduce while evil,
+// on the same leaf as rank 0, forges rank 0's contributions and results
+// (issue 25, row 2).
+func TestHostileINCData(t *testing.T) {
+	l := startLab(t, incDataTopology)
+	ctx := ctxT(t)
+	poll(t, ctx, 60*time.Second, "three INC switches registered and in the topology", func() error {
+		var sw []wire.INCRegisteredSwitch
+		if err := l.FarectlJSON(ctx, "s1", &sw, "inc", "switches"); err != nil {
+			return err
+		}
+		n := 0
+		for _, s := range sw {
+			if s.Alive && s.InTopology {
+				n++
+			}
+		}
+		if n != 3 {
+			return fmt.Errorf("%d of %+v", n, sw)
+		}
+		return nil
+	})
+	for _, h := range []string{"h1", "h2", "h3", "evil"} {
+		poll(t, ctx, 60*time.Second, h+" reaches the manager", func() error {
+			_, err := l.Exec(ctx, h, "ping", "-c1", "-W1", l.Node("s1").Loopback.String())
+			return err
+		})
+	}
+	j := startINCJob(t, l, "s1", "g", "h1", "h2", "h3")
+	incExact(t, "before the attack", j.allreduce(64<<10))
+	if a := j.tree(0); a.SwitchAddress != l.Node("l1").Loopback.String() {
+		t.Fatalf("rank 0 sends to %s, not to l1 (the attacker's leaf): %+v", a.SwitchAddress, a)
+	}
+	attackINCForgedContribution(t, ctx, l, "evil", j, 0)
+	attackINCForgedResults(t, ctx, l, "evil", j, 0)
+	incExact(t, "after the attacks", j.allreduce(64<<10))
+}
