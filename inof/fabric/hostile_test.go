@@ -2,7 +2,9 @@ package fabric
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
+	"syscall"
 	"testing"
 	"time"
 
@@ -221,3 +223,102 @@ func TestAttackNeverAck(t *testing.T) {
 		t.Errorf("notify_gave_up not counted (%v)", c)
 	}
 }
+
+// TestFigure10kZone: the figures of a leaf that holds 256 agent hosts
+// (64 ports at the per-port cap) in a 10,000-host default zone (the rest
+// on other switches), every notification acknowledged.
+//
+// First, the heap the switch takes for it (records, zones, bindings and
+// the notification state, which grows with hosts here × zone members):
+// asserted under 64 MiB ("tens of MB").
+//
+// Then 10,000 hostile registration attempts from one port: 5,000 new ids,
+// 5,000 claims of bound ids from random MACs. The heap and CPU they cost
+// are logged; the test asserts they are bounded — the port holds at most
+// its cap, the conflicts view its 256 kinds — and that a legitimate host
+// still registers and is told its peers.
+func TestFigure10kZone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 10,000-host zone")
+	}
+	const locals, members = 256, 10000
+	heapStart := heapNow()
+	h, _ := zoneOf(t, locals, members)
+	if st := h.s.Status(); st.Locals != locals || st.Records != members || st.Pending != 0 {
+		t.Fatalf("status %+v", st)
+	}
+	mib := float64(heapNow()-heapStart) / (1 << 20)
+	t.Logf("FIGURE inof notification state: %d local hosts in a %d-host zone: %.1f MiB of heap (the whole switch: records, zones, bindings, notification state)", locals, members, mib)
+	if mib > 64 {
+		t.Fatalf("%.1f MiB, want tens of MB", mib)
+	}
+
+	heap0 := heapNow()
+	cpu0 := cpuTime()
+	const flood = "eth999"
+	for i := 0; i < 10000; i++ {
+		src := net.HardwareAddr{0x02, 0x66, byte(i >> 16), byte(i >> 8), byte(i), 1}
+		id := fmt.Sprintf("flood-%05d", i)
+		if i%2 == 1 {
+			id = fmt.Sprintf("r%05d", i%9000) // a bound id of another switch
+		}
+		h.s.Frame(flood, src, &l2.Message{Type: l2.TypeRegister, Seq: uint32(i), Hold: time.Hour,
+			Host: l2.Host{ID: id, Role: l2.RoleTarget, Addrs: []netip.Addr{attacker}}})
+	}
+	h.s.Settle(h.now)
+	cpu := cpuTime() - cpu0
+	heap1 := heapNow()
+	st := h.s.Status()
+	c := h.s.Counters()
+	t.Logf("FIGURE inof hostile flood: 10,000 registration attempts from one port of a leaf with 256 hosts in a 10,000-host zone: "+
+		"heap %+.2f MiB, CPU %.3f s; port holds %d bindings, refused %d over the cap, %d conflicts (%d kinds kept)",
+		float64(int64(heap1)-int64(heap0))/(1<<20), cpu.Seconds(), len(h.s.portBinds[flood]), c["refused_port_cap"], c["conflicts"], len(h.s.Conflicts()))
+	if n := len(h.s.portBinds[flood]); n > 4 || st.Ports[flood].Refused < 4996 || c["conflicts"] != 5000 || len(h.s.Conflicts()) > 256 {
+		t.Fatalf("flood not bounded: %d bindings, %+v, %v", n, st.Ports[flood], c)
+	}
+	if d := int64(heap1) - int64(heap0); d > 4<<20 {
+		t.Fatalf("the flood grew the heap by %d bytes", d)
+	}
+	// A legitimate host on another port registers and hears its peers.
+	tx := h.s.tx.(*ackTx)
+	n0 := tx.sent
+	h.s.Frame("eth0", mac(77), &l2.Message{Type: l2.TypeRegister, Seq: 1, Hold: time.Hour, Host: l2.Host{ID: "legit", Role: l2.RoleInitiator}})
+	if h.s.locals[localKey{"eth0", "legit"}] != nil {
+		t.Fatal("eth0 is full (4 hosts): test setup")
+	}
+	h.s.Frame("eth998", mac(77), &l2.Message{Type: l2.TypeRegister, Seq: 1, Hold: time.Hour, Host: l2.Host{ID: "legit", Role: l2.RoleInitiator}})
+	if h.s.locals[localKey{"eth998", "legit"}] == nil || tx.sent-n0 < 64 {
+		t.Fatalf("a legitimate host did not register after the flood (%d frames)", tx.sent-n0)
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkHostileRegister: the cost of one refused registration attempt
+// on a full port (new id) and of one conflicting claim (bound id).
+func BenchmarkHostileRegister(b *testing.B) {
+	h := newHarness(&testing.T{}, true, storageZone())
+	rt := remote("tgt", "x1", mac(2), record.StateUp, t0)
+	h.s.RecordUpdate(rt.Key(), rt)
+	for i := 0; i < 4; i++ {
+		h.registerFrom("p3", 10+i, fmt.Sprint("fill", i), attacker)
+	}
+	h.s.tx = nopTx{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		src := net.HardwareAddr{0x02, 0x66, byte(i >> 16), byte(i >> 8), byte(i), 1}
+		id := "tgt"
+		if i%2 == 0 {
+			id = fmt.Sprint("flood-", i)
+		}
+		h.s.Frame("p3", src, &l2.Message{Type: l2.TypeRegister, Seq: uint32(i), Hold: time.Hour, Host: l2.Host{ID: id, Role: l2.RoleTarget}})
+	}
+}
+
+type nopTx struct{}
+
+func (nopTx) Send(string, net.HardwareAddr, *l2.Message) {}
