@@ -489,7 +489,7 @@ func (s *Switch) Bindings() []BindingView {
 
 // ErrNoBinding: Release of an id this switch holds no binding of.
 type ErrNoBinding struct {
-	ID      string
+	ID        string
 	Elsewhere []string // where other switches bind it
 }
 
