@@ -215,7 +215,7 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 				})
 			}
 		},
-		"tombstone": w.SetDuration(&c.Tombstone, 100*time.Millisecond, time.Minute),
+		"tombstone":          w.SetDuration(&c.Tombstone, 100*time.Millisecond, time.Minute),
 		"max-hosts":          config.SetInt(w, &c.MaxHosts, 1, 1000000),
 		"max-hosts-per-port": config.SetInt(w, &c.MaxHostsPerPort, 1, 100000),
 		"binding-hold":       w.SetDuration(&c.BindingHold, 0, 8760*time.Hour),
