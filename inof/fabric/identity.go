@@ -218,7 +218,7 @@ func (s *Switch) drop(b *bind, why string) {
 	if len(s.portBinds[b.key.port]) == 0 {
 		delete(s.portBinds, b.key.port)
 	}
-	s.log.Info("inof: binding dropped", "host", b.key.id, "port", b.key.port, "mac", b.mac, "why", why)
+	s.log.Info("inof: binding dropped", "host", b.key.id, "port", b.key.port, "mac", b.mac.String(), "why", why)
 	if l := s.locals[b.key]; l != nil {
 		s.depart(l, record.StateLeft)
 	} else if b.rec != nil {
@@ -372,7 +372,7 @@ func (s *Switch) foreign(port string, src net.HardwareAddr, m *l2.Message) {
 	s.portStat(port).Foreign++
 	if s.lim.allow("foreign:"+port, s.now) {
 		s.log.Warn("inof: request about a registration from another MAC, refused", "port", port, "host", m.Host.ID,
-			"type", m.Type, "src", src)
+			"type", m.Type, "src", src.String())
 	}
 }
 

@@ -264,7 +264,7 @@ func (s *Switch) register(port string, src net.HardwareAddr, m *l2.Message) {
 		s.count("registrations")
 		l = &local{key: k, since: b.since, note: newNotes()}
 		s.locals[k] = l
-		s.log.Info("inof: host registered", "host", host.ID, "port", port, "role", host.Role, "addrs", host.Addrs, "mac", host.MAC, "pinned", b.pinned)
+		s.log.Info("inof: host registered", "host", host.ID, "port", port, "role", host.Role, "addrs", host.Addrs, "mac", host.MAC.String(), "pinned", b.pinned)
 	}
 	resync := l.note.mute
 	l.host, l.src, l.source, l.hold, l.expires, l.pinned = host, slices.Clone(src), l2.SourceAgent, hold, s.now.Add(hold), b.pinned
@@ -414,7 +414,7 @@ func (s *Switch) LLDP(port string, h l2.LLDPHost) {
 		s.count("lldp_hosts")
 		l = &local{key: k, since: b.since, note: newNotes()}
 		s.locals[k] = l
-		s.log.Info("inof: LLDP host", "host", h.Host.ID, "port", port, "role", h.Host.Role, "addrs", h.Host.Addrs, "mac", host.MAC)
+		s.log.Info("inof: LLDP host", "host", h.Host.ID, "port", port, "role", h.Host.Role, "addrs", h.Host.Addrs, "mac", host.MAC.String())
 	}
 	// The TTL is the hold time the host asks for: clamped like an agent's.
 	hold := min(max(h.TTL, s.cfg.MinHold), s.cfg.MaxHold)
