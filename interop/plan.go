@@ -112,13 +112,13 @@ type Link struct {
 	Bandwidth float64
 	Metric    int
 
-	LAN     string       `json:",omitempty"`
-	Netns   string       `json:",omitempty"` // the LAN's bridge namespace
+	LAN   string `json:",omitempty"`
+	Netns string `json:",omitempty"` // the LAN's bridge namespace
 	// Shared: the LAN has hosts (a shared switch port): its bridge
 	// forwards the IEEE nearest-bridge group (01-80-C2-00-00-0E), as a
 	// hub or an unmanaged switch in front of the port would, so the
 	// hosts' iNOF and LLDP frames reach the switch.
-	Shared bool `json:",omitempty"`
+	Shared  bool         `json:",omitempty"`
 	Bridge  string       `json:",omitempty"`
 	Subnet  netip.Prefix `json:",omitzero"`
 	Members []Member     `json:",omitempty"`

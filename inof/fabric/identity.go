@@ -130,13 +130,11 @@ func (s *Switch) admit(c claim) *refusal {
 			}
 		}
 	}
-	if here == nil {
-		if !s.room(c.port) {
-			return &refusal{counter: "refused_port_cap"}
-		}
-	}
 	if s.locals[localKey{c.port, c.id}] == nil && len(s.locals) >= s.cfg.MaxHosts {
 		return &refusal{counter: "refused"}
+	}
+	if here == nil && !s.room(c.port) {
+		return &refusal{counter: "refused_port_cap"}
 	}
 	if pinned && st != nil {
 		// A pinned claim overrides this switch's unpinned bindings of the

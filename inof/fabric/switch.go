@@ -322,7 +322,9 @@ func (s *Switch) owner(port string, src net.HardwareAddr, m *l2.Message) (l *loc
 			s.authFailed(port, m)
 			return nil, true
 		}
-		s.bindAt(port, m.Host.ID).counter = m.Auth.Counter
+		if b := s.bindAt(port, m.Host.ID); b != nil {
+			b.counter = m.Auth.Counter
+		}
 	}
 	return l, false
 }
