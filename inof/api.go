@@ -3,13 +3,17 @@ package inof
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/fared/fared/api"
 	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/inof/fabric"
+	"github.com/fared/fared/inof/zones"
 	"github.com/fared/fared/internal/loop"
 )
 
@@ -194,6 +198,96 @@ func (m *module) Routes(rt *api.Router) {
 	}
 	rt.Handle("POST register", reg(true))
 	rt.Handle("POST deregister", reg(false))
+	m.identityRoutes(rt)
+}
+
+// identityRoutes: bindings, conflicts and their release (switches).
+func (m *module) identityRoutes(rt *api.Router) {
+	onSwitch := func() error {
+		if m.sw == nil {
+			return api.NotFound(errors.New("a host holds no bindings (its switches do)"))
+		}
+		return nil
+	}
+	rt.Handle("GET bindings", func(r *http.Request) (any, error) {
+		if err := onSwitch(); err != nil {
+			return nil, err
+		}
+		out := []wire.INOFBinding{}
+		err := m.query(r, func() {
+			for _, b := range m.sw.sw.Bindings() {
+				out = append(out, bindingWire(b))
+			}
+		})
+		return out, err
+	})
+	rt.Handle("GET conflicts", func(r *http.Request) (any, error) {
+		if err := onSwitch(); err != nil {
+			return nil, err
+		}
+		out := []wire.INOFConflict{}
+		err := m.query(r, func() {
+			for _, c := range m.sw.sw.Conflicts() {
+				out = append(out, wire.INOFConflict{ID: c.ID, Port: c.Port, MAC: c.MAC, Reason: c.Reason, Against: c.Against,
+					First: c.First.UTC().Format(time.RFC3339Nano), Last: c.Last.UTC().Format(time.RFC3339Nano), Count: c.Count})
+			}
+		})
+		return out, err
+	})
+	release := func(r *http.Request, id string) (any, error) {
+		if err := onSwitch(); err != nil {
+			return nil, err
+		}
+		if err := zones.CheckHost(id); err != nil {
+			return nil, api.BadRequest(fmt.Errorf("id: %w", err))
+		}
+		var ports []string
+		var rerr error
+		if err := m.query(r, func() { ports, rerr = m.sw.sw.Release(id) }); err != nil {
+			return nil, err
+		}
+		var nb *fabric.ErrNoBinding
+		var st *fabric.ErrStatic
+		switch {
+		case errors.As(rerr, &nb):
+			return nil, api.NotFound(rerr)
+		case errors.As(rerr, &st):
+			return nil, api.Unprocessable(rerr)
+		case rerr != nil:
+			return nil, rerr
+		}
+		m.core.Log.Info("inof: binding released by the operator", "module", "inof", "host", id, "ports", ports)
+		return wire.INOFRelease{ID: id, Ports: ports}, nil
+	}
+	rt.Handle("POST release", func(r *http.Request) (any, error) {
+		var q wire.INOFRelease
+		if err := api.Decode(r, &q); err != nil {
+			return nil, err
+		}
+		if q.ID == "" {
+			return nil, api.Errorf("id: required")
+		}
+		return release(r, q.ID)
+	})
+	rt.Handle("DELETE bindings/{id}", func(r *http.Request) (any, error) { return release(r, r.PathValue("id")) })
+}
+
+func bindingWire(b fabric.BindingView) wire.INOFBinding {
+	w := wire.INOFBinding{ID: b.ID, Port: b.Port, State: "absent", Pinned: b.Pinned, Static: b.Static,
+		Since: b.Since.UTC().Format(time.RFC3339Nano)}
+	if b.Live {
+		w.State = "registered"
+	}
+	if len(b.MAC) > 0 {
+		w.MAC = b.MAC.String()
+	}
+	if !b.Left.IsZero() && !b.Live {
+		w.Left = b.Left.UTC().Format(time.RFC3339Nano)
+	}
+	if b.Expires > 0 {
+		w.ExpiresIn = b.Expires.Seconds()
+	}
+	return w
 }
 
 // status is built inside the loop.
@@ -203,11 +297,19 @@ func (m *module) status() wire.INOFStatus {
 		st.ID = m.id
 		st.Peers = len(m.host.ag.Peers())
 		st.Counters = m.host.ag.Counters()
+		if m.host.hook != nil {
+			st.Counters["hook_coalesced"], st.Counters["hook_runs"] = m.host.hook.counts()
+		}
 		return st
 	}
 	s := m.sw.sw.Status()
 	st.RouterID = m.rid.String()
 	st.LocalHosts, st.Records, st.Zones, st.ZonesReady, st.Pending = s.Locals, s.Records, s.Zones, s.ZonesReady, s.Pending
+	st.Unresponsive, st.Bindings = s.Unresponsive, s.Bindings
+	for _, p := range slices.Sorted(maps.Keys(s.Ports)) {
+		ps := s.Ports[p]
+		st.Ports = append(st.Ports, wire.INOFPort{Port: p, Refused: ps.Refused, Conflicts: ps.Conflicts, ForeignMAC: ps.Foreign, AuthFailures: ps.AuthFailures})
+	}
 	if s.ZoneFrom.IsValid() {
 		st.ZonesFrom = s.ZoneFrom.String()
 	}
@@ -240,6 +342,7 @@ func hostWire(v fabric.HostView) wire.INOFHost {
 	if v.Expires > 0 {
 		h.ExpiresIn = v.Expires.Seconds()
 	}
+	h.Pinned, h.Unresponsive = r.Pinned, v.Unresponsive
 	return h
 }
 

@@ -2,6 +2,7 @@ package inof
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/inof/fabric"
 	"github.com/fared/fared/inof/l2"
 	"github.com/fared/fared/inof/zones"
 )
@@ -48,8 +50,15 @@ type Config struct {
 	Window     int
 	Tombstone  time.Duration
 	MaxHosts   int
-	Zones      *zones.Config // reflectors
-	Filters    []Filter
+	// Host identity (switches): hosts per port, how long a departed
+	// host's binding lasts (0: until released), static bindings, host keys.
+	MaxHostsPerPort int
+	NotifyAttempts  int
+	BindingHold     time.Duration
+	Bindings        []Binding
+	HostKeys        []HostKey
+	Zones           *zones.Config // reflectors
+	Filters         []Filter
 
 	// Hosts.
 	ID          string
@@ -58,6 +67,8 @@ type Config struct {
 	HostHold    time.Duration
 	Hook        string
 	HookTimeout time.Duration
+	HostMAC     net.HardwareAddr // identity MAC; nil: the first interface's
+	Key         *l2.Key          // signs the host's requests
 
 	// Stamp is when the zone configuration last changed: the config
 	// file's modification time (reflectors).
@@ -74,6 +85,28 @@ type Neighbor struct {
 	TTLSecurity  int // GTSM: accepted hops, 0 = off
 	Passive      bool
 }
+
+// Binding is a static binding: a host id pinned to ports of this switch
+// (and to a MAC).
+type Binding struct {
+	ID    string
+	Ports []string
+	MAC   net.HardwareAddr
+}
+
+// HostKey is one key of a host, on a switch.
+type HostKey struct {
+	ID     string // the host's id
+	KeyID  uint16
+	Secret string `diff:"-"`
+}
+
+// MinSecret and MaxSecret bound a host key's secret: short secrets fall
+// to an offline search from one captured signed frame.
+const (
+	MinSecret = 16
+	MaxSecret = 255
+)
 
 // Filter is one routing policy entry.
 type Filter struct {
@@ -99,6 +132,7 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 		BFDTx: 100 * time.Millisecond, BFDRx: 100 * time.Millisecond, BFDMult: 3,
 		LLDP: true, OUI: l2.DefaultOUI, MinHold: 300 * time.Millisecond, MaxHold: 10 * time.Minute,
 		Retransmit: 250 * time.Millisecond, Window: 64, Tombstone: 3 * time.Second, MaxHosts: 10000,
+		MaxHostsPerPort: 4, NotifyAttempts: 6, BindingHold: 24 * time.Hour,
 		HostRole: l2.RoleInitiator, HostHold: 3 * time.Second, HookTimeout: 10 * time.Second}
 	if !w.IsMapping(k, v) {
 		return c
@@ -177,11 +211,22 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 				w.Mapping(v, map[string]config.Field{
 					"retransmit": w.SetDuration(&c.Retransmit, 10*time.Millisecond, 10*time.Second),
 					"window":     config.SetInt(w, &c.Window, 1, 4096),
+					"attempts":   config.SetInt(w, &c.NotifyAttempts, 1, 20),
 				})
 			}
 		},
-		"tombstone": w.SetDuration(&c.Tombstone, 100*time.Millisecond, time.Minute),
-		"max-hosts": config.SetInt(w, &c.MaxHosts, 1, 1000000),
+		"tombstone":          w.SetDuration(&c.Tombstone, 100*time.Millisecond, time.Minute),
+		"max-hosts":          config.SetInt(w, &c.MaxHosts, 1, 1000000),
+		"max-hosts-per-port": config.SetInt(w, &c.MaxHostsPerPort, 1, 100000),
+		"binding-hold":       w.SetDuration(&c.BindingHold, 0, 8760*time.Hour),
+		"bindings":           w.List(func(v *yaml.Node) { c.Bindings = append(c.Bindings, binding(w, v)) }),
+		"host-keys":          w.List(func(v *yaml.Node) { c.HostKeys = append(c.HostKeys, hostKey(w, v)) }),
+		"mac": func(k, v *yaml.Node) {
+			if s, ok := w.Text(k, v); ok {
+				c.HostMAC = mac(w, v, k.Value, s)
+			}
+		},
+		"key": func(k, v *yaml.Node) { c.Key = ownKey(w, k, v) },
 		"zones": func(k, v *yaml.Node) {
 			zonesAt = k
 			if !w.Want(k, v, "a mapping of zone name to hosts", v.Kind == yaml.MappingNode) {
@@ -265,9 +310,10 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 		return c
 	}
 	// Keys of another role are mistakes, reported where they are.
-	hostOnly := []string{"id", "host-role", "nqn", "hold", "hook", "hook-timeout"}
+	hostOnly := []string{"id", "host-role", "nqn", "hold", "hook", "hook-timeout", "mac", "key"}
 	switchOnly := []string{"asn", "router-id", "port", "cluster-id", "neighbors", "timers", "graceful-restart", "bfd",
-		"lldp", "lldp-oui", "host-hold", "notify", "tombstone", "max-hosts", "zones", "default-zone", "filters"}
+		"lldp", "lldp-oui", "host-hold", "notify", "tombstone", "max-hosts", "max-hosts-per-port", "binding-hold",
+		"bindings", "host-keys", "zones", "default-zone", "filters"}
 	wrong := hostOnly
 	if c.Role == RoleHost {
 		wrong = switchOnly
@@ -293,6 +339,7 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 	if c.MinHold > c.MaxHold {
 		w.Errf(seen["host-hold"], "inof: host-hold min %s is above max %s", c.MinHold, c.MaxHold)
 	}
+	checkIdentity(w, c, seen)
 	seenNbr := map[netip.Addr]bool{}
 	for _, n := range c.Neighbors {
 		if seenNbr[n.Address] && n.Address.IsValid() {
@@ -404,6 +451,125 @@ func addrList(w *config.Walker, dst *[]netip.Addr) config.Field {
 				continue
 			}
 			*dst = append(*dst, a)
+		}
+	}
+}
+
+func mac(w *config.Walker, v *yaml.Node, what, s string) net.HardwareAddr {
+	m, err := net.ParseMAC(s)
+	if err != nil || len(m) != 6 {
+		w.Errf(v, "%s: want a MAC address like 02:00:00:00:00:01, got %q", what, s)
+		return nil
+	}
+	return m
+}
+
+// binding parses one static binding: {id, ports, mac}.
+func binding(w *config.Walker, v *yaml.Node) Binding {
+	var b Binding
+	seen := w.MappingIn("binding", v, map[string]config.Field{
+		"id": w.Str(&b.ID, hostIDProblem),
+		"ports": func(k, v *yaml.Node) {
+			ps, nodes := w.Strings(k, v)
+			for i, p := range ps {
+				if p == "" || len(p) > 15 || strings.ContainsAny(p, "/ \t") {
+					w.Errf(nodes[i], "binding: invalid port name %q", p)
+				}
+			}
+			b.Ports = ps
+		},
+		"mac": func(k, v *yaml.Node) {
+			if s, ok := w.Text(k, v); ok {
+				b.MAC = mac(w, v, "binding: mac", s)
+			}
+		},
+	})
+	if seen["id"] == nil || len(b.Ports) == 0 {
+		w.Errf(v, "binding: needs id and ports (the switch ports the host may register on)")
+	}
+	return b
+}
+
+// hostKey parses one host key of a switch: {id, key-id, secret}.
+func hostKey(w *config.Walker, v *yaml.Node) HostKey {
+	var k HostKey
+	seen := w.MappingIn("host key", v, map[string]config.Field{
+		"id":     w.Str(&k.ID, hostIDProblem),
+		"key-id": config.SetInt(w, &k.KeyID, 0, 65535),
+		"secret": w.Str(&k.Secret, secretProblem),
+	})
+	if seen["id"] == nil || seen["key-id"] == nil || seen["secret"] == nil {
+		w.Errf(v, "host key: needs id, key-id and secret")
+	}
+	return k
+}
+
+// ownKey parses a host's key: {id, secret}.
+func ownKey(w *config.Walker, k, v *yaml.Node) *l2.Key {
+	if !w.IsMapping(k, v) {
+		return nil
+	}
+	var id uint16
+	var secret string
+	seen := w.Mapping(v, map[string]config.Field{
+		"id":     config.SetInt(w, &id, 0, 65535),
+		"secret": w.Str(&secret, secretProblem),
+	})
+	if seen["id"] == nil || seen["secret"] == nil {
+		w.Errf(k, "key: needs id and secret")
+		return nil
+	}
+	return &l2.Key{ID: id, Secret: []byte(secret)}
+}
+
+func hostIDProblem(s string) string {
+	if err := zones.CheckHost(s); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+func secretProblem(s string) string {
+	if len(s) < MinSecret || len(s) > MaxSecret {
+		return fmt.Sprintf("%d bytes, want %d..%d (a short secret falls to a search from one captured frame)", len(s), MinSecret, MaxSecret)
+	}
+	return ""
+}
+
+// checkIdentity: one static binding per id, one key per (id, key id).
+func checkIdentity(w *config.Walker, c *Config, seen map[string]*yaml.Node) {
+	ids := map[string]bool{}
+	for _, b := range c.Bindings {
+		if ids[b.ID] && b.ID != "" {
+			w.Errf(seen["bindings"], "inof: bindings: %s twice (list all its ports in one)", b.ID)
+		}
+		ids[b.ID] = true
+	}
+	keys := map[string]bool{}
+	for _, k := range c.HostKeys {
+		id := fmt.Sprint(k.ID, "/", k.KeyID)
+		if keys[id] && k.ID != "" {
+			w.Errf(seen["host-keys"], "inof: host-keys: %s key-id %d twice", k.ID, k.KeyID)
+		}
+		keys[id] = true
+	}
+}
+
+// identityConfig fills the fabric's identity settings (fabric.Config
+// reads a zero binding hold as its default: 0 here means "until
+// released").
+func (c *Config) identityConfig(fc *fabric.Config) {
+	fc.MaxHostsPerPort, fc.Attempts, fc.BindingHold = c.MaxHostsPerPort, c.NotifyAttempts, c.BindingHold
+	if c.BindingHold == 0 {
+		fc.BindingHold = -1
+	}
+	for _, b := range c.Bindings {
+		fc.Static = append(fc.Static, fabric.Static{ID: b.ID, Ports: b.Ports, MAC: b.MAC})
+	}
+	if len(c.HostKeys) > 0 {
+		fc.Keys = map[string][]l2.Key{}
+		for _, k := range c.HostKeys {
+			fc.Keys[k.ID] = append(fc.Keys[k.ID], l2.Key{ID: k.KeyID, Secret: []byte(k.Secret)})
 		}
 	}
 }

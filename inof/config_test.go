@@ -116,3 +116,75 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// Host identity keys: a switch's caps, binding hold, static bindings and
+// host keys; a host's identity MAC and key; their mistakes with lines.
+func TestConfigIdentity(t *testing.T) {
+	c, err := load(t, `inof:
+  role: switch
+  max-hosts-per-port: 8
+  binding-hold: 0s
+  notify: {attempts: 3}
+  bindings:
+    - {id: tgt1, ports: [tgt1-1, tgt1-2], mac: "02:00:00:00:00:07"}
+    - {id: lldp1, ports: [lldp1-1]}
+  host-keys:
+    - {id: tgt1, key-id: 1, secret: 0123456789abcdef}
+    - {id: tgt1, key-id: 2, secret: fedcba9876543210}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxHostsPerPort != 8 || c.BindingHold != 0 || c.NotifyAttempts != 3 || len(c.Bindings) != 2 ||
+		c.Bindings[0].MAC.String() != "02:00:00:00:00:07" || !slices.Equal(c.Bindings[0].Ports, []string{"tgt1-1", "tgt1-2"}) ||
+		len(c.HostKeys) != 2 || c.HostKeys[1].KeyID != 2 {
+		t.Fatalf("%+v", c)
+	}
+	fc := c.fabricConfig(netip.MustParseAddr("10.255.0.1"), "sw")
+	if fc.BindingHold >= 0 || len(fc.Keys["tgt1"]) != 2 || string(fc.Keys["tgt1"][0].Secret) != "0123456789abcdef" || len(fc.Static) != 2 {
+		t.Fatalf("fabric config %+v", fc)
+	}
+	d, err := load(t, "inof: {role: switch}")
+	if err != nil || d.MaxHostsPerPort != 4 || d.BindingHold != 24*time.Hour || d.NotifyAttempts != 6 {
+		t.Fatalf("defaults %+v %v", d, err)
+	}
+	h, err := load(t, `inof: {role: host, interfaces: [a], mac: "02:00:00:00:00:09", key: {id: 1, secret: 0123456789abcdef}}`)
+	if err != nil || h.HostMAC.String() != "02:00:00:00:00:09" || h.Key == nil || h.Key.ID != 1 || string(h.Key.Secret) != "0123456789abcdef" {
+		t.Fatalf("host %+v %v", h, err)
+	}
+	if r := redacted(h); string(r.Key.Secret) != "(secret)" || string(h.Key.Secret) != "0123456789abcdef" {
+		t.Fatal("redacted")
+	}
+
+	_, err = load(t, `inof:
+  role: switch
+  max-hosts-per-port: 0
+  bindings:
+    - {id: tgt1, ports: [tgt1-1], mac: nope}
+    - {id: tgt1, ports: [x]}
+    - {ports: [y]}
+  host-keys:
+    - {id: tgt1, key-id: 1, secret: short}
+    - {id: tgt1, key-id: 70000, secret: 0123456789abcdef}
+  key: {id: 1, secret: 0123456789abcdef}
+`)
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{
+		"fared.yaml:5: max-hosts-per-port: 0 out of range",
+		`fared.yaml:7: binding: mac: want a MAC address like 02:00:00:00:00:01, got "nope"`,
+		"fared.yaml:9: binding: needs id and ports",
+		"fared.yaml:6: inof: bindings: tgt1 twice",
+		"fared.yaml:11: secret: 5 bytes, want 16..255",
+		"fared.yaml:12: key-id: 70000 out of range",
+		"fared.yaml:13: inof: key is not a setting of role switch",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+	if _, err := load(t, "inof: {role: host, interfaces: [a], host-keys: []}"); err == nil || !strings.Contains(err.Error(), "host-keys is not a setting of role host") {
+		t.Errorf("host-keys on a host: %v", err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/inof/agent"
 	"github.com/fared/fared/inof/l2"
+	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
 )
@@ -27,6 +28,7 @@ type hostRT struct {
 	ag    *agent.Agent
 	ports map[string]*port
 	hook  *hookRunner
+	guard *guard.Guard
 	done  chan struct{} // closed when the loop has stopped
 	retry time.Time
 
@@ -46,16 +48,18 @@ type (
 	}
 )
 
-func newHostRT(log *slog.Logger, cfg *Config) *hostRT {
-	return &hostRT{log: log, cfg: cfg, lp: loop.New(4096), ports: map[string]*port{}, done: make(chan struct{})}
+func newHostRT(log *slog.Logger, g *guard.Guard, cfg *Config) *hostRT {
+	r := &hostRT{log: log, cfg: cfg, lp: loop.New(4096), ports: map[string]*port{}, guard: g, done: make(chan struct{})}
+	r.lp.Guard(g)
+	return r
 }
 
 func (c *Config) agentConfig() agent.Config {
-	return agent.Config{ID: c.ID, Role: c.HostRole, NQN: c.NQN, Interfaces: c.Interfaces, Hold: c.HostHold}
+	return agent.Config{ID: c.ID, Role: c.HostRole, NQN: c.NQN, Interfaces: c.Interfaces, Hold: c.HostHold, MAC: c.HostMAC, Key: c.Key}
 }
 
 func (r *hostRT) run(ctx context.Context) error {
-	r.hook = newHookRunner(r.log, r.cfg.Hook, r.cfg.HookTimeout)
+	r.hook = newHookRunner(r.log, r.guard, r.cfg.Hook, r.cfg.HookTimeout)
 	defer r.hook.close()
 	r.ag = agent.New(r.cfg.agentConfig(), r.log, r, r.hook.queue, time.Now())
 	// The loop outlives ctx by the deregistration (at most a second).
@@ -93,7 +97,7 @@ func (r *hostRT) openPorts() {
 			continue
 		}
 		r.ports[name] = p
-		go p.read(func(f []byte) { post(r.done, r.lp, hostFrameEv{name, f}) }, func(err error) {
+		go p.read(r.guard, func(f []byte) { post(r.done, r.lp, hostFrameEv{name, f}) }, func(err error) {
 			post(r.done, r.lp, readErr{name, err})
 		})
 		r.refresh(name)
@@ -153,6 +157,9 @@ func (r *hostRT) Handle(ev any) {
 		}
 	case readErr:
 		r.log.Error("inof: reader stopped", "iface", ev.port, "err", ev.err)
+		if p := r.ports[ev.port]; p != nil {
+			p.close()
+		}
 		delete(r.ports, ev.port)
 	case shutdownEv:
 		r.ag.Deregister()
@@ -211,23 +218,29 @@ func addrStrings(as []netip.Addr) []string {
 	return out
 }
 
-// hookRunner runs the hook for each event, one at a time and in order,
-// off the agent's goroutine: the executable gets the event as JSON on
-// stdin (wire.INOFEvent), and INOF_EVENT, INOF_HOST set.
+// hookRunner runs the hook for each event, one at a time, off the
+// agent's goroutine: the executable gets the event as JSON on stdin
+// (wire.INOFEvent), and INOF_EVENT, INOF_HOST set. Events wait in a
+// hookQueue, which keeps one per peer path: a burst of changes about one
+// peer while the hook is busy runs it once, with the final state.
 type hookRunner struct {
 	log     *slog.Logger
 	path    string
 	timeout time.Duration
+	guard   *guard.Guard
+	exec    func(agent.Event) // the hook's run (tests replace it)
 
 	mu     sync.Mutex
-	q      []agent.Event
+	q      hookQueue
 	wake   chan struct{}
 	done   chan struct{}
 	closed bool
+	runs   uint64
 }
 
-func newHookRunner(log *slog.Logger, path string, timeout time.Duration) *hookRunner {
-	h := &hookRunner{log: log, path: path, timeout: timeout, wake: make(chan struct{}, 1), done: make(chan struct{})}
+func newHookRunner(log *slog.Logger, g *guard.Guard, path string, timeout time.Duration) *hookRunner {
+	h := &hookRunner{log: log, guard: g, path: path, timeout: timeout, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	h.exec = h.run1
 	go h.run()
 	return h
 }
@@ -237,7 +250,7 @@ func (h *hookRunner) queue(e agent.Event) {
 		return
 	}
 	h.mu.Lock()
-	h.q = append(h.q, e)
+	h.q.put(e)
 	h.mu.Unlock()
 	select {
 	case h.wake <- struct{}{}:
@@ -245,12 +258,21 @@ func (h *hookRunner) queue(e agent.Event) {
 	}
 }
 
+// counts returns how many events were coalesced into a later one, and
+// how many times the hook ran.
+func (h *hookRunner) counts() (coalesced, runs uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.q.coalesced, h.runs
+}
+
 func (h *hookRunner) run() {
 	defer close(h.done)
 	for range h.wake {
 		for {
 			h.mu.Lock()
-			if len(h.q) == 0 {
+			e, ok := h.q.take()
+			if !ok {
 				closed := h.closed
 				h.mu.Unlock()
 				if closed {
@@ -258,15 +280,16 @@ func (h *hookRunner) run() {
 				}
 				break
 			}
-			e := h.q[0]
-			h.q = h.q[1:]
+			h.runs++
 			h.mu.Unlock()
-			h.exec(e)
+			// A bug in the run (the JSON, the environment) costs this
+			// event, not the agent.
+			h.guard.Do("hook", nil, func() { h.exec(e) })
 		}
 	}
 }
 
-func (h *hookRunner) exec(e agent.Event) {
+func (h *hookRunner) run1(e agent.Event) {
 	b, _ := json.Marshal(eventWire(e))
 	ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
 	defer cancel()
@@ -290,4 +313,41 @@ func (h *hookRunner) close() {
 	}
 	close(h.wake)
 	<-h.done
+}
+
+// hookQueue holds the events the hook has not run yet, at most one per
+// peer path: a newer event about a path replaces the one waiting (in its
+// place in the order), since the hook acts on a path's state (connect,
+// disconnect), and only the last one matters.
+type hookQueue struct {
+	order     []agent.PathKey
+	waiting   map[agent.PathKey]agent.Event
+	coalesced uint64
+}
+
+func (q *hookQueue) put(e agent.Event) {
+	if q.waiting == nil {
+		q.waiting = map[agent.PathKey]agent.Event{}
+	}
+	k := e.Peer.Key
+	if _, ok := q.waiting[k]; ok {
+		q.coalesced++
+	} else {
+		q.order = append(q.order, k)
+	}
+	q.waiting[k] = e
+}
+
+func (q *hookQueue) take() (agent.Event, bool) {
+	if len(q.order) == 0 {
+		return agent.Event{}, false
+	}
+	k := q.order[0]
+	q.order = q.order[1:]
+	e := q.waiting[k]
+	delete(q.waiting, k)
+	if len(q.order) == 0 {
+		q.order = nil
+	}
+	return e, true
 }

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fared/fared/inof/l2"
+	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/loop"
 )
 
@@ -72,7 +73,11 @@ func (p *port) send(frame []byte) error {
 // we sent ourselves (the kernel loops outgoing frames back to packet
 // sockets only with PACKET_OUTGOING, which a bound socket does not see;
 // the check is for bridges that reflect) are skipped.
-func (p *port) read(deliver func(frame []byte), failed func(error)) {
+//
+// A panic here (a bug) is recovered through the module's guard: the
+// socket is reported failed, and its owner opens it again.
+func (p *port) read(g *guard.Guard, deliver func(frame []byte), failed func(error)) {
+	defer g.Recover("reader "+p.name, nil, func(any) { failed(errReaderPanic) })
 	buf := make([]byte, 9216)
 	for {
 		n, err := p.f.Read(buf)
@@ -94,3 +99,12 @@ func (p *port) read(deliver func(frame []byte), failed func(error)) {
 }
 
 func (p *port) close() error { return p.f.Close() }
+
+var errReaderPanic = errors.New("the reader panicked (a bug, logged once): reopening")
+
+// GuardInput shows the head of a received frame when handling it
+// panicked (internal/loop's guard).
+func (e frameEv) GuardInput() []byte { return e.b }
+
+// GuardInput: the same for a host's frame.
+func (e hostFrameEv) GuardInput() []byte { return e.b }

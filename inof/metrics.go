@@ -26,6 +26,10 @@ var (
 	inofZones   = prometheus.NewDesc("fared_inof_zones", "Zones in the configuration in force.", nil, nil)
 	inofPending = prometheus.NewDesc("fared_inof_pending_notifications",
 		"Notifications sent to hosts and not yet acknowledged.", nil, nil)
+	inofBindings = prometheus.NewDesc("fared_inof_bindings",
+		"Host ids bound to this switch's ports (registered or away).", nil, nil)
+	inofUnresponsive = prometheus.NewDesc("fared_inof_unresponsive_hosts",
+		"Hosts of this switch that stopped acknowledging notifications (the switch gave up on them).", nil, nil)
 	inofPeers  = prometheus.NewDesc("fared_inof_zone_peers", "A host's zone peers.", nil, nil)
 	inofEvents = prometheus.NewDesc("fared_inof_events_total",
 		"iNOF events by kind (the counters of farectl inof status: registrations, notifications, bad frames and records, ...).", []string{"event"}, nil)
@@ -33,7 +37,7 @@ var (
 )
 
 func (c inofCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{inofLocal, inofRecords, inofZones, inofPending, inofPeers, inofEvents, inofScrape} {
+	for _, d := range []*prometheus.Desc{inofLocal, inofRecords, inofZones, inofPending, inofBindings, inofUnresponsive, inofPeers, inofEvents, inofScrape} {
 		ch <- d
 	}
 }
@@ -57,6 +61,8 @@ func (c inofCollector) Collect(ch chan<- prometheus.Metric) {
 		g(inofRecords, st.Records)
 		g(inofZones, st.Zones)
 		g(inofPending, st.Pending)
+		g(inofBindings, st.Bindings)
+		g(inofUnresponsive, st.Unresponsive)
 	}
 	names := make([]string, 0, len(st.Counters))
 	for k := range st.Counters {

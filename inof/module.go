@@ -19,6 +19,7 @@ import (
 
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/daemon"
+	"github.com/fared/fared/inof/l2"
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
 )
@@ -54,9 +55,9 @@ func newModule(core *daemon.Core, c *config.Config) (daemon.Module, error) {
 			s.ID = c.Hostname
 		}
 		m.id = s.ID
-		m.host = newHostRT(log, s)
+		m.host = newHostRT(log, core.Guard("inof"), s)
 	} else {
-		m.sw = newSwitchRT(log, s, m.rid, c.Hostname)
+		m.sw = newSwitchRT(log, core.Guard("inof"), s, m.rid, c.Hostname)
 	}
 	return m, nil
 }
@@ -83,7 +84,8 @@ func (m *module) Check(c *config.Config) error {
 			s.ID = c.Hostname
 		}
 		if s.ID != m.cfg.ID || s.HostRole != m.cfg.HostRole || s.NQN != m.cfg.NQN || !slices.Equal(s.Interfaces, m.cfg.Interfaces) ||
-			s.HostHold != m.cfg.HostHold || s.Hook != m.cfg.Hook || s.HookTimeout != m.cfg.HookTimeout {
+			s.HostHold != m.cfg.HostHold || s.Hook != m.cfg.Hook || s.HookTimeout != m.cfg.HookTimeout ||
+			!slices.Equal(s.HostMAC, m.cfg.HostMAC) || !sameKey(s.Key, m.cfg.Key) {
 			return errors.New("host settings change only with a restart (the agent re-registers then)")
 		}
 		return nil
@@ -117,7 +119,11 @@ func (m *module) Reconfigure(ctx context.Context, c *config.Config) (daemon.Chan
 	return ch, nil
 }
 
-// redacted is c without passwords, for change reports.
+func sameKey(a, b *l2.Key) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.ID == b.ID && string(a.Secret) == string(b.Secret)
+}
+
+// redacted is c without passwords and secrets, for change reports.
 func redacted(c *Config) *Config {
 	r := *c
 	r.Neighbors = slices.Clone(c.Neighbors)
@@ -125,6 +131,13 @@ func redacted(c *Config) *Config {
 		if r.Neighbors[i].Password != "" {
 			r.Neighbors[i].Password = "(set)"
 		}
+	}
+	r.HostKeys = slices.Clone(c.HostKeys)
+	for i := range r.HostKeys {
+		r.HostKeys[i].Secret = "(secret)"
+	}
+	if c.Key != nil {
+		r.Key = &l2.Key{ID: c.Key.ID, Secret: []byte("(secret)")}
 	}
 	r.Zones = nil // reported by the module in words
 	r.Stamp = 0

@@ -19,6 +19,7 @@ import (
 	"github.com/fared/fared/inof/l2"
 	"github.com/fared/fared/inof/record"
 	"github.com/fared/fared/inof/zones"
+	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
 )
@@ -36,6 +37,7 @@ type switchRT struct {
 	sp    *ibgp.Speaker // set before the loop runs
 	spAPI atomic.Pointer[ibgp.Speaker]
 	ports map[string][2]*port // name -> iNOF, LLDP
+	guard *guard.Guard        // the module's (loop, readers)
 	retry time.Time           // next attempt to open missing ports
 	done  chan struct{}       // closed when the loop has stopped
 }
@@ -92,9 +94,11 @@ func nonce() uint32 {
 }
 
 func (c *Config) fabricConfig(rid netip.Addr, name string) fabric.Config {
-	return fabric.Config{RouterID: rid, Name: name, Reflector: c.Role == RoleReflector, Zones: c.Zones, Stamp: c.Stamp,
+	fc := fabric.Config{RouterID: rid, Name: name, Reflector: c.Role == RoleReflector, Zones: c.Zones, Stamp: c.Stamp,
 		Ports: c.Interfaces, MinHold: c.MinHold, MaxHold: c.MaxHold, Retransmit: c.Retransmit, Window: c.Window,
 		Tombstone: c.Tombstone, MaxHosts: c.MaxHosts}
+	c.identityConfig(&fc)
+	return fc
 }
 
 func (c *Config) ibgpConfig(rid netip.Addr, log *slog.Logger) ibgp.Config {
@@ -113,8 +117,10 @@ func (c *Config) ibgpConfig(rid netip.Addr, log *slog.Logger) ibgp.Config {
 	return ic
 }
 
-func newSwitchRT(log *slog.Logger, cfg *Config, rid netip.Addr, name string) *switchRT {
-	return &switchRT{log: log, cfg: cfg, rid: rid, name: name, lp: loop.New(4096), ports: map[string][2]*port{}, done: make(chan struct{})}
+func newSwitchRT(log *slog.Logger, g *guard.Guard, cfg *Config, rid netip.Addr, name string) *switchRT {
+	r := &switchRT{log: log, cfg: cfg, rid: rid, name: name, lp: loop.New(4096), ports: map[string][2]*port{}, guard: g, done: make(chan struct{})}
+	r.lp.Guard(g)
+	return r
 }
 
 func (r *switchRT) run(ctx context.Context) error {
@@ -178,7 +184,7 @@ func (r *switchRT) openPorts() {
 				continue
 			}
 			lldp := i == 1
-			go p.read(func(f []byte) { post(r.done, r.lp, frameEv{port: name, lldp: lldp, b: f}) },
+			go p.read(r.guard, func(f []byte) { post(r.done, r.lp, frameEv{port: name, lldp: lldp, b: f}) },
 				func(err error) { post(r.done, r.lp, readErr{name, err}) })
 		}
 	}
@@ -255,6 +261,11 @@ func (r *switchRT) Handle(ev any) {
 		}
 	case readErr:
 		r.log.Error("inof: port reader stopped", "port", ev.port, "err", ev.err)
+		for _, p := range r.ports[ev.port] {
+			if p != nil {
+				p.close()
+			}
+		}
 		delete(r.ports, ev.port)
 	case zoneEv:
 		ev.reply <- r.zoneChange(ev.add, ev.req)

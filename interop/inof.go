@@ -57,6 +57,10 @@ type INOFSettings struct {
 	HostHold      time.Duration // the agents' hold time
 	Tombstone     time.Duration
 	OUI           string // lldp-oui, for the switches and the lldpd hosts
+	// HostsPerPort is the switches' max-hosts-per-port (0: fared's
+	// default): a test that plays hundreds of hosts behind one port
+	// raises it.
+	HostsPerPort int
 }
 
 func defaultINOF() INOFSettings {
@@ -224,11 +228,12 @@ func (p *tparser) topINOF(v *yaml.Node, s *INOFSettings) {
 		"auto-add": func(k, v *yaml.Node) {
 			s.AutoAdd = p.boolean("inof", k, v)
 		},
-		"hold":         p.dur("inof", &s.Hold),
-		"restart-time": p.dur("inof", &s.RestartTime),
-		"host-hold":    p.dur("inof", &s.HostHold),
-		"tombstone":    p.dur("inof", &s.Tombstone),
-		"lldp-oui":     p.str("inof", &s.OUI),
+		"hold":               p.dur("inof", &s.Hold),
+		"restart-time":       p.dur("inof", &s.RestartTime),
+		"host-hold":          p.dur("inof", &s.HostHold),
+		"tombstone":          p.dur("inof", &s.Tombstone),
+		"lldp-oui":           p.str("inof", &s.OUI),
+		"max-hosts-per-port": p.integer("inof", 1, 100000, &s.HostsPerPort),
 	})
 	if _, err := ouiBytes(s.OUI); err != nil {
 		p.errf(v, "inof: %v", err)
@@ -285,10 +290,21 @@ func (p *tparser) checkINOFLinks(t *Topology, at, zonesAt *yaml.Node) {
 	}
 	for i, l := range t.Links {
 		if l.IsLAN() {
+			// Hosts on a LAN share one switch port (a hub or an
+			// unmanaged switch in front of it): the LAN has exactly one
+			// fared node, the switch.
+			hosts, others := 0, 0
 			for _, m := range l.Nodes {
 				if kind[m] == "host" {
-					p.errf(at, "link %d: hosts attach by p2p links, not to lan %q", i, l.LAN)
+					hosts++
+				} else if kind[m] == "fared" {
+					others++
+				} else {
+					others += 2
 				}
+			}
+			if hosts > 0 && others != 1 {
+				p.errf(at, "link %d: lan %q with hosts is a shared switch port: it needs exactly one fared node (the switch) besides the hosts", i, l.LAN)
 			}
 			continue
 		}
@@ -383,6 +399,9 @@ func (l *Lab) inofSection(n *Node) map[string]any {
 			"graceful-restart": map[string]any{"restart-time": s.RestartTime.String()},
 			"bfd":              map[string]any{"min-tx": s.BFDInterval.String(), "min-rx": s.BFDInterval.String(), "multiplier": s.BFDMultiplier},
 			"tombstone":        s.Tombstone.String(), "lldp-oui": s.OUI}
+		if s.HostsPerPort > 0 {
+			sec["max-hosts-per-port"] = s.HostsPerPort
+		}
 		if sec["interfaces"] == nil {
 			sec["interfaces"] = []string{}
 		}
@@ -545,6 +564,15 @@ func (l *Lab) startDaemon(n *Node, name string, argv []string) error {
 func (l *Lab) hostRoutes(ctx context.Context, n *Node) error {
 	var hops []string
 	for _, f := range n.Interfaces {
+		if f.Type == "lan" {
+			// A shared port: through the LAN's switch.
+			for _, m := range l.Links[f.Link].Members {
+				if sw := l.Node(m.Node); sw != nil && !sw.isHost() {
+					hops = append(hops, "nexthop", "via", m.Addr.Addr().String(), "dev", f.Name)
+				}
+			}
+			continue
+		}
 		peer := l.Node(f.Peer)
 		if peer == nil || peer.isHost() {
 			continue

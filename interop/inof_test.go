@@ -185,9 +185,57 @@ func TestINOFTopologyErrors(t *testing.T) {
 		{base + "zones: {z: [a]}\n", `zones: no node has inof: reflector`},
 		{base + "zones: {default: [a]}\n", `zone name "default"`},
 		{base + "inof: {lldp-oui: zz}\n", `lldp-oui "zz"`},
+		{base + "  t: {kind: fared, inof: switch}\n  h: {kind: host}\nlinks:\n  - {lan: seg, nodes: [s, t, h]}\n",
+			`lan "seg" with hosts is a shared switch port: it needs exactly one fared node`},
 	} {
 		if _, err := ParseTopology([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.in, err, tc.want)
 		}
+	}
+}
+
+// A LAN with hosts is a shared switch port: the switch's side faces hosts
+// (iNOF runs there, the IGP is passive), the bridge forwards the
+// nearest-bridge group, and the hosts route through the switch.
+func TestINOFSharedPort(t *testing.T) {
+	topo, err := ParseTopology([]byte(`name: shp
+inof: {max-hosts-per-port: 9}
+nodes:
+  rr:   {kind: fared, inof: reflector}
+  leaf: {kind: fared, inof: switch}
+  ini:  {kind: host, inof: host}
+  evil: {kind: host, agent: none}
+links:
+  - {a: leaf, b: rr}
+  - {lan: seg, nodes: [leaf, ini, evil]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Plan(topo, Options{RunDir: "/run/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lk := l.Link(1); !lk.Shared || lk.LAN != "seg" {
+		t.Fatalf("link %+v", lk)
+	}
+	if f := l.Node("leaf").Iface("seg"); f == nil || !f.Edge {
+		t.Fatalf("leaf's LAN interface %+v", f)
+	}
+	if f := l.Node("rr").Iface("leaf-1"); f.Edge {
+		t.Fatal("a switch link is an edge")
+	}
+	sw := inof.Section(parseRendered(t, l, "leaf"))
+	if !slices.Equal(sw.Interfaces, []string{"seg"}) || sw.MaxHostsPerPort != 9 {
+		t.Fatalf("leaf inof %+v", sw)
+	}
+	c := parseRendered(t, l, "leaf")
+	for _, f := range c.ISIS.Interfaces {
+		if f.Name == "seg" && !f.Passive {
+			t.Fatal("IS-IS not passive on the shared port")
+		}
+	}
+	if h := inof.Section(parseRendered(t, l, "ini")); !slices.Equal(h.Interfaces, []string{"seg"}) {
+		t.Fatalf("ini inof %+v", h)
 	}
 }

@@ -256,7 +256,11 @@ func (l *Lab) build(ctx context.Context) error {
 }
 
 func (l *Lab) buildLAN(ctx context.Context, lk *Link) error {
-	if err := l.ip(ctx, "-n", lk.Netns, "link", "add", lk.Bridge, "type", "bridge"); err != nil {
+	args := []string{"-n", lk.Netns, "link", "add", lk.Bridge, "type", "bridge"}
+	if lk.Shared {
+		args = append(args, "group_fwd_mask", "0x4000") // bit 14: 01-80-C2-00-00-0E
+	}
+	if err := l.ip(ctx, args...); err != nil {
 		return err
 	}
 	if err := l.ip(ctx, "-n", lk.Netns, "link", "set", lk.Bridge, "up"); err != nil {

@@ -112,8 +112,13 @@ type Link struct {
 	Bandwidth float64
 	Metric    int
 
-	LAN     string       `json:",omitempty"`
-	Netns   string       `json:",omitempty"` // the LAN's bridge namespace
+	LAN   string `json:",omitempty"`
+	Netns string `json:",omitempty"` // the LAN's bridge namespace
+	// Shared: the LAN has hosts (a shared switch port): its bridge
+	// forwards the IEEE nearest-bridge group (01-80-C2-00-00-0E), as a
+	// hub or an unmanaged switch in front of the port would, so the
+	// hosts' iNOF and LLDP frames reach the switch.
+	Shared  bool         `json:",omitempty"`
 	Bridge  string       `json:",omitempty"`
 	Subnet  netip.Prefix `json:",omitzero"`
 	Members []Member     `json:",omitempty"`
@@ -202,6 +207,13 @@ func plan(t *Topology, name string) (*Lab, error) {
 		if s.IsLAN() {
 			lk.LAN, lk.Netns, lk.Bridge = s.LAN, name+"-"+s.LAN, "br0"
 			lk.Subnet = netip.PrefixFrom(addOffset(lanBase, lans*256), 24)
+			// A LAN with hosts is a shared switch port: the switch's side
+			// faces hosts (Edge), like a p2p link to a host.
+			hosts := false
+			for _, m := range s.Nodes {
+				hosts = hosts || byName[m] != nil && byName[m].isHost()
+			}
+			lk.Shared = hosts
 			for _, m := range s.Nodes {
 				n := byName[m]
 				if n == nil {
@@ -210,7 +222,7 @@ func plan(t *Topology, name string) (*Lab, error) {
 				addr := netip.PrefixFrom(addOffset(lk.Subnet.Addr(), n.Index), 24)
 				lk.Members = append(lk.Members, Member{Node: m, Iface: s.LAN, Port: m, Addr: addr})
 				n.Interfaces = append(n.Interfaces, Iface{Name: s.LAN, Type: "lan", Addr: addr, Peer: s.LAN,
-					Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric, Level: n.Level})
+					Link: i, Bandwidth: s.Bandwidth, Metric: s.Metric, Level: n.Level, Edge: hosts && !n.isHost()})
 			}
 			l.Netns = append(l.Netns, lk.Netns)
 			lans++

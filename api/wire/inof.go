@@ -20,6 +20,57 @@ type INOFHost struct {
 	ExpiresIn float64 `json:"expires_in,omitempty"`
 	// Via lists the host's interfaces whose switch reports this peer (on a host).
 	Via []string `json:"via,omitempty"`
+	// Pinned: the id is pinned where it is attached (a static binding or
+	// the host's key).
+	Pinned bool `json:"pinned,omitempty"`
+	// Unresponsive: a host of this switch that stopped acknowledging
+	// notifications; the switch gave up on it until it registers again.
+	Unresponsive bool `json:"unresponsive,omitempty"`
+}
+
+// INOFBinding is one binding of a host id on this switch (GET
+// /v1/inof/bindings): where the id may register, from which MAC.
+type INOFBinding struct {
+	ID     string `json:"id"`
+	Port   string `json:"port"`
+	MAC    string `json:"mac,omitempty"` // the host's identity MAC ("" for a static binding without one)
+	State  string `json:"state"`         // registered, absent
+	Pinned bool   `json:"pinned"`        // static or signed
+	Static bool   `json:"static"`
+	Since  string `json:"since"`          // RFC 3339: bound here since
+	Left   string `json:"left,omitempty"` // RFC 3339: when the host went
+	// ExpiresIn is the seconds until an absent binding expires (0: it
+	// does not: static, or binding-hold 0).
+	ExpiresIn float64 `json:"expires_in,omitempty"`
+}
+
+// INOFConflict is one kind of refused claim of a host id (GET
+// /v1/inof/conflicts): who tried, what it contradicts, how often.
+type INOFConflict struct {
+	ID      string `json:"id"`
+	Port    string `json:"port"`
+	MAC     string `json:"mac,omitempty"` // the claimant's identity MAC
+	Reason  string `json:"reason"`
+	Against string `json:"against,omitempty"` // the binding it contradicts: switch:port MAC
+	First   string `json:"first"`             // RFC 3339
+	Last    string `json:"last"`
+	Count   uint64 `json:"count"`
+}
+
+// INOFRelease is the body of POST /v1/inof/release, and its answer (with
+// the ports released).
+type INOFRelease struct {
+	ID    string   `json:"id"`
+	Ports []string `json:"ports,omitempty"`
+}
+
+// INOFPort is what one host-facing port's hosts were refused.
+type INOFPort struct {
+	Port         string `json:"port"`
+	Refused      uint64 `json:"refused"` // over max-hosts-per-port
+	Conflicts    uint64 `json:"conflicts"`
+	ForeignMAC   uint64 `json:"foreign_mac"` // requests about a registration from another MAC
+	AuthFailures uint64 `json:"auth_failures"`
 }
 
 // INOFZone is one zone (GET /v1/inof/zones).
@@ -97,6 +148,10 @@ type INOFStatus struct {
 	ZonesFrom  string `json:"zones_from,omitempty"`
 	ZonesReady bool   `json:"zones_ready"`
 	Pending    int    `json:"pending_notifications"`
+	// Unresponsive hosts stopped acknowledging notifications.
+	Unresponsive int        `json:"unresponsive_hosts"`
+	Bindings     int        `json:"bindings"`
+	Ports        []INOFPort `json:"ports,omitempty"`
 	// Hosts.
 	Peers    int               `json:"peers"`
 	Counters map[string]uint64 `json:"counters"`

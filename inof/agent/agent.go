@@ -37,6 +37,14 @@ type Config struct {
 	Retry time.Duration
 	// Events is how many events the log keeps.
 	Events int
+	// MAC is the host's identity MAC, sent in every registration: a
+	// switch binds the host's id to it (docs/inof.md, "Identity"), and a
+	// dual-homed host must show the same one to all its switches. Nil:
+	// the MAC of the first interface of Interfaces that has one.
+	MAC net.HardwareAddr
+	// Key, if set, signs every registration, keepalive and deregistration
+	// (the switches hold the same key for this id).
+	Key *l2.Key
 }
 
 // Defaults fills unset fields.
@@ -154,6 +162,8 @@ type Agent struct {
 	evStart  int
 	counters map[string]uint64
 	badLog   map[string]time.Time
+	identity net.HardwareAddr // fixed at the first registration
+	counter  uint64           // of the last signed request
 }
 
 // New returns an agent; onEvent is called for every change of the peer
@@ -197,14 +207,42 @@ func (a *Agent) startRegister(l *link) {
 }
 
 func (a *Agent) sendRegister(l *link) {
+	l.nextSend = a.now.Add(a.cfg.Retry)
+	mac := a.identityMAC()
+	if mac == nil {
+		return // no interface has told its MAC yet
+	}
 	l.seq++
 	a.send(l, &l2.Message{Type: l2.TypeRegister, Seq: l.seq, Hold: a.cfg.Hold,
-		Host: l2.Host{ID: a.cfg.ID, Role: a.cfg.Role, NQN: a.cfg.NQN, MAC: l.mac, Addrs: l.addrs}})
-	l.nextSend = a.now.Add(a.cfg.Retry)
+		Host: l2.Host{ID: a.cfg.ID, Role: a.cfg.Role, NQN: a.cfg.NQN, MAC: mac, Addrs: l.addrs}})
 }
 
+// identityMAC is the MAC the host registers with on every link: the
+// configured one, else the first interface's (in configuration order)
+// that is known, fixed for the run once used.
+func (a *Agent) identityMAC() net.HardwareAddr {
+	if a.identity == nil {
+		a.identity = a.cfg.MAC
+	}
+	for _, name := range a.cfg.Interfaces {
+		if a.identity != nil {
+			break
+		}
+		if m := a.links[name].mac; len(m) == 6 {
+			a.identity = slices.Clone(m)
+		}
+	}
+	return a.identity
+}
+
+// send sends a request to the switch of link l, signed if the host has a
+// key: the counter is the clock in milliseconds, kept strictly increasing.
 func (a *Agent) send(l *link, m *l2.Message) {
 	a.counters["frames_tx"]++
+	if a.cfg.Key != nil {
+		a.counter = max(a.counter+1, uint64(a.now.UnixMilli()))
+		m.Sign(*a.cfg.Key, a.counter)
+	}
 	a.tx.Send(l.name, l2.GroupMAC, m)
 }
 

@@ -7,6 +7,7 @@
 package fabric
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"net"
@@ -52,6 +53,23 @@ type Config struct {
 	Tombstone time.Duration
 	// MaxHosts bounds the hosts registered on this switch.
 	MaxHosts int
+	// MaxHostsPerPort bounds the bindings of one port (its hosts, and
+	// those away whose binding has not expired): one port cannot fill the
+	// switch. Static bindings do not count.
+	MaxHostsPerPort int
+	// Attempts is how many times an unacknowledged notification is sent
+	// again (each wait twice the last, from Retransmit) before the switch
+	// gives up on the host.
+	Attempts int
+	// BindingHold is how long a binding stays after its host went; < 0:
+	// until released.
+	BindingHold time.Duration
+	// Static bindings pin ids to ports (and MACs) of this switch.
+	Static []Static
+	// Keys: hosts that sign their requests, by id.
+	Keys map[string][]l2.Key
+	// Conflicts is how many kinds of refused claim the view keeps.
+	Conflicts int
 	// Events is how many notifications the event log keeps.
 	Events int
 }
@@ -76,6 +94,18 @@ func (c *Config) Defaults() {
 	if c.MaxHosts == 0 {
 		c.MaxHosts = 10000
 	}
+	if c.MaxHostsPerPort == 0 {
+		c.MaxHostsPerPort = 4
+	}
+	if c.Attempts == 0 {
+		c.Attempts = 6
+	}
+	if c.BindingHold == 0 {
+		c.BindingHold = 24 * time.Hour
+	}
+	if c.Conflicts == 0 {
+		c.Conflicts = 256
+	}
 	if c.Events == 0 {
 		c.Events = 20000
 	}
@@ -92,32 +122,22 @@ type localKey struct {
 
 // local is a host registered on one of our ports.
 type local struct {
-	key     localKey
-	host    l2.Host
-	mac     net.HardwareAddr
+	key localKey
+	// host is what it registered; host.MAC is its identity MAC (the
+	// Register's MAC TLV, else the frame's source).
+	host l2.Host
+	// src is the frame source it registered from: answers go there, and
+	// its keepalives, deregistration and acks must come from it.
+	src     net.HardwareAddr
 	source  l2.Source
+	pinned  bool
 	hold    time.Duration
 	expires time.Time
 	since   time.Time
 	rec     *record.Host // what we advertise for it
-	// Notification state (agent hosts only).
-	told    map[record.Key]told // what the host was last told, per peer record
-	queue   []*pending          // not sent yet (window full)
-	flight  map[uint32]*pending // sent, unacknowledged
+	note    notes        // notification state (agent hosts only)
 	lldpTTL time.Duration
 	chassis string // LLDP chassis id: what a shutdown LLDPDU names
-}
-
-type told struct {
-	digest string       // the join as sent; a change means a new join
-	zones  []string     // the zones shared when it was sent
-	last   *record.Host // the peer's record as last told
-}
-
-type pending struct {
-	msg  l2.Message
-	sent time.Time
-	rec  record.Key
 }
 
 // Switch is one switch's iNOF state.
@@ -143,6 +163,17 @@ type Switch struct {
 	pendAdd map[record.Key]record.Record
 	pendDel map[record.Key]bool
 
+	// Identity (identity.go).
+	ids       map[string]*idState
+	portBinds map[string][]*bind
+	static    map[string]*Static
+	conflicts map[conflictKey]*Conflict
+	ports     map[string]*PortStats
+	nextExp   time.Time
+
+	// Notification state (notify.go): host records as small indices.
+	peers *peerTable
+
 	events   []Event
 	evStart  int // ring start once full
 	counters map[string]uint64
@@ -156,11 +187,14 @@ func New(cfg Config, log *slog.Logger, tx Tx, ex Exchange, nonce uint32, now tim
 	s := &Switch{cfg: cfg, log: log, tx: tx, ex: ex, nonce: nonce, now: now,
 		locals: map[localKey]*local{}, records: map[record.Key]*record.Host{}, tombs: map[record.Key]time.Time{},
 		collector: zones.NewCollector(), pendAdd: map[record.Key]record.Record{}, pendDel: map[record.Key]bool{},
-		counters: map[string]uint64{}, unknownZ: map[string]bool{}}
+		counters: map[string]uint64{}, unknownZ: map[string]bool{},
+		ids: map[string]*idState{}, portBinds: map[string][]*bind{}, static: map[string]*Static{},
+		conflicts: map[conflictKey]*Conflict{}, ports: map[string]*PortStats{}, peers: newPeerTable()}
 	if cfg.Reflector {
 		s.useZones(cfg.Zones, cfg.RouterID, cfg.Stamp)
 		s.originateZones(nil)
 	}
+	s.setStatic(cfg.Static)
 	return s
 }
 
@@ -177,7 +211,7 @@ func (s *Switch) Frame(port string, src net.HardwareAddr, m *l2.Message) {
 	case l2.TypeDeregister:
 		s.deregister(port, src, m)
 	case l2.TypeNotifyAck:
-		s.notifyAck(port, m)
+		s.notifyAck(port, src, m)
 	default:
 		// Answers a host never sends: count them, they do no harm.
 		s.count("frames_unexpected")
@@ -199,50 +233,132 @@ func (s *Switch) reply(port string, dst net.HardwareAddr, m *l2.Message) {
 
 func (s *Switch) register(port string, src net.HardwareAddr, m *l2.Message) {
 	k := localKey{port, m.Host.ID}
-	l := s.locals[k]
-	if l == nil && len(s.locals) >= s.cfg.MaxHosts {
-		s.count("refused")
-		s.reply(port, src, &l2.Message{Type: l2.TypeRegisterAck, Seq: m.Seq, Status: l2.StatusRefused, Switch: s.cfg.RouterID, Port: port, Hold: m.Hold, Nonce: s.nonce})
+	keyed, signed := s.verify(port, m)
+	if keyed && !signed {
+		s.authFailed(port, m)
+		s.refuse(port, src, m)
 		return
 	}
-	hold := min(max(m.Hold, s.cfg.MinHold), s.cfg.MaxHold)
 	host := m.Host
 	if len(host.MAC) == 0 {
 		host.MAC = src
 	}
+	c := claim{port: port, id: host.ID, mac: host.MAC, src: src, signed: signed, source: l2.SourceAgent}
+	if r := s.admit(c); r != nil {
+		s.refused(c, r)
+		s.refuse(port, src, m)
+		return
+	}
+	b := s.bindTo(c)
+	if signed {
+		b.counter = m.Auth.Counter
+	}
+	hold := min(max(m.Hold, s.cfg.MinHold), s.cfg.MaxHold)
+	l := s.locals[k]
+	if l != nil && l.source != l2.SourceAgent {
+		// An agent takes over from LLDP: its registration says more.
+		s.dropNotes(l)
+		l = nil
+	}
 	if l == nil {
 		s.count("registrations")
-		l = &local{key: k, since: s.now, told: map[record.Key]told{}, flight: map[uint32]*pending{}}
+		l = &local{key: k, since: b.since, note: newNotes()}
 		s.locals[k] = l
-		s.log.Info("inof: host registered", "host", host.ID, "port", port, "role", host.Role, "addrs", host.Addrs)
+		s.log.Info("inof: host registered", "host", host.ID, "port", port, "role", host.Role, "addrs", host.Addrs, "mac", host.MAC.String(), "pinned", b.pinned)
 	}
-	l.host, l.mac, l.source, l.hold, l.expires = host, src, l2.SourceAgent, hold, s.now.Add(hold)
+	resync := l.note.mute
+	l.host, l.src, l.source, l.hold, l.expires, l.pinned = host, slices.Clone(src), l2.SourceAgent, hold, s.now.Add(hold), b.pinned
+	l.note.mute = false
 	s.reply(port, src, &l2.Message{Type: l2.TypeRegisterAck, Seq: m.Seq, Status: l2.StatusOK, Switch: s.cfg.RouterID,
 		SwitchName: s.cfg.Name, Port: port, Hold: hold, Nonce: s.nonce})
 	s.advertise(l)
+	if resync {
+		// It stopped acknowledging, was asked to register again: it is
+		// told everything again.
+		s.syncHost(l)
+	}
+}
+
+// refuse answers a Register that was refused.
+func (s *Switch) refuse(port string, src net.HardwareAddr, m *l2.Message) {
+	s.reply(port, src, &l2.Message{Type: l2.TypeRegisterAck, Seq: m.Seq, Status: l2.StatusRefused, Switch: s.cfg.RouterID,
+		Port: port, Hold: max(m.Hold, time.Millisecond), Nonce: s.nonce})
+}
+
+// refused counts a refused claim: a cap (per port too), or a conflict
+// (the conflicts view, logged once).
+func (s *Switch) refused(c claim, r *refusal) {
+	if r.reason == "" {
+		s.count(r.counter)
+		if r.counter == "refused_port_cap" {
+			s.portStat(c.port).Refused++
+			if s.lim.allow("cap:"+c.port, s.now) {
+				s.log.Warn("inof: port full, registration refused", "port", c.port, "host", c.id, "max-hosts-per-port", s.cfg.MaxHostsPerPort)
+			}
+		}
+		return
+	}
+	s.noteConflict(conflictKey{c.port, c.id, c.mac.String()}, r.counter, r.reason, r.against)
+}
+
+// owner returns the registration a host's request names, if the request
+// comes from it: from its MAC and, for a host with a key, signed. A
+// request from another MAC (a shared port) or unsigned is counted and
+// refused (nil, true); no registration is (nil, false).
+func (s *Switch) owner(port string, src net.HardwareAddr, m *l2.Message) (l *local, refused bool) {
+	l = s.locals[localKey{port, m.Host.ID}]
+	if l == nil || l.source != l2.SourceAgent {
+		return nil, false
+	}
+	if !bytes.Equal(l.src, src) {
+		s.foreign(port, src, m)
+		return nil, true
+	}
+	if m.Type == l2.TypeNotifyAck {
+		return l, false
+	}
+	if keyed, ok := s.verify(port, m); keyed {
+		if !ok {
+			s.authFailed(port, m)
+			return nil, true
+		}
+		if b := s.bindAt(port, m.Host.ID); b != nil {
+			b.counter = m.Auth.Counter
+		}
+	}
+	return l, false
 }
 
 func (s *Switch) keepalive(port string, src net.HardwareAddr, m *l2.Message) {
-	l := s.locals[localKey{port, m.Host.ID}]
+	l, refused := s.owner(port, src, m)
 	st := l2.StatusOK
-	if l == nil || l.source != l2.SourceAgent {
+	switch {
+	case refused:
+		st = l2.StatusRefused
+	case l == nil:
 		st = l2.StatusUnknownHost
-	} else {
+	case l.note.mute:
+		// It gave up acknowledging notifications: registering again
+		// resends it everything; until then its hold runs out.
+		st = l2.StatusUnknownHost
+	default:
 		l.expires = s.now.Add(l.hold)
-		l.mac = src
 	}
 	s.reply(port, src, &l2.Message{Type: l2.TypeKeepaliveAck, Seq: m.Seq, Status: st, Nonce: s.nonce})
 }
 
 func (s *Switch) deregister(port string, src net.HardwareAddr, m *l2.Message) {
-	k := localKey{port, m.Host.ID}
+	l, refused := s.owner(port, src, m)
 	st := l2.StatusOK
-	if l := s.locals[k]; l != nil && l.source == l2.SourceAgent {
+	switch {
+	case refused:
+		st = l2.StatusRefused
+	case l == nil:
+		st = l2.StatusUnknownHost
+	default:
 		s.count("deregistrations")
 		s.log.Info("inof: host deregistered", "host", m.Host.ID, "port", port)
 		s.depart(l, record.StateLeft)
-	} else {
-		st = l2.StatusUnknownHost
 	}
 	s.reply(port, src, &l2.Message{Type: l2.TypeDeregisterAck, Seq: m.Seq, Status: st, Nonce: s.nonce})
 }
@@ -252,9 +368,14 @@ func (s *Switch) LLDP(port string, h l2.LLDPHost) {
 	s.count("lldp_rx")
 	if !h.Found {
 		if h.TTL == 0 {
-			// A shutdown LLDPDU: the host that sent it leaves.
-			for _, l := range s.locals {
+			// A shutdown LLDPDU: the host that sent it leaves (only from
+			// the MAC it was learnt from: a shared port).
+			for _, l := range s.sortedLocals() {
 				if l.key.port == port && l.source == l2.SourceLLDP && l.chassis == h.ChassisID {
+					if !bytes.Equal(l.src, h.Src) {
+						s.foreign(port, h.Src, &l2.Message{Type: 0, Host: l.host})
+						continue
+					}
 					s.log.Info("inof: LLDP host shut down", "host", l.host.ID, "port", port)
 					s.depart(l, record.StateLeft)
 				}
@@ -264,30 +385,43 @@ func (s *Switch) LLDP(port string, h l2.LLDPHost) {
 	}
 	k := localKey{port, h.Host.ID}
 	l := s.locals[k]
+	if l != nil && l.source == l2.SourceAgent {
+		return // the agent's registration says more than LLDP
+	}
 	if h.TTL == 0 {
-		if l != nil && l.source == l2.SourceLLDP {
+		if l != nil {
+			if !bytes.Equal(l.src, h.Src) {
+				s.foreign(port, h.Src, &l2.Message{Host: h.Host})
+				return
+			}
 			s.depart(l, record.StateLeft)
 		}
 		return
 	}
-	if l != nil && l.source == l2.SourceAgent {
-		return // the agent's registration says more than LLDP
-	}
-	if l == nil {
-		if len(s.locals) >= s.cfg.MaxHosts {
-			s.count("refused")
-			return
-		}
-		s.count("lldp_hosts")
-		l = &local{key: k, since: s.now, told: map[record.Key]told{}, flight: map[uint32]*pending{}}
-		s.locals[k] = l
-		s.log.Info("inof: LLDP host", "host", h.Host.ID, "port", port, "role", h.Host.Role, "addrs", h.Host.Addrs)
-	}
 	host := h.Host
-	if mac, err := net.ParseMAC(h.ChassisID); err == nil && len(host.MAC) == 0 {
-		host.MAC = mac
+	if len(host.MAC) == 0 {
+		if mac, err := net.ParseMAC(h.ChassisID); err == nil && len(mac) == 6 {
+			host.MAC = mac
+		} else {
+			host.MAC = h.Src
+		}
 	}
-	l.host, l.source, l.lldpTTL, l.hold, l.expires, l.chassis = host, l2.SourceLLDP, h.TTL, h.TTL, s.now.Add(h.TTL), h.ChassisID
+	c := claim{port: port, id: host.ID, mac: host.MAC, src: h.Src, source: l2.SourceLLDP}
+	if r := s.admit(c); r != nil {
+		s.refused(c, r)
+		return
+	}
+	b := s.bindTo(c)
+	if l == nil {
+		s.count("lldp_hosts")
+		l = &local{key: k, since: b.since, note: newNotes()}
+		s.locals[k] = l
+		s.log.Info("inof: LLDP host", "host", h.Host.ID, "port", port, "role", h.Host.Role, "addrs", h.Host.Addrs, "mac", host.MAC.String())
+	}
+	// The TTL is the hold time the host asks for: clamped like an agent's.
+	hold := min(max(h.TTL, s.cfg.MinHold), s.cfg.MaxHold)
+	l.host, l.src, l.source, l.lldpTTL, l.hold, l.expires, l.chassis, l.pinned =
+		host, slices.Clone(h.Src), l2.SourceLLDP, h.TTL, hold, s.now.Add(hold), h.ChassisID, b.pinned
 	s.advertise(l)
 }
 
@@ -313,11 +447,15 @@ func (s *Switch) LinkDown(port string) {
 // concerned.
 func (s *Switch) advertise(l *local) {
 	r := &record.Host{Switch: s.cfg.RouterID, SwitchName: s.cfg.Name, Port: l.key.port, Host: l.host,
-		Source: l.source, State: record.StateUp, Zones: s.zonesOf(l.host.ID), Since: l.since.Truncate(time.Millisecond)}
+		Source: l.source, State: record.StateUp, Zones: s.zonesOf(l.host.ID), Since: l.since.Truncate(time.Millisecond),
+		Pinned: l.pinned}
 	if l.rec != nil && string(record.AppendTo(nil, l.rec)) == string(record.AppendTo(nil, r)) {
 		return
 	}
 	l.rec = r
+	if b := s.bindAt(l.key.port, l.key.id); b != nil {
+		b.rec = r
+	}
 	k := r.Key()
 	delete(s.tombs, k)
 	s.queueAdd(r)
@@ -332,12 +470,20 @@ func (s *Switch) advertise(l *local) {
 // tombstone time.
 func (s *Switch) depart(l *local, st record.State) {
 	delete(s.locals, l.key)
+	s.dropNotes(l)
+	b := s.bindAt(l.key.port, l.key.id)
+	if b != nil {
+		b.left = s.now
+	}
 	if l.rec == nil {
 		return
 	}
 	r := *l.rec
 	r.State = st
 	k := r.Key()
+	if b != nil {
+		b.rec = &r
+	}
 	s.queueAdd(&r)
 	s.tombs[k] = s.now.Add(s.cfg.Tombstone)
 	s.recordChanged(k, &r)
@@ -376,13 +522,30 @@ func (s *Switch) Tick(now time.Time) {
 	for k, t := range s.tombs {
 		if now.After(t) {
 			delete(s.tombs, k)
-			s.queueDel(k)
-			s.recordChanged(k, nil)
+			s.tombstoneEnds(k)
 		}
 	}
 	for _, l := range s.locals {
 		s.retransmit(l)
 	}
+	if now.After(s.nextExp) {
+		s.nextExp = now.Add(time.Second)
+		s.expireBindings()
+	}
+}
+
+// tombstoneEnds: a departed host's record has said why long enough; the
+// binding stays advertised (state bound) while it lasts.
+func (s *Switch) tombstoneEnds(k record.Key) {
+	r := s.records[k]
+	if r != nil {
+		if b := s.bindAt(r.Port, r.Host.ID); b != nil && s.locals[b.key] == nil {
+			s.advertiseBound(b)
+			return
+		}
+	}
+	s.queueDel(k)
+	s.recordChanged(k, nil)
 }
 
 // Settle sends what the last events queued to the exchange, in one call.
@@ -431,6 +594,7 @@ func (s *Switch) RecordUpdate(k record.Key, r record.Record) {
 	switch r := r.(type) {
 	case *record.Host:
 		s.checkZones(r)
+		s.remoteHost(k, r)
 		s.recordChanged(k, r)
 	case *record.Zone, *record.Manifest:
 		s.collector.Put(r)
@@ -445,6 +609,7 @@ func (s *Switch) RecordWithdraw(k record.Key) {
 	}
 	switch k.Kind {
 	case record.KindHost:
+		s.remoteHost(k, nil)
 		s.recordChanged(k, nil)
 	default:
 		s.collector.Remove(k)
@@ -495,6 +660,7 @@ func (s *Switch) zonesChanged() {
 // every host's notifications are brought in line.
 func (s *Switch) useZones(cfg *zones.Config, origin netip.Addr, stamp uint64) {
 	same := s.ix != nil && s.ix.Config().Equal(cfg)
+	oldIx := s.ix
 	s.ix, s.zoneFrom, s.zoneStamp, s.ready = cfg.Index(), origin, stamp, true
 	if same {
 		return
@@ -509,7 +675,7 @@ func (s *Switch) useZones(cfg *zones.Config, origin netip.Addr, stamp uint64) {
 	}
 	for _, l := range s.sortedLocals() {
 		if l.source == l2.SourceAgent {
-			s.syncHost(l)
+			s.syncHostFrom(l, oldIx)
 		}
 	}
 }
@@ -558,6 +724,9 @@ func (s *Switch) Reconfigure(cfg Config) {
 	zcfg, stamp := s.cfg.Zones, s.cfg.Stamp
 	s.cfg.Name, s.cfg.MinHold, s.cfg.MaxHold, s.cfg.Retransmit, s.cfg.Window, s.cfg.Tombstone, s.cfg.MaxHosts =
 		cfg.Name, cfg.MinHold, cfg.MaxHold, cfg.Retransmit, cfg.Window, cfg.Tombstone, cfg.MaxHosts
+	s.cfg.MaxHostsPerPort, s.cfg.Attempts, s.cfg.BindingHold, s.cfg.Keys, s.cfg.Conflicts =
+		cfg.MaxHostsPerPort, cfg.Attempts, cfg.BindingHold, cfg.Keys, cfg.Conflicts
+	s.setStatic(cfg.Static)
 	removed := map[string]bool{}
 	for _, p := range s.cfg.Ports {
 		removed[p] = !slices.Contains(cfg.Ports, p)

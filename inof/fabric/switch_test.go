@@ -112,7 +112,10 @@ func (h *harness) notifs(out []sent) map[string][]string {
 func (h *harness) ackAll(out []sent, who map[string]string) {
 	for _, o := range out {
 		if o.msg.Type == l2.TypeNotify {
-			h.s.Frame(o.port, nil, &l2.Message{Type: l2.TypeNotifyAck, Seq: o.msg.Seq, Host: l2.Host{ID: who[o.dst]}})
+			// The host acknowledges from its own MAC (the frame's
+			// destination).
+			src, _ := net.ParseMAC(o.dst)
+			h.s.Frame(o.port, src, &l2.Message{Type: l2.TypeNotifyAck, Seq: o.msg.Seq, Host: l2.Host{ID: who[o.dst]}})
 		}
 	}
 }
@@ -195,8 +198,10 @@ func TestLeaveAndUnreachable(t *testing.T) {
 	h.s.Frame("p1", mac(1), &l2.Message{Type: l2.TypeKeepalive, Seq: 2, Host: l2.Host{ID: "a"}})
 	h.s.Frame("p3", mac(3), &l2.Message{Type: l2.TypeKeepalive, Seq: 2, Host: l2.Host{ID: "c"}})
 	h.tick(1500 * time.Millisecond)
-	if _, ok := h.ex.adv[kb]; ok {
-		t.Fatal("b's tombstone not withdrawn after 3.5s")
+	// After the tombstone, b's id stays bound to its port and MAC: the
+	// record says so (state bound) until the binding expires.
+	if r, ok := h.ex.adv[kb].(*record.Host); !ok || r.State != record.StateBound || r.Host.MAC.String() != mac(2).String() {
+		t.Fatalf("b's record after the tombstone: %+v, want state bound", h.ex.adv[kb])
 	}
 	h.tx.take()
 
@@ -253,7 +258,7 @@ func TestRemoteRecords(t *testing.T) {
 	if len(out) != 1 || out[0].msg.Seq == 0 {
 		t.Fatalf("retransmission: %+v", out)
 	}
-	h.s.Frame("p1", nil, &l2.Message{Type: l2.TypeNotifyAck, Seq: out[0].msg.Seq, Host: l2.Host{ID: "a"}})
+	h.s.Frame("p1", mac(1), &l2.Message{Type: l2.TypeNotifyAck, Seq: out[0].msg.Seq, Host: l2.Host{ID: "a"}})
 	h.tick(300 * time.Millisecond)
 	if out := h.tx.take(); len(out) != 0 {
 		t.Fatalf("sent after the ack: %+v", out)

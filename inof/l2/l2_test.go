@@ -183,7 +183,7 @@ func TestLLDPFromLLDPD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := LLDPHost{Found: true, TTL: 4 * time.Second, ChassisID: "be:cc:c1:1d:c3:a2", PortID: "be:cc:c1:1d:c3:a2", SysName: "tgt1",
+	want := LLDPHost{Found: true, TTL: 4 * time.Second, Src: net.HardwareAddr{0xbe, 0xcc, 0xc1, 0x1d, 0xc3, 0xa2}, ChassisID: "be:cc:c1:1d:c3:a2", PortID: "be:cc:c1:1d:c3:a2", SysName: "tgt1",
 		Host: Host{ID: "tgt1", Role: RoleTarget, NQN: "nqn.2014-08.org",
 			// No address in the TLV: the two management addresses.
 			Addrs: []netip.Addr{netip.MustParseAddr("10.9.0.1"), netip.MustParseAddr("fd00::1")}}}

@@ -3,6 +3,7 @@ package l2
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"time"
 
@@ -30,7 +31,9 @@ type LLDPHost struct {
 	Found bool
 	Host  Host
 	// TTL is how long the information stays valid; 0 is a shutdown LLDPDU.
-	TTL       time.Duration
+	TTL time.Duration
+	// Src is the frame's source MAC.
+	Src       net.HardwareAddr
 	ChassisID string
 	PortID    string
 	SysName   string
@@ -51,6 +54,9 @@ func DecodeLLDP(frame []byte, oui [3]byte) (LLDPHost, error) {
 		return h, errors.New("lldp: no LLDPDU in the frame")
 	}
 	h.TTL = time.Duration(dl.TTL) * time.Second
+	if eth, _ := pkt.Layer(layers.LayerTypeEthernet).(*layers.Ethernet); eth != nil {
+		h.Src = append(net.HardwareAddr(nil), eth.SrcMAC...)
+	}
 	h.ChassisID = idString(byte(dl.ChassisID.Subtype), dl.ChassisID.ID)
 	h.PortID = idString(byte(dl.PortID.Subtype), dl.PortID.ID)
 	if info, _ := pkt.Layer(layers.LayerTypeLinkLayerDiscoveryInfo).(*layers.LinkLayerDiscoveryInfo); info != nil {

@@ -204,6 +204,11 @@ type Message struct {
 	Event  Event
 	Zones  []string
 	Source Source
+	// Auth authenticates a host's request (Sign, Verify); nil without.
+	Auth *Auth
+	// raw is the message as received when it carries Auth: what Verify
+	// computes the digest over.
+	raw []byte
 }
 
 // TLV types (docs/inof.md, "TLVs").
@@ -223,6 +228,7 @@ const (
 	TLVStatus     = 13 // 1 byte
 	TLVNonce      = 14 // 4 bytes
 	TLVSource     = 15 // 1 byte
+	// TLVAuth (16) is in auth.go.
 )
 
 // MaxNQN is the longest NVMe Qualified Name (NVMe Base Specification 2.0,
@@ -266,7 +272,7 @@ func Decode(b []byte) (Message, error) {
 		return m, &DecodeError{Type: m.Type, Offset: 2, Msg: fmt.Sprintf("length %d outside %d..%d (bytes present)", n, HeaderLen, len(b))}
 	}
 	m.Seq = binary.BigEndian.Uint32(b[4:8])
-	var seen [16]bool
+	var seen [32]bool
 	for off := HeaderLen; off < n; {
 		if off+2 > n {
 			return m, &DecodeError{Type: m.Type, Offset: off, Msg: "TLV header truncated"}
@@ -282,7 +288,17 @@ func Decode(b []byte) (Message, error) {
 			}
 			seen[t] = true
 		}
-		if err := m.decodeTLV(t, v); err != "" {
+		if t == TLVAuth {
+			// What follows the auth TLV would not be authenticated.
+			if off+2+l != n {
+				return m, &DecodeError{Type: m.Type, Offset: off, TLV: t, Msg: fmt.Sprintf("auth TLV is not the last (message ends at %d)", n)}
+			}
+			a, err := DecodeAuth(v)
+			if err != nil {
+				return m, &DecodeError{Type: m.Type, Offset: off, TLV: t, Msg: err.Error()}
+			}
+			m.Auth, m.raw = &a, append([]byte(nil), b[:n]...)
+		} else if err := m.decodeTLV(t, v); err != "" {
 			return m, &DecodeError{Type: m.Type, Offset: off, TLV: t, Msg: err}
 		}
 		off += 2 + l
@@ -452,6 +468,9 @@ func (m *Message) AppendTo(b []byte) []byte {
 	}
 	if m.Source != 0 {
 		u8(TLVSource, uint8(m.Source))
+	}
+	if m.Auth != nil { // last: it authenticates what precedes it
+		b = m.Auth.AppendTo(append(b, TLVAuth, AuthLen))
 	}
 	binary.BigEndian.PutUint16(b[start+2:], uint16(len(b)-start))
 	return b

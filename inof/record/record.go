@@ -86,6 +86,11 @@ const (
 	StateUp          State = 1
 	StateLeft        State = 2
 	StateUnreachable State = 3
+	// StateBound: the host is not registered, but its id stays bound
+	// here (to this port and MAC) until the binding expires or an
+	// operator releases it; other switches refuse claims of the id that
+	// the binding does not allow.
+	StateBound State = 4
 )
 
 func (s State) String() string {
@@ -96,6 +101,8 @@ func (s State) String() string {
 		return "left"
 	case StateUnreachable:
 		return "unreachable"
+	case StateBound:
+		return "bound"
 	}
 	return fmt.Sprintf("state-%d", uint8(s))
 }
@@ -113,6 +120,9 @@ type Host struct {
 	// computes memberships from the zone configuration itself.
 	Zones []string
 	Since time.Time // registration, millisecond precision
+	// Pinned: the id is pinned here, by a static binding or the host's
+	// key; switches refuse claims of a pinned id that are not pinned too.
+	Pinned bool
 }
 
 // Key of the record.
@@ -169,6 +179,7 @@ const (
 	tState      = 11
 	tZone       = 12 // repeatable
 	tSince      = 13 // 8: unix milliseconds
+	tPinned     = 14 // 1: 1 (absent: not pinned)
 	tStamp      = 20 // 8
 	tZoneName   = 21
 	tChunk      = 22 // 2
@@ -224,6 +235,9 @@ func AppendTo(b []byte, r Record) []byte {
 		if !r.Since.IsZero() {
 			u64(tSince, uint64(r.Since.UnixMilli()))
 		}
+		if r.Pinned {
+			tlv(tPinned, []byte{1})
+		}
 	case *Zone:
 		b[kindAt] = byte(KindZone)
 		addr4(tOrigin, r.Origin)
@@ -278,7 +292,7 @@ var required = map[Kind][]uint8{
 // switch may add some), but a known one in the wrong kind is an error.
 var allowed = map[Kind]map[uint8]bool{
 	KindHost: {tOrigin: true, tSwitchName: true, tPort: true, tHostID: true, tRole: true, tNQN: true, tMAC: true,
-		tIPv4: true, tIPv6: true, tSource: true, tState: true, tZone: true, tSince: true},
+		tIPv4: true, tIPv6: true, tSource: true, tState: true, tZone: true, tSince: true, tPinned: true},
 	KindZone:     {tOrigin: true, tStamp: true, tZoneName: true, tChunk: true, tMember: true},
 	KindManifest: {tOrigin: true, tStamp: true, tChunks: true, tAutoAdd: true},
 }
@@ -311,7 +325,7 @@ func Decode(b []byte) (Record, error) {
 		fail := func(format string, args ...any) error {
 			return &DecodeError{Offset: off, TLV: t, Msg: fmt.Sprintf(format, args...)}
 		}
-		known := t >= tOrigin && t <= tSince || t >= tStamp && t <= tAutoAdd
+		known := t >= tOrigin && t <= tPinned || t >= tStamp && t <= tAutoAdd
 		if known && !allowed[kind][t] {
 			return nil, fail("not allowed in a %s record", kind)
 		}
@@ -373,8 +387,8 @@ func Decode(b []byte) (Record, error) {
 			}
 			h.Source = l2.Source(v[0])
 		case tState:
-			if !fixed(1) || v[0] < 1 || v[0] > 3 {
-				return nil, fail("state %x, want one byte 1..3", v)
+			if !fixed(1) || v[0] < 1 || v[0] > 4 {
+				return nil, fail("state %x, want one byte 1..4", v)
 			}
 			h.State = State(v[0])
 		case tZone:
@@ -387,6 +401,11 @@ func Decode(b []byte) (Record, error) {
 				return nil, fail("length %d, want 8", l)
 			}
 			h.Since = time.UnixMilli(int64(binary.BigEndian.Uint64(v)))
+		case tPinned:
+			if !fixed(1) || v[0] != 1 {
+				return nil, fail("pinned %x, want one byte 1", v)
+			}
+			h.Pinned = true
 		case tStamp:
 			if !fixed(8) {
 				return nil, fail("length %d, want 8", l)

@@ -65,6 +65,8 @@ func TestRoundTrip(t *testing.T) {
 		sampleHost(),
 		&Host{Switch: sw1, Port: "p", Source: l2.SourceLLDP, State: StateLeft, Host: l2.Host{ID: "t", Role: l2.RoleTarget,
 			NQN: "nqn.2014-08.org.example:t", Addrs: []netip.Addr{netip.MustParseAddr("fd00::7"), netip.MustParseAddr("10.0.0.7")}}},
+		&Host{Switch: sw1, Port: "p", Source: l2.SourceAgent, State: StateBound, Pinned: true, Host: l2.Host{ID: "t", Role: l2.RoleTarget,
+			MAC: net.HardwareAddr{2, 0, 0, 0, 0, 9}}},
 		&Zone{Origin: sw1, Stamp: 1 << 60, Name: "z1", Chunk: 3, Members: []string{"h1", "h2"}},
 		&Zone{Origin: sw1, Stamp: 5, Name: "empty"},
 		&Manifest{Origin: sw1, Stamp: 77, Chunks: 4, AutoAdd: true},
@@ -125,6 +127,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"missing port", unhex(t, "01 01 01 0004 0aff0003 04 0002 6831 05 0001 01 0a 0001 01 0b 0001 01"), "TLV 3 at offset 26: required in a host record, missing"},
 		{"repeated origin", unhex(t, "01 03 01 0004 0aff0003 01 0004 0aff0003"), "TLV 1 at offset 9: repeated"},
 		{"bad source", mod(func(b []byte) []byte { b[52] = 3; return b }), "TLV 10 at offset 49: source 03"},
+		{"bad state", mod(func(b []byte) []byte { b[56] = 5; return b }), "TLV 11 at offset 53: state 05, want one byte 1..4"},
+		{"bad pinned", append(mod(func(b []byte) []byte { return b }), 14, 0, 1, 2), "TLV 14 at offset 73: pinned 02, want one byte 1"},
 	} {
 		_, err := Decode(c.b)
 		var de *DecodeError
