@@ -1,20 +1,16 @@
 package scenarios
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -75,7 +71,7 @@ func TestHostileINC(t *testing.T) {
 
 	// The legitimate job: h1, h2, h3, running allreduce until the attacks
 	// are over; every result is checked by its rank.
-	job := startINCJob(t, ctx, l, mgrAddr, "legit", "h1", "h2", "h3")
+	job := startINCJob(t, l, mgr, "legit", "h1", "h2", "h3")
 	before := incGroup(t, ctx, l, mgr, "legit")
 	stop := make(chan struct{})
 	var ops int
@@ -92,9 +88,7 @@ func TestHostileINC(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("the legitimate job, during the attacks: %v", err)
 	}
-	if err := job.allreduce(); err != nil { // and after
-		t.Fatalf("the legitimate job, after the attacks: %v", err)
-	}
+	incExact(t, "the legitimate job, after the attacks", job.allreduce(256<<10))
 	after := incGroup(t, ctx, l, mgr, "legit")
 	if after.Generation != before.Generation || after.TreeID != before.TreeID || after.State != "ready" || after.Rebuilds != 0 || after.Timeouts != 0 {
 		t.Fatalf("the legitimate group changed: before %+v, after %+v", before, after)
@@ -422,125 +416,4 @@ func AttackINCGroupFlood(t *testing.T, ctx context.Context, l *interop.Lab, atta
 		}
 		return nil
 	})
-}
-
-// incJob is a legitimate job: one fareinc worker per host.
-type incJob struct {
-	t       *testing.T
-	workers []*incWorker
-}
-
-type incWorker struct {
-	host string
-	in   io.WriteCloser
-	out  *bufio.Scanner
-	cmd  *exec.Cmd
-	errb strings.Builder
-	mu   sync.Mutex
-}
-
-func (w *incWorker) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.errb.Write(p)
-}
-
-func startINCJob(t *testing.T, ctx context.Context, l *interop.Lab, mgrAddr, group string, hosts ...string) *incJob {
-	j := &incJob{t: t}
-	for r, h := range hosts {
-		cmd := exec.CommandContext(ctx, "ip", "netns", "exec", l.Node(h).Netns, bins.fareinc, "worker", "-v", "--manager", mgrAddr,
-			"--group", group, "--rank", fmt.Sprint(r), "--ranks", fmt.Sprint(len(hosts)))
-		cmd.Env = append(os.Environ(), l.ExecEnv(l.Node(h))...)
-		w := &incWorker{host: h, cmd: cmd}
-		w.in, _ = cmd.StdinPipe()
-		out, _ := cmd.StdoutPipe()
-		w.out = bufio.NewScanner(out)
-		w.out.Buffer(make([]byte, 1<<20), 1<<20)
-		cmd.Stderr = w
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			w.in.Close()
-			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				cmd.Process.Kill()
-				<-done
-			}
-			if t.Failed() {
-				w.mu.Lock()
-				t.Logf("%s worker stderr:\n%s", h, w.errb.String())
-				w.mu.Unlock()
-			}
-		})
-		j.workers = append(j.workers, w)
-	}
-	for _, w := range j.workers {
-		var m map[string]any
-		if err := w.read(&m, 30*time.Second); err != nil || m["joined"] != true {
-			t.Fatalf("%s did not join: %v %v", w.host, m, err)
-		}
-	}
-	return j
-}
-
-func (w *incWorker) read(v any, timeout time.Duration) error {
-	ch := make(chan []byte, 1)
-	go func() {
-		if w.out.Scan() {
-			ch <- append([]byte(nil), w.out.Bytes()...)
-		} else {
-			ch <- nil
-		}
-	}()
-	select {
-	case b := <-ch:
-		if b == nil {
-			return fmt.Errorf("%s: output closed", w.host)
-		}
-		return json.Unmarshal(b, v)
-	case <-time.After(timeout):
-		return fmt.Errorf("%s: no answer in %v", w.host, timeout)
-	}
-}
-
-// allreduce runs one checked fp32 sum of 256 KB on every rank.
-func (j *incJob) allreduce() error {
-	for _, w := range j.workers {
-		if _, err := io.WriteString(w.in, `{"cmd":"allreduce","size":"256KB","dtype":"fp32","op":"sum","pattern":"int","verify":true,"timeout":"60s"}`+"\n"); err != nil {
-			return err
-		}
-	}
-	for _, w := range j.workers {
-		var r struct {
-			Mode     string `json:"mode"`
-			Verified bool   `json:"verified"`
-			Error    string `json:"error"`
-		}
-		if err := w.read(&r, 90*time.Second); err != nil {
-			return err
-		}
-		if !r.Verified || r.Mode != "inc" || r.Error != "" {
-			return fmt.Errorf("%s: %+v", w.host, r)
-		}
-	}
-	return nil
-}
-
-// runUntil runs allreduces back to back until stop, counting them.
-func (j *incJob) runUntil(stop chan struct{}, n *int) error {
-	for {
-		select {
-		case <-stop:
-			return nil
-		default:
-		}
-		if err := j.allreduce(); err != nil {
-			return err
-		}
-		*n++
-	}
 }
