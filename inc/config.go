@@ -31,6 +31,7 @@ import (
 //	  ranks: 64                 # switch: children per tree it offers
 //	  trees: 64                 # switch: trees it takes
 //	  max-payload: 4096         # switch: bytes per packet it takes
+//	  ingress-check: strict     # switch: strict (a peer's packets only in by its route's interfaces) or off
 //	  ordered: false            # manager: trees sum in rank order (bit-identical)
 //	  heartbeat: 300ms          # manager: client heartbeat interval
 //	  dead-after: 1500ms        # manager: a silent client is dead after this
@@ -48,6 +49,10 @@ type Config struct {
 	Heartbeat      time.Duration
 	DeadAfter      time.Duration
 	TimeoutReports int
+	// IngressCheck is the switch's strict RPF check of tree peers'
+	// packets: "strict" (default) or "off" (hosts whose packets may come
+	// in on another link than their route leaves by: docs/inc.md).
+	IngressCheck string
 	// Control-plane trust (docs/inc.md).
 	TLS               *TLSFiles   // nil: no TLS (a manager then listens on loopback only)
 	ClientAuth        *ClientAuth // nil: clients need no token (only without tls)
@@ -82,6 +87,12 @@ const (
 	RoleBoth    = "both"
 )
 
+// Ingress check modes.
+const (
+	IngressStrict = "strict"
+	IngressOff    = "off"
+)
+
 // DefaultPort is the manager's gRPC port.
 const DefaultPort = 7791
 
@@ -95,7 +106,7 @@ func init() {
 func parse(w *config.Walker, k, v *yaml.Node) any {
 	d := manager.DefaultConfig
 	c := &Config{Slots: 256, Ranks: 64, Trees: 64, MaxPayload: 4096, Heartbeat: 300 * time.Millisecond,
-		DeadAfter: 1500 * time.Millisecond, TimeoutReports: 3,
+		DeadAfter: 1500 * time.Millisecond, TimeoutReports: 3, IngressCheck: IngressStrict,
 		MaxGroups: d.MaxGroups, MaxGroupsPerToken: d.MaxGroupsPerToken, MaxGroupSize: d.MaxGroupSize}
 	if !w.IsMapping(k, v) {
 		return c
@@ -119,6 +130,7 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 		"max-groups":           config.SetInt(w, &c.MaxGroups, 1, 65535),
 		"max-groups-per-token": config.SetInt(w, &c.MaxGroupsPerToken, 1, 65535),
 		"max-group-size":       config.SetInt(w, &c.MaxGroupSize, 1, manager.MaxGroupSize),
+		"ingress-check":        w.OneOf(&c.IngressCheck, IngressStrict, IngressOff),
 	})
 	if addr != "" {
 		c.Address, _ = netip.ParseAddr(addr)

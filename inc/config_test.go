@@ -173,3 +173,28 @@ func TestCheckTLSAtStartOnly(t *testing.T) {
 		t.Fatalf("after the reload: %+v %v", v, err)
 	}
 }
+
+// ingress-check is strict unless set off; anything else is refused at
+// its line; a reload turns it off and on in the running data plane.
+func TestIngressCheckKey(t *testing.T) {
+	c, err := config.Parse("f.yaml", []byte(base+"inc: {role: switch, manager: 127.0.0.1:7791}\n"))
+	if err != nil || sectionOf(c).IngressCheck != IngressStrict {
+		t.Fatalf("default: %v %+v", err, c)
+	}
+	c, err = config.Parse("f.yaml", []byte(base+"inc: {role: switch, manager: 127.0.0.1:7791, ingress-check: off}\n"))
+	if err != nil || sectionOf(c).IngressCheck != IngressOff {
+		t.Fatalf("off: %v", err)
+	}
+	_, err = config.Parse("f.yaml", []byte(base+"inc:\n  role: switch\n  manager: 127.0.0.1:7791\n  ingress-check: loose\n"))
+	if err == nil || !strings.Contains(err.Error(), "f.yaml:5:") {
+		t.Fatalf("loose: %v, want an error at f.yaml:5", err)
+	}
+	d := newDataPlane(slog.New(slog.DiscardHandler), "h", &Config{Manager: "127.0.0.1:7791", IngressCheck: IngressOff}, netip.MustParseAddr("10.0.0.1"))
+	if !d.ingressOff.Load() {
+		t.Fatal("ingress-check off not taken")
+	}
+	d.setIngressCheck(IngressStrict)
+	if d.ingressOff.Load() || len(d.routesMoved) != 1 {
+		t.Fatal("a reload to strict did not reach the data plane")
+	}
+}

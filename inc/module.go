@@ -196,6 +196,9 @@ func (m *module) Reconfigure(ctx context.Context, c *config.Config) (daemon.Chan
 			return ch, err
 		}
 	}
+	if m.dp != nil {
+		m.dp.setIngressCheck(n.IngressCheck)
+	}
 	if m.dp != nil && n.TLS != nil {
 		m.dp.tls.Store(n.TLS.material) // the next session uses it
 	}

@@ -52,6 +52,9 @@ type dataPlane struct {
 	// routesMoved: the kernel's routes changed, the ingress sets must be
 	// read again (fib.WatchRoutes → data plane).
 	routesMoved chan struct{}
+	// ingressOff turns the ingress check off (inc.ingress-check: off;
+	// a reload changes it).
+	ingressOff atomic.Bool
 }
 
 // ingressState is the data plane's ingress check: the interface sets of
@@ -82,6 +85,7 @@ func newDataPlane(log *slog.Logger, host string, c *Config, addr netip.Addr) *da
 	d := &dataPlane{log: log, host: host, addr: addr, manager: c.Manager,
 		lim:     aggregator.Limits{MaxTrees: c.Trees, MaxSlots: c.Slots, MaxRanks: c.Ranks, MaxPayload: c.MaxPayload},
 		configs: make(chan applyReq), guard: guard.New("inc", log), routesMoved: make(chan struct{}, 1)}
+	d.ingressOff.Store(c.IngressCheck == IngressOff)
 	d.view.Store(&wire.INCSwitch{Address: addr.String(), Manager: c.Manager, Trees: []wire.INCSwitchTree{}, Bad: map[string]uint64{}})
 	return d
 }
@@ -115,11 +119,26 @@ func (d *dataPlane) watchRoutes(ctx context.Context) {
 	}
 }
 
+// setIngressCheck applies inc.ingress-check from a reload: the data plane
+// takes it at its next refresh (within ingressMinGap).
+func (d *dataPlane) setIngressCheck(mode string) {
+	d.ingressOff.Store(mode == IngressOff)
+	select {
+	case d.routesMoved <- struct{}{}:
+	default:
+	}
+}
+
 // refreshIngress reads the interface sets of every tree peer from the
 // kernel and hands them to the aggregator. On failure the previous sets
 // stay (a peer new since then has none: its packets are refused until a
 // read succeeds, which is strict RPF's answer to "no route").
 func (d *dataPlane) refreshIngress(sw *aggregator.Switch, st *ingressState) {
+	if d.ingressOff.Load() {
+		st.read, st.dirty, st.sets, st.err = time.Now(), false, nil, nil
+		sw.SetIngress(nil) // every interface is allowed
+		return
+	}
 	peers := sw.Peers()
 	sets, err := fib.Interfaces(0, peers)
 	st.read, st.dirty, st.peers = time.Now(), false, len(peers)
@@ -279,12 +298,12 @@ func (d *dataPlane) publish(sw *aggregator.Switch, ep *transport.Endpoint, versi
 	for k, n := range tot.Refusals() {
 		v.Bad[k] = n
 	}
-	v.Ingress = wire.INCIngress{Enabled: true, Peers: ing.peers, AgeMS: time.Since(ing.read).Milliseconds()}
+	v.Ingress = wire.INCIngress{Enabled: !d.ingressOff.Load(), Peers: ing.peers, AgeMS: time.Since(ing.read).Milliseconds()}
 	if ing.err != nil {
 		v.Ingress.Error = ing.err.Error()
 	}
 	for _, a := range sw.Peers() {
-		if len(ing.sets[a]) == 0 {
+		if v.Ingress.Enabled && len(ing.sets[a]) == 0 {
 			v.Ingress.Unrouted = append(v.Ingress.Unrouted, a.String())
 		}
 	}
