@@ -52,7 +52,7 @@ type Options struct {
 	// Repair, when set, hears of adjacencies going down and up at once
 	// (local repair, bfd.go); the rib in production.
 	Repair Repairer
-	// BFD is the session manager; nil: the process-wide one (bfd.Acquire).
+	// BFD is the daemon's BFD speaker (daemon.Core.BFD); nil: no BFD.
 	BFD *bfd.Manager
 }
 
