@@ -56,7 +56,7 @@ func newModule(core *daemon.Core, c *config.Config) (daemon.Module, error) {
 		m.id = s.ID
 		m.host = newHostRT(log, s)
 	} else {
-		m.sw = newSwitchRT(log, s, m.rid, c.Hostname)
+		m.sw = newSwitchRT(log, s, m.rid, c.Hostname, core.BFD)
 	}
 	return m, nil
 }
