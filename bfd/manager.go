@@ -295,8 +295,15 @@ func (m *Manager) handle(ev any) {
 			m.log.Info("session added", "iface", e.ifname, "peer", e.k.Peer, "local", e.local,
 				"interval", e.p.Interval, "multiplier", e.p.Multiplier, "my_disc", en.s.localDisc)
 		}
+		_, had := en.clients[e.c]
 		en.clients[e.c] = e.p
 		en.s.reconfigure(m.merged(en), now)
+		if !had && en.s.state != packet.Down {
+			// A client joining a session that is already Up (another
+			// client asked first) hears its state now: no transition
+			// would tell it.
+			e.c.notify(Event{Key: e.k, Old: en.s.state, State: en.s.state, Remote: en.s.remoteState, At: now})
+		}
 	case removeEvent:
 		for k, en := range m.sessions {
 			if _, ok := en.clients[e.c]; !ok || (!e.all && k != e.k) {

@@ -193,3 +193,26 @@ type zeroAtIO struct{ IO }
 func (z zeroAtIO) Listen(ctx context.Context, deliver func(Received)) error {
 	return z.IO.Listen(ctx, func(r Received) { r.At = time.Time{}; deliver(r) })
 }
+
+// A client that asks for a session another client already brought Up is
+// told it is Up (no transition would tell it), and a later failure is a
+// failure for both.
+func TestLateClientHearsUp(t *testing.T) {
+	u := startPair(t, fast, fast)
+	u.waitUp(t)
+	var late recorder
+	s := NewSessions(u.ma, "inof", nil, late.notify)
+	k := Key{IfIndex: 7, Peer: u.b}
+	s.Sync(map[Key]Want{k: {Local: u.a, Iface: "eth0", Params: fast}})
+	waitFor(t, "the late client hears Up", func() bool { e, _ := late.last(); return e.State == packet.Up })
+	e, _ := late.last()
+	s.Failed(e)
+	if !s.Up(k) {
+		t.Fatal("the late client's set does not count the session Up")
+	}
+	u.net.Mute(u.b, true)
+	waitFor(t, "the late client hears Down", func() bool { e, _ := late.last(); return e.State == packet.Down })
+	if e, _ := late.last(); !s.Failed(e) {
+		t.Fatalf("a detected failure is no failure for the late client: %+v", e)
+	}
+}
