@@ -385,3 +385,36 @@ func TestSharedSessionAuth(t *testing.T) {
 		t.Fatalf("timers %v x %d, want the fastest", v.Interval, v.Multiplier)
 	}
 }
+
+// A session re-created to the same peer (its adjacency flapped) carries
+// its authentication sequence number on: a peer that learnt the old one
+// accepts the new session's packets at once.
+func TestAuthSeqCarriesOver(t *testing.T) {
+	a := chain(key(1, "meticulous-keyed-sha1", "k"))
+	u := startPair(t, withAuth(fast, a), withAuth(fast, a))
+	var mu sync.Mutex
+	var seqs []uint32
+	u.net.Tap(u.a, func(b []byte) {
+		if c, err := packet.Decode(b); err == nil {
+			mu.Lock()
+			seqs = append(seqs, c.Auth.Seq)
+			mu.Unlock()
+		}
+	})
+	u.waitUp(t)
+	k := Key{IfIndex: 7, Peer: u.b}
+	u.ca.Remove(k)
+	waitFor(t, "removed", func() bool { ss, _, _ := u.ma.Sessions(u.ctx); return len(ss) == 0 })
+	u.ca.Set(k, u.a, "eth0", withAuth(fast, a))
+	waitFor(t, "a second session sent", func() bool {
+		ss, _, _ := u.ma.Sessions(u.ctx)
+		return len(ss) == 1 && ss[0].Stats.Sent > 0
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] != seqs[i-1]+1 {
+			t.Fatalf("sequence went %d -> %d across the new session (packet %d)", seqs[i-1], seqs[i], i)
+		}
+	}
+}

@@ -78,6 +78,7 @@ type Manager struct {
 	byDisc   map[uint32]*entry
 	counters map[string]uint64
 	logged   map[string]bool
+	seqs     map[Key]uint32 // sequence numbers of removed sessions (keepSeq)
 	rx       chan Received
 	listener *listener // nil: no session, no socket
 }
@@ -114,7 +115,7 @@ func New(o Options) *Manager {
 	}
 	return &Manager{log: o.Logger.With("proto", "bfd"), io: o.IO, now: o.Now, guard: o.Guard, ev: make(chan any, 1024),
 		sessions: map[Key]*entry{}, byDisc: map[uint32]*entry{}, counters: map[string]uint64{}, logged: map[string]bool{},
-		rx: make(chan Received, 256)}
+		seqs: map[Key]uint32{}, rx: make(chan Received, 256)}
 }
 
 // NewClient registers a client named name ("isis", "ospf", "inof": the
@@ -287,6 +288,10 @@ func (m *Manager) handle(ev any) {
 				return
 			}
 			en = &entry{s: newSession(e.k, e.p, m.newDisc(), now), local: e.local, ifname: e.ifname, tx: tx, clients: map[*Client]Params{}}
+			if seq, ok := m.seqs[e.k]; ok {
+				en.s.auth.xmitSeq = seq // carry on (keepSeq)
+				delete(m.seqs, e.k)
+			}
 			for c, p := range keep {
 				en.clients[c] = p
 			}
@@ -363,6 +368,31 @@ func (m *Manager) remove(en *entry) {
 	m.close(en)
 	delete(m.sessions, s.key)
 	delete(m.byDisc, s.localDisc)
+	m.keepSeq(s)
+}
+
+// maxKeptSeqs bounds the sequence numbers kept for peers whose session
+// went (sessions follow adjacencies, which the peers' hellos create).
+const maxKeptSeqs = 1024
+
+// keepSeq remembers a removed session's authentication sequence number,
+// so the next session to the same peer carries on from it rather than
+// from a new random value: a peer that took the old session's last
+// packets (its AdminDown) into a new session of its own would refuse a
+// number that jumped (BIRD does, until the session is re-created). A
+// restart of fared starts at random (RFC 5880 §6.8.1); the peer forgets
+// the old number after twice the Detection Time.
+func (m *Manager) keepSeq(s *session) {
+	if s.params.Auth == nil {
+		return
+	}
+	if len(m.seqs) >= maxKeptSeqs {
+		for k := range m.seqs { // any one: the oldest is not worth tracking
+			delete(m.seqs, k)
+			break
+		}
+	}
+	m.seqs[s.key] = s.auth.xmitSeq
 }
 
 func (m *Manager) close(en *entry) {
