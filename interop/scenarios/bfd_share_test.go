@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -20,13 +21,14 @@ import (
 // bfdState is what a fared node's BFD, IS-IS and iNOF views say.
 type bfdState struct {
 	isisFlaps map[string]int    // adjacency -> flaps
+	isisSince map[string]string // adjacency -> up since (a re-created adjacency starts at 0 flaps)
 	bgpFlaps  map[string]int    // iNOF neighbour -> flaps
 	downs     map[string]uint64 // BFD session -> transitions Up to Down
 	clients   map[string]int    // client -> sessions Up
 }
 
 func readBFDState(ctx context.Context, l *interop.Lab, node string) (bfdState, error) {
-	st := bfdState{isisFlaps: map[string]int{}, bgpFlaps: map[string]int{}, downs: map[string]uint64{}, clients: map[string]int{}}
+	st := bfdState{isisFlaps: map[string]int{}, isisSince: map[string]string{}, bgpFlaps: map[string]int{}, downs: map[string]uint64{}, clients: map[string]int{}}
 	var nbrs []wire.ISISNeighbor
 	if err := l.FarectlJSON(ctx, node, &nbrs, "isis", "neighbors"); err != nil {
 		return st, err
@@ -36,6 +38,7 @@ func readBFDState(ctx context.Context, l *interop.Lab, node string) (bfdState, e
 			return st, fmt.Errorf("%s: adjacency %s on %s is %s", node, n.SystemID, n.Interface, n.State)
 		}
 		st.isisFlaps[n.Interface+"/"+n.SystemID] = n.Flaps
+		st.isisSince[n.Interface+"/"+n.SystemID] = n.UpSince
 	}
 	ps, err := inofPeerStates(ctx, l, node)
 	if err != nil {
@@ -58,6 +61,9 @@ func readBFDState(ctx context.Context, l *interop.Lab, node string) (bfdState, e
 		st.downs[s.Interface+"/"+s.Peer] = s.Downs
 		for _, c := range s.Clients {
 			st.clients[c]++
+		}
+		if len(s.Clients) > 1 {
+			st.clients[strings.Join(s.Clients, "+")]++ // one session, shared
 		}
 	}
 	return st, nil
@@ -116,8 +122,8 @@ func bfdNoFlap(t *testing.T, ctx context.Context, l *interop.Lab, nodes []string
 				}
 			}
 			for k, x := range st.isisFlaps {
-				if x != 0 {
-					t.Fatalf("%s: adjacency %s flapped (%d)", n, k, x)
+				if x != 0 || st.isisSince[k] != f.isisSince[k] {
+					t.Fatalf("%s: adjacency %s flapped (%d flaps, up since %s, was %s)", n, k, x, st.isisSince[k], f.isisSince[k])
 				}
 			}
 			for k, x := range st.bgpFlaps {
@@ -135,6 +141,30 @@ func bfdNoFlap(t *testing.T, ctx context.Context, l *interop.Lab, nodes []string
 		case <-time.After(time.Second):
 		}
 	}
+	// IS-IS deletes an adjacency that BFD takes down and a new one starts
+	// at 0 flaps: the log tells every one of them, from the start.
+	for _, n := range nodes {
+		if k := bfdAdjDowns(t, l, n); k != 0 {
+			t.Errorf("%s: %d adjacencies taken down by BFD since the start", n, k)
+		}
+	}
+}
+
+// bfdAdjDowns counts node's log lines of an adjacency or neighbour that
+// BFD took down.
+func bfdAdjDowns(t *testing.T, l *interop.Lab, node string) int {
+	t.Helper()
+	b, err := os.ReadFile(l.FaredLog(node))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, `reason="BFD session down`) || strings.Contains(line, `event="BFD session down`) {
+			n++
+		}
+	}
+	return n
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -49,6 +49,9 @@ func TestDemoFabric(t *testing.T) {
 					t.Errorf("%s: iNOF session %s flapped %d times", n, k, x)
 				}
 			}
+			if k := bfdAdjDowns(t, l, n); k != 0 {
+				t.Errorf("%s: %d adjacencies taken down by BFD", n, k)
+			}
 		}
 	}()
 
