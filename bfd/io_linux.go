@@ -13,91 +13,114 @@ import (
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
 	"golang.org/x/sys/unix"
+
+	"github.com/fared/fared/internal/guard"
 )
 
 // Port is where single-hop BFD Control packets go (RFC 5881 §4).
 const Port = 3784
 
 // UDP is the production IO: RFC 5881 sockets in the current network
-// namespace.
-type UDP struct{}
+// namespace. Guard, if set, recovers a panic while reading one packet
+// (the packet is dropped, the reader goes on).
+type UDP struct{ Guard *guard.Guard }
 
 // Listen receives on UDP 3784 over IPv4 and IPv6, with the TTL (hop
 // limit) and the arrival interface of every packet. One family failing
 // (IPv6 off in the namespace) is logged by the caller only when both do.
-func (UDP) Listen(ctx context.Context, deliver func(Received)) error {
+func (u UDP) Listen(ctx context.Context, deliver func(Received)) error {
 	c4, err4 := net.ListenPacket("udp4", fmt.Sprintf("0.0.0.0:%d", Port))
 	c6, err6 := net.ListenPacket("udp6", fmt.Sprintf("[::]:%d", Port))
 	if err4 != nil && err6 != nil {
 		return fmt.Errorf("listen on UDP %d: %w", Port, errors.Join(err4, err6))
 	}
-	done := make(chan struct{}, 2)
-	n := 0
+	var readers []func(buf []byte) (Received, error)
+	var conns []net.PacketConn
 	if err4 == nil {
-		n++
 		p := ipv4.NewPacketConn(c4)
 		if err := p.SetControlMessage(ipv4.FlagTTL|ipv4.FlagInterface, true); err != nil {
 			c4.Close()
+			if c6 != nil {
+				c6.Close()
+			}
 			return fmt.Errorf("IP_RECVTTL/IP_PKTINFO: %w", err)
 		}
-		go func() {
-			defer func() { done <- struct{}{} }()
-			buf := make([]byte, 1500)
-			for {
-				k, cm, src, err := p.ReadFrom(buf)
-				if err != nil {
-					return
-				}
-				r := Received{TTL: -1, At: time.Now(), Data: append([]byte(nil), buf[:k]...)}
-				if cm != nil {
-					r.TTL, r.IfIndex = cm.TTL, cm.IfIndex
-				}
-				if a, ok := src.(*net.UDPAddr); ok {
-					r.Src, _ = netip.AddrFromSlice(a.IP)
-					r.Src = r.Src.Unmap()
-				}
-				deliver(r)
+		conns = append(conns, c4)
+		readers = append(readers, func(buf []byte) (Received, error) {
+			k, cm, src, err := p.ReadFrom(buf)
+			r := Received{TTL: -1, At: time.Now(), Data: append([]byte(nil), buf[:max(k, 0)]...)}
+			if cm != nil {
+				r.TTL, r.IfIndex = cm.TTL, cm.IfIndex
 			}
-		}()
+			r.Src = srcAddr(src).Unmap()
+			return r, err
+		})
 	}
 	if err6 == nil {
-		n++
 		p := ipv6.NewPacketConn(c6)
 		if err := p.SetControlMessage(ipv6.FlagHopLimit|ipv6.FlagInterface, true); err != nil {
-			c6.Close()
+			for _, c := range append(conns, c6) {
+				c.Close()
+			}
 			return fmt.Errorf("IPV6_RECVHOPLIMIT/IPV6_RECVPKTINFO: %w", err)
 		}
+		conns = append(conns, c6)
+		readers = append(readers, func(buf []byte) (Received, error) {
+			k, cm, src, err := p.ReadFrom(buf)
+			r := Received{TTL: -1, At: time.Now(), Data: append([]byte(nil), buf[:max(k, 0)]...)}
+			if cm != nil {
+				r.TTL, r.IfIndex = cm.HopLimit, cm.IfIndex
+			}
+			r.Src = srcAddr(src).WithZone("")
+			return r, err
+		})
+	}
+	done := make(chan struct{}, len(readers))
+	for _, read := range readers {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			buf := make([]byte, 1500)
-			for {
-				k, cm, src, err := p.ReadFrom(buf)
-				if err != nil {
-					return
-				}
-				r := Received{TTL: -1, At: time.Now(), Data: append([]byte(nil), buf[:k]...)}
-				if cm != nil {
-					r.TTL, r.IfIndex = cm.HopLimit, cm.IfIndex
-				}
-				if a, ok := src.(*net.UDPAddr); ok {
-					r.Src, _ = netip.AddrFromSlice(a.IP)
-					r.Src = r.Src.WithZone("")
-				}
-				deliver(r)
-			}
+			u.readLoop(read, deliver)
 		}()
 	}
 	<-ctx.Done()
-	if c4 != nil {
-		c4.Close()
+	for _, c := range conns {
+		c.Close()
 	}
-	if c6 != nil {
-		c6.Close()
-	}
-	for range n {
+	for range readers {
 		<-done
 	}
 	return nil
+}
+
+// readLoop reads packets until the socket closes; each is read and
+// delivered under the guard.
+func (u UDP) readLoop(read func([]byte) (Received, error), deliver func(Received)) {
+	buf := make([]byte, 1500)
+	for {
+		var err error
+		one := func() {
+			var r Received
+			if r, err = read(buf); err == nil {
+				deliver(r)
+			}
+		}
+		if u.Guard != nil {
+			u.Guard.Do("rx socket", buf[:0], one)
+		} else {
+			one()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func srcAddr(a net.Addr) netip.Addr {
+	if u, ok := a.(*net.UDPAddr); ok {
+		ip, _ := netip.AddrFromSlice(u.IP)
+		return ip
+	}
+	return netip.Addr{}
 }
 
 // Open returns a session's sender: a UDP socket bound to the interface

@@ -1,25 +1,31 @@
 // Package bfd is fared's BFD speaker: asynchronous-mode sessions of RFC
-// 5880 over single-hop UDP (RFC 5881), for the IGPs' adjacencies (RFC
-// 5882). No echo, no demand mode, no authentication.
+// 5880 over single-hop UDP (RFC 5881), for the IGPs' adjacencies and
+// iNOF's BGP sessions (RFC 5882), with the authentication of RFC 5880 §6.7
+// and key chains (auth.go). No echo, no demand mode.
 //
-// One Manager per process owns every session in one goroutine; socket
-// readers post received packets to it, and clients (the IS-IS and OSPF
-// instances) add and remove sessions by key and hear of state changes
-// through a callback. Two clients asking for the same (interface, peer)
-// share one session, as RFC 5882 §2 asks. The session machine
-// (session.go) is pure and driven with explicit times.
+// One Manager per daemon (the core owns it: daemon.Core.BFD) owns every
+// session in one goroutine; socket readers post received packets to it,
+// and clients (the IS-IS and OSPF instances, iNOF) add and remove sessions
+// by key and hear of state changes through a callback. Every client asking
+// for the same (interface, peer) shares one session, as FRR's bfdd does
+// (RFC 5882 §2). The session machine (session.go) is pure and driven with
+// explicit times.
 package bfd
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/fared/fared/bfd/packet"
+	"github.com/fared/fared/internal/guard"
 )
 
 // IO is the network side of a Manager (UDP sockets in production,
@@ -51,20 +57,30 @@ type Options struct {
 	Logger *slog.Logger
 	IO     IO // default UDP (io_linux.go)
 	Now    func() time.Time
+	// Guard recovers a panic of the receive path and the manager's loop
+	// (default: guard.New("bfd")).
+	Guard *guard.Guard
 }
 
 // Manager runs sessions.
 type Manager struct {
-	log *slog.Logger
-	io  IO
-	now func() time.Time
-	ev  chan any
+	log   *slog.Logger
+	io    IO
+	now   func() time.Time
+	guard *guard.Guard
+	ev    chan any
+
+	mu      sync.Mutex // clients' ids
+	nextCID int
 
 	// Owned by Run.
 	sessions map[Key]*entry
 	byDisc   map[uint32]*entry
 	counters map[string]uint64
 	logged   map[string]bool
+	seqs     map[Key]uint32 // sequence numbers of removed sessions (keepSeq)
+	rx       chan Received
+	listener *listener // nil: no session, no socket
 }
 
 type entry struct {
@@ -75,9 +91,11 @@ type entry struct {
 	clients map[*Client]Params
 }
 
-// Client is one user of the manager (a protocol instance).
+// Client is one user of the manager (a protocol instance, iNOF's BGP).
 type Client struct {
 	m      *Manager
+	name   string
+	id     int // order of registration: the first client's key chain wins a conflict
 	notify func(Event)
 }
 
@@ -86,20 +104,30 @@ func New(o Options) *Manager {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Guard == nil {
+		o.Guard = guard.New("bfd", o.Logger)
+	}
 	if o.IO == nil {
-		o.IO = UDP{}
+		o.IO = UDP{Guard: o.Guard}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Manager{log: o.Logger.With("proto", "bfd"), io: o.IO, now: o.Now, ev: make(chan any, 1024),
-		sessions: map[Key]*entry{}, byDisc: map[uint32]*entry{}, counters: map[string]uint64{}, logged: map[string]bool{}}
+	return &Manager{log: o.Logger.With("proto", "bfd"), io: o.IO, now: o.Now, guard: o.Guard, ev: make(chan any, 1024),
+		sessions: map[Key]*entry{}, byDisc: map[uint32]*entry{}, counters: map[string]uint64{}, logged: map[string]bool{},
+		seqs: map[Key]uint32{}, rx: make(chan Received, 256)}
 }
 
-// NewClient registers a client; notify is called on the manager's
+// NewClient registers a client named name ("isis", "ospf", "inof": the
+// API shows who uses a session); notify is called on the manager's
 // goroutine for every state change of the client's sessions and must not
 // block.
-func (m *Manager) NewClient(notify func(Event)) *Client { return &Client{m: m, notify: notify} }
+func (m *Manager) NewClient(name string, notify func(Event)) *Client {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.nextCID++
+	return &Client{m: m, name: name, id: m.nextCID, notify: notify}
+}
 
 type setEvent struct {
 	c      *Client
@@ -131,19 +159,11 @@ func (c *Client) Remove(k Key) { c.m.ev <- removeEvent{c: c, k: k} }
 // Close removes every session of the client.
 func (c *Client) Close() { c.m.ev <- removeEvent{c: c, all: true} }
 
-// Run owns the sessions until ctx ends.
+// Run owns the sessions until ctx ends. The receive sockets are open
+// while there is a session (a daemon without BFD leaves UDP 3784 alone).
 func (m *Manager) Run(ctx context.Context) {
-	rx := make(chan Received, 256)
-	lctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		m.listen(lctx, rx)
-	}()
 	defer func() {
-		stop()
-		wg.Wait()
+		m.stopListening()
 		for _, e := range m.sessions {
 			m.close(e)
 		}
@@ -158,38 +178,80 @@ func (m *Manager) Run(ctx context.Context) {
 			for {
 				select {
 				case ev := <-m.ev:
-					m.handle(ev)
+					m.guarded("event", nil, func() { m.handle(ev) })
 				default:
 					return
 				}
 			}
-		case r := <-rx:
-			m.receive(r)
+		case r := <-m.rx:
+			m.guarded("rx", r.Data, func() { m.receive(r) })
 		case ev := <-m.ev:
-			m.handle(ev)
+			m.guarded("event", nil, func() { m.handle(ev) })
+			m.listen(ctx)
 		case <-timer.C:
 		}
-		now := m.now()
-		next := m.runDue(now)
+		wait := time.Duration(-1) // no session: no timer
+		if !m.guard.Do("timers", nil, func() {
+			if next := m.runDue(m.now()); !next.IsZero() {
+				wait = max(0, next.Sub(m.now()))
+			}
+		}) {
+			wait = 10 * time.Millisecond // try again soon: sessions must not stall
+		}
 		timer.Stop()
 		select {
 		case <-timer.C:
 		default:
 		}
-		if !next.IsZero() {
-			timer.Reset(max(0, next.Sub(m.now())))
+		if wait >= 0 {
+			timer.Reset(wait)
 		}
 	}
 }
 
-// listen keeps the receive sockets open, retrying when they cannot be
-// (another BFD speaker holds the port): sessions cannot come up
+// guarded runs f under the manager's panic guard: a bug that one packet
+// or request triggers drops it, is counted and logged once, and every
+// other session runs on.
+func (m *Manager) guarded(site string, input []byte, f func()) { m.guard.Do(site, input, f) }
+
+type listener struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// listen opens the receive sockets when the first session appears and
+// closes them when the last one goes.
+func (m *Manager) listen(ctx context.Context) {
+	switch {
+	case len(m.sessions) > 0 && m.listener == nil:
+		lctx, cancel := context.WithCancel(ctx)
+		l := &listener{cancel: cancel, done: make(chan struct{})}
+		m.listener = l
+		go func() {
+			defer close(l.done)
+			m.receiveLoop(lctx)
+		}()
+	case len(m.sessions) == 0 && m.listener != nil:
+		m.stopListening()
+	}
+}
+
+func (m *Manager) stopListening() {
+	if m.listener != nil {
+		m.listener.cancel()
+		<-m.listener.done
+		m.listener = nil
+	}
+}
+
+// receiveLoop keeps the receive sockets open, retrying when they cannot
+// be (another BFD speaker holds the port): sessions cannot come up
 // meanwhile, which the log says once.
-func (m *Manager) listen(ctx context.Context, rx chan<- Received) {
+func (m *Manager) receiveLoop(ctx context.Context) {
 	for {
 		err := m.io.Listen(ctx, func(r Received) {
 			select {
-			case rx <- r:
+			case m.rx <- r:
 			case <-ctx.Done():
 			}
 		})
@@ -226,6 +288,10 @@ func (m *Manager) handle(ev any) {
 				return
 			}
 			en = &entry{s: newSession(e.k, e.p, m.newDisc(), now), local: e.local, ifname: e.ifname, tx: tx, clients: map[*Client]Params{}}
+			if seq, ok := m.seqs[e.k]; ok {
+				en.s.auth.xmitSeq = seq // carry on (keepSeq)
+				delete(m.seqs, e.k)
+			}
 			for c, p := range keep {
 				en.clients[c] = p
 			}
@@ -234,8 +300,15 @@ func (m *Manager) handle(ev any) {
 			m.log.Info("session added", "iface", e.ifname, "peer", e.k.Peer, "local", e.local,
 				"interval", e.p.Interval, "multiplier", e.p.Multiplier, "my_disc", en.s.localDisc)
 		}
+		_, had := en.clients[e.c]
 		en.clients[e.c] = e.p
-		en.s.reconfigure(merged(en.clients), now)
+		en.s.reconfigure(m.merged(en), now)
+		if !had && en.s.state != packet.Down {
+			// A client joining a session that is already Up (another
+			// client asked first) hears its state now: no transition
+			// would tell it.
+			e.c.notify(Event{Key: e.k, Old: en.s.state, State: en.s.state, Remote: en.s.remoteState, At: now})
+		}
 	case removeEvent:
 		for k, en := range m.sessions {
 			if _, ok := en.clients[e.c]; !ok || (!e.all && k != e.k) {
@@ -245,7 +318,7 @@ func (m *Manager) handle(ev any) {
 			if len(en.clients) == 0 {
 				m.remove(en)
 			} else {
-				en.s.reconfigure(merged(en.clients), now)
+				en.s.reconfigure(m.merged(en), now)
 			}
 		}
 	case queryEvent:
@@ -253,15 +326,30 @@ func (m *Manager) handle(ev any) {
 	}
 }
 
-// merged is the fastest timers any client of a session asked for.
-func merged(cs map[*Client]Params) Params {
+// merged is what a shared session runs: the fastest timers any client
+// asked for, and the key chain of the first client (in registration
+// order) that asked for one: a client never turns authentication off
+// for the others. Clients asking for different chains are logged once
+// per session (the configuration should give them the same).
+func (m *Manager) merged(en *entry) Params {
 	var p Params
-	for _, c := range cs {
-		if p.Interval == 0 || c.Interval < p.Interval {
-			p.Interval = c.Interval
+	var authBy *Client
+	for c, cp := range en.clients {
+		if p.Interval == 0 || cp.Interval < p.Interval {
+			p.Interval = cp.Interval
 		}
-		if p.Multiplier == 0 || c.Multiplier < p.Multiplier {
-			p.Multiplier = c.Multiplier
+		if p.Multiplier == 0 || cp.Multiplier < p.Multiplier {
+			p.Multiplier = cp.Multiplier
+		}
+		if cp.Auth != nil && (authBy == nil || c.id < authBy.id) {
+			p.Auth, authBy = cp.Auth, c
+		}
+	}
+	for c, cp := range en.clients {
+		if cp.Auth != nil && c != authBy && !reflect.DeepEqual(cp.Auth, p.Auth) {
+			m.count("auth_conflicts")
+			m.logOnce(fmt.Sprintf("auth-conflict:%d:%s", en.s.key.IfIndex, en.s.key.Peer), "clients of one BFD session ask for different key chains: the first one's is used",
+				"iface", en.ifname, "peer", en.s.key.Peer, "used", authBy.name, "ignored", c.name)
 		}
 	}
 	return p
@@ -280,6 +368,31 @@ func (m *Manager) remove(en *entry) {
 	m.close(en)
 	delete(m.sessions, s.key)
 	delete(m.byDisc, s.localDisc)
+	m.keepSeq(s)
+}
+
+// maxKeptSeqs bounds the sequence numbers kept for peers whose session
+// went (sessions follow adjacencies, which the peers' hellos create).
+const maxKeptSeqs = 1024
+
+// keepSeq remembers a removed session's authentication sequence number,
+// so the next session to the same peer carries on from it rather than
+// from a new random value: a peer that took the old session's last
+// packets (its AdminDown) into a new session of its own would refuse a
+// number that jumped (BIRD does, until the session is re-created). A
+// restart of fared starts at random (RFC 5880 §6.8.1); the peer forgets
+// the old number after twice the Detection Time.
+func (m *Manager) keepSeq(s *session) {
+	if s.params.Auth == nil {
+		return
+	}
+	if len(m.seqs) >= maxKeptSeqs {
+		for k := range m.seqs { // any one: the oldest is not worth tracking
+			delete(m.seqs, k)
+			break
+		}
+	}
+	m.seqs[s.key] = s.auth.xmitSeq
 }
 
 func (m *Manager) close(en *entry) {
@@ -300,11 +413,13 @@ func (m *Manager) newDisc() uint32 {
 	}
 }
 
-// receive finds the session of a packet (§6.8.6, RFC 5881 §3) and runs it.
+// receive finds the session of a packet (§6.8.6, RFC 5881 §3), checks
+// that it comes from the remote system the session learnt and that it
+// authenticates (§6.7), and runs it.
 func (m *Manager) receive(r Received) {
 	if r.TTL != 255 {
-		// RFC 5881 §5: without authentication, only TTL 255 proves the
-		// packet came from the link (GTSM).
+		// RFC 5881 §5: only TTL 255 proves the packet came from the link
+		// (GTSM), with or without authentication.
 		m.reject("ttl", "BFD packet without TTL 255 dropped", "ttl", r.TTL, "from", r.Src)
 		return
 	}
@@ -331,7 +446,25 @@ func (m *Manager) receive(r Received) {
 	if at.IsZero() {
 		at = m.now()
 	}
-	if ev := en.s.receive(c, at); ev != nil {
+	s := en.s
+	why, fallback := s.check(c, r.Data[:r.Data[3]], at)
+	switch why {
+	case "":
+	case rejDisc:
+		s.stats.Rejected++
+		m.reject(why, "BFD packet with another remote discriminator than the session learnt dropped",
+			"iface", en.ifname, "peer", r.Src, "my_disc", c.MyDisc, "learnt", s.remoteDisc, "state", c.State.String())
+		return
+	default:
+		s.stats.Rejected++
+		m.reject(why, "BFD packet failed authentication: dropped", "iface", en.ifname, "peer", r.Src,
+			"auth_type", c.Auth.Type.String(), "key_id", c.Auth.KeyID, "seq", c.Auth.Seq)
+		return
+	}
+	if fallback {
+		m.count("rx_auth_expired_key")
+	}
+	if ev := s.receive(c, at); ev != nil {
 		m.tell(en, ev)
 	}
 }
@@ -361,7 +494,19 @@ func (m *Manager) send(en *entry, c packet.Control) {
 	if en.tx == nil {
 		return
 	}
-	if err := en.tx.Send(c.AppendTo(make([]byte, 0, packet.Len))); err != nil {
+	b, fallback := en.s.encode(c, m.now())
+	if en.s.auth.fallback.Note(fallback) {
+		if fallback {
+			m.log.Warn("every BFD send key has expired: sending with the last one until a valid key is configured",
+				"iface", en.ifname, "peer", en.s.key.Peer, "key_id", en.s.auth.keyID)
+		} else {
+			m.log.Info("a BFD send key is valid again", "iface", en.ifname, "peer", en.s.key.Peer, "key_id", en.s.auth.keyID)
+		}
+	}
+	if fallback {
+		m.count("tx_auth_expired_key")
+	}
+	if err := en.tx.Send(b); err != nil {
 		m.count("tx_errors")
 		m.logOnce("tx:"+en.ifname, "BFD send failed", "iface", en.ifname, "peer", en.s.key.Peer, "err", err)
 	}
@@ -412,88 +557,64 @@ type SessionView struct {
 	RemoteMult  int
 	UpSince     time.Time
 	Stats       Stats
+	Clients     []string        // who asked for it, sorted
+	Auth        packet.AuthType // of the last packet sent; 0: none
+	AuthKeyID   int             // of the last packet sent; -1: none
+	AuthExpired bool            // sending with a key whose send lifetime ended
 }
 
-// Sessions returns a copy of every session, sorted by interface and peer.
+// Sessions returns a copy of every session, sorted by interface and peer,
+// and the manager's counters.
 func (m *Manager) Sessions(ctx context.Context) ([]SessionView, map[string]uint64, error) {
 	var out []SessionView
 	var ctr map[string]uint64
-	done := make(chan struct{})
-	select {
-	case m.ev <- queryEvent{f: func() {
+	err := m.query(ctx, func() {
 		for _, en := range m.sessions {
-			s := en.s
-			out = append(out, SessionView{Interface: en.ifname, IfIndex: s.key.IfIndex, Peer: s.key.Peer, Local: en.local,
-				State: s.state.String(), RemoteState: s.remoteState.String(), Diag: s.diag.String(),
-				LocalDisc: s.localDisc, RemoteDisc: s.remoteDisc, Interval: s.params.Interval, Multiplier: s.params.Multiplier,
-				TxInterval: s.txInterval(), DetectTime: s.detectTime(), RemoteMinRx: dur(s.remoteMinRx), RemoteMinTx: dur(s.remoteDesiredX),
-				RemoteMult: int(s.remoteMult), UpSince: s.upSince, Stats: s.stats})
+			out = append(out, en.view())
 		}
 		ctr = make(map[string]uint64, len(m.counters))
 		for k, v := range m.counters {
 			ctr[k] = v
 		}
-		close(done)
-	}}:
-	case <-ctx.Done():
-		return nil, nil, ctx.Err()
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	slices.SortFunc(out, func(a, b SessionView) int {
-		if a.Interface != b.Interface {
-			if a.Interface < b.Interface {
-				return -1
-			}
-			return 1
-		}
-		return a.Peer.Compare(b.Peer)
+		return cmp.Or(cmp.Compare(a.Interface, b.Interface), a.Peer.Compare(b.Peer))
 	})
 	return out, ctr, nil
 }
 
-// The process-wide manager: every protocol instance of a fared shares one,
-// because one UDP port 3784 serves every session of the namespace.
-var shared struct {
-	mu     sync.Mutex
-	m      *Manager
-	refs   int
-	cancel context.CancelFunc
-	done   chan struct{}
+func (en *entry) view() SessionView {
+	s := en.s
+	v := SessionView{Interface: en.ifname, IfIndex: s.key.IfIndex, Peer: s.key.Peer, Local: en.local,
+		State: s.state.String(), RemoteState: s.remoteState.String(), Diag: s.diag.String(),
+		LocalDisc: s.localDisc, RemoteDisc: s.remoteDisc, Interval: s.params.Interval, Multiplier: s.params.Multiplier,
+		TxInterval: s.txInterval(), DetectTime: s.detectTime(), RemoteMinRx: dur(s.remoteMinRx), RemoteMinTx: dur(s.remoteDesiredX),
+		RemoteMult: int(s.remoteMult), UpSince: s.upSince, Stats: s.stats, AuthKeyID: -1}
+	if s.params.Auth != nil {
+		v.Auth, v.AuthKeyID, v.AuthExpired = s.auth.typ, s.auth.keyID, s.auth.fallback.On()
+	}
+	for c := range en.clients {
+		v.Clients = append(v.Clients, c.name)
+	}
+	slices.Sort(v.Clients)
+	return v
 }
 
-// Acquire returns the shared manager, started on first use.
-func Acquire(log *slog.Logger) *Manager {
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if shared.m == nil {
-		m := New(Options{Logger: log})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			m.Run(ctx)
-		}()
-		shared.m, shared.cancel, shared.done = m, cancel, done
+// query runs f on the manager's goroutine.
+func (m *Manager) query(ctx context.Context, f func()) error {
+	done := make(chan struct{})
+	select {
+	case m.ev <- queryEvent{f: func() { defer close(done); f() }}:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	shared.refs++
-	return shared.m
-}
-
-// Release gives the shared manager back; the last release stops it.
-func Release(m *Manager) {
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if m == nil || m != shared.m {
-		return
-	}
-	shared.refs--
-	if shared.refs == 0 {
-		shared.cancel()
-		<-shared.done
-		shared.m = nil
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

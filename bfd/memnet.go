@@ -15,6 +15,7 @@ type MemNet struct {
 	mu    sync.Mutex
 	rx    map[netip.Addr]func(Received)
 	muted map[netip.Addr]bool
+	taps  map[netip.Addr]func([]byte)
 }
 
 // NewMemNet returns an empty network.
@@ -61,8 +62,11 @@ type memSender struct {
 func (s memSender) Send(b []byte) error {
 	n := s.io.n
 	n.mu.Lock()
-	d, muted := n.rx[s.peer], n.muted[s.io.self]
+	d, muted, tap := n.rx[s.peer], n.muted[s.io.self], n.taps[s.io.self]
 	n.mu.Unlock()
+	if tap != nil {
+		tap(append([]byte(nil), b...))
+	}
 	if d != nil && !muted {
 		// In order, as on a link: the receiver's queue takes it.
 		d(Received{Src: s.io.self, TTL: 255, Data: b, At: time.Now()})
@@ -71,3 +75,25 @@ func (s memSender) Send(b []byte) error {
 }
 
 func (s memSender) Close() error { return nil }
+
+// Send delivers b to the manager that owns to as if from sent it on the
+// link (TTL 255): what a host on the same link can do.
+func (n *MemNet) Send(from, to netip.Addr, b []byte) {
+	n.mu.Lock()
+	d := n.rx[to]
+	n.mu.Unlock()
+	if d != nil {
+		d(Received{Src: from, TTL: 255, Data: b, At: time.Now()})
+	}
+}
+
+// Tap calls f with a copy of every packet from sends (nil: no tap): what
+// a host on the same link can read.
+func (n *MemNet) Tap(from netip.Addr, f func(b []byte)) {
+	n.mu.Lock()
+	if n.taps == nil {
+		n.taps = map[netip.Addr]func([]byte){}
+	}
+	n.taps[from] = f
+	n.mu.Unlock()
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/bfd/packet"
+	"github.com/fared/fared/config"
 )
 
 // slowInterval is what a session that is not Up advertises and sends at:
@@ -13,11 +14,13 @@ import (
 // Up starts a Poll Sequence to the configured interval.
 const slowInterval = time.Second
 
-// Params are a session's timers: Interval is both our Desired Min TX and
-// Required Min RX; Multiplier our Detect Mult.
+// Params are a session's settings: Interval is both our Desired Min TX
+// and Required Min RX; Multiplier our Detect Mult; Auth the key chain of
+// RFC 5880 §6.7 (nil: no authentication; auth.go).
 type Params struct {
 	Interval   time.Duration
 	Multiplier int
+	Auth       *config.Auth
 }
 
 // Key names a session: single-hop BFD has one per (interface, peer
@@ -66,8 +69,14 @@ type session struct {
 	polling               bool
 	sendFinal             bool
 
-	nextTx   time.Time
-	detectAt time.Time // zero: no detection running
+	nextTx time.Time
+	// detectAt is a Detection Time after the last valid packet (zero:
+	// none heard since): it takes an Init or Up session down, and in any
+	// state forgets the remote discriminator (§6.8.1), so a peer that
+	// restarted with a new one is heard again.
+	detectAt time.Time
+
+	auth authState // auth.go
 
 	upSince time.Time
 	stats   Stats
@@ -80,10 +89,15 @@ type Stats struct {
 	LastDown        time.Time
 	LastDownDiag    packet.Diag
 	LastRemoteState packet.State
+	// Rejected counts packets that reached the session and were dropped:
+	// another remote discriminator, or authentication (the manager's
+	// counters say which).
+	Rejected uint64
 }
 
 func newSession(k Key, p Params, disc uint32, now time.Time) *session {
-	s := &session{key: k, params: p, state: packet.Down, remoteState: packet.Down, localDisc: disc, remoteMinRx: 1}
+	s := &session{key: k, params: p, state: packet.Down, remoteState: packet.Down, localDisc: disc, remoteMinRx: 1,
+		auth: authState{xmitSeq: rand.Uint32()}} // §6.8.1: a random start
 	s.setTimers(false)
 	s.txInForce, s.rxInForce = s.desiredTx, s.requiredRx
 	s.nextTx = now
@@ -238,12 +252,9 @@ func (s *session) receive(c packet.Control, now time.Time) *Event {
 			}
 		}
 	}
-	// The detection timer restarts with every packet while it matters.
-	if s.state == packet.Init || s.state == packet.Up {
-		s.detectAt = now.Add(s.detectTime())
-	} else {
-		s.detectAt = time.Time{}
-	}
+	// The detection timer restarts with every packet, in every state:
+	// Down, it only ages the remote discriminator out.
+	s.detectAt = now.Add(s.detectTime())
 	return ev
 }
 
@@ -268,19 +279,20 @@ func (s *session) setState(st packet.State, diag packet.Diag, now time.Time) *Ev
 		s.stats.LastDown, s.stats.LastDownDiag = now, diag
 		s.setTimers(false)
 	}
-	if st == packet.Down {
-		s.detectAt = time.Time{}
-	}
 	s.nextTx = now
 	return ev
 }
 
-// reconfigure changes the configured timers; a session Up polls.
+// reconfigure changes the configured timers (a session Up polls) and key
+// chain (the next packet uses it).
 func (s *session) reconfigure(p Params, now time.Time) {
 	if p == s.params {
 		return
 	}
+	timers := p.Interval != s.params.Interval || p.Multiplier != s.params.Multiplier
 	s.params = p
-	s.setTimers(s.state == packet.Up)
-	s.nextTx = now
+	if timers {
+		s.setTimers(s.state == packet.Up)
+		s.nextTx = now
+	}
 }

@@ -13,11 +13,12 @@ import (
 // packet one sends reaches the other at once (unless cut), through the
 // codec.
 type pair struct {
-	t      *testing.T
-	now    time.Time
-	a, b   *session
-	cut    bool // a hears nothing from b
-	events []Event
+	t        *testing.T
+	now      time.Time
+	a, b     *session
+	cut      bool // a hears nothing from b
+	events   []Event
+	rejected []string // reasons check gave
 }
 
 func newPair(t *testing.T, pa, pb Params) *pair {
@@ -31,6 +32,10 @@ func (p *pair) deliver(to *session, c packet.Control) {
 	d, err := packet.Decode(b)
 	if err != nil {
 		p.t.Fatalf("sent an undecodable packet %v: %v", c, err)
+	}
+	if why, _ := to.check(d, b, p.now); why != "" {
+		p.rejected = append(p.rejected, why)
+		return
 	}
 	if ev := to.receive(d, p.now); ev != nil {
 		p.events = append(p.events, *ev)

@@ -7,41 +7,34 @@ import (
 	"github.com/fared/fared/bfd/packet"
 )
 
-// Sessions is one protocol instance's set of BFD sessions, owned by the
-// instance's loop: every tick the instance says which sessions it wants
-// (one per adjacency or neighbour that BFD guards) and Sync asks the
-// manager for the difference. IS-IS and OSPF share it; only what a session
-// guards differs.
+// Sessions is one client's set of BFD sessions, owned by the client's
+// loop: every tick the client says which sessions it wants (one per
+// adjacency, neighbour or BGP peer that BFD guards) and Sync asks the
+// manager for the difference. IS-IS, OSPF and iNOF share it; only what a
+// session guards differs.
 type Sessions struct {
 	log    *slog.Logger
-	mgr    *Manager
-	shared bool // Acquire'd: Release on Close
 	client *Client
 	asked  map[Key]Want
 	up     map[Key]bool // sessions Up (a Down only counts after Up)
 }
 
-// Want is a session an instance needs: from which local address, on which
-// interface, with which timers.
+// Want is a session a client needs: from which local address, on which
+// interface, with which timers and key chain.
 type Want struct {
 	Local  netip.Addr
 	Iface  string
 	Params Params
 }
 
-// NewSessions starts a set on mgr, or on the process's shared manager when
-// mgr is nil. post receives every session event; it runs on the manager's
-// goroutine and must not block (post to the instance's loop).
-func NewSessions(mgr *Manager, log *slog.Logger, post func(Event)) *Sessions {
+// NewSessions starts a set on mgr for the client named name. post
+// receives every session event; it runs on the manager's goroutine and
+// must not block (post to the client's loop).
+func NewSessions(mgr *Manager, name string, log *slog.Logger, post func(Event)) *Sessions {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Sessions{log: log, mgr: mgr, asked: map[Key]Want{}, up: map[Key]bool{}}
-	if s.mgr == nil {
-		s.mgr, s.shared = Acquire(log), true
-	}
-	s.client = s.mgr.NewClient(post)
-	return s
+	return &Sessions{log: log, client: mgr.NewClient(name, post), asked: map[Key]Want{}, up: map[Key]bool{}}
 }
 
 // Sync makes the sessions match want: missing or changed ones are set
@@ -85,10 +78,8 @@ func (s *Sessions) Failed(e Event) bool {
 	return true
 }
 
-// Close removes every session and gives a shared manager back.
-func (s *Sessions) Close() {
-	s.client.Close()
-	if s.shared {
-		Release(s.mgr)
-	}
-}
+// Up reports whether the session k is Up (as far as its events told).
+func (s *Sessions) Up(k Key) bool { return s.up[k] }
+
+// Close removes every session of the client.
+func (s *Sessions) Close() { s.client.Close() }

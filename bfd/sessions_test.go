@@ -13,7 +13,7 @@ import (
 // manager only for differences.
 func TestSessionsFailed(t *testing.T) {
 	m := New(Options{}) // not run: requests stay queued
-	s := NewSessions(m, nil, func(Event) {})
+	s := NewSessions(m, "test", nil, func(Event) {})
 	k := Key{IfIndex: 3, Peer: netip.MustParseAddr("10.0.0.2")}
 	w := Want{Local: netip.MustParseAddr("10.0.0.1"), Iface: "e0", Params: Params{Interval: 50 * time.Millisecond, Multiplier: 3}}
 	s.Sync(map[Key]Want{k: w})

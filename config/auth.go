@@ -89,13 +89,100 @@ func (a *Auth) AcceptKeys(now time.Time) []AuthKey {
 	return out
 }
 
+// SendKeyAt is the key to send with at now, as SendKey, except when no
+// key may send: rather than send without authentication (which every
+// neighbour drops: an outage), the chain keeps sending with its last key,
+// the one whose send lifetime ended last (or, when none has ended yet,
+// the one that begins first), and fallback is true, as RFC 8177's common
+// practice does. The protocol warns and counts while it lasts. ok is
+// false only for a nil or empty chain.
+func (a *Auth) SendKeyAt(now time.Time) (k AuthKey, fallback, ok bool) {
+	if k, ok := a.SendKey(now); ok {
+		return k, false, true
+	}
+	if a == nil || len(a.Keys) == 0 {
+		return AuthKey{}, false, false
+	}
+	return lastKey(a.Keys, now, func(k AuthKey) (time.Time, time.Time) { return k.SendFrom, k.SendUntil }), true, true
+}
+
+// AcceptKeysAt is AcceptKeys with the same fallback: while the chain
+// sends with an expired key (SendKeyAt), that key is accepted too (a
+// neighbour in the same state sends with it); and when no key's accept
+// lifetime holds, the key whose accept lifetime ended last is. fallback
+// says a key outside its accept lifetime was added.
+func (a *Auth) AcceptKeysAt(now time.Time) (keys []AuthKey, fallback bool) {
+	keys = a.AcceptKeys(now)
+	if a == nil || len(a.Keys) == 0 {
+		return keys, false
+	}
+	add := func(k AuthKey) {
+		for _, h := range keys {
+			if h.ID == k.ID {
+				return
+			}
+		}
+		keys, fallback = append(keys, k), true
+	}
+	if k, fb, _ := a.SendKeyAt(now); fb {
+		add(k)
+	}
+	if len(keys) == 0 {
+		add(lastKey(a.Keys, now, func(k AuthKey) (time.Time, time.Time) { return k.AcceptFrom, k.AcceptUntil }))
+	}
+	return keys, fallback
+}
+
+// lastKey is the key whose lifetime (from, until) ended last before now;
+// when none has ended, the one that begins first; the highest id on a tie.
+func lastKey(ks []AuthKey, now time.Time, life func(AuthKey) (from, until time.Time)) AuthKey {
+	type cand struct {
+		k     AuthKey
+		ended bool
+		at    time.Time // until if ended, else from
+	}
+	better := func(a, b cand) bool { // a better than b
+		switch {
+		case a.ended != b.ended:
+			return a.ended
+		case !a.at.Equal(b.at):
+			return a.at.After(b.at) == a.ended // ended: later end; else earlier start
+		}
+		return a.k.ID > b.k.ID
+	}
+	var best cand
+	for i, k := range ks {
+		from, until := life(k)
+		c := cand{k: k, ended: !until.IsZero() && !now.Before(until), at: from}
+		if c.ended {
+			c.at = until
+		}
+		if i == 0 || better(c, best) {
+			best = c
+		}
+	}
+	return best.k
+}
+
+// KeyFallback remembers whether a chain was sending with an expired key,
+// so that a protocol logs each change of that once (not every packet).
+type KeyFallback struct{ on bool }
+
+// Note records the state in force and reports whether it changed.
+func (f *KeyFallback) Note(on bool) bool {
+	changed := f.on != on
+	f.on = on
+	return changed
+}
+
 // authRules are a protocol's limits on keys.
 type authRules struct {
 	proto    string
 	algs     map[string]bool
 	maxID    int64
-	maxClear int // longest cleartext password
-	maxMD5   int // longest md5 secret (0: no limit)
+	maxClear int            // longest cleartext password
+	maxMD5   int            // longest md5 secret (0: no limit)
+	maxLen   map[string]int // longest secret per algorithm (BFD)
 	oneType  bool
 }
 
@@ -106,6 +193,18 @@ var isisAuthRules = authRules{proto: "IS-IS", maxID: 65535, maxClear: 254,
 // password fills the 8-byte header field; one interface has one AuType.
 var ospfAuthRules = authRules{proto: "OSPF", maxID: 255, maxClear: 8, maxMD5: 16, oneType: true,
 	algs: map[string]bool{"clear": true, "md5": true, "hmac-sha-1": true, "hmac-sha-256": true, "hmac-sha-384": true, "hmac-sha-512": true}}
+
+// bfdAuthRules: RFC 5880 §4.2-4.4: one-byte key ids; a simple password
+// or an MD5 key of at most 16 bytes, a SHA1 key of at most 20 (the key
+// fills the digest field when hashing).
+var bfdAuthRules = authRules{proto: "BFD", maxID: 255,
+	algs:   map[string]bool{"simple": true, "keyed-md5": true, "meticulous-keyed-md5": true, "keyed-sha1": true, "meticulous-keyed-sha1": true},
+	maxLen: map[string]int{"simple": 16, "keyed-md5": 16, "meticulous-keyed-md5": 16, "keyed-sha1": 20, "meticulous-keyed-sha1": 20}}
+
+// BFDAuthentication parses a BFD key chain (`authentication: {keys:
+// [...]}` in a bfd setting), for modules with a bfd setting of their own
+// (inof).
+func (p *Walker) BFDAuthentication(dst **Auth) Field { return p.auth(bfdAuthRules, dst) }
 
 func (p *Walker) auth(r authRules, dst **Auth) Field {
 	return func(k, v *yaml.Node) {
@@ -198,6 +297,8 @@ func (p *Walker) authKey(r authRules, v *yaml.Node) AuthKey {
 		p.Errf(seen["secret"], "key id %d: a %s clear password has at most %d bytes, got %d", key.ID, r.proto, r.maxClear, len(secret))
 	case key.Algorithm == "md5" && r.maxMD5 > 0 && len(secret) > r.maxMD5:
 		p.Errf(seen["secret"], "key id %d: a %s md5 key has at most %d bytes, got %d", key.ID, r.proto, r.maxMD5, len(secret))
+	case r.maxLen[key.Algorithm] > 0 && len(secret) > r.maxLen[key.Algorithm]:
+		p.Errf(seen["secret"], "key id %d: a %s %s key has at most %d bytes, got %d", key.ID, r.proto, key.Algorithm, r.maxLen[key.Algorithm], len(secret))
 	}
 	if !key.SendFrom.IsZero() && !key.SendUntil.IsZero() && !key.SendFrom.Before(key.SendUntil) {
 		p.Errf(seen["send-until"], "key id %d: send-until %s is not after send-from %s", key.ID, key.SendUntil.Format(time.RFC3339), key.SendFrom.Format(time.RFC3339))
@@ -210,7 +311,8 @@ func (p *Walker) authKey(r authRules, v *yaml.Node) AuthKey {
 
 func sortedKeys(m map[string]bool) []string {
 	var out []string
-	for _, n := range []string{"clear", "md5", "hmac-sha-1", "hmac-sha-224", "hmac-sha-256", "hmac-sha-384", "hmac-sha-512"} {
+	for _, n := range []string{"clear", "md5", "hmac-sha-1", "hmac-sha-224", "hmac-sha-256", "hmac-sha-384", "hmac-sha-512",
+		"simple", "keyed-md5", "meticulous-keyed-md5", "keyed-sha1", "meticulous-keyed-sha1"} {
 		if m[n] {
 			out = append(out, n)
 		}
@@ -244,3 +346,6 @@ func (p *Walker) isisAuth(dst *ISISAuth) Field {
 		})
 	}
 }
+
+// On reports whether the chain sends with an expired key now.
+func (f *KeyFallback) On() bool { return f.on }

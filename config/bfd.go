@@ -14,6 +14,8 @@ import (
 // soon as its session goes down (detection time = multiplier x interval).
 //
 //	bfd: {interval: 100ms, multiplier: 3}     # isis and ospf (optional)
+//	bfd:                                      # with RFC 5880 authentication
+//	  authentication: {keys: [{id: 1, algorithm: meticulous-keyed-sha1, secret: s3cret}]}
 //	isis:
 //	  bfd: {interval: 100ms, multiplier: 3}   # every interface
 //	  interfaces:
@@ -22,6 +24,10 @@ import (
 type BFD struct {
 	Interval   time.Duration
 	Multiplier int
+	// Authentication is the key chain of RFC 5880 §6.7 (nil: none):
+	// algorithms simple, keyed-md5, meticulous-keyed-md5, keyed-sha1,
+	// meticulous-keyed-sha1, key ids 0..255 (docs/bfd.md).
+	Authentication *Auth `render:",omitzero"`
 	// Off turns BFD off on one interface (`bfd: off`) when the section
 	// turns it on.
 	Off bool `render:"-"`
@@ -60,7 +66,8 @@ func (p *Walker) bfd(dst **BFD) Field {
 					}
 					b.Interval = d
 				},
-				"multiplier": SetInt(p, &b.Multiplier, 2, 255),
+				"multiplier":     SetInt(p, &b.Multiplier, 2, 255),
+				"authentication": p.auth(bfdAuthRules, &b.Authentication),
 			})
 		default:
 			p.Errf(v, "%s: want a mapping {interval, multiplier}, or on/off", k.Value)
@@ -71,8 +78,8 @@ func (p *Walker) bfd(dst **BFD) Field {
 }
 
 // inheritBFD resolves an interface's bfd against the section's: none
-// takes the section's, keys left out come from the section (or the
-// defaults). The interface then carries the value in force (rendered,
+// takes the section's, keys left out (authentication included) come from
+// the section (or the defaults). The interface then carries the value in force (rendered,
 // and applied by a reload that replaces the interface's settings).
 func inheritBFD(section, it *BFD) *BFD {
 	if it == nil && section != nil && !section.Off {
@@ -97,6 +104,9 @@ func inheritBFD(section, it *BFD) *BFD {
 	}
 	if b.Multiplier == 0 {
 		b.Multiplier = from.Multiplier
+	}
+	if b.Authentication == nil && section != nil && !section.Off {
+		b.Authentication = section.Authentication
 	}
 	return &b
 }

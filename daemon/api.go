@@ -149,6 +149,11 @@ func (d *Daemon) coreRoutes() {
 	s.Handle("GET /fib/capabilities", func(r *http.Request) (any, error) {
 		return fib.Probe(d.opt.NetNS)
 	})
+	// BFD is a core service: its sessions belong to the modules that ask
+	// for them, the speaker to the daemon.
+	s.Handle("GET /bfd/sessions", func(r *http.Request) (any, error) {
+		return d.core.BFD.View(r.Context())
+	})
 }
 
 // lookup answers 400 for a malformed prefix and 404 for an unknown one.

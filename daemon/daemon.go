@@ -16,6 +16,7 @@ import (
 
 	"github.com/fared/fared/api"
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/fib"
 	"github.com/fared/fared/internal/netif"
@@ -138,6 +139,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	coreWG.Add(1)
 	go func() { defer coreWG.Done(); d.core.RIB.Run(coreCtx) }()
 	coreWG.Add(1)
+	go func() { defer coreWG.Done(); d.core.BFD.Run(coreCtx) }()
+	coreWG.Add(1)
 	go func() { defer coreWG.Done(); d.monitor(coreCtx) }()
 
 	modCtx, stopMods := context.WithCancelCause(context.Background())
@@ -242,9 +245,11 @@ func (d *Daemon) specNames() []string {
 }
 
 // buildCore opens the kernel FIB (adopting what a previous run left) and
-// creates the rib.
+// creates the rib and the BFD speaker.
 func (d *Daemon) buildCore(cfg *config.Config) error {
 	d.core = &Core{Log: d.log, Protocol: fibProtocol(cfg)}
+	d.core.BFD = bfd.New(bfd.Options{Logger: d.log, Guard: d.core.Guard("bfd")})
+	d.metrics.reg.MustRegister(d.core.BFD.Collector())
 	if cfg.FIB.Enabled {
 		fc := FIBConfig(cfg)
 		fc.NetNS, fc.Logger = d.opt.NetNS, d.log

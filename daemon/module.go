@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fared/fared/api"
+	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/fib"
 	"github.com/fared/fared/internal/guard"
@@ -100,6 +101,12 @@ type Core struct {
 	FIB *fib.FIB
 	// Protocol is the kernel route protocol of fared's routes.
 	Protocol uint8
+	// BFD is the daemon's one BFD speaker (RFC 5880/5881): every module
+	// that needs liveness (IS-IS, OSPF, iNOF's BGP) asks it for sessions,
+	// and clients asking for the same (interface, peer) share one. The
+	// daemon runs it (before the modules, until after them) and serves
+	// /v1/bfd/sessions.
+	BFD *bfd.Manager
 }
 
 // Guard returns the panic guard of module name (internal/guard): every

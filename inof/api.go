@@ -156,7 +156,7 @@ func (m *module) Routes(rt *api.Router) {
 		}
 		for _, p := range ps {
 			out = append(out, wire.INOFPeer{Address: p.Address.String(), State: p.State, BFD: p.BFD,
-				UptimeSeconds: p.Uptime.Seconds(), Received: p.Received, Reason: p.Reason})
+				UptimeSeconds: p.Uptime.Seconds(), Received: p.Received, Reason: p.Reason, Flaps: p.Flaps})
 		}
 		return out, nil
 	})

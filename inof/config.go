@@ -41,6 +41,7 @@ type Config struct {
 	BFDTx      time.Duration
 	BFDRx      time.Duration
 	BFDMult    int
+	BFDAuth    *config.Auth  // RFC 5880 §6.7 key chain of the neighbours' sessions (nil: none)
 	Interfaces []string      // host-facing (switches) or switch-facing (hosts) interfaces
 	LLDP       bool          // switches: learn agentless hosts from LLDP
 	OUI        [3]byte       // of the iNOF LLDP TLV
@@ -172,9 +173,10 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 		"bfd": func(k, v *yaml.Node) {
 			if w.IsMapping(k, v) {
 				w.Mapping(v, map[string]config.Field{
-					"min-tx":     w.SetDuration(&c.BFDTx, 10*time.Millisecond, 10*time.Second),
-					"min-rx":     w.SetDuration(&c.BFDRx, 10*time.Millisecond, 10*time.Second),
-					"multiplier": config.SetInt(w, &c.BFDMult, 2, 255),
+					"min-tx":         w.SetDuration(&c.BFDTx, 10*time.Millisecond, 10*time.Second),
+					"min-rx":         w.SetDuration(&c.BFDRx, 10*time.Millisecond, 10*time.Second),
+					"multiplier":     config.SetInt(w, &c.BFDMult, 2, 255),
+					"authentication": w.BFDAuthentication(&c.BFDAuth),
 				})
 			}
 		},

@@ -188,3 +188,27 @@ func TestConfigIdentity(t *testing.T) {
 		t.Errorf("host-keys on a host: %v", err)
 	}
 }
+
+// The BGP sessions' BFD takes a key chain (RFC 5880 §6.7), BFD's rules.
+func TestConfigBFDAuthentication(t *testing.T) {
+	c, err := load(t, `inof:
+  role: switch
+  neighbors: [{address: 10.254.0.1}]
+  bfd:
+    min-tx: 200ms
+    authentication: {keys: [{id: 3, algorithm: meticulous-keyed-sha1, secret: bgp-bfd}]}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c.BFDAuth; a == nil || len(a.Keys) != 1 || a.Keys[0].ID != 3 || a.Keys[0].Algorithm != "meticulous-keyed-sha1" || c.BFDTx != 200*time.Millisecond {
+		t.Fatalf("bfd: %+v %v", a, c.BFDTx)
+	}
+	if d := strings.Join(config.Diff(redacted(c), redacted(&Config{})), " "); strings.Contains(d, "bgp-bfd") {
+		t.Fatalf("a reload report shows the secret: %s", d)
+	}
+	_, err = load(t, "inof:\n  role: switch\n  bfd:\n    authentication: {keys: [{id: 1, algorithm: md5, secret: x}]}\n")
+	if err == nil || !strings.Contains(err.Error(), `fared.yaml:6: algorithm: BFD does not support algorithm "md5"`) {
+		t.Fatalf("got %v", err)
+	}
+}

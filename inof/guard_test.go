@@ -24,7 +24,7 @@ func (nopNet) Publish([]record.Record, []record.Key) error { return nil }
 // goes on (it answers the next query).
 func TestSwitchLoopIsGuarded(t *testing.T) {
 	g := guard.New("inof-loop-test", slog.New(slog.DiscardHandler))
-	r := newSwitchRT(slog.New(slog.DiscardHandler), g, &Config{Role: RoleSwitch}, netip.MustParseAddr("10.255.0.3"), "leaf1")
+	r := newSwitchRT(slog.New(slog.DiscardHandler), g, &Config{Role: RoleSwitch}, netip.MustParseAddr("10.255.0.3"), "leaf1", nil)
 	r.sw = fabric.New(fabric.Config{RouterID: r.rid}, slog.New(slog.DiscardHandler), r, nopNet{}, 1, time.Now())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

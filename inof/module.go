@@ -57,7 +57,7 @@ func newModule(core *daemon.Core, c *config.Config) (daemon.Module, error) {
 		m.id = s.ID
 		m.host = newHostRT(log, core.Guard("inof"), s)
 	} else {
-		m.sw = newSwitchRT(log, core.Guard("inof"), s, m.rid, c.Hostname)
+		m.sw = newSwitchRT(log, core.Guard("inof"), s, m.rid, c.Hostname, core.BFD)
 	}
 	return m, nil
 }

@@ -12,7 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/bfd"
+	bfdpkt "github.com/fared/fared/bfd/packet"
 	"github.com/fared/fared/daemon"
 	"github.com/fared/fared/inof/fabric"
 	"github.com/fared/fared/inof/ibgp"
@@ -40,6 +44,14 @@ type switchRT struct {
 	guard *guard.Guard        // the module's (loop, readers)
 	retry time.Time           // next attempt to open missing ports
 	done  chan struct{}       // closed when the loop has stopped
+
+	// BFD of the BGP sessions: the daemon's speaker (never GoBGP's own).
+	bfdMgr   *bfd.Manager
+	bfd      *bfd.Sessions
+	bfdAt    time.Time            // next resolution of the neighbours' interfaces
+	bfdWant  map[bfd.Key]bfd.Want // what the last resolution asked for
+	bfdPeers map[netip.Addr]bool  // neighbours with a session asked for
+	bfdWarn  map[netip.Addr]bool  // logged: BFD on, not directly connected
 }
 
 // post hands an event to the loop, or gives up once the loop has stopped
@@ -62,6 +74,7 @@ type (
 		b    []byte
 	}
 	bgpEv   struct{ ev ibgp.Event }
+	bfdEv   struct{ ev bfd.Event }
 	linkEv  struct{ ev netif.Event }
 	readErr struct {
 		port string
@@ -105,7 +118,6 @@ func (c *Config) ibgpConfig(rid netip.Addr, log *slog.Logger) ibgp.Config {
 	ic := ibgp.Config{ASN: c.ASN, RouterID: rid, ListenPort: int32(c.Port), Reflector: c.Role == RoleReflector,
 		ClusterID: c.ClusterID, HoldTime: c.Hold, ConnectRetry: c.Connect,
 		GracefulRestart: c.GR, RestartTime: c.Restart, DeferralTime: c.Deferral,
-		BFDMinTx: c.BFDTx, BFDMinRx: c.BFDRx, BFDMultiplier: uint32(c.BFDMult),
 		FlushDead: c.Role == RoleReflector, Logger: log}
 	for _, n := range c.Neighbors {
 		ic.Neighbors = append(ic.Neighbors, ibgp.Neighbor{Address: n.Address, LocalAddress: n.LocalAddress, Port: n.Port,
@@ -117,8 +129,9 @@ func (c *Config) ibgpConfig(rid netip.Addr, log *slog.Logger) ibgp.Config {
 	return ic
 }
 
-func newSwitchRT(log *slog.Logger, g *guard.Guard, cfg *Config, rid netip.Addr, name string) *switchRT {
-	r := &switchRT{log: log, cfg: cfg, rid: rid, name: name, lp: loop.New(4096), ports: map[string][2]*port{}, guard: g, done: make(chan struct{})}
+func newSwitchRT(log *slog.Logger, g *guard.Guard, cfg *Config, rid netip.Addr, name string, bm *bfd.Manager) *switchRT {
+	r := &switchRT{log: log, cfg: cfg, rid: rid, name: name, lp: loop.New(4096), ports: map[string][2]*port{}, guard: g, done: make(chan struct{}),
+		bfdMgr: bm, bfdPeers: map[netip.Addr]bool{}, bfdWarn: map[netip.Addr]bool{}}
 	r.lp.Guard(g)
 	return r
 }
@@ -136,6 +149,9 @@ func (r *switchRT) run(ctx context.Context) error {
 	r.spAPI.Store(sp)
 	r.openPorts()
 	r.lp.Run(ctx, 50*time.Millisecond, time.Now, r)
+	if r.bfd != nil {
+		r.bfd.Close() // peers hear AdminDown (RFC 5882 §3.2: not a failure)
+	}
 	for _, ps := range r.ports {
 		for _, p := range ps {
 			if p != nil {
@@ -252,7 +268,10 @@ func (r *switchRT) Handle(ev any) {
 		case ibgp.PeerChange:
 			r.log.Info("inof: bgp session", "neighbor", e.Address, "state", e.State, "reason", e.Reason)
 		}
+	case bfdEv:
+		r.onBFD(ev.ev)
 	case linkEv:
+		r.bfdAt = time.Time{} // interfaces moved: resolve the neighbours again
 		switch ev.ev.Kind {
 		case netif.LinkDown:
 			r.sw.LinkDown(ev.ev.Name)
@@ -277,6 +296,7 @@ func (r *switchRT) Handle(ev any) {
 // Tick implements loop.Handler.
 func (r *switchRT) Tick(now time.Time) {
 	r.sw.Tick(now)
+	r.bfdTick(now)
 	if now.After(r.retry) {
 		r.retry = now.Add(time.Second)
 		if len(r.ports) < len(r.cfg.Interfaces) {
@@ -326,6 +346,7 @@ func (r *switchRT) reconfigure(c *Config) []string {
 		changed = append(changed, "neighbors/filters: "+err.Error())
 	}
 	r.cfg = c
+	r.bfdAt = time.Time{} // neighbours or keys may have changed
 	r.openPorts()
 	return changed
 }
@@ -346,4 +367,118 @@ func zonesView(cfg *zones.Config, from netip.Addr, stamp uint64) []wire.INOFZone
 		out = append(out, z)
 	}
 	return out
+}
+
+// BFD for the BGP sessions (RFC 5882 §4.3), with the daemon's one BFD
+// speaker: a neighbour with bfd on and on a directly connected subnet
+// gets a single-hop session (RFC 5881) on the interface toward it,
+// shared with IS-IS or OSPF when they ask for the same peer. When the
+// session goes from Up to Down (the peer not saying AdminDown), the BGP
+// session is reset at once; ibgp's FlushDead (reflectors) watches the
+// same states. The timers are the section's: min-tx and min-rx both
+// become the session's interval (the larger: a session has one in each
+// direction, and the larger honours both), with its multiplier and key
+// chain.
+
+// bfdTick resolves the neighbours' interfaces (every second, and at once
+// after a link event or a reload) and asks the speaker for the sessions.
+func (r *switchRT) bfdTick(now time.Time) {
+	if r.bfdMgr == nil || now.Before(r.bfdAt) {
+		return
+	}
+	r.bfdAt = now.Add(time.Second)
+	want := map[bfd.Key]bfd.Want{}
+	peers := map[netip.Addr]bool{}
+	p := bfd.Params{Interval: max(r.cfg.BFDTx, r.cfg.BFDRx), Multiplier: r.cfg.BFDMult, Auth: r.cfg.BFDAuth}
+	for _, n := range r.cfg.Neighbors {
+		if !n.BFD {
+			continue
+		}
+		k, w, err := bfdPeer(n)
+		if err != nil {
+			if !r.bfdWarn[n.Address] {
+				r.bfdWarn[n.Address] = true
+				r.log.Warn("inof: no BFD for this neighbour: single-hop BFD needs a directly connected one", "neighbor", n.Address, "err", err)
+			}
+			continue
+		}
+		delete(r.bfdWarn, n.Address)
+		w.Params = p
+		want[k] = w
+		peers[n.Address] = true
+	}
+	if r.bfd == nil {
+		if len(want) == 0 {
+			return
+		}
+		r.bfd = bfd.NewSessions(r.bfdMgr, "inof", r.log, func(ev bfd.Event) { post(r.done, r.lp, bfdEv{ev}) })
+	}
+	for a := range r.bfdPeers {
+		if !peers[a] {
+			r.sp.SetBFD(a, "")
+		}
+	}
+	r.bfdPeers = peers
+	r.bfdWant = want
+	r.bfd.Sync(want)
+}
+
+// bfdPeer finds the session of a neighbour: the interface its address is
+// directly reachable on, from the neighbour's local address (else the
+// kernel's source for it).
+func bfdPeer(n Neighbor) (bfd.Key, bfd.Want, error) {
+	rs, err := netlink.RouteGet(n.Address.AsSlice())
+	if err != nil {
+		return bfd.Key{}, bfd.Want{}, err
+	}
+	if len(rs) == 0 {
+		return bfd.Key{}, bfd.Want{}, errors.New("no route")
+	}
+	rt := rs[0]
+	if rt.Gw != nil {
+		return bfd.Key{}, bfd.Want{}, fmt.Errorf("reached through %s", rt.Gw)
+	}
+	ifi, err := net.InterfaceByIndex(rt.LinkIndex)
+	if err != nil {
+		return bfd.Key{}, bfd.Want{}, err
+	}
+	local := n.LocalAddress
+	if !local.IsValid() {
+		local, _ = netip.AddrFromSlice(rt.Src)
+		local = local.Unmap()
+	}
+	return bfd.Key{IfIndex: rt.LinkIndex, Peer: n.Address}, bfd.Want{Local: local, Iface: ifi.Name}, nil
+}
+
+// onBFD follows a session's state (the peers view and FlushDead read it)
+// and resets the BGP session when BFD failed.
+func (r *switchRT) onBFD(e bfd.Event) {
+	if _, ok := r.bfdWant[e.Key]; !ok || r.bfd == nil {
+		return // a session no longer wanted
+	}
+	r.sp.SetBFD(e.Key.Peer, bfdStateName(e.State))
+	if !r.bfd.Failed(e) {
+		return
+	}
+	r.log.Warn("inof: BFD session down: resetting the BGP session", "neighbor", e.Key.Peer, "diag", e.Diag.String())
+	sp := r.sp
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := sp.BFDDown(ctx, e.Key.Peer); err != nil {
+			r.log.Debug("inof: reset after BFD down", "neighbor", e.Key.Peer, "err", err)
+		}
+	}()
+}
+
+func bfdStateName(s bfdpkt.State) string {
+	switch s {
+	case bfdpkt.Up:
+		return "up"
+	case bfdpkt.Init:
+		return "init"
+	case bfdpkt.AdminDown:
+		return "admin-down"
+	}
+	return "down"
 }

@@ -3,6 +3,7 @@ package interop
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -10,17 +11,27 @@ import (
 )
 
 // BFDSpec is a node's `bfd` option: BFD on every adjacency of the node,
-// for fared (its isis/ospf section's bfd key) and for FRR (bfdd started in
+// for fared (its isis/ospf section's bfd key), for FRR (bfdd started in
 // the node's namespace, a profile with these timers, `isis bfd` / `ip ospf
-// bfd` on every interface).
+// bfd` on every interface) and for BIRD (protocol bfd, `bfd yes` on its
+// OSPF interfaces). Keys authenticate the sessions (RFC 5880 §6.7; fared
+// and BIRD: FRR 8.4's bfdd has none), algorithms simple, keyed-md5,
+// meticulous-keyed-md5, keyed-sha1, meticulous-keyed-sha1 (one for all
+// keys of a BIRD node, which has one type per interface).
 //
 //	nodes:
 //	  f1: {kind: fared, bfd: {interval: 50ms, multiplier: 3}}
 //	  r1: {kind: frr, bfd: {interval: 50ms, multiplier: 3}}
+//	  b1: {kind: bird, bfd: {interval: 100ms, auth: [{id: 1, algorithm: keyed-sha1, secret: s}]}}
 type BFDSpec struct {
 	Interval   time.Duration
 	Multiplier int
+	Auth       []AuthKey
 }
+
+// birdBFDAuth is BIRD 2's name of a BFD authentication type.
+var birdBFDAuth = map[string]string{"simple": "simple", "keyed-md5": "keyed md5", "meticulous-keyed-md5": "meticulous keyed md5",
+	"keyed-sha1": "keyed sha1", "meticulous-keyed-sha1": "meticulous keyed sha1"}
 
 // bfdProfile is the name of the bfdd profile farelab renders.
 const bfdProfile = "farelab"
@@ -48,6 +59,14 @@ func (p *tparser) bfdSpec(what string, v *yaml.Node) *BFDSpec {
 			b.Interval = d
 		},
 		"multiplier": p.integer(what, 2, 255, &b.Multiplier),
+		"auth": func(k, v *yaml.Node) {
+			b.Auth = p.authKeys(what, v)
+			for _, key := range b.Auth {
+				if birdBFDAuth[key.Algorithm] == "" {
+					p.errf(v, "%s: auth: algorithm %q is not a BFD one (simple, keyed-md5, meticulous-keyed-md5, keyed-sha1, meticulous-keyed-sha1)", what, key.Algorithm)
+				}
+			}
+		},
 	})
 	return b
 }
@@ -77,15 +96,61 @@ func frrBFDIface(n *Node, proto string) string {
 
 // faredBFD is the bfd key of a fared isis/ospf section.
 type faredBFD struct {
-	Interval   string `yaml:"interval"`
-	Multiplier int    `yaml:"multiplier"`
+	Interval       string     `yaml:"interval"`
+	Multiplier     int        `yaml:"multiplier"`
+	Authentication *faredAuth `yaml:"authentication,omitempty"`
 }
 
 func faredBFDOf(n *Node) *faredBFD {
 	if n.BFD == nil {
 		return nil
 	}
-	return &faredBFD{Interval: n.BFD.Interval.String(), Multiplier: n.BFD.Multiplier}
+	b := &faredBFD{Interval: n.BFD.Interval.String(), Multiplier: n.BFD.Multiplier}
+	if len(n.BFD.Auth) > 0 {
+		b.Authentication = &faredAuth{Keys: n.BFD.Auth}
+	}
+	return b
+}
+
+// renderBIRDBFD is protocol bfd of a BIRD node with the bfd option: every
+// interface with the node's timers and keys. BIRD's OSPF asks it for a
+// session per neighbour (`bfd yes`, renderBIRD).
+func renderBIRDBFD(n *Node) string {
+	var b strings.Builder
+	ms := n.BFD.Interval.Milliseconds()
+	fmt.Fprintf(&b, "protocol bfd {\n  debug { states, events };\n  interface \"*\" {\n    min rx interval %d ms;\n    min tx interval %d ms;\n    multiplier %d;\n",
+		ms, ms, n.BFD.Multiplier)
+	if len(n.BFD.Auth) > 0 {
+		fmt.Fprintf(&b, "    authentication %s;\n", birdBFDAuth[n.BFD.Auth[0].Algorithm])
+		for _, k := range n.BFD.Auth {
+			fmt.Fprintf(&b, "    password %q { id %d; };\n", k.Secret, k.ID)
+		}
+	}
+	b.WriteString("  };\n}\n")
+	return b.String()
+}
+
+// BIRDBFDSession is one row of BIRD's `show bfd sessions`.
+type BIRDBFDSession struct {
+	Address, Interface, State string
+}
+
+// ParseBIRDBFDSessions parses `birdc show bfd sessions` (BIRD 2.0.12):
+//
+//	bfd1:
+//	IP address                Interface  State      Since         Interval  Timeout
+//	10.254.0.0                f1-1       Up         10:20:30.123    0.100    0.500
+func ParseBIRDBFDSessions(out string) []BIRDBFDSession {
+	var rows []BIRDBFDSession
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && strings.ContainsAny(f[0], ".:") && f[0] != "IP" {
+			if _, err := netip.ParseAddr(f[0]); err == nil {
+				rows = append(rows, BIRDBFDSession{Address: f[0], Interface: f[1], State: f[2]})
+			}
+		}
+	}
+	return rows
 }
 
 // BFDPeer is one row of FRR's `show bfd peers brief`.

@@ -1,6 +1,9 @@
 package interop
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +101,67 @@ SessionId  LocalAddress                             PeerAddress                 
 	ps := parseBFDPeers(out)
 	if len(ps) != 2 || ps[0] != (BFDPeer{Local: "10.254.0.1", Peer: "10.254.0.0", Status: "up"}) || ps[1].Status != "down" {
 		t.Fatalf("%+v", ps)
+	}
+}
+
+// BFD keys: fared's config carries them (and parses), BIRD's protocol bfd
+// too (bird -p checks it), FRR's bfdd has no authentication (refused).
+func TestBFDAuthOption(t *testing.T) {
+	topo, err := ParseTopology([]byte(`name: b
+protocol: ospf
+nodes:
+  f1: {kind: fared, bfd: {interval: 100ms, multiplier: 5, auth: [{id: 1, algorithm: meticulous-keyed-sha1, secret: s3cret}]}}
+  b1: {kind: bird, bfd: {interval: 100ms, multiplier: 5, auth: [{id: 1, algorithm: meticulous-keyed-sha1, secret: s3cret}, {id: 2, algorithm: meticulous-keyed-sha1, secret: next}]}}
+links:
+  - {a: f1, b: b1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Plan(topo, Options{Name: "t2", RunDir: "/run/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := renderFaredConfig(l.Node("f1"), l.Topo.Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Parse("f1.yaml", b)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if a := c.OSPF.Interfaces[0].BFD.Authentication; a == nil || a.Keys[0].Algorithm != "meticulous-keyed-sha1" || a.Keys[0].Secret != "s3cret" {
+		t.Fatalf("fared's bfd authentication: %+v\n%s", a, b)
+	}
+	conf, err := RenderBIRD(l.Node("b1"), l.Topo.Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"bfd yes;", "authentication meticulous keyed sha1;", `password "s3cret" { id 1; };`, `password "next" { id 2; };`, "min rx interval 100 ms;", "multiplier 5;"} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("bird.conf lacks %q:\n%s", want, conf)
+		}
+	}
+	if _, err := exec.LookPath("bird"); err == nil {
+		f := filepath.Join(t.TempDir(), "bird.conf")
+		// The log path is the lab's: point it somewhere that exists.
+		os.WriteFile(f, []byte(strings.ReplaceAll(conf, l.Node("b1").Dir, t.TempDir())), 0o600)
+		if out, err := exec.Command("bird", "-p", "-c", f).CombinedOutput(); err != nil {
+			t.Errorf("bird -p: %v\n%s\n%s", err, out, conf)
+		}
+	}
+	for _, bad := range []struct{ node, want string }{
+		{"r1: {kind: frr, bfd: {auth: [{id: 1, algorithm: keyed-sha1, secret: x}]}}", "FRR 8.4's bfdd has no authentication"},
+		{"b1: {kind: bird, bfd: {auth: [{id: 1, algorithm: keyed-sha1, secret: x}, {id: 2, algorithm: keyed-md5, secret: y}]}}", "one authentication type per interface"},
+		{"f1: {kind: fared, bfd: {auth: [{id: 1, algorithm: hmac-sha-256, secret: x}]}}", "not a BFD one"},
+	} {
+		_, err := ParseTopology([]byte("name: b\nprotocol: ospf\nnodes:\n  " + bad.node + "\n"))
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want %q", bad.node, err, bad.want)
+		}
+	}
+	rows := ParseBIRDBFDSessions("bfd1:\nIP address                Interface  State      Since         Interval  Timeout\n10.254.0.0                f1-1       Up         10:20:30.123    0.100    0.500\n")
+	if len(rows) != 1 || rows[0] != (BIRDBFDSession{Address: "10.254.0.0", Interface: "f1-1", State: "Up"}) {
+		t.Errorf("parsed %+v", rows)
 	}
 }

@@ -100,6 +100,9 @@ func renderBIRD(n *Node, d Defaults, keys []AuthKey, kernel bool) (string, error
 			if f.Edge {
 				b.WriteString("      stub yes;\n") // toward a host
 			}
+			if n.BFD != nil {
+				b.WriteString("      bfd yes;\n")
+			}
 			if len(keys) > 0 {
 				b.WriteString("      authentication cryptographic;\n")
 			}
@@ -115,6 +118,9 @@ func renderBIRD(n *Node, d Defaults, keys []AuthKey, kernel bool) (string, error
 		b.WriteString("  };\n")
 	}
 	b.WriteString("}\n")
+	if n.BFD != nil {
+		b.WriteString(renderBIRDBFD(n))
+	}
 	return b.String(), nil
 }
 
@@ -146,6 +152,32 @@ func (l *Lab) StartBIRD(ctx context.Context, node, conf string) (*BIRD, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// ReconfigureBIRD renders a bird node's config again from the lab's state
+// (a test changed the node's spec, e.g. its BFD keys), writes it and has
+// bird load it (`birdc configure`).
+func (l *Lab) ReconfigureBIRD(ctx context.Context, node string) error {
+	n, err := l.node(node)
+	if err != nil {
+		return err
+	}
+	conf, err := RenderBIRD(n, l.Topo.Defaults)
+	if err != nil {
+		return err
+	}
+	path, _, _ := birdFiles(n)
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		return err
+	}
+	out, err := l.Birdc(ctx, node, "configure")
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(out, "Reconfigured") {
+		return fmt.Errorf("birdc configure on %s: %s", node, out)
+	}
+	return nil
 }
 
 // Cmd runs a birdc command and returns its output.

@@ -405,6 +405,19 @@ func (p *tparser) topology(data []byte) *Topology {
 			if n.Kind == "host" && n.BFD != nil {
 				p.errf(v, "%s: bfd: a host runs no IGP adjacency to protect", what)
 			}
+			if n.BFD != nil && len(n.BFD.Auth) > 0 {
+				switch n.Kind {
+				case "frr":
+					p.errf(v, "%s: bfd: auth: FRR 8.4's bfdd has no authentication", what)
+				case "bird":
+					for _, k := range n.BFD.Auth {
+						if k.Algorithm != n.BFD.Auth[0].Algorithm {
+							p.errf(v, "%s: bfd: auth: BIRD has one authentication type per interface (%s and %s)", what, n.BFD.Auth[0].Algorithm, k.Algorithm)
+							break
+						}
+					}
+				}
+			}
 			if n.Kind == "host" {
 				n.Protocol, n.Level, n.Area = "", "", ""
 				t.Nodes = append(t.Nodes, n)

@@ -13,11 +13,19 @@ import (
 //
 // Hellos use the interface's key chain; LSPs and SNPs the level's (ISO's
 // area and domain passwords). A PDU is sent with the chain's send key
-// (config.Auth.SendKey) and accepted if any key of its accept lifetime
+// (config.Auth.SendKeyAt) and accepted if any key of its accept lifetime
 // verifies it. Our LSPs are signed once, at origination; a change of the
 // level's send key re-originates them (authTick), so a rollover needs no
 // restart and no adjacency goes down. A rejected PDU counts as
 // rx_rejected_auth_<why> on the interface and logs once.
+//
+// When every key's send lifetime has ended, the chain keeps sending with
+// the last one and accepts it (RFC 8177's common practice; sending
+// without authentication would make every neighbour drop us, and
+// accepting nothing would drop them: an outage). That is counted on the
+// interface (tx_auth_expired_key, rx_auth_expired_key; LSPs signed so:
+// lsp_auth_expired_key on the interfaces of the level) and logged when it
+// starts and when it ends.
 
 // pktKey is the packet form of a configured key.
 func pktKey(k config.AuthKey) packet.Key {
@@ -25,20 +33,58 @@ func pktKey(k config.AuthKey) packet.Key {
 	return packet.Key{ID: k.ID, Alg: alg, Secret: []byte(k.Secret)}
 }
 
-func sendKey(a *config.Auth, now time.Time) (packet.Key, bool) {
-	k, ok := a.SendKey(now)
+// sendKey is the chain's send key at now; fallback: an expired one (no
+// key's send lifetime holds).
+func sendKey(a *config.Auth, now time.Time) (k packet.Key, fallback, ok bool) {
+	ck, fallback, ok := a.SendKeyAt(now)
 	if !ok {
-		return packet.Key{}, false
+		return packet.Key{}, false, false
 	}
-	return pktKey(k), true
+	return pktKey(ck), fallback, true
 }
 
-func acceptKeys(a *config.Auth, now time.Time) []packet.Key {
-	var out []packet.Key
-	for _, k := range a.AcceptKeys(now) {
-		out = append(out, pktKey(k))
+// acceptKeys are the keys accepted at now, and the ids of those accepted
+// only as a fallback (their accept lifetime has ended).
+func acceptKeys(a *config.Auth, now time.Time) (keys []packet.Key, expired map[uint16]bool) {
+	cks, _ := a.AcceptKeysAt(now)
+	for _, k := range cks {
+		keys = append(keys, pktKey(k))
+		if !k.CanAccept(now) {
+			if expired == nil {
+				expired = map[uint16]bool{}
+			}
+			expired[k.ID] = true
+		}
 	}
-	return out
+	return keys, expired
+}
+
+// noteFallback logs, once per change, that chain name of the circuit
+// sends with an expired key (or no longer does).
+func (c *circuit) noteFallback(name string, on bool, k packet.Key) {
+	f := c.keyFallback[name]
+	if f == nil {
+		f = &config.KeyFallback{}
+		c.keyFallback[name] = f
+	}
+	if !f.Note(on) {
+		return
+	}
+	if on {
+		c.in.log.Warn("every authentication key's send lifetime has ended: sending with the last one until a valid key is configured",
+			"iface", c.name, "chain", name, "key_id", k.ID)
+	} else {
+		c.in.log.Info("a valid authentication key again", "iface", c.name, "chain", name, "key_id", k.ID)
+	}
+}
+
+// chainName names the chain of a PDU for logs.
+func chainName(pdu packet.PDU) string {
+	switch pdu.(type) {
+	case *packet.P2PHello, *packet.LANHello:
+		return "hello"
+	}
+	return fmt.Sprintf("level-%d", pdu.PDUHeader().Level())
 }
 
 // authRoom is the most TLV 10 bytes any key of the chain needs, so that
@@ -87,11 +133,16 @@ func (c *circuit) encode(pdu packet.PDU) []byte {
 	if a == nil {
 		return pdu.AppendTo(nil)
 	}
-	k, ok := sendKey(a, c.in.opt.Now())
+	k, fallback, ok := sendKey(a, c.in.opt.Now())
 	if !ok {
+		// An empty chain: the configuration refuses one.
 		c.count("tx_auth_no_send_key")
 		c.logOnce("auth_no_send_key", "no authentication key may send now: PDU sent without authentication", "pdu", pdu.PDUHeader().TypeName())
 		return pdu.AppendTo(nil)
+	}
+	c.noteFallback(chainName(pdu), fallback, k)
+	if fallback {
+		c.count("tx_auth_expired_key")
 	}
 	ph := k.Placeholder()
 	var b []byte
@@ -130,7 +181,7 @@ func (c *circuit) authOK(pdu packet.PDU, b []byte, src [6]byte) bool {
 		return true
 	}
 	name := pdu.PDUHeader().TypeName()
-	keys := acceptKeys(a, c.in.opt.Now())
+	keys, expired := acceptKeys(a, c.in.opt.Now())
 	if len(keys) == 0 {
 		c.reject("auth_expired", "authentication failed: no key may be accepted now, PDU dropped", "pdu", name, "from", macString(src))
 		return false
@@ -157,6 +208,9 @@ func (c *circuit) authOK(pdu packet.PDU, b []byte, src [6]byte) bool {
 		}
 	}
 	c.count("rx_auth_key_" + fmt.Sprint(k.ID))
+	if expired[k.ID] {
+		c.count("rx_auth_expired_key")
+	}
 	return true
 }
 
@@ -167,10 +221,12 @@ func (in *Instance) encodeLSP(l int, p *packet.LSP, keep bool) []byte {
 	p.TLVs = p.TLVs.WithoutAuth()
 	k, ok := packet.Key{}, false
 	if a := in.lspAuth(l); a != nil {
-		k, ok = sendKey(a, in.opt.Now())
+		var fallback bool
+		k, fallback, ok = sendKey(a, in.opt.Now())
 		if !ok {
 			in.logOnce(fmt.Sprintf("auth_no_send_key_l%d", l), "no level authentication key may send now: LSP sent without authentication", "level", l)
 		}
+		in.lspFallback(l, fallback, k)
 	}
 	if ok {
 		p.TLVs = append(packet.TLVs{k.Placeholder()}, p.TLVs...)
@@ -201,7 +257,8 @@ func (in *Instance) authTick(now time.Time) {
 		}
 		cur := ""
 		if a := in.lspAuth(l); a != nil {
-			cur = keyName(sendKey(a, now))
+			k, _, ok := sendKey(a, now)
+			cur = keyName(k, ok)
 		}
 		if cur == in.lspKey[l-1] || lv.originated == 0 {
 			continue
@@ -215,5 +272,25 @@ func (in *Instance) authTick(now time.Time) {
 			}
 		}
 		in.log.Info("LSP authentication key changed: own LSPs re-signed", "level", l, "key", cur, "lsps", n)
+	}
+}
+
+// lspFallback counts an LSP of level l signed with an expired key on the
+// level's interfaces and logs each change of that once.
+func (in *Instance) lspFallback(l int, on bool, k packet.Key) {
+	if on {
+		for _, c := range in.circuits {
+			if c.running && c.levelOn(l) {
+				c.count("lsp_auth_expired_key")
+			}
+		}
+	}
+	if !in.lspKeyFallback[l-1].Note(on) {
+		return
+	}
+	if on {
+		in.log.Warn("every LSP authentication key's send lifetime has ended: signing with the last one until a valid key is configured", "level", l, "key_id", k.ID)
+	} else {
+		in.log.Info("a valid LSP authentication key again", "level", l, "key_id", k.ID)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,5 +179,55 @@ func TestAuthRollover(t *testing.T) {
 		if b := before[r]; len(ns) != 1 || ns[0].State != "Up" || ns[0].Flaps != b.Flaps || ns[0].UpSince != b.UpSince {
 			t.Fatalf("adjacency went down across the rollover: %+v, before %+v", ns, b)
 		}
+	}
+}
+
+// Every key of both chains (hellos, and the level's LSPs and SNPs) ends
+// its send and accept lifetime at T, and no new key is configured: the
+// routers keep sending with the last key and accepting it (RFC 8177
+// practice), count it, and the adjacency never goes down. Before, they
+// sent without authentication and dropped each other's hellos: the
+// adjacency died with its hold time.
+func TestAuthAllKeysExpired(t *testing.T) {
+	w := &wire{}
+	at := time.Now().Add(3 * time.Second)
+	mk := func(k config.AuthKey) *config.Auth {
+		k.SendUntil, k.AcceptUntil = at, at
+		return chain(k)
+	}
+	r1 := startAuth(t, 1, w, "p2p", mk(md5Key(1, "hello")), mk(shaKey(2, "lsp")))
+	r2 := startAuth(t, 2, w, "p2p", mk(md5Key(1, "hello")), mk(shaKey(2, "lsp")))
+	poll(t, 10*time.Second, "adjacency up", func() error { return neighborsUp(r1, 1) })
+	poll(t, 10*time.Second, "databases in sync", sameDB(r1, r2))
+	before := map[*memNode]NeighborView{}
+	for _, r := range []*memNode{r1, r2} {
+		ns, _ := r.in.Neighbors(context.Background())
+		before[r] = ns[0]
+	}
+	// Five hellos after T: longer than the hold time (3 s).
+	poll(t, 20*time.Second, "hellos with the expired key both ways", func() error {
+		for _, r := range []*memNode{r1, r2} {
+			if cs := counters(t, r); cs["tx_auth_expired_key"] < 5 || cs["rx_auth_expired_key"] < 5 {
+				return fmt.Errorf("counters %v", cs)
+			}
+		}
+		return nil
+	})
+	for _, r := range []*memNode{r1, r2} {
+		for k, v := range counters(t, r) {
+			if strings.HasPrefix(k, "rx_rejected_") && v > 0 {
+				t.Errorf("%s = %d with every key expired", k, v)
+			}
+		}
+		ns, _ := r.in.Neighbors(context.Background())
+		if b := before[r]; len(ns) != 1 || ns[0].State != "Up" || ns[0].Flaps != b.Flaps || ns[0].UpSince != b.UpSince {
+			t.Fatalf("adjacency went down when the keys expired: %+v, before %+v", ns, b)
+		}
+	}
+	if err := sameDB(r1, r2)(); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := lspAuthKeyID(r2, r1); err != nil || id != 2 {
+		t.Fatalf("r1's LSP as r2 holds it: key %d, %v", id, err)
 	}
 }

@@ -70,7 +70,7 @@ func (in *Instance) bfdTick(now time.Time) {
 		}
 		c.upAdjs(func(a *adjacency) {
 			if peer, local := c.bfdPeer(a); peer.IsValid() {
-				want[bfd.Key{IfIndex: c.ifi.Index, Peer: peer}] = bfd.Want{Local: local, Iface: c.name, Params: bfd.Params{Interval: b.Interval, Multiplier: b.Multiplier}}
+				want[bfd.Key{IfIndex: c.ifi.Index, Peer: peer}] = bfd.Want{Local: local, Iface: c.name, Params: bfd.Params{Interval: b.Interval, Multiplier: b.Multiplier, Auth: b.Authentication}}
 			}
 		})
 	}
@@ -78,7 +78,11 @@ func (in *Instance) bfdTick(now time.Time) {
 		if len(want) == 0 {
 			return
 		}
-		in.bfd = bfd.NewSessions(in.opt.BFD, in.opt.Logger, func(ev bfd.Event) { in.lp.PostNoWait(bfdEvent{ev}) })
+		if in.opt.BFD == nil {
+			in.logOnce("bfd_no_manager", "BFD is configured but this instance has no BFD speaker: adjacencies run without it")
+			return
+		}
+		in.bfd = bfd.NewSessions(in.opt.BFD, "isis", in.opt.Logger, func(ev bfd.Event) { in.lp.PostNoWait(bfdEvent{ev}) })
 	}
 	in.bfd.Sync(want)
 }
@@ -119,7 +123,8 @@ func (in *Instance) onBFD(e bfd.Event) {
 	in.bfdTick(now) // the session goes with its adjacency
 }
 
-// bfdClose gives the sessions and the shared manager back.
+// bfdClose removes the instance's sessions (the peers hear AdminDown
+// unless another client still uses a session).
 func (in *Instance) bfdClose() {
 	if in.bfd != nil {
 		in.bfd.Close()

@@ -62,6 +62,9 @@ type circuit struct {
 
 	counters map[string]uint64
 	logged   map[string]bool
+	// keyFallback: per chain ("hello", "level-1", "level-2"), PDUs go out
+	// with an expired key (auth.go).
+	keyFallback map[string]*config.KeyFallback
 }
 
 type lanLevel struct {
@@ -77,7 +80,7 @@ type lanLevel struct {
 
 func newCircuit(in *Instance, idx int, ic config.ISISInterface) *circuit {
 	c := &circuit{in: in, idx: idx, cfg: ic, name: ic.Name, rxSite: "rx " + ic.Name, localID: uint8(idx + 1),
-		counters: map[string]uint64{}, logged: map[string]bool{}}
+		counters: map[string]uint64{}, logged: map[string]bool{}, keyFallback: map[string]*config.KeyFallback{}}
 	for l := 0; l < 2; l++ {
 		c.srm[l] = map[packet.LSPID]int64{}
 		c.ssn[l] = map[packet.LSPID]struct{}{}

@@ -51,7 +51,7 @@ type Options struct {
 	// Repair, when set, hears of adjacencies going down and up at once
 	// (local repair, bfd.go); the rib in production.
 	Repair Repairer
-	// BFD is the session manager; nil: the process-wide one (bfd.Acquire).
+	// BFD is the daemon's BFD speaker (daemon.Core.BFD); nil: no BFD.
 	BFD *bfd.Manager
 }
 
@@ -95,6 +95,8 @@ type Instance struct {
 	logged map[string]bool // instance-wide log-once kinds
 
 	lspKey [2]string // per level, the key our LSPs were last signed with (auth.go)
+	// lspKeyFallback: per level, LSPs are signed with an expired key.
+	lspKeyFallback [2]config.KeyFallback
 
 	// overloadSet is the overload bit set at run time (farectl isis
 	// overload), nil when the configured value is in force.

@@ -15,7 +15,7 @@ var Spec = daemon.Spec{
 	Name:       "isis",
 	Configured: func(c *config.Config) bool { return c.ISIS != nil },
 	New: func(core *daemon.Core, cfg *config.Config) (daemon.Module, error) {
-		in, err := New(cfg, Options{Logger: core.Log, Repair: core.RIB, OnGraph: func(level int, g *lsdb.Graph) {
+		in, err := New(cfg, Options{Logger: core.Log, Repair: core.RIB, BFD: core.BFD, OnGraph: func(level int, g *lsdb.Graph) {
 			core.RIB.Submit(g, fmt.Sprintf("isis L%d lsdb", level))
 		}})
 		if err != nil {

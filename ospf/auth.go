@@ -20,6 +20,13 @@ import (
 // D.4.3): ours starts at the Unix time and grows by one a packet, so it
 // keeps growing across restarts; a neighbour's that goes backwards is a
 // replay. A rejected packet counts as rx_rejected_auth_<why> and logs once.
+//
+// When every key's send lifetime has ended, the interface keeps sending
+// with the last one and accepts it (RFC 8177's common practice: sending
+// without authentication would make every neighbour drop us, and
+// accepting nothing would drop them: an outage); counted
+// (tx_auth_expired_key, rx_auth_expired_key) and logged when it starts
+// and when it ends.
 
 func pktKey(k config.AuthKey) packet.Key {
 	alg, _ := packet.ParseAlg(k.Algorithm) // config accepts only names ParseAlg knows
@@ -63,11 +70,23 @@ func (ifc *iface) sendKey() (packet.Key, bool) {
 	if a == nil {
 		return packet.Key{}, false
 	}
-	k, ok := a.SendKey(ifc.in.opt.Now())
+	k, fallback, ok := a.SendKeyAt(ifc.in.opt.Now())
 	if !ok {
+		// An empty chain: the configuration refuses one.
 		ifc.count("tx_auth_no_send_key")
 		ifc.logOnce("auth_no_send_key", "no authentication key may send now: packet sent without authentication")
 		return packet.Key{}, false
+	}
+	if fallback {
+		ifc.count("tx_auth_expired_key")
+	}
+	if ifc.keyFallback.Note(fallback) {
+		if fallback {
+			ifc.in.log.Warn("every authentication key's send lifetime has ended: sending with the last one until a valid key is configured",
+				"iface", ifc.name, "key_id", k.ID)
+		} else {
+			ifc.in.log.Info("a valid authentication key again", "iface", ifc.name, "key_id", k.ID)
+		}
 	}
 	return pktKey(k), true
 }
@@ -77,9 +96,15 @@ func (ifc *iface) sendKey() (packet.Key, bool) {
 func (ifc *iface) authOK(b []byte, rid, src netip.Addr) (packet.Verified, bool) {
 	a := ifc.cfg.Authentication
 	var keys []packet.Key
+	expired := map[uint8]bool{}
 	if a != nil {
-		for _, k := range a.AcceptKeys(ifc.in.opt.Now()) {
+		now := ifc.in.opt.Now()
+		cks, _ := a.AcceptKeysAt(now)
+		for _, k := range cks {
 			keys = append(keys, pktKey(k))
+			if !k.CanAccept(now) {
+				expired[uint8(k.ID)] = true
+			}
 		}
 		if len(keys) == 0 {
 			ifc.reject("auth_expired", "authentication failed: no key may be accepted now, packet dropped", "from", src)
@@ -105,6 +130,9 @@ func (ifc *iface) authOK(b []byte, rid, src netip.Addr) (packet.Verified, bool) 
 	}
 	if a != nil {
 		ifc.count("rx_auth_key_" + fmt.Sprint(v.Key.ID))
+		if expired[v.Key.ID] {
+			ifc.count("rx_auth_expired_key")
+		}
 	}
 	return v, true
 }

@@ -173,3 +173,37 @@ func TestCryptoAuthKeepsHellosInOrder(t *testing.T) {
 		}
 	}
 }
+
+// Every key's send and accept lifetime ends at T and no new key is
+// configured: both routers keep sending with the last key and accepting
+// it (RFC 8177 practice), count it, and stay Full. Before, they sent
+// AuType 0 and dropped each other: the neighbour died with its dead
+// interval.
+func TestAuthAllKeysExpired(t *testing.T) {
+	w := &wire{}
+	at := time.Now().Add(3 * time.Second)
+	mk := func() *config.Auth {
+		k := key(1, "hmac-sha-256", "s")
+		k.SendUntil, k.AcceptUntil = at, at
+		return &config.Auth{Keys: []config.AuthKey{k}}
+	}
+	r1, r2 := startAuth(t, 1, w, mk()), startAuth(t, 2, w, mk())
+	poll(t, 10*time.Second, "Full", fullCount(r1, 1))
+	before, _ := r1.in.Neighbors(context.Background())
+	// Five hellos after T: longer than the dead interval (3 s).
+	poll(t, 20*time.Second, "packets with the expired key both ways", func() error {
+		for _, r := range []*memNode{r1, r2} {
+			if c := ifCounters(t, r); c["tx_auth_expired_key"] < 5 || c["rx_auth_expired_key"] < 5 {
+				return fmt.Errorf("counters %v", c)
+			}
+		}
+		return nil
+	})
+	for _, r := range []*memNode{r1, r2} {
+		noRejects(t, r)
+	}
+	after, _ := r1.in.Neighbors(context.Background())
+	if len(after) != 1 || after[0].State != "Full" || after[0].Flaps != before[0].Flaps || after[0].UpSince != before[0].UpSince {
+		t.Fatalf("neighbour changed when the keys expired: %+v -> %+v", before, after)
+	}
+}

@@ -37,7 +37,7 @@ func (in *Instance) bfdTick(now time.Time) {
 		}
 		for _, n := range ifc.nbrs {
 			if n.state >= Nbr2Way {
-				want[bfd.Key{IfIndex: ifc.ifi.Index, Peer: n.addr}] = bfd.Want{Local: ifc.addr.Addr(), Iface: ifc.name, Params: bfd.Params{Interval: b.Interval, Multiplier: b.Multiplier}}
+				want[bfd.Key{IfIndex: ifc.ifi.Index, Peer: n.addr}] = bfd.Want{Local: ifc.addr.Addr(), Iface: ifc.name, Params: bfd.Params{Interval: b.Interval, Multiplier: b.Multiplier, Auth: b.Authentication}}
 			}
 		}
 	}
@@ -45,7 +45,14 @@ func (in *Instance) bfdTick(now time.Time) {
 		if len(want) == 0 {
 			return
 		}
-		in.bfd = bfd.NewSessions(in.opt.BFD, in.opt.Logger, func(ev bfd.Event) { in.lp.PostNoWait(bfdEvent{ev}) })
+		if in.opt.BFD == nil {
+			if !in.bfdNoSpeaker {
+				in.bfdNoSpeaker = true
+				in.log.Warn("BFD is configured but this instance has no BFD speaker: neighbours run without it")
+			}
+			return
+		}
+		in.bfd = bfd.NewSessions(in.opt.BFD, "ospf", in.opt.Logger, func(ev bfd.Event) { in.lp.PostNoWait(bfdEvent{ev}) })
 	}
 	in.bfd.Sync(want)
 }

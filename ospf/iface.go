@@ -77,6 +77,8 @@ type iface struct {
 	logged   map[string]bool
 
 	cryptSeq uint32 // last cryptographic sequence number sent (auth.go)
+	// keyFallback: packets go out with an expired key (auth.go).
+	keyFallback config.KeyFallback
 
 	// ordered: the interface uses cryptographic authentication, whose
 	// sequence numbers must arrive in order (RFC 2328 D.3): its hellos

@@ -68,7 +68,7 @@ type Options struct {
 	// Repair, when set, hears at once of neighbours falling below and
 	// reaching 2-Way (local repair, bfd.go); the rib in production.
 	Repair Repairer
-	// BFD is the session manager; nil: the process-wide one (bfd.Acquire).
+	// BFD is the daemon's BFD speaker (daemon.Core.BFD); nil: no BFD.
 	BFD *bfd.Manager
 }
 
@@ -107,6 +107,8 @@ type Instance struct {
 	formerRIDs map[netip.Addr]time.Time
 	lastRID    netip.Addr
 	bfd        *bfd.Sessions // BFD sessions of the neighbours (bfd.go); nil: none
+	// bfdNoSpeaker: BFD was wanted without a speaker (logged once).
+	bfdNoSpeaker bool
 
 	converged   atomic.Bool
 	lastChange  time.Time

@@ -15,7 +15,7 @@ var Spec = daemon.Spec{
 	Name:       "ospf",
 	Configured: func(c *config.Config) bool { return c.OSPF != nil },
 	New: func(core *daemon.Core, cfg *config.Config) (daemon.Module, error) {
-		in, err := New(cfg, Options{Logger: core.Log, Repair: core.RIB, OnGraph: func(area string, g *lsdb.Graph) {
+		in, err := New(cfg, Options{Logger: core.Log, Repair: core.RIB, BFD: core.BFD, OnGraph: func(area string, g *lsdb.Graph) {
 			core.RIB.Submit(g, fmt.Sprintf("ospf area %s lsdb", area))
 		}})
 		if err != nil {

@@ -51,6 +51,8 @@ say "l1: every host of the fabric, learnt from agents, LLDP (tgt) and IBGP"
 x l1 farectl inof hosts
 say "l1: IBGP sessions to the two route reflectors"
 x l1 farectl inof peers
+say "l1: BFD sessions: one speaker per node, shared by IS-IS and iNOF's BGP (clients)"
+x l1 farectl bfd sessions
 
 say "QoS: l1's host port h1-1 (linux backend: what this kernel can and cannot do)"
 x l1 farectl qos status

@@ -26,6 +26,20 @@ type BFDSession struct {
 	Downs       uint64        `json:"downs"`
 	LastDown    time.Time     `json:"last_down,omitzero"`
 	LastDownWhy string        `json:"last_down_diag,omitempty"`
+	// Clients are the modules that asked for the session (isis, ospf,
+	// inof): one session per (interface, peer), shared.
+	Clients []string `json:"clients"`
+	// Rejected counts packets that reached the session and were dropped
+	// (another remote discriminator, authentication); the counters say
+	// why.
+	Rejected uint64 `json:"rejected"`
+	// Auth is the RFC 5880 authentication type the session sends with
+	// ("keyed-sha1" ...), absent without authentication; AuthKeyID its
+	// key; AuthExpiredKey: every send key's lifetime has ended and the
+	// last one is used.
+	Auth           string `json:"auth,omitempty"`
+	AuthKeyID      *int   `json:"auth_key_id,omitempty"`
+	AuthExpiredKey bool   `json:"auth_expired_key,omitempty"`
 }
 
 // BFDSessions is GET /v1/bfd/sessions: the sessions and the manager's

@@ -103,6 +103,7 @@ type INOFPeer struct {
 	UptimeSeconds float64 `json:"uptime_seconds,omitempty"`
 	Received      int     `json:"received,omitempty"` // records accepted from it
 	Reason        string  `json:"reason,omitempty"`   // of the last session loss
+	Flaps         int     `json:"flaps,omitempty"`    // times the BGP session left established
 	Interface     string  `json:"interface,omitempty"`
 	Port          string  `json:"port,omitempty"`
 	SwitchName    string  `json:"switch_name,omitempty"`

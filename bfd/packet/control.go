@@ -1,5 +1,6 @@
 // Package packet is the BFD Control packet (RFC 5880 §4.1) as fared sends
-// and receives it: the mandatory section only, no authentication.
+// and receives it: the mandatory section and the optional authentication
+// section (§4.2-4.4, auth.go).
 //
 // The field layout is GoBGP's (github.com/osrg/gobgp/v4/pkg/packet/bfd,
 // BFDHeader): we do not write a third codec for 24 bytes. GoBGP's decoder
@@ -71,7 +72,6 @@ type Control struct {
 	Poll       bool
 	Final      bool
 	CPI        bool // C: Control Plane Independent
-	Auth       bool // A: an authentication section follows (never sent)
 	Demand     bool // D
 	DetectMult uint8
 	MyDisc     uint32
@@ -79,6 +79,9 @@ type Control struct {
 	DesiredMinTx,
 	RequiredMinRx,
 	RequiredMinEchoRx uint32
+	// Auth is the authentication section; Auth.Type 0: none (the A bit
+	// is set exactly when there is one).
+	Auth Auth
 }
 
 // ErrKind names a reason to discard a packet; its String is a metrics
@@ -93,7 +96,9 @@ const (
 	KindMultipoint
 	KindMyDisc
 	KindYourDisc
-	KindAuth
+	KindAuth     // the A bit where none is expected (kept for the counter's name)
+	KindAuthType // an Auth Type that is reserved (0) or unknown
+	KindAuthLen  // an Auth Len that does not fit the type or the packet
 )
 
 func (k ErrKind) String() string {
@@ -114,6 +119,10 @@ func (k ErrKind) String() string {
 		return "your_disc"
 	case KindAuth:
 		return "auth"
+	case KindAuthType:
+		return "auth_type"
+	case KindAuthLen:
+		return "auth_len"
 	}
 	return fmt.Sprintf("kind_%d", uint8(k))
 }
@@ -138,8 +147,8 @@ func errAt(k ErrKind, field string, off int, format string, a ...any) error {
 // Decode parses a Control packet and applies the discard rules of RFC
 // 5880 §6.8.6 that need no session: version, length, multiplier, M bit,
 // My Discriminator, and Your Discriminator zero outside Down/AdminDown.
-// A packet with the A bit is refused: fared runs no BFD authentication,
-// and §6.8.6 says to discard such packets then.
+// With the A bit set the authentication section is parsed (its form
+// only: whether it authenticates is the session's business, Verify).
 func Decode(b []byte) (Control, error) {
 	var c Control
 	if len(b) < Len {
@@ -149,11 +158,13 @@ func Decode(b []byte) (Control, error) {
 		return c, errAt(KindVersion, "Vers", 0, "version %d, want %d", v, Version)
 	}
 	n := int(b[3])
-	if b[1]&0x04 != 0 { // A
-		return c, errAt(KindAuth, "A bit", 1, "authentication present, none configured")
+	hasAuth := b[1]&0x04 != 0
+	minLen := Len
+	if hasAuth {
+		minLen = Len + 2 // §6.8.6: 26 with the A bit
 	}
-	if n < Len || n > len(b) {
-		return c, errAt(KindLength, "Length", 3, "length %d, want %d..%d (the received size)", n, Len, len(b))
+	if n < minLen || n > len(b) {
+		return c, errAt(KindLength, "Length", 3, "length %d, want %d..%d (the received size)", n, minLen, len(b))
 	}
 	if b[2] == 0 {
 		return c, errAt(KindMultiplier, "Detect Mult", 2, "zero")
@@ -178,10 +189,20 @@ func Decode(b []byte) (Control, error) {
 	if c.YourDisc == 0 && c.State != Down && c.State != AdminDown {
 		return c, errAt(KindYourDisc, "Your Discriminator", 8, "zero in state %s", c.State)
 	}
+	if hasAuth {
+		a, err := decodeAuth(b[Len:n])
+		if err != nil {
+			return c, err
+		}
+		c.Auth = a
+	}
 	return c, nil
 }
 
-// AppendTo appends the packet's wire form (24 bytes, A and M clear).
+// AppendTo appends the packet's wire form: 24 bytes (M clear), then the
+// authentication section when c.Auth has a type (A set, Length covering
+// it). A keyed MD5/SHA1 section goes out as c.Auth holds it: Sign fills
+// in the digest.
 func (c Control) AppendTo(b []byte) []byte {
 	h := gobfd.BFDHeader{
 		Version: Version, Diagnostic: gobfd.DiagnosticType(c.Diag & 0x1f), State: gobfd.StateType(c.State & 3),
@@ -200,6 +221,11 @@ func (c Control) AppendTo(b []byte) []byte {
 		w[1] |= 0x02
 	}
 	binary.BigEndian.PutUint32(w[20:24], c.RequiredMinEchoRx)
+	if c.Auth.Type != 0 {
+		w[1] |= 0x04
+		w[3] = byte(Len + c.Auth.Len())
+		w = c.Auth.appendTo(w)
+	}
 	return append(b, w...)
 }
 
@@ -208,11 +234,15 @@ func (c Control) String() string {
 	for _, f := range []struct {
 		on bool
 		s  string
-	}{{c.Poll, "P"}, {c.Final, "F"}, {c.CPI, "C"}, {c.Demand, "D"}} {
+	}{{c.Poll, "P"}, {c.Final, "F"}, {c.CPI, "C"}, {c.Auth.Type != 0, "A"}, {c.Demand, "D"}} {
 		if f.on {
 			flags += f.s
 		}
 	}
-	return fmt.Sprintf("state %s diag %s flags [%s] mult %d my %#x your %#x tx %dus rx %dus echo %dus",
+	s := fmt.Sprintf("state %s diag %s flags [%s] mult %d my %#x your %#x tx %dus rx %dus echo %dus",
 		c.State, c.Diag, flags, c.DetectMult, c.MyDisc, c.YourDisc, c.DesiredMinTx, c.RequiredMinRx, c.RequiredMinEchoRx)
+	if c.Auth.Type != 0 {
+		s += fmt.Sprintf(" auth %s key %d seq %d", c.Auth.Type, c.Auth.KeyID, c.Auth.Seq)
+	}
+	return s
 }

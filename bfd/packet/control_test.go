@@ -57,7 +57,7 @@ func TestDiscard(t *testing.T) {
 	}{
 		{"short", base[:23], KindTruncated, 0},
 		{"version 0", mod(func(b []byte) []byte { b[0] &= 0x1f; return b }), KindVersion, 0},
-		{"auth bit", mod(func(b []byte) []byte { b[1] |= 0x04; return b }), KindAuth, 1},
+		{"A bit without a section", mod(func(b []byte) []byte { b[1] |= 0x04; return b }), KindLength, 3},
 		{"length 23", mod(func(b []byte) []byte { b[3] = 23; return b }), KindLength, 3},
 		{"length past the payload", mod(func(b []byte) []byte { b[3] = 25; return b }), KindLength, 3},
 		{"mult 0", mod(func(b []byte) []byte { b[2] = 0; return b }), KindMultiplier, 2},
@@ -83,19 +83,39 @@ func TestDiscard(t *testing.T) {
 	}
 }
 
+// FuzzDecode: no input panics Decode; what decodes re-encodes to the
+// bytes it came from (its Length bytes), but for the reserved byte of a
+// keyed section (ignored on receipt, sent as zero) and the M bit (refused);
+// a packet with a section verifies with no key but, at most, the one in
+// it (a simple password).
 func FuzzDecode(f *testing.F) {
-	b, _ := hex.DecodeString(golden)
-	f.Add(b)
+	for _, h := range []string{golden, goldenSHA1, goldenMD5, "2044031d11223344000000000000c3500000c3500000000001050270770000"} {
+		b, _ := hex.DecodeString(h)
+		f.Add(b)
+	}
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := Decode(b)
 		if err != nil {
+			var de *DecodeError
+			if !errors.As(err, &de) || de.Offset < 0 || de.Offset >= max(len(b), Len) {
+				t.Fatalf("error %v: no offset inside the packet", err)
+			}
 			return
 		}
-		// What decodes re-encodes to the first Length bytes (A and M were
-		// refused, the rest is kept).
-		if got := c.AppendTo(nil); !bytes.Equal(got, b[:Len]) && b[3] == Len {
-			t.Fatalf("re-encoded %x from %x", got, b)
+		n := int(b[3])
+		want := bytes.Clone(b[:n])
+		if c.Auth.Type.Crypto() {
+			want[Len+3] = 0
+		}
+		got := c.AppendTo(nil)
+		if c.Auth.Type != 0 || n == Len {
+			if !bytes.Equal(got, want) {
+				t.Fatalf("re-encoded %x from %x", got, b)
+			}
+		}
+		if c.Auth.Type != 0 && Verify(b, []byte("fuzz-key")) && string(c.Auth.Password()) != "fuzz-key" {
+			t.Fatalf("a fuzzed section verified with a key: %x", b)
 		}
 	})
 }

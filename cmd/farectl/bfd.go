@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,32 +16,51 @@ func init() { nouns = append(nouns, bfdCommand) }
 
 // bfdCommand: farectl bfd sessions.
 func bfdCommand(g *globals) *cobra.Command {
-	bc := &cobra.Command{Use: "bfd", Short: "BFD sessions of the IS-IS and OSPF adjacencies"}
+	bc := &cobra.Command{Use: "bfd", Short: "BFD sessions of the daemon's one BFD speaker (IS-IS, OSPF and iNOF share it)"}
 	bc.AddCommand(&cobra.Command{
-		Use: "sessions", Aliases: []string{"session", "peers"}, Short: "BFD sessions: state, timers in force, counters", Args: cobra.NoArgs,
+		Use: "sessions", Aliases: []string{"session", "peers"}, Short: "BFD sessions: state, clients, timers in force, authentication, counters", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var v wire.BFDSessions
 			b, err := g.get(cmd.Context(), "/bfd/sessions", &v)
 			if err != nil || g.json {
 				return g.emit(b, err)
 			}
-			tw := g.table("Interface\tPeer\tLocal\tState\tRemote\tDiag\tTx\tDetect\tUp since\tUps\tDowns\tSent\tReceived")
-			for _, s := range v.Sessions {
-				since := "-"
-				if !s.UpSince.IsZero() && s.State == "Up" {
-					since = time.Since(s.UpSince).Round(time.Second).String() + " ago"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%v\t%v\t%s\t%d\t%d\t%d\t%d\n", s.Interface, s.Peer, s.Local, s.State, s.RemoteState,
-					s.Diag, s.TxInterval, s.DetectTime, since, s.Ups, s.Downs, s.Sent, s.Received)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			for k, n := range v.Counters {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d\n", k, n)
-			}
-			return nil
+			return printBFDSessions(g.out, v, time.Now())
 		},
 	})
 	return bc
+}
+
+// printBFDSessions writes the sessions as a table, then the speaker's
+// counters (sorted).
+func printBFDSessions(w io.Writer, v wire.BFDSessions, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "Interface\tPeer\tLocal\tState\tRemote\tDiag\tClients\tAuth\tTx\tDetect\tUp since\tUps\tDowns\tSent\tReceived\tRejected")
+	for _, s := range v.Sessions {
+		since := "-"
+		if !s.UpSince.IsZero() && s.State == "Up" {
+			since = now.Sub(s.UpSince).Round(time.Second).String() + " ago"
+		}
+		auth := "-"
+		if s.Auth != "" {
+			auth = s.Auth
+			if s.AuthKeyID != nil {
+				auth += fmt.Sprintf("/%d", *s.AuthKeyID)
+			}
+			if s.AuthExpiredKey {
+				auth += " (expired)"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t%v\t%s\t%d\t%d\t%d\t%d\t%d\n", s.Interface, s.Peer, s.Local, s.State, s.RemoteState,
+			s.Diag, dashJoin(s.Clients), auth, s.TxInterval, s.DetectTime, since, s.Ups, s.Downs, s.Sent, s.Received, s.Rejected)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, k := range sortedKeys(v.Counters) {
+		fmt.Fprintf(&b, "%s: %d\n", k, v.Counters[k])
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/daemon"
 	"github.com/fared/fared/inc"
 	"github.com/fared/fared/inof"
@@ -18,5 +17,4 @@ var modules = []daemon.Spec{
 	qos.Spec,
 	inof.Spec,
 	inc.Spec,
-	bfd.Spec,
 }

@@ -2,6 +2,11 @@
 // embedded as a library: IBGP with route reflection, graceful restart,
 // BFD, TCP MD5 and GTSM, and routing policy on zones and switches.
 //
+// BFD is fared's (the daemon's one BFD speaker; the caller runs the
+// sessions and reports them with SetBFD and BFDDown), never GoBGP's
+// built-in one: two BFD speakers in one process would both claim UDP
+// 3784 and answer each other's packets (issue 25).
+//
 // A record is a VPNv6 route (AFI 2, SAFI 128): the RD is type 1 with the
 // originating switch's router id and the record's kind, the prefix is the
 // record id as a /128, and the record itself is path attribute 255
@@ -59,11 +64,6 @@ type Config struct {
 	RestartTime     time.Duration
 	DeferralTime    time.Duration // wait for every neighbour's End-of-RIB at most this long (default 5s)
 
-	// BFD timers for neighbours with BFD on (GoBGP's built-in single-hop
-	// BFD, UDP 3784).
-	BFDMinTx, BFDMinRx time.Duration // default 100ms
-	BFDMultiplier      uint32        // default 3
-
 	// Filters reject records by zone or switch (routing policy).
 	Filters []Filter
 
@@ -118,15 +118,6 @@ func (c *Config) defaults() {
 	if c.DeferralTime == 0 {
 		c.DeferralTime = 5 * time.Second
 	}
-	if c.BFDMinTx == 0 {
-		c.BFDMinTx = 100 * time.Millisecond
-	}
-	if c.BFDMinRx == 0 {
-		c.BFDMinRx = 100 * time.Millisecond
-	}
-	if c.BFDMultiplier == 0 {
-		c.BFDMultiplier = 3
-	}
 	if c.DeadWindow == 0 {
 		c.DeadWindow = 2 * time.Second
 	}
@@ -171,6 +162,9 @@ type Speaker struct {
 
 	established map[netip.Addr]bool // event goroutine only
 
+	bfdMu  sync.Mutex
+	bfdSes map[netip.Addr]string // BFD state per neighbour (SetBFD)
+
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -206,7 +200,7 @@ func Start(ctx context.Context, cfg Config, events func(Event)) (*Speaker, error
 		s.Stop()
 		return nil, fmt.Errorf("ibgp: start: %w", err)
 	}
-	sp := &Speaker{s: s, cfg: cfg, done: make(chan struct{}), established: map[netip.Addr]bool{}}
+	sp := &Speaker{s: s, cfg: cfg, done: make(chan struct{}), established: map[netip.Addr]bool{}, bfdSes: map[netip.Addr]string{}}
 	wctx, cancel := context.WithCancel(context.Background())
 	sp.cancel = cancel
 	ch := make(chan Event, 1024)
@@ -292,7 +286,7 @@ func (sp *Speaker) Stop() {
 	if sp.cancel == nil {
 		return
 	}
-	sp.s.Stop() // StopBgp with notifications, then the BFD server
+	sp.s.Stop() // StopBgp with notifications
 	sp.cancel()
 	<-sp.done
 	sp.cancel = nil
@@ -346,12 +340,6 @@ func (sp *Speaker) peer(n Neighbor) *api.Peer {
 		p.GracefulRestart = &api.GracefulRestart{Enabled: true, RestartTime: grSeconds(c.RestartTime),
 			DeferralTime: grSeconds(c.DeferralTime), LocalRestarting: true}
 		p.AfiSafis[0].MpGracefulRestart = &api.MpGracefulRestart{Config: &api.MpGracefulRestartConfig{Enabled: true}}
-	}
-	if n.BFD {
-		p.Bfd = &api.BfdPeerConfig{Enabled: true,
-			DesiredMinimumTxInterval: uint32(c.BFDMinTx / time.Microsecond),
-			RequiredMinimumReceive:   uint32(c.BFDMinRx / time.Microsecond),
-			DetectionMultiplier:      c.BFDMultiplier}
 	}
 	if n.TTLHops > 0 {
 		p.TtlSecurity = &api.TtlSecurity{Enabled: true, TtlMin: uint32(256 - int(n.TTLHops))}
@@ -518,20 +506,24 @@ type PeerState struct {
 	Received int    // records accepted from it
 	BFD      string // "", "up", "down", "init", "admin-down"
 	Reason   string // of the last session loss
+	Flaps    int    // times the session left established
 }
 
 // Peers lists the neighbours.
 func (sp *Speaker) Peers(ctx context.Context) ([]PeerState, error) {
-	bfd := map[string]string{}
-	sp.s.ListBfdPeer(ctx, func(addr string, st *api.BfdPeerState) {
-		bfd[addr] = bfdName(st.SessionState)
-	})
+	sp.mu.Lock()
+	bfdOn := map[netip.Addr]bool{}
+	for _, n := range sp.cfg.Neighbors {
+		bfdOn[n.Address] = n.BFD
+	}
+	sp.mu.Unlock()
 	var out []PeerState
 	err := sp.s.ListPeer(ctx, &api.ListPeerRequest{}, func(p *api.Peer) {
 		a, _ := netip.ParseAddr(p.GetConf().GetNeighborAddress())
-		ps := PeerState{Address: a, State: apiStateName(p.GetState().GetSessionState()), Reason: p.GetState().GetDisconnectMessage()}
-		if p.GetBfd().GetEnabled() {
-			ps.BFD = bfd[a.String()]
+		ps := PeerState{Address: a, State: apiStateName(p.GetState().GetSessionState()), Reason: p.GetState().GetDisconnectMessage(),
+			Flaps: int(p.GetState().GetFlops())}
+		if bfdOn[a] {
+			ps.BFD = sp.bfdState(a)
 			if ps.BFD == "" {
 				ps.BFD = "down"
 			}
@@ -561,20 +553,6 @@ func apiStateName(s api.PeerState_SessionState) string {
 		return "openconfirm"
 	case api.PeerState_SESSION_STATE_ESTABLISHED:
 		return "established"
-	}
-	return "unknown"
-}
-
-func bfdName(s api.BfdSessionState) string {
-	switch s {
-	case api.BfdSessionState_BFD_SESSION_STATE_UP:
-		return "up"
-	case api.BfdSessionState_BFD_SESSION_STATE_DOWN:
-		return "down"
-	case api.BfdSessionState_BFD_SESSION_STATE_INIT:
-		return "init"
-	case api.BfdSessionState_BFD_SESSION_STATE_ADMIN_DOWN:
-		return "admin-down"
 	}
 	return "unknown"
 }
@@ -630,14 +608,31 @@ func (sp *Speaker) sessionChange(pc PeerChange) {
 	}()
 }
 
+// SetBFD records the state of a neighbour's BFD session ("up", "down",
+// "init", "admin-down"; "" when it has none), as fared's BFD speaker
+// reports it: Peers shows it, and FlushDead watches it.
+func (sp *Speaker) SetBFD(a netip.Addr, state string) {
+	sp.bfdMu.Lock()
+	defer sp.bfdMu.Unlock()
+	if state == "" {
+		delete(sp.bfdSes, a)
+	} else {
+		sp.bfdSes[a] = state
+	}
+}
+
 func (sp *Speaker) bfdState(a netip.Addr) string {
-	st := ""
-	sp.s.ListBfdPeer(context.Background(), func(addr string, s *api.BfdPeerState) {
-		if addr == a.String() {
-			st = bfdName(s.SessionState)
-		}
-	})
-	return st
+	sp.bfdMu.Lock()
+	defer sp.bfdMu.Unlock()
+	return sp.bfdSes[a]
+}
+
+// BFDDown takes the session to a neighbour down at once because its BFD
+// session failed (RFC 5882 §4.3): a hard reset with a NOTIFICATION, as
+// GoBGP's own BFD did, so the neighbour's records go now rather than when
+// the hold timer expires. The session reconnects by itself.
+func (sp *Speaker) BFDDown(ctx context.Context, a netip.Addr) error {
+	return sp.s.ResetPeer(ctx, &api.ResetPeerRequest{Address: a.String(), Communication: "BFD is down"})
 }
 
 // ResetPeer drops a session (hard reset: no graceful restart).

@@ -310,3 +310,67 @@ links:
 		t.Fatalf("fared's adjacency changed across the rollover: %+v -> %+v", before, after)
 	}
 }
+
+// TestAuthExpiredKeyWithFRR: fared's only key stops sending at T (a
+// send-until, no newer key) while FRR (which has no lifetimes) keeps it.
+// fared keeps sending with that last key (RFC 8177 practice), counts it,
+// and the adjacency with FRR's isisd (HMAC-MD5) and ospfd (keyed MD5)
+// stays up well past the hold or dead interval. Before, fared sent
+// without authentication from T on and FRR dropped it after the hold
+// time.
+func TestAuthExpiredKeyWithFRR(t *testing.T) {
+	for _, proto := range []string{"isis", "ospf"} {
+		t.Run(proto, func(t *testing.T) {
+			until := time.Now().Add(20 * time.Second).UTC().Truncate(time.Second)
+			l := startLab(t, fmt.Sprintf(`name: kx%s
+protocol: %s
+defaults: {hello-interval: 1s}
+nodes:
+  f1: {kind: fared, auth: [{id: 1, algorithm: md5, secret: the-last-key, send-until: "%s"}]}
+  r1: {kind: frr, auth: [{id: 1, algorithm: md5, secret: the-last-key}]}
+links:
+  - {a: r1, b: f1}
+`, proto[:1], proto, until.Format(time.RFC3339)))
+			ctx := ctxT(t)
+			up := func() error {
+				if proto == "isis" {
+					return adjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1})()
+				}
+				return ospfAdjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1})()
+			}
+			poll(t, ctx, 30*time.Second, "adjacency up", up)
+			if time.Now().After(until) {
+				t.Fatalf("the lab took past the key's send-until (%s)", until.Format(time.RFC3339))
+			}
+			// After T, five hold/dead intervals (3 s) of hellos with the
+			// expired key, each one checked.
+			poll(t, ctx, time.Until(until)+30*time.Second, "sending with the expired key", func() error {
+				if err := up(); err != nil {
+					t.Fatalf("adjacency lost: %v", err)
+				}
+				cs, err := ifCounters(ctx, l, "f1", proto, "r1-1")
+				if err != nil {
+					return err
+				}
+				if cs["tx_auth_expired_key"] < 15 {
+					return fmt.Errorf("counters %v", cs)
+				}
+				return nil
+			})
+			if err := up(); err != nil {
+				t.Fatal(err)
+			}
+			cs, _ := ifCounters(ctx, l, "f1", proto, "r1-1")
+			if r := rejects(cs); len(r) > 0 || cs["adjacency_down"] > 0 {
+				t.Fatalf("rejects %v, counters %v", r, cs)
+			}
+			// One warning per chain of the interface: IS-IS has the
+			// hellos' and the level's (its SNPs), OSPF one.
+			log, _ := os.ReadFile(l.FaredLog("f1"))
+			want := map[string]int{"isis": 2, "ospf": 1}[proto]
+			if n := strings.Count(string(log), "send lifetime has ended: sending with the last one"); n != want {
+				t.Errorf("%d warnings about the expired key, want %d", n, want)
+			}
+		})
+	}
+}

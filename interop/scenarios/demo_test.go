@@ -17,7 +17,9 @@ import (
 // for l2's prefix (draft §4.1: 40/50/100/10 by hand, in the README's
 // table), h1 told that h2 joined zone storage-a, every leaf knowing the
 // four hosts (tgt from LLDP), the QoS backend on l1's host port, and an
-// INC allreduce of h1–h3 that each rank verifies.
+// INC allreduce of h1–h3 that each rank verifies. Every router runs BFD
+// on its adjacencies and iNOF's sessions use the same speaker: nothing
+// flaps (bfdNoFlap), before or after the rest.
 func TestDemoFabric(t *testing.T) {
 	topo, err := os.ReadFile("../../examples/clos3.yaml")
 	if err != nil {
@@ -27,6 +29,31 @@ func TestDemoFabric(t *testing.T) {
 	ctx := ctxT(t)
 	f := &fabric{t: t, ctx: ctx, l: l, proto: 187}
 	f.waitRoute(f.ns("l1"), "l1", "10.10.2.0/24", map[string]float64{"s1": 40, "s2": 50, "s3": 100, "s4": 10}, 60*time.Second)
+	routers := []string{"s1", "s2", "l1", "l2", "l3"}
+	bfdNoFlap(t, ctx, l, routers, 20*time.Second)
+	defer func() {
+		// And nothing flapped while the modules worked either.
+		for _, n := range routers {
+			st, err := readBFDState(ctx, l, n)
+			if err != nil {
+				t.Errorf("at the end: %v", err)
+				continue
+			}
+			for k, x := range st.isisFlaps {
+				if x != 0 {
+					t.Errorf("%s: adjacency %s flapped %d times", n, k, x)
+				}
+			}
+			for k, x := range st.bgpFlaps {
+				if x != 0 {
+					t.Errorf("%s: iNOF session %s flapped %d times", n, k, x)
+				}
+			}
+			if k := bfdAdjDowns(t, l, n); k != 0 {
+				t.Errorf("%s: %d adjacencies taken down by BFD", n, k)
+			}
+		}
+	}()
 
 	poll(t, ctx, 60*time.Second, "h1 told that h2 joined storage-a", func() error {
 		var evs []wire.INOFEvent
