@@ -19,6 +19,7 @@ import (
 	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/fib"
+	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/rib"
 	"github.com/fared/fared/spf"
@@ -437,8 +438,17 @@ func (d *Daemon) Status() wire.Status {
 	cfg := d.Config()
 	up := time.Since(d.started)
 	fw, warn := hostChecks()
-	return wire.Status{Version: d.opt.Version, Hostname: cfg.Hostname, RouterID: cfg.RouterID.String(), Config: cfg.File,
+	st := wire.Status{Version: d.opt.Version, Hostname: cfg.Hostname, RouterID: cfg.RouterID.String(), Config: cfg.File,
 		Uptime: up.Round(time.Second).String(), UptimeSeconds: up.Seconds(), Modules: d.Modules(), Forwarding: fw, Warnings: warn}
+	for m, n := range guard.Counts() {
+		if n > 0 {
+			if st.Panics == nil {
+				st.Panics = map[string]uint64{}
+			}
+			st.Panics[m] = n
+		}
+	}
+	return st
 }
 
 // ModuleStatus collects the StatusReporter summaries.

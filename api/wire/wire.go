@@ -56,6 +56,10 @@ type Status struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// ModuleStatus holds the summary of each module that gives one.
 	ModuleStatus map[string]any `json:"module_status,omitempty"`
+	// Panics counts, per module, the panics recovered on a network-facing
+	// path since start (the input dropped, the module kept running; each
+	// is a bug: docs/security.md). Absent while there are none.
+	Panics map[string]uint64 `json:"panics,omitempty"`
 }
 
 // BandwidthRequest is the body of POST /v1/isis/bandwidth and

@@ -26,6 +26,9 @@ func statusCommand(g *globals) *cobra.Command {
 			for _, w := range v.Warnings {
 				fmt.Fprintf(g.out, "WARNING    %s\n", w)
 			}
+			for _, m := range sortedKeys(v.Panics) {
+				fmt.Fprintf(g.out, "BUG        %s: %d panics recovered (inputs dropped; the log has the first of each with its stack)\n", m, v.Panics[m])
+			}
 			return nil
 		},
 	}

@@ -37,65 +37,6 @@ import (
 // an INC manager (farelab gives the manager TLS and client-auth, its
 // switches certificates, and the hosts tokens).
 
-const hostileINCTopo = `name: hinc
-defaults: {hello-interval: 1s}
-nodes:
-  s1: {kind: fared, config: {inc: {role: both}}}
-  l1: {kind: fared, config: {inc: {role: switch, manager: "10.255.0.1:7791"}}}
-  l2: {kind: fared, config: {inc: {role: switch, manager: "10.255.0.1:7791"}}}
-  h1: {kind: host, agent: none}
-  h2: {kind: host, agent: none}
-  h3: {kind: host, agent: none}
-  evil: {kind: host, agent: none}
-links:
-  - {a: l1, b: s1}
-  - {a: l2, b: s1}
-  - {a: h1, b: l1}
-  - {a: h2, b: l1}
-  - {a: h3, b: l2}
-  - {a: evil, b: l1}
-`
-
-func TestHostileINC(t *testing.T) {
-	l := startLab(t, hostileINCTopo)
-	ctx := ctxT(t)
-	mgr := "s1"
-	mgrAddr := netip.AddrPortFrom(l.Node(mgr).Loopback, 7791).String()
-	waitINCSwitches(t, ctx, l, mgr, 3)
-	for _, h := range []string{"h1", "h2", "h3", "evil"} {
-		poll(t, ctx, 60*time.Second, h+" reaches the manager", func() error {
-			_, err := l.Exec(ctx, h, "ping", "-c1", "-W1", l.Node(mgr).Loopback.String())
-			return err
-		})
-	}
-
-	// The legitimate job: h1, h2, h3, running allreduce until the attacks
-	// are over; every result is checked by its rank.
-	job := startINCJob(t, l, mgr, "legit", "h1", "h2", "h3")
-	before := incGroup(t, ctx, l, mgr, "legit")
-	stop := make(chan struct{})
-	var ops int
-	done := make(chan error, 1)
-	go func() { done <- job.runUntil(stop, &ops) }()
-
-	AttackINCNoToken(t, ctx, l, "evil", mgr, mgrAddr, "legit")
-	AttackINCOtherGroupToken(t, ctx, l, "evil", mgr, mgrAddr, "legit")
-	AttackINCOtherClients(t, ctx, l, "evil", mgr, mgrAddr, "legit")
-	AttackINCFakeSwitch(t, ctx, l, "evil", mgr, mgrAddr, "l1")
-	AttackINCGroupFlood(t, ctx, l, "evil", mgr, mgrAddr)
-
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatalf("the legitimate job, during the attacks: %v", err)
-	}
-	incExact(t, "the legitimate job, after the attacks", job.allreduce(256<<10))
-	after := incGroup(t, ctx, l, mgr, "legit")
-	if after.Generation != before.Generation || after.TreeID != before.TreeID || after.State != "ready" || after.Rebuilds != 0 || after.Timeouts != 0 {
-		t.Fatalf("the legitimate group changed: before %+v, after %+v", before, after)
-	}
-	t.Logf("legitimate allreduces during the attacks: %d, all exact", ops+1)
-}
-
 // incSecurity reads the manager's trust view (counters by reason).
 func incSecurity(t *testing.T, ctx context.Context, l *interop.Lab, mgr string) wire.INCSecurity {
 	t.Helper()

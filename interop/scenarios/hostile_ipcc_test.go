@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -280,49 +278,23 @@ func hostileIPCCBlindACKs(t *testing.T, ctx context.Context, l *interop.Lab, att
 	}
 }
 
-// TestHostileIPCC: ha -- sw -- hb, and the attacker hx on sw. sw shapes
-// its port toward hb to 20 Mb/s and runs IPCC with small caps. hx floods
-// the flow table first; then ha's senders start (QP 0x11, acknowledged;
-// QP 0x12, never acknowledged), and hx tries to take their CNPs. The
-// acknowledged sender still gets its CNPs, all to QP 0x11; none goes to
-// the attacker's QP.
-func TestHostileIPCC(t *testing.T) {
-	l := startLab(t, `name: hipcc
-nodes:
-  ha: {kind: fared}
-  sw: {kind: fared}
-  hb: {kind: fared}
-  hx: {kind: fared}
-links:
-  - {a: ha, b: sw, bandwidth: 1G}
-  - {a: sw, b: hb, bandwidth: 1G}
-  - {a: hx, b: sw, bandwidth: 1G}
-`)
-	ctx := ctxT(t)
-	ha, sw, hb, hx := l.Node("ha"), l.Node("sw"), l.Node("hb"), l.Node("hx")
-	A, B := ha.Loopback, hb.Loopback
-	for _, n := range []*interop.Node{ha, hx} {
-		poll(t, ctx, 60*time.Second, n.Name+" reaches hb's loopback over IS-IS", func() error {
-			return exec.Command("ip", "netns", "exec", n.Netns, "ping", "-c1", "-W1", "-I", n.Loopback.String(), B.String()).Run()
-		})
-	}
-	cfgPath := filepath.Join(sw.Dir, "fared.yaml")
-	base, err := os.ReadFile(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendConfig(t, cfgPath, string(base), `qos:
+// ipccHostileConfig is the qos section a switch needs for
+// hostileIPCCScene: the receiver's port shaped to 20 Mb/s so the watched
+// queue fills, IPCC on it with small caps, and every port of the scene
+// captured. recv, send and attacker are the switch's ports toward them.
+func ipccHostileConfig(send, recv, attacker string) string {
+	return fmt.Sprintf(`qos:
   backend: linux
   poll-interval: 100ms
   dscp-map: {26: 3, 48: 6}
   watchdog: {enabled: false}
   interfaces:
-    - {name: ha-1, rate: 1G}
-    - {name: hb-1, rate: 20M}
-    - {name: hx-1, rate: 1G}
+    - {name: %[1]s, rate: 1G}
+    - {name: %[2]s, rate: 20M}
+    - {name: %[3]s, rate: 1G}
   ipcc:
-    interfaces: [hb-1]
-    capture: [ha-1, hb-1, hx-1]
+    interfaces: [%[2]s]
+    capture: [%[1]s, %[2]s, %[3]s]
     priorities: [3]
     poll: 1ms
     low: 10K
@@ -332,12 +304,29 @@ links:
     max-flows: 512
     max-flows-per-port: 256
     max-flows-per-source: 32
-`)
-	if out, err := l.Farectl(ctx, "sw", "reload"); err != nil {
-		t.Fatalf("reload: %v %s", err, out)
-	}
+`, send, recv, attacker)
+}
+
+// ipccScene names the nodes of hostileIPCCScene: the sender, receiver
+// and attacker hosts of switch sw, their addresses (A, B) and ports:
+// SendIf is the sender's interface toward sw, AttackerPort sw's port
+// toward the attacker.
+type ipccScene struct {
+	Sender, Receiver, Attacker, Switch string
+	A, B                               netip.Addr
+	SendIf, AttackerPort               string
+}
+
+// hostileIPCCScene: the switch (with ipccHostileConfig) runs IPCC toward
+// the receiver; the attacker floods the flow table first; then the
+// sender's two senders start (QP 0x11, acknowledged; QP 0x12, never
+// acknowledged), and the attacker tries to take their CNPs. The
+// acknowledged sender still gets its CNPs, all to QP 0x11; none goes to
+// the attacker's QP, and the never-acknowledged one gets none.
+func hostileIPCCScene(t *testing.T, ctx context.Context, l *interop.Lab, sc ipccScene) {
+	ha, hb, A, B := l.Node(sc.Sender), l.Node(sc.Receiver), sc.A, sc.B
 	poll(t, ctx, 10*time.Second, "ipcc running on linux", func() error {
-		v, err := ipccView(ctx, l, "sw")
+		v, err := ipccView(ctx, l, sc.Switch)
 		if err != nil {
 			return err
 		}
@@ -346,12 +335,15 @@ links:
 		}
 		return nil
 	})
+	poll(t, ctx, 60*time.Second, sc.Sender+" reaches "+sc.Receiver, func() error {
+		return exec.Command("ip", "netns", "exec", ha.Netns, "ping", "-c1", "-W1", "-I", A.String(), B.String()).Run()
+	})
 
-	// 1. The flood (2.5 s, 1,000 flows from hx-1 kept alive, more than
-	// the table holds), as the real sender's address and from 500
+	// 1. The flood (2.5 s, 1,000 flows from the attacker kept alive, more
+	// than the table holds), as the real sender's address and from 500
 	// spoofed ones; the real flows start while it runs.
-	floodEnded, checkFlood := hostileIPCCFlowFlood(t, ctx, l, "hx", "sw", "hx-1", B, A, 1000, 2500*time.Millisecond)
-	capA := captureOn(t, ha.Netns, "sw-1")
+	floodEnded, checkFlood := hostileIPCCFlowFlood(t, ctx, l, sc.Attacker, sc.Switch, sc.AttackerPort, B, A, 1000, 2500*time.Millisecond)
+	capA := captureOn(t, ha.Netns, sc.SendIf)
 	// Start PSNs as rdma-core picks them: apart (random there).
 	const startPSN, silentPSN = 0x500000, 0x9A0000
 	recv, err := uc.NewReceiver(uc.ReceiverConfig{Netns: hb.Netns, QPs: []uc.RecvQP{{QP: 0x21, PeerQP: 0x11}, {QP: 0x22, PeerQP: 0x12, NoAck: true}}})
@@ -403,8 +395,8 @@ links:
 	// 3. The spoofed data and ACKs, then blind ACKs for the flow whose
 	// QP sw never learnt.
 	const attackerQP = 0x66
-	hostileIPCCSpoofedACKs(t, ctx, l, "hx", "sw", ipccVictim{Sender: A, Receiver: B, SenderQP: 0x11, ReceiverQP: 0x21, PSN: psnOf(learnt, startPSN)}, attackerQP)
-	hostileIPCCBlindACKs(t, ctx, l, "hx", "sw", ipccVictim{Sender: A, Receiver: B, SenderQP: 0x12, ReceiverQP: 0x22, PSN: psnOf(silent, silentPSN)}, attackerQP, 200)
+	hostileIPCCSpoofedACKs(t, ctx, l, sc.Attacker, sc.Switch, ipccVictim{Sender: A, Receiver: B, SenderQP: 0x11, ReceiverQP: 0x21, PSN: psnOf(learnt, startPSN)}, attackerQP)
+	hostileIPCCBlindACKs(t, ctx, l, sc.Attacker, sc.Switch, ipccVictim{Sender: A, Receiver: B, SenderQP: 0x12, ReceiverQP: 0x22, PSN: psnOf(silent, silentPSN)}, attackerQP, 200)
 	after := learnt.Stats().CNPs
 	poll(t, ctx, 15*time.Second, "the acknowledged sender keeps getting CNPs after the attack", func() error {
 		if n := learnt.Stats().CNPs; n < after+5 {
@@ -436,22 +428,22 @@ links:
 	if sst.CNPs != 0 {
 		t.Errorf("the never-acknowledged sender got %d CNPs", sst.CNPs)
 	}
-	v, err := ipccView(ctx, l, "sw")
+	v, err := ipccView(ctx, l, sc.Switch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range v.Flows {
-		if f.Src == A.String() && f.Dst == B.String() && f.DestQP == 0x21 && (f.SrcQP != 0x11 || f.In != "ha-1") {
+		if f.Src == A.String() && f.Dst == B.String() && f.DestQP == 0x21 && (f.SrcQP != 0x11 || f.In != sc.Sender+"-1") {
 			t.Errorf("flow to 0x21: %+v", f)
 		}
 	}
 	if v.QPReplaced != 0 || v.SendErrors != 0 {
 		t.Errorf("QPs replaced %d, send errors %d", v.QPReplaced, v.SendErrors)
 	}
-	t.Logf("%d CNPs at ha, %d of them to QP 0x11 (sender: %d CNPs, min rate %.1f Mb/s); sw: flows %d/%d, evicted %d, refused port/source/table %d/%d/%d, port mismatch %d, ACK QP conflicts %d, unmatched %d, skipped for no QP %d",
+	t.Logf("%d CNPs at the sender, %d of them to QP 0x11 (sender: %d CNPs, min rate %.1f Mb/s); switch: flows %d/%d, evicted %d, refused port/source/table %d/%d/%d, port mismatch %d, ACK QP conflicts %d, unmatched %d, skipped for no QP %d",
 		len(cnps), toReal, st.CNPs, st.MinRate/1e6, v.FlowCount, v.MaxFlows, v.FlowsEvicted, v.RefusedPortCap, v.RefusedSourceCap,
 		v.RefusedTableFull, v.PortMismatch, v.QPConflict, v.Unmatched, v.NoQP)
-	if d, err := l.Daemons("sw"); err != nil || d["fared"] == 0 {
-		t.Fatalf("fared on sw is gone: %v %v", d, err)
+	if d, err := l.Daemons(sc.Switch); err != nil || d["fared"] == 0 {
+		t.Fatalf("fared on %s is gone: %v %v", sc.Switch, d, err)
 	}
 }
