@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -360,20 +359,7 @@ func hostileIPCCScene(t *testing.T, ctx context.Context, l *interop.Lab, sc ipcc
 	if err != nil {
 		t.Fatal(err)
 	}
-	tctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	for _, run := range []func(context.Context) error{recv.Run, learnt.Run, silent.Run} {
-		wg.Add(1)
-		go func() { defer wg.Done(); run(tctx) }()
-	}
-	stopped := false
-	stopTraffic := func() {
-		if !stopped {
-			stopped = true
-			stop()
-			wg.Wait()
-		}
-	}
+	stopTraffic := runTraffic(ctx, recv.Run, learnt.Run, silent.Run)
 	defer stopTraffic()
 	<-floodEnded
 	// The real flow got into the table during the flood: its sender had

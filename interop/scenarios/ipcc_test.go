@@ -175,20 +175,7 @@ func TestIPCCLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	for _, run := range []func(context.Context) error{recv.Run, learnt.Run, silent.Run} {
-		wg.Add(1)
-		go func() { defer wg.Done(); run(tctx) }()
-	}
-	stopped := false
-	stopTraffic := func() {
-		if !stopped {
-			stopped = true
-			stop()
-			wg.Wait()
-		}
-	}
+	stopTraffic := runTraffic(ctx, recv.Run, learnt.Run, silent.Run)
 	defer stopTraffic()
 
 	// The backlog builds in sw's HTB class 1:13 on hb-1 and fared's CNPs
@@ -470,4 +457,17 @@ nodes:
 			t.Errorf("farectl qos %s: %v\n%s", noun, err, out)
 		}
 	}
+}
+
+// runTraffic runs each of fs (senders, receivers) until the returned stop
+// is called or ctx ends; stop waits for them, and may be called again.
+func runTraffic(ctx context.Context, fs ...func(context.Context) error) (stop func()) {
+	tctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, run := range fs {
+		wg.Add(1)
+		go func() { defer wg.Done(); run(tctx) }()
+	}
+	var once sync.Once
+	return func() { once.Do(func() { cancel(); wg.Wait() }) }
 }
