@@ -56,6 +56,7 @@ type Config struct {
 	MaxHostsPerPort int
 	NotifyAttempts  int
 	BindingHold     time.Duration
+	DualHomeWindow  time.Duration // 0: no limit (the MAC alone)
 	Bindings        []Binding
 	HostKeys        []HostKey
 	Zones           *zones.Config // reflectors
@@ -133,7 +134,7 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 		BFDTx: 100 * time.Millisecond, BFDRx: 100 * time.Millisecond, BFDMult: 3,
 		LLDP: true, OUI: l2.DefaultOUI, MinHold: 300 * time.Millisecond, MaxHold: 10 * time.Minute,
 		Retransmit: 250 * time.Millisecond, Window: 64, Tombstone: 3 * time.Second, MaxHosts: 10000,
-		MaxHostsPerPort: 4, NotifyAttempts: 6, BindingHold: 24 * time.Hour,
+		MaxHostsPerPort: 4, NotifyAttempts: 6, BindingHold: 24 * time.Hour, DualHomeWindow: time.Minute,
 		HostRole: l2.RoleInitiator, HostHold: 3 * time.Second, HookTimeout: 10 * time.Second}
 	if !w.IsMapping(k, v) {
 		return c
@@ -221,6 +222,7 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 		"max-hosts":          config.SetInt(w, &c.MaxHosts, 1, 1000000),
 		"max-hosts-per-port": config.SetInt(w, &c.MaxHostsPerPort, 1, 100000),
 		"binding-hold":       w.SetDuration(&c.BindingHold, 0, 8760*time.Hour),
+		"dual-home-window":   w.SetDuration(&c.DualHomeWindow, 0, 24*time.Hour),
 		"bindings":           w.List(func(v *yaml.Node) { c.Bindings = append(c.Bindings, binding(w, v)) }),
 		"host-keys":          w.List(func(v *yaml.Node) { c.HostKeys = append(c.HostKeys, hostKey(w, v)) }),
 		"mac": func(k, v *yaml.Node) {
@@ -314,7 +316,7 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 	// Keys of another role are mistakes, reported where they are.
 	hostOnly := []string{"id", "host-role", "nqn", "hold", "hook", "hook-timeout", "mac", "key"}
 	switchOnly := []string{"asn", "router-id", "port", "cluster-id", "neighbors", "timers", "graceful-restart", "bfd",
-		"lldp", "lldp-oui", "host-hold", "notify", "tombstone", "max-hosts", "max-hosts-per-port", "binding-hold",
+		"lldp", "lldp-oui", "host-hold", "notify", "tombstone", "max-hosts", "max-hosts-per-port", "binding-hold", "dual-home-window",
 		"bindings", "host-keys", "zones", "default-zone", "filters"}
 	wrong := hostOnly
 	if c.Role == RoleHost {
@@ -564,6 +566,10 @@ func (c *Config) identityConfig(fc *fabric.Config) {
 	fc.MaxHostsPerPort, fc.Attempts, fc.BindingHold = c.MaxHostsPerPort, c.NotifyAttempts, c.BindingHold
 	if c.BindingHold == 0 {
 		fc.BindingHold = -1
+	}
+	fc.DualHomeWindow = c.DualHomeWindow
+	if c.DualHomeWindow == 0 {
+		fc.DualHomeWindow = -1
 	}
 	for _, b := range c.Bindings {
 		fc.Static = append(fc.Static, fabric.Static{ID: b.ID, Ports: b.Ports, MAC: b.MAC})

@@ -212,3 +212,21 @@ func TestConfigBFDAuthentication(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// dual-home-window: 60 s by default, 0 means any time (the fabric's -1).
+func TestConfigDualHomeWindow(t *testing.T) {
+	d, err := load(t, "inof: {role: switch}")
+	if err != nil || d.DualHomeWindow != time.Minute {
+		t.Fatalf("default %v %v", d.DualHomeWindow, err)
+	}
+	if fc := d.fabricConfig(netip.MustParseAddr("10.255.0.1"), "sw"); fc.DualHomeWindow != time.Minute {
+		t.Fatalf("fabric %v", fc.DualHomeWindow)
+	}
+	c, err := load(t, "inof: {role: switch, dual-home-window: 0s}")
+	if err != nil || c.fabricConfig(netip.MustParseAddr("10.255.0.1"), "sw").DualHomeWindow >= 0 {
+		t.Fatalf("0s: %v", err)
+	}
+	if _, err := load(t, "inof: {role: host, interfaces: [a], dual-home-window: 5s}"); err == nil || !strings.Contains(err.Error(), "not a setting of role host") {
+		t.Fatalf("host: %v", err)
+	}
+}

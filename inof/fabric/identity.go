@@ -28,7 +28,10 @@ import (
 //   - for an id with a key here, anything not signed with it (fresh).
 //
 // The same MAC on another port or switch is the same host: a dual-homed
-// host registers with one identity MAC on all its links (the agent does).
+// host registers with one identity MAC on all its links (the agent does),
+// within DualHomeWindow of the id's first binding; after that a new port
+// is a conflict unless the claim is pinned (a MAC is easy to forge, a
+// window narrows when forging it pays).
 // Two bindings that contradict each other (two switches accepted claims
 // at the same moment, before either knew the other) are settled the same
 // way on every switch: pinned beats unpinned, then the older binding,
@@ -130,6 +133,11 @@ func (s *Switch) admit(c claim) *refusal {
 			}
 		}
 	}
+	if st != nil && !pinned && here == nil {
+		if r := s.lateNewPort(st); r != nil {
+			return r
+		}
+	}
 	if s.locals[localKey{c.port, c.id}] == nil && len(s.locals) >= s.cfg.MaxHosts {
 		return &refusal{counter: "refused"}
 	}
@@ -147,6 +155,35 @@ func (s *Switch) admit(c claim) *refusal {
 		}
 	}
 	return nil
+}
+
+// lateNewPort refuses an unpinned claim of a bound id on a port new to
+// the binding once DualHomeWindow has passed since the id's first binding
+// (here or on any switch), or returns nil.
+func (s *Switch) lateNewPort(st *idState) *refusal {
+	if s.cfg.DualHomeWindow < 0 {
+		return nil
+	}
+	var first time.Time
+	var where string
+	for port, b := range st.binds {
+		if first.IsZero() || b.since.Before(first) {
+			first, where = b.since, fmt.Sprintf("%s:%s MAC %s", s.cfg.Name, port, b.mac)
+		}
+	}
+	for _, r := range st.remote {
+		if r.Since.IsZero() {
+			continue
+		}
+		if first.IsZero() || r.Since.Before(first) {
+			first, where = r.Since, fmt.Sprintf("%s(%s):%s MAC %s", r.SwitchName, r.Switch, r.Port, r.Host.MAC)
+		}
+	}
+	if first.IsZero() || s.now.Sub(first) <= s.cfg.DualHomeWindow {
+		return nil
+	}
+	return &refusal{"conflicts", fmt.Sprintf("a new port for an id bound since %s (after dual-home-window %v: needs a key, a static binding or a release)",
+		first.UTC().Format(time.RFC3339), s.cfg.DualHomeWindow), where}
 }
 
 // contradicts says why an unpinned claim cannot coexist with a binding

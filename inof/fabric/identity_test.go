@@ -368,3 +368,42 @@ func TestLLDPSharedPortAndHold(t *testing.T) {
 		t.Fatalf("claim of the LLDP target's id from another MAC: %s", a.Status)
 	}
 }
+
+// TestDualHomeWindow: a second link of a bound id (the same MAC) is
+// taken while the binding is young — a dual-homed host brings its links
+// up together — and refused once dual-home-window has passed, unless an
+// operator released the binding: an attacker who learnt a host's MAC
+// cannot add itself as one more path to it later.
+func TestDualHomeWindow(t *testing.T) {
+	h := newHarnessCfg(t, storageZone(), func(c *Config) { c.DualHomeWindow = time.Minute })
+	tgt := netip.MustParseAddr("10.0.0.2")
+	if a := h.registerFrom("p2", 2, "tgt", tgt); a.Status != l2.StatusOK {
+		t.Fatalf("first link: %s", a.Status)
+	}
+	h.tick(10 * time.Second)
+	if a := h.registerFrom("p3", 2, "tgt", tgt); a.Status != l2.StatusOK {
+		t.Fatalf("second link within the window: %s", a.Status)
+	}
+	h.tick(2 * time.Minute)
+	// Both links again (a reboot): their ports are in the binding.
+	if a := h.registerFrom("p3", 2, "tgt", tgt); a.Status != l2.StatusOK {
+		t.Fatalf("a bound port after the window: %s", a.Status)
+	}
+	// The same MAC on a third port, after the window: refused.
+	if a := h.registerFrom("p4", 2, "tgt", netip.MustParseAddr("10.0.0.66")); a.Status != l2.StatusRefused {
+		t.Fatalf("a new port after the window: %s, want refused", a.Status)
+	}
+	if c := h.s.Counters(); c["conflicts"] != 1 {
+		t.Fatalf("counters %v", c)
+	}
+	cs := h.s.Conflicts()
+	if len(cs) != 1 || cs[0].Port != "p4" || !strings.Contains(cs[0].Reason, "dual-home-window") {
+		t.Fatalf("conflicts view %+v", cs)
+	}
+	// The same against a binding another switch advertises.
+	r := remote("tgt2", "x1", mac(5), record.StateUp, h.now.Add(-2*time.Minute))
+	h.s.RecordUpdate(r.Key(), r)
+	if a := h.registerFrom("p5", 5, "tgt2", netip.MustParseAddr("10.0.0.5")); a.Status != l2.StatusRefused {
+		t.Fatalf("a new port for a remote binding after the window: %s", a.Status)
+	}
+}

@@ -64,6 +64,12 @@ type Config struct {
 	// BindingHold is how long a binding stays after its host went; < 0:
 	// until released.
 	BindingHold time.Duration
+	// DualHomeWindow is how long after an id was first bound an
+	// unpinned claim of it (same MAC) may add a new switch/port: a
+	// dual-homed host brings its links up together; later, a new port
+	// needs a key, a static binding or a release. < 0: any time (the MAC
+	// alone identifies the host).
+	DualHomeWindow time.Duration
 	// Static bindings pin ids to ports (and MACs) of this switch.
 	Static []Static
 	// Keys: hosts that sign their requests, by id.
@@ -102,6 +108,9 @@ func (c *Config) Defaults() {
 	}
 	if c.BindingHold == 0 {
 		c.BindingHold = 24 * time.Hour
+	}
+	if c.DualHomeWindow == 0 {
+		c.DualHomeWindow = time.Minute
 	}
 	if c.Conflicts == 0 {
 		c.Conflicts = 256
