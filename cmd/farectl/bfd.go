@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,25 +16,21 @@ func init() { nouns = append(nouns, bfdCommand) }
 // bfdCommand: farectl bfd sessions.
 func bfdCommand(g *globals) *cobra.Command {
 	bc := &cobra.Command{Use: "bfd", Short: "BFD sessions of the daemon's one BFD speaker (IS-IS, OSPF and iNOF share it)"}
-	bc.AddCommand(&cobra.Command{
-		Use: "sessions", Aliases: []string{"session", "peers"}, Short: "BFD sessions: state, clients, timers in force, authentication, counters", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var v wire.BFDSessions
-			b, err := g.get(cmd.Context(), "/bfd/sessions", &v)
-			if err != nil || g.json {
-				return g.emit(b, err)
-			}
-			return printBFDSessions(g.out, v, time.Now())
-		},
-	})
+	bc.AddCommand(bfdSessionsCmd(g))
 	return bc
+}
+
+func bfdSessionsCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use: "sessions", Aliases: []string{"session", "peers"}, Short: "BFD sessions: state, clients, timers in force, authentication, counters", Args: cobra.NoArgs,
+		RunE: show(g, at("/bfd/sessions"), func(w io.Writer, v wire.BFDSessions) error { return printBFDSessions(w, v, time.Now()) }),
+	}
 }
 
 // printBFDSessions writes the sessions as a table, then the speaker's
 // counters (sorted).
 func printBFDSessions(w io.Writer, v wire.BFDSessions, now time.Time) error {
-	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "Interface\tPeer\tLocal\tState\tRemote\tDiag\tClients\tAuth\tTx\tDetect\tUp since\tUps\tDowns\tSent\tReceived\tRejected")
+	tw := newTable(w, "Interface\tPeer\tLocal\tState\tRemote\tDiag\tClients\tAuth\tTx\tDetect\tUp since\tUps\tDowns\tSent\tReceived\tRejected")
 	for _, s := range v.Sessions {
 		since := "-"
 		if !s.UpSince.IsZero() && s.State == "Up" {

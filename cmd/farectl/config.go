@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -14,15 +15,7 @@ func init() { nouns = append(nouns, runningConfigCommand, logCommand) }
 func runningConfigCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use: "running-config", Short: "The configuration in force, defaults included, as YAML (it parses back to the same)", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var v wire.RunningConfig
-			b, err := g.get(cmd.Context(), "/running-config", &v)
-			if err != nil || g.json {
-				return g.emit(b, err)
-			}
-			fmt.Fprintf(g.out, "# running configuration of fared (from %s, with defaults)\n%s", v.File, v.YAML)
-			return nil
-		},
+		RunE: show(g, at("/running-config"), printRunningConfig),
 	}
 }
 
@@ -31,15 +24,17 @@ func logCommand(g *globals) *cobra.Command {
 	c := &cobra.Command{Use: "log", Short: "The daemon's logging"}
 	c.AddCommand(&cobra.Command{
 		Use: "level debug|info|warn|error", Short: "Set the log level until the next reload (which applies the config's)", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var v wire.LogLevel
-			b, err := g.post(cmd.Context(), "/log/level", wire.LogLevel{Level: args[0]}, &v)
-			if err != nil || g.json {
-				return g.emit(b, err)
-			}
-			fmt.Fprintf(g.out, "log level %s\n", v.Level)
-			return nil
-		},
+		RunE: act(g, "/log/level", func(args []string) any { return wire.LogLevel{Level: args[0]} }, printLogLevel),
 	})
 	return c
+}
+
+func printRunningConfig(w io.Writer, v wire.RunningConfig) error {
+	_, err := fmt.Fprintf(w, "# running configuration of fared (from %s, with defaults)\n%s", v.File, v.YAML)
+	return err
+}
+
+func printLogLevel(w io.Writer, v wire.LogLevel) error {
+	_, err := fmt.Fprintf(w, "log level %s\n", v.Level)
+	return err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -16,46 +17,42 @@ func init() { nouns = append(nouns, fibCommand) }
 func fibCommand(g *globals) *cobra.Command {
 	fibCmd := &cobra.Command{
 		Use: "fib", Short: "Our routes and nexthop objects as the kernel holds them (read back over netlink)", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var v wire.FIBView
-			b, err := g.get(cmd.Context(), "/fib", &v)
-			if err != nil || g.json {
-				return g.emit(b, err)
-			}
-			nhs := map[uint32]wire.KernelNexthop{}
-			for _, n := range v.Nexthops {
-				nhs[n.ID] = n
-			}
-			tw := g.table("Prefix\tMetric\tNH id\tMembers (id:gateway@ifindex weight)")
-			for _, r := range v.Routes {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", r.Prefix, r.Metric, r.NhID, describeNH(nhs, r.NhID))
-			}
-			tw.Flush()
-			fmt.Fprintf(g.out, "\n%d routes, %d nexthop objects\n", len(v.Routes), len(v.Nexthops))
-			if len(v.Conflicts) > 0 {
-				fmt.Fprintf(g.out, "\nNot installed: another protocol's route holds the same table, prefix and metric\n")
-				tw = g.table("Prefix\tTable\tMetric\tHeld by\tType\tSince")
-				for _, c := range v.Conflicts {
-					fmt.Fprintf(tw, "%s\t%d\t%d\t%s (%d)\t%s\t%s\n", c.Prefix, c.Table, c.Metric, c.ProtocolName, c.Protocol, c.Type, c.Since.Format(time.DateTime))
-				}
-				tw.Flush()
-			}
-			return nil
-		},
+		RunE: show(g, at("/fib"), printFIB),
 	}
 	fibCmd.AddCommand(&cobra.Command{
 		Use: "capabilities", Short: "What the kernel supports: nexthop objects, 16-bit weights, resilient groups", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var v wire.FIBCapabilities
-			b, err := g.get(cmd.Context(), "/fib/capabilities", &v)
-			if err != nil || g.json {
-				return g.emit(b, err)
-			}
-			fmt.Fprintf(g.out, "nexthop objects   %v\n16-bit weights    %v\nresilient groups  %v\n", v.NexthopObjects, v.Weight16, v.Resilient)
-			return nil
-		},
+		RunE: show(g, at("/fib/capabilities"), printFIBCapabilities),
 	})
 	return fibCmd
+}
+
+// printFIB: a row per route with its group's members, the counts, then
+// the prefixes another protocol's route kept out.
+func printFIB(w io.Writer, v wire.FIBView) error {
+	nhs := map[uint32]wire.KernelNexthop{}
+	for _, n := range v.Nexthops {
+		nhs[n.ID] = n
+	}
+	tw := newTable(w, "Prefix\tMetric\tNH id\tMembers (id:gateway@ifindex weight)")
+	for _, r := range v.Routes {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", r.Prefix, r.Metric, r.NhID, describeNH(nhs, r.NhID))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%d routes, %d nexthop objects\n", len(v.Routes), len(v.Nexthops))
+	if len(v.Conflicts) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nNot installed: another protocol's route holds the same table, prefix and metric\n")
+	tw = newTable(w, "Prefix\tTable\tMetric\tHeld by\tType\tSince")
+	for _, c := range v.Conflicts {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s (%d)\t%s\t%s\n", c.Prefix, c.Table, c.Metric, c.ProtocolName, c.Protocol, c.Type, c.Since.Format(time.DateTime))
+	}
+	return tw.Flush()
+}
+
+func printFIBCapabilities(w io.Writer, v wire.FIBCapabilities) error {
+	_, err := fmt.Fprintf(w, "nexthop objects   %v\n16-bit weights    %v\nresilient groups  %v\n", v.NexthopObjects, v.Weight16, v.Resilient)
+	return err
 }
 
 func describeNH(nhs map[uint32]wire.KernelNexthop, id uint32) string {

@@ -5,7 +5,39 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"text/tabwriter"
 )
+
+// newTable starts a table on w with its header row; the printer adds rows
+// and flushes.
+func newTable(w io.Writer, header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	return tw
+}
+
+// dash shows an empty field as "-".
+func dash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}
+
+// dashJoin shows a list comma-separated, an empty one as "-".
+func dashJoin(s []string) string {
+	if len(s) == 0 {
+		return "-"
+	}
+	return strings.Join(s, ",")
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
@@ -40,6 +72,14 @@ func formatBytesPerSec(b float64) string {
 		return fmt.Sprintf("%.4gK", bits/1e3)
 	}
 	return fmt.Sprintf("%g", bits)
+}
+
+// optBytesPerSec shows an optional bandwidth (bytes/s), none when absent.
+func optBytesPerSec(b *float64, none string) string {
+	if b == nil {
+		return none
+	}
+	return formatBytesPerSec(*b)
 }
 
 func firstNonEmpty(a, b string) string {

@@ -12,145 +12,141 @@ import (
 
 func init() { nouns = append(nouns, incCommand) }
 
-// incCommand: farectl inc groups|trees|clients|switches|switch.
+// incCommand: farectl inc groups|trees|clients|switches|security|switch.
 func incCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "inc", Short: "In-network computing: groups, trees, clients (on the manager), the data plane (on a switch)"}
-	cmd.AddCommand(&cobra.Command{
-		Use: "groups", Short: "Collective groups: members, state, tree", Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			var v []wire.INCGroup
-			b, err := g.get(c.Context(), "/inc/groups", &v)
-			if err != nil || g.json {
-				return g.emit(b, err)
-			}
-			tw := g.table("Group\tRanks\tState\tGeneration\tTree\tRoot\tRebuilds\tTimeout reports\tReason")
-			for _, x := range v {
-				tree := "-"
-				if x.TreeID != 0 {
-					tree = fmt.Sprint(x.TreeID)
-				}
-				fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", x.Name, x.Joined, x.Size, x.State, x.Generation, tree,
-					firstNonEmpty(x.Root, "-"), x.Rebuilds, x.Timeouts, x.Reason)
-			}
-			return tw.Flush()
-		},
-	})
-	cmd.AddCommand(&cobra.Command{
-		Use: "trees", Short: "Aggregation trees: root, levels, members, bottleneck bandwidth, switches", Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			var v []wire.INCTree
-			b, err := g.get(c.Context(), "/inc/trees", &v)
-			if err != nil || g.json {
-				return g.emit(b, err)
-			}
-			for i, t := range v {
-				if i > 0 {
-					fmt.Fprintln(g.out)
-				}
-				bn := "unconstrained"
-				if t.Bottleneck != nil {
-					bn = formatBytesPerSec(*t.Bottleneck)
-				}
-				ready := "programming"
-				if t.Ready {
-					ready = "ready"
-				}
-				fmt.Fprintf(g.out, "group %s: tree %d (generation %d, %s), root %s (%s), %d level(s), %d members, bottleneck %s, from %s\n",
-					t.Group, t.TreeID, t.Generation, ready, t.Root, t.RootAddr, t.Levels, t.Members, bn, t.Topology)
-				if len(t.Excluded) > 0 {
-					fmt.Fprintf(g.out, "  not used after timeout reports: %s\n", strings.Join(t.Excluded, ", "))
-				}
-				tw := g.table("  Switch\tAddress\tRole\tParent\tQP\tApplied\tChildren")
-				for _, s := range t.Switches {
-					fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%v\t%s\n", s.Switch, s.Address, s.Role, firstNonEmpty(s.Parent, "-"), s.QP, s.Applied,
-						strings.Join(s.Children, ", "))
-				}
-				if err := tw.Flush(); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-	})
-	cmd.AddCommand(&cobra.Command{
-		Use: "clients", Short: "Clients: group, rank, address, QP, heartbeat, attachment", Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			var v []wire.INCClient
-			b, err := g.get(c.Context(), "/inc/clients", &v)
-			if err != nil || g.json {
-				return g.emit(b, err)
-			}
-			tw := g.table("Client\tGroup\tRank\tAddress\tQP\tLast heartbeat\tGeneration\tSends to\tTimeout reports")
-			for _, x := range v {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.1fs ago\t%d\t%s\t%d\n", x.ID, x.Group, x.Rank, x.Address, x.QP, x.LastSeenAgo,
-					x.Generation, firstNonEmpty(x.Attach, "-"), x.Timeouts)
-			}
-			return tw.Flush()
-		},
-	})
-	cmd.AddCommand(&cobra.Command{
-		Use: "switches", Short: "Switches registered with the manager", Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			var v []wire.INCRegisteredSwitch
-			b, err := g.get(c.Context(), "/inc/switches", &v)
-			if err != nil || g.json {
-				return g.emit(b, err)
-			}
-			tw := g.table("Switch\tAddress\tAlive\tIn topology\tTrees\tSlots\tRanks\tPayload\tConfig\tApplied\tError")
-			for _, x := range v {
-				fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%s\n", x.ID, x.Address, x.Alive, x.InTopology, x.Trees, x.MaxTrees,
-					x.MaxSlots, x.MaxRanks, x.MaxPayload, x.Version, x.Applied, x.Error)
-			}
-			return tw.Flush()
-		},
-	})
-	cmd.AddCommand(&cobra.Command{
-		Use: "security", Short: "The manager's control-plane trust: TLS, client-auth, caps, refused calls by reason", Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			var v wire.INCSecurity
-			b, err := g.get(c.Context(), "/inc/security", &v)
-			if err != nil || g.json {
-				return g.emit(b, err)
-			}
-			printINCSecurity(g, v)
-			return nil
-		},
-	})
-	cmd.AddCommand(&cobra.Command{
-		Use: "switch", Short: "This switch's data plane: slots in use, packets, duplicates suppressed, retransmissions served", Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			var v wire.INCSwitch
-			b, err := g.get(c.Context(), "/inc/switch", &v)
-			if err != nil || g.json {
-				return g.emit(b, err)
-			}
-			fmt.Fprintf(g.out, "switch %s, manager %s, registered %v, config version %d", v.Address, v.Manager, v.Registered, v.Version)
-			if v.Error != "" {
-				fmt.Fprintf(g.out, ", refused: %s", v.Error)
-			}
-			fmt.Fprintln(g.out)
-			t := v.Totals
-			fmt.Fprintf(g.out, "slots in use %d; packets %d, aggregated messages %d, duplicates suppressed %d, retransmissions served %d, partials re-sent %d, NACKs %d\n",
-				v.SlotsInUse, t.Packets, t.Completed, t.Duplicates, t.Served, t.PartialResends, t.NACKs)
-			if v.CPU != nil {
-				fmt.Fprintf(g.out, "data plane CPU %.2fs\n", v.CPU.Seconds)
-			}
-			printINCRefused(g.out, &v)
-			tw := g.table("Tree\tQP\tRole\tChildren\tSlots in use\tPackets\tDuplicates\tServed\tResults\tPartials\tStale\tMismatch\tRefused")
-			for _, x := range v.Trees {
-				c := x.Counters
-				fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", x.TreeID, x.QP, x.Role, x.Children, x.SlotsInUse, x.Slots,
-					c.Packets, c.Duplicates, c.Served, c.Results, c.Partials, c.Stale, c.Mismatch,
-					c.BadQP+c.BadRKey+c.BadSource+c.BadIngress+c.BadRank)
-			}
-			return tw.Flush()
-		},
-	})
+	cmd.AddCommand(incGroupsCmd(g), incTreesCmd(g), incClientsCmd(g), incSwitchesCmd(g), incSecurityCmd(g), incSwitchCmd(g))
 	return cmd
 }
 
+func incGroupsCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use: "groups", Short: "Collective groups: members, state, tree", Args: cobra.NoArgs,
+		RunE: show(g, at("/inc/groups"), printINCGroups),
+	}
+}
+
+func incTreesCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use: "trees", Short: "Aggregation trees: root, levels, members, bottleneck bandwidth, switches", Args: cobra.NoArgs,
+		RunE: show(g, at("/inc/trees"), printINCTrees),
+	}
+}
+
+func incClientsCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use: "clients", Short: "Clients: group, rank, address, QP, heartbeat, attachment", Args: cobra.NoArgs,
+		RunE: show(g, at("/inc/clients"), printINCClients),
+	}
+}
+
+func incSwitchesCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use: "switches", Short: "Switches registered with the manager", Args: cobra.NoArgs,
+		RunE: show(g, at("/inc/switches"), printINCSwitches),
+	}
+}
+
+func incSecurityCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use: "security", Short: "The manager's control-plane trust: TLS, client-auth, caps, refused calls by reason", Args: cobra.NoArgs,
+		RunE: show(g, at("/inc/security"), printINCSecurity),
+	}
+}
+
+func incSwitchCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use: "switch", Short: "This switch's data plane: slots in use, packets, duplicates suppressed, retransmissions served", Args: cobra.NoArgs,
+		RunE: show(g, at("/inc/switch"), printINCSwitch),
+	}
+}
+
+func printINCGroups(w io.Writer, v []wire.INCGroup) error {
+	tw := newTable(w, "Group\tRanks\tState\tGeneration\tTree\tRoot\tRebuilds\tTimeout reports\tReason")
+	for _, x := range v {
+		tree := "-"
+		if x.TreeID != 0 {
+			tree = fmt.Sprint(x.TreeID)
+		}
+		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", x.Name, x.Joined, x.Size, x.State, x.Generation, tree,
+			firstNonEmpty(x.Root, "-"), x.Rebuilds, x.Timeouts, x.Reason)
+	}
+	return tw.Flush()
+}
+
+// printINCTrees: per tree a summary line, the roots it may not use, and a
+// table of its switches.
+func printINCTrees(w io.Writer, v []wire.INCTree) error {
+	for i, t := range v {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		ready := "programming"
+		if t.Ready {
+			ready = "ready"
+		}
+		fmt.Fprintf(w, "group %s: tree %d (generation %d, %s), root %s (%s), %d level(s), %d members, bottleneck %s, from %s\n",
+			t.Group, t.TreeID, t.Generation, ready, t.Root, t.RootAddr, t.Levels, t.Members, optBytesPerSec(t.Bottleneck, "unconstrained"), t.Topology)
+		if len(t.Excluded) > 0 {
+			fmt.Fprintf(w, "  not used after timeout reports: %s\n", strings.Join(t.Excluded, ", "))
+		}
+		tw := newTable(w, "  Switch\tAddress\tRole\tParent\tQP\tApplied\tChildren")
+		for _, s := range t.Switches {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%v\t%s\n", s.Switch, s.Address, s.Role, firstNonEmpty(s.Parent, "-"), s.QP, s.Applied,
+				strings.Join(s.Children, ", "))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func printINCClients(w io.Writer, v []wire.INCClient) error {
+	tw := newTable(w, "Client\tGroup\tRank\tAddress\tQP\tLast heartbeat\tGeneration\tSends to\tTimeout reports")
+	for _, x := range v {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.1fs ago\t%d\t%s\t%d\n", x.ID, x.Group, x.Rank, x.Address, x.QP, x.LastSeenAgo,
+			x.Generation, firstNonEmpty(x.Attach, "-"), x.Timeouts)
+	}
+	return tw.Flush()
+}
+
+func printINCSwitches(w io.Writer, v []wire.INCRegisteredSwitch) error {
+	tw := newTable(w, "Switch\tAddress\tAlive\tIn topology\tTrees\tSlots\tRanks\tPayload\tConfig\tApplied\tError")
+	for _, x := range v {
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%s\n", x.ID, x.Address, x.Alive, x.InTopology, x.Trees, x.MaxTrees,
+			x.MaxSlots, x.MaxRanks, x.MaxPayload, x.Version, x.Applied, x.Error)
+	}
+	return tw.Flush()
+}
+
+// printINCSwitch: the switch's registration, totals, CPU and refusals,
+// then a row per tree it aggregates.
+func printINCSwitch(w io.Writer, v wire.INCSwitch) error {
+	fmt.Fprintf(w, "switch %s, manager %s, registered %v, config version %d", v.Address, v.Manager, v.Registered, v.Version)
+	if v.Error != "" {
+		fmt.Fprintf(w, ", refused: %s", v.Error)
+	}
+	fmt.Fprintln(w)
+	t := v.Totals
+	fmt.Fprintf(w, "slots in use %d; packets %d, aggregated messages %d, duplicates suppressed %d, retransmissions served %d, partials re-sent %d, NACKs %d\n",
+		v.SlotsInUse, t.Packets, t.Completed, t.Duplicates, t.Served, t.PartialResends, t.NACKs)
+	if v.CPU != nil {
+		fmt.Fprintf(w, "data plane CPU %.2fs\n", v.CPU.Seconds)
+	}
+	printINCRefused(w, &v)
+	tw := newTable(w, "Tree\tQP\tRole\tChildren\tSlots in use\tPackets\tDuplicates\tServed\tResults\tPartials\tStale\tMismatch\tRefused")
+	for _, x := range v.Trees {
+		c := x.Counters
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", x.TreeID, x.QP, x.Role, x.Children, x.SlotsInUse, x.Slots,
+			c.Packets, c.Duplicates, c.Served, c.Results, c.Partials, c.Stale, c.Mismatch,
+			c.BadQP+c.BadRKey+c.BadSource+c.BadIngress+c.BadRank)
+	}
+	return tw.Flush()
+}
+
 // printINCSecurity renders GET /v1/inc/security.
-func printINCSecurity(g *globals, v wire.INCSecurity) {
+func printINCSecurity(w io.Writer, v wire.INCSecurity) error {
 	mode := "tls (switches: client certificates checked against the LSDB)"
 	if !v.TLS {
 		mode = "no tls: loopback only"
@@ -159,24 +155,25 @@ func printINCSecurity(g *globals, v wire.INCSecurity) {
 	if !v.ClientAuth {
 		auth = "no client-auth"
 	}
-	fmt.Fprintf(g.out, "listen %s, %s, %s (%d key(s))\n", v.Listen, mode, auth, v.TokenKeys)
-	fmt.Fprintf(g.out, "groups %d of max %d; per token max %d; ranks per group max %d\n", v.Groups, v.MaxGroups, v.MaxGroupsPerToken, v.MaxGroupSize)
+	fmt.Fprintf(w, "listen %s, %s, %s (%d key(s))\n", v.Listen, mode, auth, v.TokenKeys)
+	fmt.Fprintf(w, "groups %d of max %d; per token max %d; ranks per group max %d\n", v.Groups, v.MaxGroups, v.MaxGroupsPerToken, v.MaxGroupSize)
 	if len(v.Refused) == 0 {
-		fmt.Fprintln(g.out, "refused: none")
+		fmt.Fprintln(w, "refused: none")
 	} else {
 		var parts []string
 		for _, k := range sortedKeys(v.Refused) {
 			parts = append(parts, fmt.Sprintf("%s %d", k, v.Refused[k]))
 		}
-		fmt.Fprintf(g.out, "refused: %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(w, "refused: %s\n", strings.Join(parts, ", "))
 	}
-	if len(v.Tokens) > 0 {
-		tw := g.table("Token\tGroups\tClients")
-		for _, t := range v.Tokens {
-			fmt.Fprintf(tw, "%s\t%d\t%d\n", firstNonEmpty(t.Token, "(none)"), t.Groups, t.Clients)
-		}
-		tw.Flush()
+	if len(v.Tokens) == 0 {
+		return nil
 	}
+	tw := newTable(w, "Token\tGroups\tClients")
+	for _, t := range v.Tokens {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", firstNonEmpty(t.Token, "(none)"), t.Groups, t.Clients)
+	}
+	return tw.Flush()
 }
 
 // printINCRefused prints the ingress check's state and the packets the

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"net"
-	"net/http"
-	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fared/fared/api/wire"
@@ -25,23 +22,11 @@ func TestINOF(t *testing.T) {
 		t.Fatalf("table: %q %v", out, err)
 	}
 
-	var got wire.INOFZoneRequest
-	var path string
-	zsock := filepath.Join(t.TempDir(), "z.sock")
-	ln, err := net.Listen("unix", zsock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		path = r.Method + " " + r.URL.Path
-		json.NewDecoder(r.Body).Decode(&got)
-		w.Write([]byte(`[{"name":"default","members":[],"default":true,"auto_add":true},{"name":"z2","members":["a","b"]}]`))
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	var req atomic.Value
+	zsock := fakeFared(t, 200, []byte(`[{"name":"default","members":[],"default":true,"auto_add":true},{"name":"z2","members":["a","b"]}]`), &req)
 	out, err = run(t, "-s", zsock, "inof", "zone", "add", "z2", "a", "b")
-	if err != nil || path != "POST /v1/inof/zones/add" || got.Name != "z2" || strings.Join(got.Hosts, ",") != "a,b" {
-		t.Fatalf("zone add: %s %+v %v", path, got, err)
+	if want := `POST /v1/inof/zones/add {"name":"z2","hosts":["a","b"]}`; err != nil || req.Load() != want {
+		t.Fatalf("zone add: %s %v, want %s", req.Load(), err, want)
 	}
 	if !strings.Contains(out, "default  -        default, auto-add of free hosts") || !strings.Contains(out, "z2       a,b") {
 		t.Fatalf("zones table: %q", out)
@@ -86,23 +71,11 @@ func TestINOFIdentityPrinters(t *testing.T) {
 		t.Fatalf("status: %s", b.String())
 	}
 
-	var got wire.INOFRelease
-	var path string
-	sock := filepath.Join(t.TempDir(), "r.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		path = r.Method + " " + r.URL.Path
-		json.NewDecoder(r.Body).Decode(&got)
-		w.Write([]byte(`{"id":"tgt1","ports":["tgt1-1"]}`))
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	var req atomic.Value
+	sock := fakeFared(t, 200, []byte(`{"id":"tgt1","ports":["tgt1-1"]}`), &req)
 	out, err := run(t, "-s", sock, "inof", "release", "tgt1")
-	if err != nil || path != "POST /v1/inof/release" || got.ID != "tgt1" || out != "released tgt1 on tgt1-1\n" {
-		t.Fatalf("release: %s %+v %q %v", path, got, out, err)
+	if err != nil || req.Load() != `POST /v1/inof/release {"id":"tgt1"}` || out != "released tgt1 on tgt1-1\n" {
+		t.Fatalf("release: %s %q %v", req.Load(), out, err)
 	}
 	if _, err := run(t, "-s", sock, "inof", "hosts", "nonsense"); err == nil || !strings.Contains(err.Error(), "want bindings or conflicts") {
 		t.Fatalf("hosts nonsense: %v", err)

@@ -2,8 +2,10 @@
 // socket. Every show command prints a table, or with -j the API's JSON.
 //
 // Each noun has its own file (isis.go, ospf.go, route.go, fib.go...) that
-// adds its command tree to nouns; farectl links only the API's wire types
-// and client, never the daemon.
+// adds its command tree to nouns: one constructor per subcommand, whose
+// RunE is show (GET) or act (POST) with a printer, printX(w, wire.X): a
+// pure function of the answer, table-tested in <noun>_test.go. farectl
+// links only the API's wire types and client, never the daemon.
 package main
 
 import (
@@ -11,8 +13,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
-	"text/tabwriter"
 	"time"
 
 	"github.com/fared/fared/internal/buildinfo"
@@ -20,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fared/fared/api/client"
+	"github.com/fared/fared/api/wire"
 )
 
 type globals struct {
@@ -99,8 +102,63 @@ func (g *globals) emit(b []byte, err error) error {
 	return err
 }
 
-func (g *globals) table(header string) *tabwriter.Writer {
-	tw := tabwriter.NewWriter(g.out, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, header)
-	return tw
+// at is the path of a view that takes no arguments.
+func at(path string) func([]string) string {
+	return func([]string) string { return path }
+}
+
+// withArg is the path of a view whose optional argument is the query
+// parameter key.
+func withArg(path, key string) func([]string) string {
+	return func(args []string) string {
+		if len(args) == 1 {
+			return path + "?" + key + "=" + url.QueryEscape(args[0])
+		}
+		return path
+	}
+}
+
+// show is the RunE of a read-only view: GET the path the arguments give,
+// then print the answer with pr, or with -j the JSON as fared sent it.
+func show[T any](g *globals, path func(args []string) string, pr func(io.Writer, T) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		var v T
+		b, err := g.get(cmd.Context(), path(args), &v)
+		if err != nil || g.json {
+			return g.emit(b, err)
+		}
+		return pr(g.out, v)
+	}
+}
+
+// act is the RunE of a command that changes state: POST the body the
+// arguments give, then print the answer with pr (-j: as fared sent it).
+func act[T any](g *globals, path string, body func(args []string) any, pr func(io.Writer, T) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		var v T
+		b, err := g.post(cmd.Context(), path, body(args), &v)
+		if err != nil || g.json {
+			return g.emit(b, err)
+		}
+		return pr(g.out, v)
+	}
+}
+
+// clearCommand is `farectl PROTO clear WHAT [ARG]`: POST path with the
+// body body(ARG) ("" without: every one), then say what pr makes of the
+// count.
+func clearCommand(g *globals, parentShort string, c *cobra.Command, path string, body func(arg string) any,
+	pr func(w io.Writer, v wire.Cleared, arg string) error) *cobra.Command {
+	var arg string
+	c.Args = cobra.MaximumNArgs(1)
+	c.RunE = act(g, path, func(args []string) any {
+		arg = ""
+		if len(args) == 1 {
+			arg = args[0]
+		}
+		return body(arg)
+	}, func(w io.Writer, v wire.Cleared) error { return pr(w, v, arg) })
+	clear := &cobra.Command{Use: "clear", Short: parentShort}
+	clear.AddCommand(c)
+	return clear
 }

@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -19,8 +23,50 @@ func TestFormatBytesPerSec(t *testing.T) {
 	}
 }
 
+// printerCase is one row of a printer's table test: the printer applied
+// to a hand-written answer, and the text it must print.
+type printerCase struct {
+	name  string
+	print func(w io.Writer) error
+	want  string
+}
+
+// testPrinters runs the rows. FARECTL_PRINTED=FILE records what each row
+// printed there (JSON, by row name), to write the want of a new row from
+// output checked by eye.
+func testPrinters(t *testing.T, cases []printerCase) {
+	t.Helper()
+	printed := map[string]string{}
+	for _, c := range cases {
+		var b strings.Builder
+		if err := c.print(&b); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		printed[c.name] = b.String()
+		if b.String() != c.want {
+			t.Errorf("%s: got\n%s\nwant\n%s", c.name, b.String(), c.want)
+		}
+	}
+	if f := os.Getenv("FARECTL_PRINTED"); f != "" {
+		old := map[string]string{}
+		if b, err := os.ReadFile(f); err == nil {
+			json.Unmarshal(b, &old)
+		}
+		for k, v := range printed {
+			old[k] = v
+		}
+		b, _ := json.MarshalIndent(old, "", "  ")
+		os.WriteFile(f, b, 0o644)
+	}
+}
+
 // serve answers every request with body on a unix socket, like fared.
-func serve(t *testing.T, code int, body string) string {
+func serve(t *testing.T, code int, body string) string { return fakeFared(t, code, []byte(body), nil) }
+
+// fakeFared answers every request with code and answer on a unix socket,
+// like fared; when req is not nil it holds the last request as "METHOD
+// URI BODY".
+func fakeFared(t *testing.T, code int, answer []byte, req *atomic.Value) string {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "f.sock")
 	ln, err := net.Listen("unix", sock)
@@ -28,8 +74,12 @@ func serve(t *testing.T, code int, body string) string {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if req != nil {
+			req.Store(strings.TrimSpace(r.Method + " " + r.URL.RequestURI() + " " + strings.TrimSpace(string(b))))
+		}
 		w.WriteHeader(code)
-		w.Write([]byte(body))
+		w.Write(answer)
 	})}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,24 +17,23 @@ func spfCommand(g *globals) *cobra.Command {
 	spfCmd := &cobra.Command{Use: "spf", Short: "SPF state"}
 	spfCmd.AddCommand(&cobra.Command{
 		Use: "log", Short: "Recent SPF runs: trigger, kind, duration, nodes, routes changed", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var v wire.SPFView
-			b, err := g.get(cmd.Context(), "/spf/log", &v)
-			if err != nil || g.json {
-				return g.emit(b, err)
-			}
-			for _, p := range sortedKeys(v.Delays) {
-				fmt.Fprintf(g.out, "%s SPF back-off (RFC 8405): %s\n", p, describeDelay(v.Delays[p], time.Now()))
-			}
-			fmt.Fprintln(g.out)
-			tw := g.table("When\tKind\tDuration\tNodes\tRoutes changed\tTrigger")
-			for _, e := range v.Log {
-				fmt.Fprintf(tw, "%s\t%s\t%v\t%d\t%d\t%s\n", e.At.Format(time.TimeOnly+".000"), e.Kind, e.Duration, e.Nodes, e.RoutesChanged, e.Trigger)
-			}
-			return tw.Flush()
-		},
+		RunE: show(g, at("/spf/log"), func(w io.Writer, v wire.SPFView) error { return printSPFLog(w, v, time.Now()) }),
 	})
 	return spfCmd
+}
+
+// printSPFLog: each protocol's back-off state (its timers relative to
+// now), then a row per recent run.
+func printSPFLog(w io.Writer, v wire.SPFView, now time.Time) error {
+	for _, p := range sortedKeys(v.Delays) {
+		fmt.Fprintf(w, "%s SPF back-off (RFC 8405): %s\n", p, describeDelay(v.Delays[p], now))
+	}
+	fmt.Fprintln(w)
+	tw := newTable(w, "When\tKind\tDuration\tNodes\tRoutes changed\tTrigger")
+	for _, e := range v.Log {
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%d\t%d\t%s\n", e.At.Format(time.TimeOnly+".000"), e.Kind, e.Duration, e.Nodes, e.RoutesChanged, e.Trigger)
+	}
+	return tw.Flush()
 }
 
 // describeDelay says the RFC 8405 state and its pending timers in words.

@@ -4,11 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -37,7 +33,7 @@ func TestViews(t *testing.T) {
 	var got strings.Builder
 	for _, c := range cases {
 		var req atomic.Value
-		sock := recordingServer(t, c.Answer, &req)
+		sock := fakeFared(t, 200, c.Answer, &req)
 		out, err := run(t, append([]string{"-s", sock}, c.Args...)...)
 		if err != nil {
 			t.Errorf("farectl %s: %v", strings.Join(c.Args, " "), err)
@@ -88,23 +84,4 @@ func sections(s string) map[string]string {
 		out[k] = sec
 	}
 	return out
-}
-
-// recordingServer answers every request with answer, like fared, and
-// writes the last request's method, URI and body into req.
-func recordingServer(t *testing.T, answer []byte, req *atomic.Value) string {
-	t.Helper()
-	sock := filepath.Join(t.TempDir(), "f.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		req.Store(strings.TrimSpace(r.Method + " " + r.URL.RequestURI() + " " + strings.TrimSpace(string(b))))
-		w.Write(answer)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return sock
 }
