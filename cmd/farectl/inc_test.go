@@ -1,8 +1,11 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/fared/fared/api/wire"
 )
 
 // farectl inc trees and inc switch render fared's JSON as tables.
@@ -49,4 +52,76 @@ func TestINCSecurity(t *testing.T) {
 	if err != nil || out != sec {
 		t.Fatalf("-j: %q %v", out, err)
 	}
+}
+
+func TestINCPrinters(t *testing.T) {
+	bn := 1.25e9
+	testPrinters(t, []printerCase{
+		{name: "groups", print: func(w io.Writer) error {
+			return printINCGroups(w, []wire.INCGroup{{Name: "golden", Size: 3, Joined: 3, State: "ready", Generation: 1, TreeID: 1, Root: "l3", Reason: "all ranks joined"},
+				{Name: "late", Size: 4, Joined: 1, State: "waiting", Timeouts: 2}})
+		}, want: `Group   Ranks  State    Generation  Tree  Root  Rebuilds  Timeout reports  Reason
+golden  3/3    ready    1           1     l3    0         0                all ranks joined
+late    1/4    waiting  0           -     -     0         2                
+`},
+		{name: "trees", print: func(w io.Writer) error {
+			return printINCTrees(w, []wire.INCTree{
+				{Group: "golden", TreeID: 1, Generation: 2, Root: "s1", RootAddr: "10.255.0.1", Levels: 2, Members: 3, Bottleneck: &bn, Ready: true, Topology: "isis L2",
+					Excluded: []string{"s2"}, Switches: []wire.INCTreeSwitch{{Switch: "s1", Address: "10.255.0.1", Role: "root", QP: 258, Children: []string{"l1", "l3"}, Applied: true},
+						{Switch: "l1", Address: "10.255.0.5", Role: "leaf", Parent: "s1", QP: 257, Children: []string{"rank 0"}}}},
+				{Group: "g2", TreeID: 2, Root: "l3", RootAddr: "10.255.0.7", Levels: 1, Members: 2, Topology: "isis L2"},
+			})
+		}, want: `group golden: tree 1 (generation 2, ready), root s1 (10.255.0.1), 2 level(s), 3 members, bottleneck 10G, from isis L2
+  not used after timeout reports: s2
+  Switch  Address     Role  Parent  QP   Applied  Children
+  s1      10.255.0.1  root  -       258  true     l1, l3
+  l1      10.255.0.5  leaf  s1      257  false    rank 0
+
+group g2: tree 2 (generation 0, programming), root l3 (10.255.0.7), 1 level(s), 2 members, bottleneck unconstrained, from isis L2
+  Switch  Address  Role  Parent  QP  Applied  Children
+`},
+		{name: "clients", print: func(w io.Writer) error {
+			return printINCClients(w, []wire.INCClient{{ID: "c1", Group: "golden", Rank: 0, Address: "10.254.0.34", QP: 8513584, LastSeenAgo: 0.42, Generation: 1, Attach: "10.255.0.7"},
+				{ID: "c2", Group: "golden", Rank: 1, Address: "10.254.0.36", QP: 17, LastSeenAgo: 12, Timeouts: 3}})
+		}, want: `Client  Group   Rank  Address      QP       Last heartbeat  Generation  Sends to    Timeout reports
+c1      golden  0     10.254.0.34  8513584  0.4s ago        1           10.255.0.7  0
+c2      golden  1     10.254.0.36  17       12.0s ago       0           -           3
+`},
+		{name: "switches", print: func(w io.Writer) error {
+			return printINCSwitches(w, []wire.INCRegisteredSwitch{{ID: "l1", Address: "10.255.0.5", Alive: true, InTopology: true, Trees: 1, MaxTrees: 16, MaxSlots: 256,
+				MaxRanks: 64, MaxPayload: 1024, Version: 4, Applied: 4}, {ID: "x", Address: "10.255.0.99", Error: "no certificate"}})
+		}, want: `Switch  Address      Alive  In topology  Trees  Slots  Ranks  Payload  Config  Applied  Error
+l1      10.255.0.5   true   true         1/16   256    64     1024     4       4        
+x       10.255.0.99  false  false        0/0    0      0      0        0       0        no certificate
+`},
+		{name: "security without tls", print: func(w io.Writer) error {
+			return printINCSecurity(w, wire.INCSecurity{Listen: "127.0.0.1:7791", LoopbackOnly: true, MaxGroups: 1024, MaxGroupsPerToken: 32, MaxGroupSize: 1024,
+				Tokens: []wire.INCTokenUse{{Groups: 1, Clients: 3}}})
+		}, want: `listen 127.0.0.1:7791, no tls: loopback only, no client-auth (0 key(s))
+groups 0 of max 1024; per token max 32; ranks per group max 1024
+refused: none
+Token   Groups  Clients
+(none)  1       3
+`},
+		{name: "switch", print: func(w io.Writer) error {
+			return printINCSwitch(w, wire.INCSwitch{Address: "10.255.0.7", Manager: "10.255.0.1:7791", Registered: true, Version: 2, Error: "tree 3: too many ranks",
+				SlotsInUse: 1, Totals: wire.INCSwitchCounters{Packets: 64, Completed: 16, Duplicates: 1, Served: 2, PartialResends: 0, NACKs: 1},
+				Trees: []wire.INCSwitchTree{{TreeID: 1, QP: 257, Role: "root", Children: 3, Slots: 256, SlotsInUse: 1,
+					Counters: wire.INCSwitchCounters{Packets: 64, Duplicates: 1, Served: 2, Results: 16, Partials: 0, Stale: 1, Mismatch: 0, BadQP: 1, BadRank: 2}}},
+				Bad: map[string]uint64{"rkey": 0, "qp": 1}, Ingress: wire.INCIngress{Enabled: true, Peers: 3, AgeMS: 250, Error: "netlink: busy"}})
+		}, want: `switch 10.255.0.7, manager 10.255.0.1:7791, registered true, config version 2, refused: tree 3: too many ranks
+slots in use 1; packets 64, aggregated messages 16, duplicates suppressed 1, retransmissions served 2, partials re-sent 0, NACKs 1
+ingress check on: 3 peers, routes read 0.2s ago; reading routes failed: netlink: busy
+refused: qp 1
+Tree  QP   Role  Children  Slots in use  Packets  Duplicates  Served  Results  Partials  Stale  Mismatch  Refused
+1     257  root  3         1/256         64       1           2       16       0         1      0         3
+`},
+		{name: "switch ingress off", print: func(w io.Writer) error {
+			return printINCSwitch(w, wire.INCSwitch{Address: "10.255.0.5", Manager: "10.255.0.1:7791"})
+		}, want: `switch 10.255.0.5, manager 10.255.0.1:7791, registered false, config version 0
+slots in use 0; packets 0, aggregated messages 0, duplicates suppressed 0, retransmissions served 0, partials re-sent 0, NACKs 0
+ingress check off
+Tree  QP  Role  Children  Slots in use  Packets  Duplicates  Served  Results  Partials  Stale  Mismatch  Refused
+`},
+	})
 }

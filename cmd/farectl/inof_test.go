@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,4 +86,79 @@ func TestINOFIdentityPrinters(t *testing.T) {
 	if _, err := run(t, "-s", esock, "inof", "release", "tgt1"); err == nil || !strings.Contains(err.Error(), "release it there") {
 		t.Fatalf("release elsewhere: %v", err)
 	}
+}
+
+func TestINOFPrinters(t *testing.T) {
+	testPrinters(t, []printerCase{
+		{name: "hosts", print: func(w io.Writer) error {
+			return printINOFHosts(w, []wire.INOFHost{
+				{ID: "tgt", Role: "target", Switch: "10.255.0.7", SwitchName: "l3", Port: "tgt-1", Addresses: []string{"10.254.0.40"}, Zones: []string{"storage-b"},
+					Source: "lldp", NQN: "nqn.2014-08.org.fared:tgt"},
+				{ID: "h1", Role: "initiator", Switch: "10.255.0.5", Port: "h1-1", Source: "agent", Pinned: true},
+			})
+		}, want: `Host  Role       Switch           Port   Addresses    Zones      Source  NQN                        Notes
+tgt   target     l3 (10.255.0.7)  tgt-1  10.254.0.40  storage-b  lldp    nqn.2014-08.org.fared:tgt  -
+h1    initiator  10.255.0.5       h1-1   -            -          agent   -                          pinned
+`},
+		{name: "bindings", print: func(w io.Writer) error {
+			return printINOFBindings(w, []wire.INOFBinding{
+				{ID: "h1", Port: "h1-1", MAC: "02:00:00:00:00:01", State: "registered", Pinned: true, Since: "2026-11-28T01:00:00Z"},
+				{ID: "h3", Port: "h3-1", State: "absent", Static: true, Since: "2026-11-28T01:00:00Z", Left: "2026-11-28T02:00:00Z"},
+			})
+		}, want: `Host  Port  MAC                State       Pinned  Since                 Expires
+h1    h1-1  02:00:00:00:00:01  registered  key     2026-11-28T01:00:00Z  -
+h3    h3-1  -                  absent      static  2026-11-28T01:00:00Z  never (release it)
+`},
+		{name: "conflicts", print: func(w io.Writer) error {
+			return printINOFConflicts(w, []wire.INOFConflict{{ID: "h2", Port: "evil-1", Reason: "the id is pinned", Count: 1, Last: "2026-11-28T01:02:03Z"}})
+		}, want: `Host  Port    MAC  Reason            Bound  Count  Last
+h2    evil-1  -    the id is pinned  -      1      2026-11-28T01:02:03Z
+`},
+		{name: "release", print: func(w io.Writer) error {
+			return printINOFRelease(w, wire.INOFRelease{ID: "h1", Ports: []string{"h1-1", "h1-2"}})
+		}, want: `released h1 on h1-1, h1-2
+`},
+		{name: "zones", print: func(w io.Writer) error {
+			return printZones(w, []wire.INOFZone{{Name: "default", Default: true}, {Name: "storage-a", Members: []string{"h1", "h2"}}})
+		}, want: `Zone       Members  Notes
+default    -        default
+storage-a  h1,h2    
+`},
+		{name: "peers", print: func(w io.Writer) error {
+			return printINOFPeers(w, []wire.INOFPeer{
+				{Address: "10.255.0.1", State: "established", BFD: "up", UptimeSeconds: 61.4, Received: 4},
+				{Address: "10.255.0.2", State: "active", Reason: "hold timer expired", Flaps: 1},
+				{State: "registered", Interface: "l1-1", Port: "h1-1", SwitchName: "l1"},
+			})
+		}, want: `Address     State        BFD  Uptime  Received  Interface  Port  Last reason
+10.255.0.1  established  up   61s     4         -          -     -
+10.255.0.2  active       -    0s      0         -          -     hold timer expired
+-           registered   -    0s      0         l1-1       h1-1  -
+`},
+		{name: "events", print: func(w io.Writer) error {
+			return printINOFEvents(w, []wire.INOFEvent{
+				{Time: "2026-11-28T01:00:00.1Z", Type: "join", Host: "h2", Zone: "storage-a", Addresses: []string{"10.254.0.36"}, Switch: "10.255.0.6",
+					SwitchName: "l2", Port: "h2-1", To: "h1", ToPort: "h1-1"},
+				{Time: "2026-11-28T01:00:01Z", Type: "unreachable", Host: "h3", Switch: "10.255.0.7", Port: "h3-1", Via: "l3", Reason: "bfd down"},
+				{Time: "2026-11-28T01:00:02Z", Type: "leave", Host: "h3", Switch: "10.255.0.7", Port: "h3-1"},
+			})
+		}, want: `Time                    Event        Host  Zone       Addresses    Switch      Port  To / via
+2026-11-28T01:00:00.1Z  join         h2    storage-a  10.254.0.36  l2          h2-1  h1 on h1-1
+2026-11-28T01:00:01Z    unreachable  h3    -          -            10.255.0.7  h3-1  l3 bfd down
+2026-11-28T01:00:02Z    leave        h3    -          -            10.255.0.7  h3-1  -
+`},
+		{name: "status switch", print: func(w io.Writer) error {
+			return printINOFStatus(w, wire.INOFStatus{Role: "reflector", RouterID: "10.255.0.1", LocalHosts: 0, Records: 4, Zones: 3, ZonesReady: true,
+				Counters: map[string]uint64{"registrations": 2, "conflicts": 1}})
+		}, want: `reflector 10.255.0.1: 0 hosts here, 4 in the fabric, 3 zones from - (ready true), 0 notifications pending
+0 bindings, 0 unresponsive hosts
+  conflicts                1
+  registrations            2
+`},
+		{name: "status host", print: func(w io.Writer) error {
+			return printINOFStatus(w, wire.INOFStatus{Role: "host", ID: "h1", Peers: 2, Counters: map[string]uint64{"frames_tx": 9}})
+		}, want: `host h1: 2 peer paths
+  frames_tx                9
+`},
+	})
 }
