@@ -2,7 +2,8 @@
 // the aggregation manager (gRPC), heartbeats, and runs allreduce either in
 // the fabric (INC: packets to the tree's switch, results back) or as a
 // ring between the members (the baseline), both over the IRN transport
-// on raw RoCEv2 sockets.
+// on raw RoCEv2 sockets. Op, Result and Run (op.go) are the request and
+// result lines of cmd/fareinc, which keeps only its flags and wiring.
 package client
 
 import (
