@@ -55,6 +55,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	return 1, err
 }
 
+// cli is where every subcommand writes: its output, and with -v every
+// command the lab runs.
+type cli struct {
+	stdout, stderr io.Writer
+	verbose        bool
+}
+
+func (c *cli) logTo() io.Writer {
+	if c.verbose {
+		return c.stderr
+	}
+	return nil
+}
+
+// open opens a running lab, logging to stderr with -v.
+func (c *cli) open(name string) (*interop.Lab, error) {
+	l, err := interop.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	l.SetLog(c.logTo())
+	return l, nil
+}
+
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "farelab",
@@ -63,15 +87,14 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	var verbose bool
-	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "print every command run")
-	logTo := func() io.Writer {
-		if verbose {
-			return stderr
-		}
-		return nil
-	}
+	c := &cli{stdout: stdout, stderr: stderr}
+	root.PersistentFlags().BoolVarP(&c.verbose, "verbose", "v", false, "print every command run")
+	root.AddCommand(upCommand(c), downCommand(c), statusCommand(c), execCommand(c), linkCommand(c), restartCommand(c))
+	return root
+}
 
+// upCommand: farelab up FILE [--name N] [--fared BIN] [--farectl BIN].
+func upCommand(c *cli) *cobra.Command {
 	var name, fared, farectl string
 	up := &cobra.Command{
 		Use:   "up FILE",
@@ -82,19 +105,23 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			l, err := interop.Up(cmd.Context(), topo, interop.Options{Name: name, FaredBin: fared, FarectlBin: farectl, Log: logTo()})
+			l, err := interop.Up(cmd.Context(), topo, interop.Options{Name: name, FaredBin: fared, FarectlBin: farectl, Log: c.logTo()})
 			if err != nil {
 				return err
 			}
-			printSummary(stdout, l)
+			printSummary(c.stdout, l)
 			return nil
 		},
 	}
 	up.Flags().StringVar(&name, "name", "", "lab name (default: the topology's name)")
 	up.Flags().StringVar(&fared, "fared", "", "fared binary (default: next to farelab, then $PATH)")
 	up.Flags().StringVar(&farectl, "farectl", "", "farectl binary (default: next to farelab, then $PATH)")
+	return up
+}
 
-	down := &cobra.Command{
+// downCommand: farelab down [NAME].
+func downCommand(c *cli) *cobra.Command {
+	return &cobra.Command{
 		Use:   "down [NAME]",
 		Short: "Tear down a lab (all labs without NAME); works without its state file",
 		Args:  cobra.MaximumNArgs(1),
@@ -113,15 +140,18 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 					errs = append(errs, fmt.Errorf("down %s: %w", n, err))
 					continue
 				}
-				fmt.Fprintf(stdout, "lab %s down\n", n)
+				fmt.Fprintf(c.stdout, "lab %s down\n", n)
 			}
 			if len(names) == 0 {
-				fmt.Fprintln(stdout, "no labs")
+				fmt.Fprintln(c.stdout, "no labs")
 			}
 			return errors.Join(errs...)
 		},
 	}
+}
 
+// statusCommand: farelab status [NAME] [-j].
+func statusCommand(c *cli) *cobra.Command {
 	var asJSON bool
 	status := &cobra.Command{
 		Use:   "status [NAME]",
@@ -134,13 +164,13 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return writeJSON(stdout, names)
+					return writeJSON(c.stdout, names)
 				}
 				if len(names) == 0 {
-					fmt.Fprintln(stdout, "no labs")
+					fmt.Fprintln(c.stdout, "no labs")
 				}
 				for _, n := range names {
-					fmt.Fprintln(stdout, n)
+					fmt.Fprintln(c.stdout, n)
 				}
 				return nil
 			}
@@ -149,14 +179,18 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(stdout, l)
+				return writeJSON(c.stdout, l)
 			}
-			printSummary(stdout, l)
+			printSummary(c.stdout, l)
 			return nil
 		},
 	}
 	status.Flags().BoolVarP(&asJSON, "json", "j", false, "JSON output (the state file)")
+	return status
+}
 
+// execCommand: farelab exec NODE [--lab NAME] -- CMD...
+func execCommand(c *cli) *cobra.Command {
 	var labName string
 	execCmd := &cobra.Command{
 		Use:   "exec NODE [--lab NAME] -- CMD...",
@@ -178,13 +212,13 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
-			c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
+			x := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
+			x.Stdin, x.Stdout, x.Stderr = os.Stdin, c.stdout, c.stderr
 			// A host's INC client credentials (FAREINC_CA, FAREINC_TOKEN_FILE).
 			if env := l.ExecEnv(n); len(env) > 0 {
-				c.Env = append(os.Environ(), env...)
+				x.Env = append(os.Environ(), env...)
 			}
-			if err := c.Run(); err != nil {
+			if err := x.Run(); err != nil {
 				var xe *exec.ExitError
 				if errors.As(err, &xe) {
 					return &exitError{code: xe.ExitCode()}
@@ -195,24 +229,21 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	execCmd.Flags().StringVar(&labName, "lab", "", "lab name (optional when only one lab exists)")
-
-	root.AddCommand(up, down, status, execCmd, linkCommand(stdout, logTo), restartCommand(stdout, logTo))
-	return root
+	return execCmd
 }
 
 // linkCommand: farelab link add LAB A B [BANDWIDTH] | link del LAB A B.
-func linkCommand(stdout io.Writer, logTo func() io.Writer) *cobra.Command {
+func linkCommand(c *cli) *cobra.Command {
 	link := &cobra.Command{Use: "link", Short: "Add or remove a p2p link of a running lab (both ends reconfigured live)"}
 	link.AddCommand(&cobra.Command{
 		Use:   "add LAB A B [BANDWIDTH]",
 		Short: "Add a link between nodes A and B (bits/s with K/M/G/T, default 10G): veth, addresses, fared reloads, FRR through vtysh",
 		Args:  cobra.RangeArgs(3, 4),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := interop.Open(args[0])
+			l, err := c.open(args[0])
 			if err != nil {
 				return err
 			}
-			l.SetLog(logTo())
 			var bw float64
 			if len(args) == 4 {
 				if bw, err = interop.ParseBandwidth(args[3]); err != nil {
@@ -221,10 +252,10 @@ func linkCommand(stdout io.Writer, logTo func() io.Writer) *cobra.Command {
 			}
 			lk, changes, err := l.AddLink(cmd.Context(), args[1], args[2], bw)
 			if lk != nil {
-				fmt.Fprintf(stdout, "link %d added: %s %s %s <-> %s %s %s, %s\n", lk.Index, lk.A, lk.IfA, lk.AddrA, lk.B, lk.IfB, lk.AddrB,
+				fmt.Fprintf(c.stdout, "link %d added: %s %s %s <-> %s %s %s, %s\n", lk.Index, lk.A, lk.IfA, lk.AddrA, lk.B, lk.IfB, lk.AddrB,
 					interop.FormatBandwidth(lk.Bandwidth))
 			}
-			printChanges(stdout, changes)
+			printChanges(c.stdout, changes)
 			return err
 		},
 	})
@@ -233,16 +264,15 @@ func linkCommand(stdout io.Writer, logTo func() io.Writer) *cobra.Command {
 		Short: "Remove the last link between nodes A and B: both ends reconfigured without it, then the veth removed",
 		Args:  cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := interop.Open(args[0])
+			l, err := c.open(args[0])
 			if err != nil {
 				return err
 			}
-			l.SetLog(logTo())
 			lk, changes, err := l.DelLink(cmd.Context(), args[1], args[2])
 			if lk != nil {
-				fmt.Fprintf(stdout, "link %d removed: %s %s <-> %s %s\n", lk.Index, lk.A, lk.IfA, lk.B, lk.IfB)
+				fmt.Fprintf(c.stdout, "link %d removed: %s %s <-> %s %s\n", lk.Index, lk.A, lk.IfA, lk.B, lk.IfB)
 			}
-			printChanges(stdout, changes)
+			printChanges(c.stdout, changes)
 			return err
 		},
 	})
@@ -250,22 +280,21 @@ func linkCommand(stdout io.Writer, logTo func() io.Writer) *cobra.Command {
 }
 
 // restartCommand: farelab restart LAB NODE.
-func restartCommand(stdout io.Writer, logTo func() io.Writer) *cobra.Command {
+func restartCommand(c *cli) *cobra.Command {
 	return &cobra.Command{
 		Use:   "restart LAB NODE",
 		Short: "Stop and start a node's daemons from its rendered config (fared keeps its kernel routes across it)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := interop.Open(args[0])
+			l, err := c.open(args[0])
 			if err != nil {
 				return err
 			}
-			l.SetLog(logTo())
 			if err := l.RestartNode(cmd.Context(), args[1]); err != nil {
 				return err
 			}
 			d, _ := l.Daemons(args[1])
-			fmt.Fprintf(stdout, "node %s restarted: %v\n", args[1], d)
+			fmt.Fprintf(c.stdout, "node %s restarted: %v\n", args[1], d)
 			return nil
 		},
 	}
