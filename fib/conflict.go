@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/nlmsg"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
@@ -115,10 +116,8 @@ func (f *FIB) heldRoutes(ws []*want) (map[netip.Prefix]heldRoute, error) {
 		if (fam == unix.AF_INET && !v4) || (fam == unix.AF_INET6 && !v6) {
 			continue
 		}
-		err := f.c.dump(func(m *msgBuf, seq uint32) {
-			m.begin(unix.RTM_GETROUTE, unix.NLM_F_REQUEST|unix.NLM_F_DUMP, seq)
-			m.raw(rtmsg(fam, 0, 0, 0, 0, 0))
-			m.end()
+		err := f.c.dump(func(m *nlmsg.Buf, seq uint32) {
+			m.DumpRoutes(seq, fam)
 		}, func(typ uint16, p []byte) error {
 			if typ != unix.RTM_NEWROUTE {
 				return nil

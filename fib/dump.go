@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
-	"time"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/nlmsg"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -19,8 +19,6 @@ type (
 	KernelRoute   = wire.KernelRoute
 	KernelPath    = wire.KernelPath
 )
-
-func clockToDuration(v uint64) time.Duration { return time.Duration(v) * (time.Second / userHZ) }
 
 // ParseNexthop decodes one RTM_NEWNEXTHOP/RTM_DELNEXTHOP payload (nhmsg and
 // its attributes), as a dump or a notification carries it.
@@ -56,12 +54,12 @@ func ParseNexthop(p []byte) (KernelNexthop, error) {
 				k.GroupType = "mpath"
 			}
 		case unix.NHA_GROUP_TYPE:
-			if ne.Uint16(a.Value) == nhGroupTypeRes {
+			if ne.Uint16(a.Value) == nlmsg.NEXTHOP_GRP_TYPE_RES {
 				k.GroupType = "resilient"
 			} else {
 				k.GroupType = "mpath"
 			}
-		case nhaResGroup:
+		case nlmsg.NHA_RES_GROUP:
 			r := &ResilientInfo{}
 			sub, err := nl.ParseRouteAttr(a.Value)
 			if err != nil {
@@ -69,14 +67,14 @@ func ParseNexthop(p []byte) (KernelNexthop, error) {
 			}
 			for _, s := range sub {
 				switch s.Attr.Type {
-				case nhaResBuckets:
+				case nlmsg.NHA_RES_GROUP_BUCKETS:
 					r.Buckets = ne.Uint16(s.Value)
-				case nhaResIdle:
-					r.IdleTimer = clockToDuration(uint64(ne.Uint32(s.Value)))
-				case nhaResUnbal:
-					r.UnbalancedTimer = clockToDuration(uint64(ne.Uint32(s.Value)))
-				case nhaResUnbalTime:
-					r.UnbalancedTime = clockToDuration(ne.Uint64(s.Value))
+				case nlmsg.NHA_RES_GROUP_IDLE_TIMER:
+					r.IdleTimer = nlmsg.ClockDuration(uint64(ne.Uint32(s.Value)))
+				case nlmsg.NHA_RES_GROUP_UNBALANCED_TIMER:
+					r.UnbalancedTimer = nlmsg.ClockDuration(uint64(ne.Uint32(s.Value)))
+				case nlmsg.NHA_RES_GROUP_UNBALANCED_TIME:
+					r.UnbalancedTime = nlmsg.ClockDuration(ne.Uint64(s.Value))
 				}
 			}
 			k.Resilient = r
@@ -102,10 +100,8 @@ func famOf(k KernelNexthop) uint8 {
 
 func (c *conn) dumpNexthops() ([]KernelNexthop, error) {
 	var out []KernelNexthop
-	err := c.dump(func(m *msgBuf, seq uint32) {
-		m.begin(unix.RTM_GETNEXTHOP, unix.NLM_F_REQUEST|unix.NLM_F_DUMP, seq)
-		m.raw(nhmsg(unix.AF_UNSPEC, 0))
-		m.end()
+	err := c.dump(func(m *nlmsg.Buf, seq uint32) {
+		m.DumpNexthops(seq)
 	}, func(typ uint16, p []byte) error {
 		if typ != unix.RTM_NEWNEXTHOP {
 			return nil
@@ -151,7 +147,7 @@ func ParseRoute(p []byte) (KernelRoute, bool, error) {
 			r.Table = int(ne.Uint32(a.Value))
 		case unix.RTA_PRIORITY:
 			r.Metric = ne.Uint32(a.Value)
-		case rtaNHID:
+		case nlmsg.RTA_NH_ID:
 			r.NhID = ne.Uint32(a.Value)
 		case unix.RTA_GATEWAY:
 			single.Gateway, _ = netip.AddrFromSlice(a.Value)
@@ -194,7 +190,7 @@ func parseMultipath(b []byte) []KernelPath {
 			}
 		}
 		out = append(out, p)
-		b = b[align4(l):]
+		b = b[nlmsg.Align4(l):]
 	}
 	return out
 }
@@ -204,10 +200,8 @@ func parseMultipath(b []byte) []KernelPath {
 func (c *conn) dumpRoutes(keep func(*KernelRoute) bool) ([]KernelRoute, error) {
 	var out []KernelRoute
 	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
-		err := c.dump(func(m *msgBuf, seq uint32) {
-			m.begin(unix.RTM_GETROUTE, unix.NLM_F_REQUEST|unix.NLM_F_DUMP, seq)
-			m.raw(rtmsg(fam, 0, 0, 0, 0, 0))
-			m.end()
+		err := c.dump(func(m *nlmsg.Buf, seq uint32) {
+			m.DumpRoutes(seq, fam)
 		}, func(typ uint16, p []byte) error {
 			if typ != unix.RTM_NEWROUTE {
 				return nil

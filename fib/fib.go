@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/fared/fared/internal/netif"
+	"github.com/fared/fared/internal/nlmsg"
 
 	"github.com/fared/fared/api/wire"
 	"github.com/vishvananda/netlink"
@@ -147,7 +148,7 @@ type FIB struct {
 	routes   map[netip.Prefix]*routeEnt
 	// conflicts: prefixes wanted but held by another protocol's route.
 	conflicts map[netip.Prefix]*conflictEnt
-	stale     []routeHdr          // our routes with another metric (old config)
+	stale     []nlmsg.RouteKey    // our routes with another metric (old config)
 	ids       map[uint32]struct{} // allocated or reserved ids in our range
 	cursor    uint32
 	down      map[int]bool
@@ -244,9 +245,9 @@ func (f *FIB) Capabilities() Capabilities { return f.caps }
 
 func (f *FIB) weightLimit() uint32 {
 	if f.caps.Weight16 {
-		return maxWeight16
+		return nlmsg.MaxWeight16
 	}
-	return maxWeight8
+	return nlmsg.MaxWeight8
 }
 
 func (f *FIB) ours(id uint32) bool { return f.cfg.Owned(id) }
@@ -271,8 +272,8 @@ func (f *FIB) alloc() (uint32, error) {
 
 func (f *FIB) free(id uint32) { delete(f.ids, id) }
 
-func (f *FIB) hdr(p netip.Prefix) routeHdr {
-	return routeHdr{prefix: p, table: f.cfg.Table, protocol: f.cfg.Protocol, metric: f.cfg.Metric}
+func (f *FIB) hdr(p netip.Prefix) nlmsg.RouteKey {
+	return nlmsg.RouteKey{Prefix: p, Table: f.cfg.Table, Protocol: f.cfg.Protocol, Metric: f.cfg.Metric}
 }
 
 // groupKey is the content key of a group: its members (sorted by id)
@@ -497,7 +498,7 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 			p = netip.PrefixFrom(p.Addr().Unmap(), max(p.Bits()-96, 0))
 		}
 		p = p.Masked()
-		fam := family(p.Addr())
+		fam := nlmsg.Family(p.Addr())
 		if prevHops != nil && fam == prevFam && sameHops(r.NextHops, prevHops) {
 			w := out[len(out)-1]
 			w.prefix = p
@@ -558,7 +559,7 @@ func (f *FIB) normalise(routes []Route) ([]want, error) {
 			}
 			k := nhKey{fam: fam, gw: gw, ifindex: nh.IfIndex}
 			if gw.IsValid() {
-				k.fam = family(gw) // IPv4 over an IPv6 gateway (RFC 5549)
+				k.fam = nlmsg.Family(gw) // IPv4 over an IPv6 gateway (RFC 5549)
 			}
 			keySlab = append(keySlab, k)
 			wSlab = append(wSlab, nh.Weight)
@@ -729,7 +730,7 @@ func (f *FIB) adopt() error {
 	}
 	for _, r := range krt {
 		if r.Metric != f.cfg.Metric {
-			f.stale = append(f.stale, routeHdr{prefix: r.Prefix, table: r.Table, protocol: r.Protocol, metric: r.Metric})
+			f.stale = append(f.stale, nlmsg.RouteKey{Prefix: r.Prefix, Table: r.Table, Protocol: r.Protocol, Metric: r.Metric})
 			continue
 		}
 		e := &routeEnt{}
@@ -915,7 +916,7 @@ func (f *FIB) syncObjects(wants []want) (st Stats, errs []error, stale bool, err
 			f.nhByKey[k] = o // provisional; undone on failure
 			newNH = append(newNH, o)
 			set.ids[j] = id
-			appendNexthop(&b.buf, b.next(), unix.NLM_F_CREATE|unix.NLM_F_EXCL, id, proto, k)
+			b.Nexthop(b.Next(), unix.NLM_F_CREATE|unix.NLM_F_EXCL, id, proto, k.fam, k.gw, k.ifindex)
 		}
 	}
 	res, err := f.c.run(b, func(i int) string { return fmt.Sprintf("add nexthop %#x %s", newNH[i].id, newNH[i].key) }, nil)
@@ -1075,8 +1076,8 @@ encode:
 			}
 			claimed[p.key] = id
 			p.w.target = id
-			if err := appendGroup(&b.buf, b.next(), unix.NLM_F_CREATE|unix.NLM_F_EXCL, id, proto, p.members, f.cfg.Resilient); err != nil {
-				b.drop()
+			if err := appendGroup(&b.Buf, b.Next(), unix.NLM_F_CREATE|unix.NLM_F_EXCL, id, proto, p.members, f.cfg.Resilient); err != nil {
+				b.Drop()
 				f.free(id)
 				encErr = err // weights were reduced: cannot happen
 				break encode
@@ -1120,7 +1121,7 @@ encode:
 	// error path reads the kernel.
 	rts := make([]*want, 0, len(wants))
 	b = f.c.newBatch()
-	b.buf.b = slices.Grow(b.buf.b, 64*len(wants))
+	b.Grow(64 * len(wants))
 	if len(f.routes) == 0 {
 		// The first Sync of a full table: no rehashing while it fills.
 		f.routes = make(map[netip.Prefix]*routeEnt, len(wants))
@@ -1146,12 +1147,12 @@ encode:
 			}
 		}
 		rts = append(rts, w)
-		appendRoute(&b.buf, b.next(), f.hdr(w.prefix), w.target, w.cur != nil)
+		b.Route(b.Next(), f.hdr(w.prefix), w.target, w.cur != nil)
 		out.Flush(false)
 	}
 	// The routes we hold that this generation does not want, found
 	// while the kernel works (filing below only adds wanted ones).
-	var dels []routeHdr
+	var dels []nlmsg.RouteKey
 	for p, r := range f.routes {
 		if r.gen != f.gen {
 			dels = append(dels, f.hdr(p))
@@ -1211,7 +1212,7 @@ encode:
 	ops := append(takeover, retry...)
 	b = f.c.newBatch()
 	for i, w := range ops {
-		appendRoute(&b.buf, b.next(), f.hdr(w.prefix), w.target, i < len(takeover))
+		b.Route(b.Next(), f.hdr(w.prefix), w.target, i < len(takeover))
 	}
 	res, err = f.c.run(b, func(i int) string { return fmt.Sprintf("route %s nhid %#x (retry)", ops[i].prefix, ops[i].target) }, nil)
 	if err != nil {
@@ -1233,7 +1234,7 @@ encode:
 	// 4. Groups rewritten in place, now that routes leaving them have left.
 	b = f.c.newBatch()
 	for _, op := range replaces {
-		if err := appendGroup(&b.buf, b.next(), unix.NLM_F_REPLACE, op.id, proto, op.members, f.cfg.Resilient); err != nil {
+		if err := appendGroup(&b.Buf, b.Next(), unix.NLM_F_REPLACE, op.id, proto, op.members, f.cfg.Resilient); err != nil {
 			return st, errs, stale, err
 		}
 	}
@@ -1259,23 +1260,23 @@ encode:
 	dels = append(dels, f.stale...)
 	b = f.c.newBatch()
 	for _, h := range dels {
-		appendDelRoute(&b.buf, b.next(), h)
+		b.DelRoute(b.Next(), h)
 	}
-	res, err = f.c.run(b, func(i int) string { return fmt.Sprintf("delete route %s metric %d", dels[i].prefix, dels[i].metric) }, nil)
+	res, err = f.c.run(b, func(i int) string { return fmt.Sprintf("delete route %s metric %d", dels[i].Prefix, dels[i].Metric) }, nil)
 	if err != nil {
 		return st, errs, stale, err
 	}
-	var stillStale []routeHdr
+	var stillStale []nlmsg.RouteKey
 	for i, h := range dels {
 		if res[i] != nil && !isGone(res[i]) {
 			errs = append(errs, res[i])
-			if h.metric != f.cfg.Metric {
+			if h.Metric != f.cfg.Metric {
 				stillStale = append(stillStale, h)
 			}
 			continue
 		}
-		if h.metric == f.cfg.Metric {
-			delete(f.routes, h.prefix)
+		if h.Metric == f.cfg.Metric {
+			delete(f.routes, h.Prefix)
 		}
 		st.RoutesDeleted++
 	}
@@ -1306,7 +1307,7 @@ func (f *FIB) deleteUnusedGroups(errs *[]error) (int, error) {
 	slices.Sort(ids)
 	b := f.c.newBatch()
 	for _, id := range ids {
-		appendDelNexthop(&b.buf, b.next(), id)
+		b.DelNexthop(b.Next(), id)
 	}
 	res, err := f.c.run(b, func(i int) string { return fmt.Sprintf("delete group %#x", ids[i]) }, nil)
 	if err != nil {
@@ -1358,7 +1359,7 @@ func (f *FIB) deleteUnusedNexthops(errs *[]error) (int, error) {
 	slices.Sort(ids)
 	b := f.c.newBatch()
 	for _, id := range ids {
-		appendDelNexthop(&b.buf, b.next(), id)
+		b.DelNexthop(b.Next(), id)
 	}
 	res, err := f.c.run(b, func(i int) string { return fmt.Sprintf("delete nexthop %#x %s", ids[i], f.nhs[ids[i]].key) }, nil)
 	if err != nil {
@@ -1419,7 +1420,7 @@ func (f *FIB) LinkDown(ifindex int) error {
 	slices.Sort(ids)
 	b := f.c.newBatch()
 	for _, id := range ids {
-		appendDelNexthop(&b.buf, b.next(), id)
+		b.DelNexthop(b.Next(), id)
 	}
 	res, err := f.c.run(b, func(i int) string { return fmt.Sprintf("delete nexthop %#x on down link #%d", ids[i], ifindex) }, nil)
 	if err != nil {

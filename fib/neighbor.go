@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/fared/fared/internal/nlmsg"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,7 +44,7 @@ func (f *FIB) NeighborDown(ifindex int, gws ...netip.Addr) (int, error) {
 		if !gw.IsValid() {
 			continue
 		}
-		k := nhKey{fam: family(gw), gw: gw, ifindex: ifindex}
+		k := nhKey{fam: nlmsg.Family(gw), gw: gw, ifindex: ifindex}
 		f.nbrDown[k] = true
 		if o := f.nhByKey[k]; o != nil {
 			ids[o.id] = true
@@ -76,7 +77,7 @@ func (f *FIB) NeighborDown(ifindex int, gws ...netip.Addr) (int, error) {
 	}
 	b := f.c.newBatch()
 	for _, op := range ops {
-		if err := appendGroup(&b.buf, b.next(), unix.NLM_F_REPLACE, op.id, f.cfg.Protocol, op.members, f.cfg.Resilient); err != nil {
+		if err := appendGroup(&b.Buf, b.Next(), unix.NLM_F_REPLACE, op.id, f.cfg.Protocol, op.members, f.cfg.Resilient); err != nil {
 			return 0, err
 		}
 	}
@@ -109,7 +110,7 @@ func (f *FIB) NeighborUp(ifindex int, gws ...netip.Addr) {
 	defer f.mu.Unlock()
 	for _, gw := range gws {
 		gw = gw.Unmap().WithZone("")
-		delete(f.nbrDown, nhKey{fam: family(gw), gw: gw, ifindex: ifindex})
+		delete(f.nbrDown, nhKey{fam: nlmsg.Family(gw), gw: gw, ifindex: ifindex})
 	}
 }
 

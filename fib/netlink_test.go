@@ -1,112 +1,38 @@
 package fib
 
 import (
-	"bytes"
 	"net/netip"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fared/fared/internal/nlmsg"
+
 	"golang.org/x/sys/unix"
 )
 
-// The group attribute is struct nexthop_grp {u32 id; u8 weight; u8
-// weight_high; u16 resvd} with weight-1 split low/high; expected bytes are
-// written out by hand (little-endian host, as on amd64/arm64).
-func TestEncodeGroupBytes(t *testing.T) {
-	got, err := encodeGroup([]GroupMember{
-		{ID: 0x0FA00001, Weight: 1},     // wire 0x0000
-		{ID: 0x0FA00002, Weight: 256},   // wire 0x00FF: last 8-bit value
-		{ID: 0x0FA00003, Weight: 257},   // wire 0x0100: needs weight_high
-		{ID: 0x0FA00004, Weight: 1000},  // wire 0x03E7
-		{ID: 0x0FA00005, Weight: 65536}, // wire 0xFFFF
-	})
+// decodeGroup reads back what nlmsg encodes, weight_high included.
+func TestDecodeGroup(t *testing.T) {
+	ms := []GroupMember{{ID: 0x0FA00001, Weight: 1}, {ID: 0x0FA00002, Weight: 256}, {ID: 0x0FA00003, Weight: 257},
+		{ID: 0x0FA00004, Weight: 1000}, {ID: 0x0FA00005, Weight: 65536}}
+	var m nlmsg.Buf
+	if err := appendGroup(&m, 1, 0, 99, 187, ms, nil); err != nil {
+		t.Fatal(err)
+	}
+	// After nlmsghdr (16), nhmsg (8), NHA_ID (8) and NHA_GROUP's header (4).
+	back, err := decodeGroup(m.Bytes()[16+8+8+4:])
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []byte{
-		0x01, 0x00, 0xA0, 0x0F, 0x00, 0x00, 0x00, 0x00,
-		0x02, 0x00, 0xA0, 0x0F, 0xFF, 0x00, 0x00, 0x00,
-		0x03, 0x00, 0xA0, 0x0F, 0x00, 0x01, 0x00, 0x00,
-		0x04, 0x00, 0xA0, 0x0F, 0xE7, 0x03, 0x00, 0x00,
-		0x05, 0x00, 0xA0, 0x0F, 0xFF, 0xFF, 0x00, 0x00,
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("encodeGroup:\n got % x\nwant % x", got, want)
-	}
-	back, err := decodeGroup(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, w := range []uint32{1, 256, 257, 1000, 65536} {
-		if back[i].Weight != w || back[i].ID != uint32(0x0FA00001+i) {
-			t.Errorf("decode[%d] = %+v, want weight %d", i, back[i], w)
-		}
-	}
-	for _, w := range []uint32{0, 65537} {
-		if _, err := encodeGroup([]GroupMember{{ID: 1, Weight: w}}); err == nil {
-			t.Errorf("weight %d accepted", w)
-		}
+	if !slices.Equal(back, ms) {
+		t.Errorf("decodeGroup = %v, want %v", back, ms)
 	}
 	if _, err := decodeGroup(make([]byte, 7)); err == nil {
 		t.Error("short NHA_GROUP accepted")
 	}
-}
-
-// A whole RTM_NEWNEXTHOP group message, byte by byte.
-func TestAppendGroupMessage(t *testing.T) {
-	var m msgBuf
-	err := appendGroup(&m, 7, unix.NLM_F_REPLACE, 0x0FA00010, 187,
-		[]GroupMember{{ID: 0x0FA00001, Weight: 5}, {ID: 0x0FA00002, Weight: 2}},
-		&Resilient{Buckets: 64, IdleTimer: 1500 * 1e6, UnbalancedTimer: 3e9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []byte{
-		// nlmsghdr: len 88 (16+8+8+20+8+28), RTM_NEWNEXTHOP (0x68), REQUEST|ACK|REPLACE (0x105), seq 7, pid 0
-		88, 0, 0, 0, 0x68, 0, 0x05, 0x01, 7, 0, 0, 0, 0, 0, 0, 0,
-		// nhmsg: family AF_UNSPEC, scope 0, protocol 187, resvd, flags 0
-		0, 0, 187, 0, 0, 0, 0, 0,
-		// NHA_ID
-		8, 0, 1, 0, 0x10, 0, 0xA0, 0x0F,
-		// NHA_GROUP: two nexthop_grp, weights 5 and 2 on the wire as 4 and 1
-		20, 0, 2, 0,
-		0x01, 0, 0xA0, 0x0F, 4, 0, 0, 0,
-		0x02, 0, 0xA0, 0x0F, 1, 0, 0, 0,
-		// NHA_GROUP_TYPE = resilient (u16, padded)
-		6, 0, 3, 0, 1, 0, 0, 0,
-		// NHA_RES_GROUP nest (0x8000|12): buckets 64, idle 150 ticks, unbalanced 300 ticks
-		28, 0, 12, 0x80,
-		6, 0, 1, 0, 64, 0, 0, 0,
-		8, 0, 2, 0, 150, 0, 0, 0,
-		8, 0, 3, 0, 0x2C, 1, 0, 0,
-	}
-	if !bytes.Equal(m.b, want) {
-		t.Fatalf("message:\n got % x\nwant % x", m.b, want)
-	}
-}
-
-func TestAppendRouteMessage(t *testing.T) {
-	h := routeHdr{prefix: netip.MustParsePrefix("10.20.0.0/16"), table: 254, protocol: 187, metric: 20}
-	for _, c := range []struct {
-		replace bool
-		flags   [2]byte // nlmsg_flags, little endian
-	}{
-		{false, [2]byte{0x05, 0x06}}, // REQUEST|ACK|EXCL|CREATE: a prefix we do not hold
-		{true, [2]byte{0x05, 0x01}},  // REQUEST|ACK|REPLACE: repoint a route we hold
-	} {
-		var m msgBuf
-		appendRoute(&m, 1, h, 0x0FA00003, c.replace)
-		want := []byte{
-			52, 0, 0, 0, 24, 0, c.flags[0], c.flags[1], 1, 0, 0, 0, 0, 0, 0, 0, // RTM_NEWROUTE
-			2, 16, 0, 0, 254, 187, 0, 1, 0, 0, 0, 0, // rtmsg: inet /16 main isis universe unicast
-			8, 0, 1, 0, 10, 20, 0, 0, // RTA_DST
-			8, 0, 6, 0, 20, 0, 0, 0, // RTA_PRIORITY
-			8, 0, 30, 0, 3, 0, 0xA0, 0x0F, // RTA_NH_ID
-		}
-		if !bytes.Equal(m.b, want) {
-			t.Fatalf("replace=%v message:\n got % x\nwant % x", c.replace, m.b, want)
-		}
+	// A weight out of range appends nothing.
+	if err := appendGroup(&m, 2, 0, 100, 187, []GroupMember{{ID: 1, Weight: 65537}}, nil); err == nil || len(m.Bytes()) != int(ne.Uint32(m.Bytes())) {
+		t.Errorf("weight 65537: err %v, %d bytes left", err, len(m.Bytes()))
 	}
 }
 
