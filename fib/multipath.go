@@ -16,20 +16,8 @@ import (
 // reweight costs one message per route instead of one per group.
 
 func (f *FIB) adoptMultipath() error {
-	krt, err := f.c.dumpRoutes(func(r *KernelRoute) bool {
-		return r.Protocol == f.cfg.Protocol && r.Table == f.cfg.Table
-	})
-	if err != nil {
+	if err := f.adoptRoutes(); err != nil {
 		return err
-	}
-	for _, r := range krt {
-		if r.Metric != f.cfg.Metric {
-			f.stale = append(f.stale, nlmsg.RouteKey{Prefix: r.Prefix, Table: r.Table, Protocol: r.Protocol, Metric: r.Metric})
-			continue
-		}
-		// The signature is unknown in our terms: the first Sync replaces
-		// the route atomically, which costs a message but no gap.
-		f.routes[r.Prefix] = &routeEnt{}
 	}
 	f.adopted = true
 	return nil

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/fared/fared/internal/nlmsg"
-	"golang.org/x/sys/unix"
 )
 
 // NeighborDown is local repair (docs/bfd.md): the
@@ -75,27 +74,17 @@ func (f *FIB) NeighborDown(ifindex int, gws ...netip.Addr) (int, error) {
 		}
 		ops = append(ops, groupOp{id: gid, members: keep})
 	}
-	b := f.c.newBatch()
-	for _, op := range ops {
-		if err := appendGroup(&b.Buf, b.Next(), unix.NLM_F_REPLACE, op.id, f.cfg.Protocol, op.members, f.cfg.Resilient); err != nil {
-			return 0, err
-		}
-	}
-	res, err := f.c.run(b, func(i int) string { return "local repair: replace " + groupString(ops[i].id, ops[i].members) }, nil)
+	res, err := f.replaceGroups(ops, "local repair: replace ")
 	if err != nil {
 		return 0, err
 	}
 	var errs []error
 	n := 0
-	for i, op := range ops {
-		if res[i] != nil {
-			errs = append(errs, res[i])
+	for _, e := range res {
+		if e != nil {
+			errs = append(errs, e)
 			continue
 		}
-		g := f.groups[op.id]
-		f.unindexGroup(g)
-		g.members = op.members
-		f.indexGroup(g, "")
 		n++
 	}
 	if len(errs) > 0 {
