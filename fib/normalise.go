@@ -27,7 +27,7 @@ type want struct {
 type hopSet struct {
 	keys    []nhKey  // sorted, unique
 	weights []uint32 // reduced
-	ids     []uint32 // the nexthop object of each key (syncObjects, step 1)
+	ids     []uint32 // the nexthop object of each key (pass.nexthops, stage 1)
 	// Step 2's decision when every member exists: the group the routes
 	// use, or else the content they wait for (neither: not decided yet).
 	group   *group

@@ -5,8 +5,10 @@
 // that replays exactly the objects fared installed (same nexthop ids,
 // groups, weights, routes, message flags and the same batching: up to
 // fib's chunk of requests per sendmsg, then their ACKs), with every
-// message encoded before the clock starts. The ratio of the two rates is
-// fared's FIB efficiency; the bare loop's rate is the ceiling.
+// message encoded before the clock starts. The loop encodes and chunks
+// with fib's own code (internal/nlmsg), so both send the same bytes. The
+// ratio of the two rates is fared's FIB efficiency; the bare loop's rate
+// is the ceiling.
 package ceiling
 
 import (
