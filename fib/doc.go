@@ -172,7 +172,7 @@
 // # Resilient groups
 //
 // With Config.Resilient, groups are NEXTHOP_GRP_TYPE_RES with the given
-// buckets (default 128) and idle/unbalanced timers (clock_t on the wire,
+// buckets (default 128) and idle/unbalanced timers (clock_t in the message,
 // 1/100 s). The kernel does not allow the bucket count of an existing
 // group to change, so adopted groups with another count are not reused;
 // timers and members/weights can be replaced in place.

@@ -3,6 +3,7 @@ package fib
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 
@@ -58,7 +59,7 @@ func (f *FIB) NeighborDown(ifindex int, gws ...netip.Addr) (int, error) {
 		return 0, nil
 	}
 	var ops []groupOp
-	for _, gid := range sortedKeys(f.groups) {
+	for _, gid := range slices.Sorted(maps.Keys(f.groups)) {
 		g := f.groups[gid]
 		if !slices.ContainsFunc(g.members, func(m GroupMember) bool { return ids[m.ID] }) {
 			continue

@@ -3,6 +3,7 @@ package fib
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 
@@ -330,7 +331,7 @@ func (p *pass) id(ids []uint32, keys []nhKey, j int) uint32 {
 // before the rewrite (stage 4).
 func (p *pass) planRewrites() {
 	p.claimed = map[string]uint32{}
-	for _, gid := range sortedKeys(p.pending) {
+	for _, gid := range slices.Sorted(maps.Keys(p.pending)) {
 		if gid == 0 || p.keep[gid] > 0 {
 			continue
 		}
@@ -371,7 +372,7 @@ func (p *pass) createGroups() error {
 	out := f.c.stream(b)
 	var encErr error
 encode:
-	for _, gid := range sortedKeys(p.pending) {
+	for _, gid := range slices.Sorted(maps.Keys(p.pending)) {
 		for _, r := range p.pending[gid] {
 			if id, ok := p.claimed[r.key]; ok {
 				r.w.target = id
@@ -739,13 +740,4 @@ func withoutFailed(keys []nhKey, weights []uint32, failed map[nhKey]bool, limit 
 	}
 	reduceInPlace(ws, limit)
 	return ks, ws
-}
-
-func sortedKeys[V any](m map[uint32]V) []uint32 {
-	ks := make([]uint32, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }

@@ -13,7 +13,8 @@
 // The encoder appends whole messages to one buffer, so a batch of
 // thousands of requests costs one allocation and one sendmsg per chunk
 // instead of a []byte per attribute (as vishvananda/netlink's nl.RtAttr
-// would). Decoding the kernel's answers stays with fib.
+// would). Decoding the kernel's answers stays with fib, but for the two
+// layouts both directions share (GroupEntry, ClockDuration).
 package nlmsg
 
 import (

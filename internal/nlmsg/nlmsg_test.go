@@ -31,11 +31,11 @@ func group(t *testing.T, ids, weights []uint32) ([]byte, error) {
 // written out by hand (little-endian host, as on amd64/arm64).
 func TestGroupEntries(t *testing.T) {
 	weights := []uint32{
-		1,     // wire 0x0000
-		256,   // wire 0x00FF: last 8-bit value
-		257,   // wire 0x0100: needs weight_high
-		1000,  // wire 0x03E7
-		65536, // wire 0xFFFF
+		1,     // encoded 0x0000
+		256,   // encoded 0x00FF: last 8-bit value
+		257,   // encoded 0x0100: needs weight_high
+		1000,  // encoded 0x03E7
+		65536, // encoded 0xFFFF
 	}
 	ids := []uint32{0x0FA00001, 0x0FA00002, 0x0FA00003, 0x0FA00004, 0x0FA00005}
 	got, err := group(t, ids, weights)
@@ -90,7 +90,7 @@ func TestGroupMessage(t *testing.T) {
 		0, 0, 187, 0, 0, 0, 0, 0,
 		// NHA_ID
 		8, 0, 1, 0, 0x10, 0, 0xA0, 0x0F,
-		// NHA_GROUP: two nexthop_grp, weights 5 and 2 on the wire as 4 and 1
+		// NHA_GROUP: two nexthop_grp, weights 5 and 2 encoded as 4 and 1
 		20, 0, 2, 0,
 		0x01, 0, 0xA0, 0x0F, 4, 0, 0, 0,
 		0x02, 0, 0xA0, 0x0F, 1, 0, 0, 0,
