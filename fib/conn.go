@@ -85,6 +85,7 @@ func dial(ns netns.NsHandle, groups ...uint32) (*conn, error) {
 
 func (c *conn) close() error { return unix.Close(c.fd) }
 
+// newBatch starts a batch of requests numbered after the last one sent.
 func (c *conn) newBatch() *nlmsg.Batch {
 	c.seq++
 	return nlmsg.NewBatch(c.seq)
