@@ -9,7 +9,6 @@ import (
 
 	"github.com/fared/fared/api/wire"
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
 
@@ -111,30 +110,18 @@ func (f *FIB) heldRoutes(ws []*want) (map[netip.Prefix]heldRoute, error) {
 		}
 	}
 	out := map[netip.Prefix]heldRoute{}
-	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
-		if (fam == unix.AF_INET && !v4) || (fam == unix.AF_INET6 && !v6) {
-			continue
-		}
-		err := f.c.dump(func(m *msgBuf, seq uint32) {
-			m.begin(unix.RTM_GETROUTE, unix.NLM_F_REQUEST|unix.NLM_F_DUMP, seq)
-			m.raw(rtmsg(fam, 0, 0, 0, 0, 0))
-			m.end()
-		}, func(typ uint16, p []byte) error {
-			if typ != unix.RTM_NEWROUTE {
-				return nil
-			}
-			k, ok, err := parseRouteKey(p)
-			if err != nil {
-				return fmt.Errorf("fib: parse route: %w", err)
-			}
-			if ok && wanted[k.prefix] && k.table == f.cfg.Table && k.metric == f.cfg.Metric {
-				out[k.prefix] = heldRoute{protocol: k.protocol, typ: k.typ}
-			}
-			return nil
-		})
+	err := f.c.eachRoute(v4, v6, func(p []byte) error {
+		k, ok, err := parseRouteKey(p)
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("fib: parse route: %w", err)
 		}
+		if ok && wanted[k.prefix] && k.table == f.cfg.Table && k.metric == f.cfg.Metric {
+			out[k.prefix] = heldRoute{protocol: k.protocol, typ: k.typ}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -156,30 +143,16 @@ func parseRouteKey(p []byte) (routeKey, bool, error) {
 	if len(p) < unix.SizeofRtMsg {
 		return k, false, fmt.Errorf("short rtmsg")
 	}
-	fam, dstLen, srcLen, tos := p[0], int(p[1]), p[2], p[3]
-	k.table, k.protocol, k.typ = int(p[4]), p[5], p[7]
+	srcLen, tos := p[2], p[3]
+	k.protocol, k.typ = p[5], p[7]
 	if ne.Uint32(p[8:])&unix.RTM_F_CLONED != 0 || tos != 0 || srcLen != 0 {
 		return k, false, nil
 	}
-	attrs, err := nl.ParseRouteAttr(p[unix.SizeofRtMsg:])
+	var err error
+	k.prefix, k.table, k.metric, err = routeKeyAttrs(p, func(uint16, []byte) {})
 	if err != nil {
 		return k, false, err
 	}
-	var dst netip.Addr
-	for _, a := range attrs {
-		switch a.Attr.Type {
-		case unix.RTA_DST:
-			dst, _ = netip.AddrFromSlice(a.Value)
-		case unix.RTA_TABLE:
-			k.table = int(ne.Uint32(a.Value))
-		case unix.RTA_PRIORITY:
-			k.metric = ne.Uint32(a.Value)
-		}
-	}
-	if !dst.IsValid() {
-		dst = cond(fam == unix.AF_INET, netip.IPv4Unspecified(), netip.IPv6Unspecified())
-	}
-	k.prefix = netip.PrefixFrom(dst, dstLen)
 	return k, true, nil
 }
 
@@ -231,4 +204,11 @@ func (f *FIB) resolved(p netip.Prefix) {
 		f.log.Info("fib: conflict over: the other route is gone, ours is installed", "prefix", p, "protocol", c.ProtocolName)
 		delete(f.conflicts, p)
 	}
+}
+
+func cond[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
 }

@@ -73,11 +73,8 @@ func (n *testNS) ipRoutes(p string) []ipRoute {
 // FIB.Conflicts, one log line per prefix) and retried on every Sync; once
 // the static route is deleted, the next Sync installs ours.
 func TestSyncNeverReplacesForeignRoute(t *testing.T) {
-	n := newNS(t)
-	l := n.veths(2)
 	logs, logger := newLog()
-	f := n.open(Config{Logger: logger})
-	defer f.Close()
+	n, l, f := openWith(t, 2, Config{Logger: logger})
 	// The operator's routes: same table and metric as ours (20), another
 	// protocol; one a blackhole, which blocks the key just the same; one
 	// with another metric, which is no conflict (the kernel keeps both).
@@ -172,11 +169,8 @@ func TestSyncNeverReplacesForeignRoute(t *testing.T) {
 // route only, never another protocol's route for it (same metric: we never
 // installed ours; other metric: both were in the kernel).
 func TestSyncWithdrawLeavesForeignRoute(t *testing.T) {
-	n := newNS(t)
-	l := n.veths(2)
 	_, logger := newLog()
-	f := n.open(Config{Logger: logger})
-	defer f.Close()
+	n, l, f := openWith(t, 2, Config{Logger: logger})
 	n.ip("route", "add", "10.160.0.0/24", "via", l[1].gw4.String(), "proto", "static", "metric", "20")
 	n.ip("-6", "route", "add", "fd60::/64", "via", l[1].gw6.String(), "proto", "static", "metric", "20")
 	routes := []Route{
@@ -216,10 +210,7 @@ func TestSyncWithdrawLeavesForeignRoute(t *testing.T) {
 // (written by hand, or by another writer using our protocol) is ours, as
 // on Adopt: it is taken over, not reported.
 func TestSyncTakesOverOwnProtocolRoute(t *testing.T) {
-	n := newNS(t)
-	l := n.veths(2)
-	f := n.open(Config{})
-	defer f.Close()
+	n, l, f := openWith(t, 2, Config{})
 	if err := f.Adopt(); err != nil {
 		t.Fatal(err)
 	}
@@ -238,10 +229,7 @@ func TestSyncTakesOverOwnProtocolRoute(t *testing.T) {
 // A route of ours that someone deleted is added again when it changes:
 // the replace finds nothing (ENOENT) and the prefix is added exclusively.
 func TestSyncReaddsRouteDeletedBehindOurBack(t *testing.T) {
-	n := newNS(t)
-	l := n.veths(2)
-	f := n.open(Config{})
-	defer f.Close()
+	n, l, f := openWith(t, 2, Config{})
 	mustSync(t, f, []Route{{Prefix: pfx("10.180.0.0/24"), NextHops: []NextHop{nh(l[0].gw4, l[0].idx, 1)}}})
 	n.ip("route", "del", "10.180.0.0/24", "proto", "187", "metric", "20")
 	st := mustSync(t, f, []Route{{Prefix: pfx("10.180.0.0/24"), NextHops: []NextHop{nh(l[1].gw4, l[1].idx, 1)}}})
@@ -258,10 +246,7 @@ func TestSyncReaddsRouteDeletedBehindOurBack(t *testing.T) {
 // be blocked by the dead member: every route is installed with the members
 // that remain, and only the member itself is reported.
 func TestSyncSkipsVanishedMember(t *testing.T) {
-	n := newNS(t)
-	l := n.veths(3)
-	f := n.open(Config{})
-	defer f.Close()
+	n, l, f := openWith(t, 3, Config{})
 	a := func(w2 uint32) Route {
 		return Route{Prefix: pfx("10.190.0.0/24"), NextHops: []NextHop{nh(l[0].gw4, l[0].idx, 5), nh(l[1].gw4, l[1].idx, 3), nh(l[2].gw4, l[2].idx, w2)}}
 	}
@@ -310,11 +295,8 @@ func TestSyncSkipsVanishedMember(t *testing.T) {
 // The RTA_MULTIPATH fallback (kernels without nexthop objects) must not
 // overwrite another protocol's route either.
 func TestSyncNeverReplacesForeignRouteMultipath(t *testing.T) {
-	n := newNS(t)
-	l := n.veths(2)
 	_, logger := newLog()
-	f := n.open(Config{forceMultipath: true, Logger: logger})
-	defer f.Close()
+	n, l, f := openWith(t, 2, Config{forceMultipath: true, Logger: logger})
 	n.ip("route", "add", "10.195.0.0/24", "via", l[1].gw4.String(), "proto", "static", "metric", "20")
 	routes := []Route{{Prefix: pfx("10.195.0.0/24"), NextHops: []NextHop{nh(l[0].gw4, l[0].idx, 2), nh(l[1].gw4, l[1].idx, 1)}}}
 	for range 2 {

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/fared/fared/internal/nlmsg"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -23,18 +24,6 @@ type conn struct {
 	msgs  int
 	chunk int // requests per sendmsg
 }
-
-// Chunking: ACK skbs are charged to our receive buffer by truesize
-// (well under 1 KiB each with NETLINK_CAP_ACK), so a chunk must not queue
-// more ACKs than the buffer holds or the kernel drops them (ENOBUFS).
-// Measured on 100k routes: 2048-message chunks ~185k routes/s, 8192
-// ~220k routes/s (fewer wake-ups); the cap follows the buffer we got.
-const (
-	maxChunkMsgs = 8192
-	chunkBytes   = 1024 << 10
-	sockBuf      = 32 << 20
-	ackTruesize  = 1024 // conservative
-)
 
 // inNetNS runs fn with the calling thread switched into ns (if ns is
 // open). Sockets keep the namespace they were created in, so only
@@ -76,23 +65,7 @@ func dial(ns netns.NsHandle, groups ...uint32) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fib: netlink socket: %w", err)
 	}
-	c := &conn{fd: fd, rbuf: make([]byte, 1<<20)}
-	// FORCE needs CAP_NET_ADMIN, which writing routes needs anyway; fall
-	// back to the capped variant for read-only use.
-	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, sockBuf) != nil {
-		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, sockBuf)
-	}
-	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, sockBuf) != nil {
-		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, sockBuf)
-	}
-	// CAP_ACK: ACKs carry only the header of our request, not a copy.
-	// EXT_ACK: errors carry the kernel's text ("Nexthop id does not exist").
-	_ = unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_CAP_ACK, 1)
-	_ = unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_EXT_ACK, 1)
-	c.chunk = maxChunkMsgs
-	if rb, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF); err == nil {
-		c.chunk = min(max(rb/ackTruesize, 16), maxChunkMsgs)
-	}
+	c := &conn{fd: fd, rbuf: make([]byte, 1<<20), chunk: nlmsg.Tune(fd)}
 	// A wedged kernel reply must not hang the daemon forever.
 	tv := unix.Timeval{Sec: 30}
 	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
@@ -112,33 +85,11 @@ func dial(ns netns.NsHandle, groups ...uint32) (*conn, error) {
 
 func (c *conn) close() error { return unix.Close(c.fd) }
 
-// batch collects requests. Each request is one message with a fresh seq
-// and a description used in error reports.
-type batch struct {
-	buf   msgBuf
-	first uint32 // seq of the first message
-	offs  []int  // start offset of each message in buf
-}
-
-func (c *conn) newBatch() *batch {
+// newBatch starts a batch of requests numbered after the last one sent.
+func (c *conn) newBatch() *nlmsg.Batch {
 	c.seq++
-	return &batch{first: c.seq}
+	return nlmsg.NewBatch(c.seq)
 }
-
-// next reserves the seq for the next message.
-func (b *batch) next() uint32 {
-	b.offs = append(b.offs, len(b.buf.b))
-	return b.first + uint32(len(b.offs)-1)
-}
-
-// drop forgets the message just started (encoding failed).
-func (b *batch) drop() {
-	n := len(b.offs) - 1
-	b.buf.b = b.buf.b[:b.offs[n]]
-	b.offs = b.offs[:n]
-}
-
-func (b *batch) len() int { return len(b.offs) }
 
 // OpError is one kernel request that failed.
 type OpError struct {
@@ -162,13 +113,13 @@ func (e *OpError) Unwrap() error { return e.Err }
 // set, receives non-ACK replies (RTM_GETROUTE). The returned error is
 // for socket-level failures, which leave the outcome of the
 // unacknowledged requests unknown.
-func (c *conn) run(b *batch, what func(i int) string, onData func(i int, typ uint16, payload []byte)) ([]error, error) {
-	n := b.len()
+func (c *conn) run(b *nlmsg.Batch, what func(i int) string, onData func(i int, typ uint16, payload []byte)) ([]error, error) {
+	n := b.Len()
 	errs := make([]error, n)
-	c.seq = b.first + uint32(n)
+	c.seq = b.First() + uint32(n)
 	for lo := 0; lo < n; {
-		hi := b.chunkEnd(lo, n, c.chunk)
-		err := c.exchange(b.bytes(lo, hi), b.first, lo, hi, func(i int, e *nlErr) {
+		hi := b.ChunkEnd(lo, n, c.chunk)
+		err := c.exchange(b.Chunk(lo, hi), b.First(), lo, hi, func(i int, e *nlErr) {
 			errs[i] = e.op(what(i))
 		}, onData)
 		if err != nil {
@@ -177,32 +128,6 @@ func (c *conn) run(b *batch, what func(i int) string, onData func(i int, typ uin
 		lo = hi
 	}
 	return errs, nil
-}
-
-// chunkEnd is where the chunk starting at message lo ends: at most max
-// messages and chunkBytes bytes (one message at least).
-func (b *batch) chunkEnd(lo, n, max int) int {
-	hi := lo
-	for hi < n && hi-lo < max {
-		end := len(b.buf.b)
-		if hi+1 < len(b.offs) {
-			end = b.offs[hi+1]
-		}
-		if end-b.offs[lo] > chunkBytes && hi > lo {
-			break
-		}
-		hi++
-	}
-	return hi
-}
-
-// bytes are messages [lo, hi) of the batch as encoded so far.
-func (b *batch) bytes(lo, hi int) []byte {
-	end := len(b.buf.b)
-	if hi < len(b.offs) {
-		end = b.offs[hi]
-	}
-	return b.buf.b[b.offs[lo]:end:end]
 }
 
 // exchange sends messages [lo, hi) of a batch whose first seq is first,
@@ -256,7 +181,7 @@ func (c *conn) exchange(buf []byte, first uint32, lo, hi int, failed func(i int,
 // The caller must not use the conn until Wait has returned.
 type stream struct {
 	c        *conn
-	b        *batch
+	b        *nlmsg.Batch
 	handed   int            // messages handed to the sender
 	chunks   chan chunk     // to send, in order
 	finished chan streamAck // one per chunk, in order
@@ -280,7 +205,7 @@ type streamAck struct {
 // bulk still goes in big chunks.
 const firstChunk = 256
 
-func (c *conn) stream(b *batch) *stream {
+func (c *conn) stream(b *nlmsg.Batch) *stream {
 	s := &stream{c: c, b: b, chunks: make(chan chunk, 64), finished: make(chan streamAck, 64), next: min(firstChunk, c.chunk)}
 	go func() {
 		defer close(s.finished)
@@ -288,7 +213,7 @@ func (c *conn) stream(b *batch) *stream {
 		for r := range s.chunks {
 			a := streamAck{lo: r.lo, hi: r.hi, err: broken}
 			if broken == nil {
-				a.err = c.exchange(r.buf, b.first, r.lo, r.hi, func(i int, e *nlErr) {
+				a.err = c.exchange(r.buf, b.First(), r.lo, r.hi, func(i int, e *nlErr) {
 					if a.failed == nil {
 						a.failed = map[int]*nlErr{}
 					}
@@ -304,16 +229,16 @@ func (c *conn) stream(b *batch) *stream {
 
 // Flush hands over every whole chunk encoded so far; with all, the rest.
 func (s *stream) Flush(all bool) {
-	n := s.b.len()
-	if !all && (s.handed == n || n-s.handed < s.next && len(s.b.buf.b)-s.b.offs[s.handed] <= chunkBytes) {
+	n := s.b.Len()
+	if !all && (s.handed == n || n-s.handed < s.next && s.b.SizeFrom(s.handed) <= nlmsg.ChunkBytes) {
 		return // not a whole chunk yet: the common, cheap case
 	}
 	for s.handed < n {
-		hi := s.b.chunkEnd(s.handed, n, s.next)
+		hi := s.b.ChunkEnd(s.handed, n, s.next)
 		if hi == n && hi-s.handed < s.next && !all {
 			return // not a whole chunk yet
 		}
-		s.handOver(chunk{buf: s.b.bytes(s.handed, hi), lo: s.handed, hi: hi})
+		s.handOver(chunk{buf: s.b.Chunk(s.handed, hi), lo: s.handed, hi: hi})
 		s.handed = hi
 		s.next = min(2*s.next, s.c.chunk)
 	}
@@ -342,7 +267,7 @@ func (s *stream) handOver(c chunk) {
 func (s *stream) Wait(done func(a streamAck)) error {
 	s.Flush(true)
 	close(s.chunks)
-	s.c.seq = s.b.first + uint32(s.b.len())
+	s.c.seq = s.b.First() + uint32(s.b.Len())
 	var err error
 	take := func(a streamAck) {
 		if err == nil {
@@ -399,7 +324,7 @@ func ackError(m syscall.NetlinkMessage) *nlErr {
 			}
 			e.msg = string(s)
 		}
-		off += align4(l)
+		off += nlmsg.Align4(l)
 	}
 	return e
 }
@@ -408,13 +333,13 @@ func ackError(m syscall.NetlinkMessage) *nlErr {
 // every reply until NLMSG_DONE. An interrupted dump (the table changed
 // underneath) is retried, because a half-consistent view would make
 // Adopt delete or duplicate objects.
-func (c *conn) dump(build func(m *msgBuf, seq uint32), fn func(typ uint16, payload []byte) error) error {
+func (c *conn) dump(build func(m *nlmsg.Buf, seq uint32), fn func(typ uint16, payload []byte) error) error {
 	for attempt := 0; ; attempt++ {
 		c.seq++
 		seq := c.seq
-		var m msgBuf
+		var m nlmsg.Buf
 		build(&m, seq)
-		if err := unix.Sendto(c.fd, m.b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		if err := unix.Sendto(c.fd, m.Bytes(), 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 			return fmt.Errorf("fib: netlink send: %w", err)
 		}
 		c.msgs++

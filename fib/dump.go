@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
-	"time"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/nlmsg"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -19,8 +19,6 @@ type (
 	KernelRoute   = wire.KernelRoute
 	KernelPath    = wire.KernelPath
 )
-
-func clockToDuration(v uint64) time.Duration { return time.Duration(v) * (time.Second / userHZ) }
 
 // ParseNexthop decodes one RTM_NEWNEXTHOP/RTM_DELNEXTHOP payload (nhmsg and
 // its attributes), as a dump or a notification carries it.
@@ -56,12 +54,12 @@ func ParseNexthop(p []byte) (KernelNexthop, error) {
 				k.GroupType = "mpath"
 			}
 		case unix.NHA_GROUP_TYPE:
-			if ne.Uint16(a.Value) == nhGroupTypeRes {
+			if ne.Uint16(a.Value) == nlmsg.NEXTHOP_GRP_TYPE_RES {
 				k.GroupType = "resilient"
 			} else {
 				k.GroupType = "mpath"
 			}
-		case nhaResGroup:
+		case nlmsg.NHA_RES_GROUP:
 			r := &ResilientInfo{}
 			sub, err := nl.ParseRouteAttr(a.Value)
 			if err != nil {
@@ -69,14 +67,14 @@ func ParseNexthop(p []byte) (KernelNexthop, error) {
 			}
 			for _, s := range sub {
 				switch s.Attr.Type {
-				case nhaResBuckets:
+				case nlmsg.NHA_RES_GROUP_BUCKETS:
 					r.Buckets = ne.Uint16(s.Value)
-				case nhaResIdle:
-					r.IdleTimer = clockToDuration(uint64(ne.Uint32(s.Value)))
-				case nhaResUnbal:
-					r.UnbalancedTimer = clockToDuration(uint64(ne.Uint32(s.Value)))
-				case nhaResUnbalTime:
-					r.UnbalancedTime = clockToDuration(ne.Uint64(s.Value))
+				case nlmsg.NHA_RES_GROUP_IDLE_TIMER:
+					r.IdleTimer = nlmsg.ClockDuration(uint64(ne.Uint32(s.Value)))
+				case nlmsg.NHA_RES_GROUP_UNBALANCED_TIMER:
+					r.UnbalancedTimer = nlmsg.ClockDuration(uint64(ne.Uint32(s.Value)))
+				case nlmsg.NHA_RES_GROUP_UNBALANCED_TIME:
+					r.UnbalancedTime = nlmsg.ClockDuration(ne.Uint64(s.Value))
 				}
 			}
 			k.Resilient = r
@@ -102,10 +100,8 @@ func famOf(k KernelNexthop) uint8 {
 
 func (c *conn) dumpNexthops() ([]KernelNexthop, error) {
 	var out []KernelNexthop
-	err := c.dump(func(m *msgBuf, seq uint32) {
-		m.begin(unix.RTM_GETNEXTHOP, unix.NLM_F_REQUEST|unix.NLM_F_DUMP, seq)
-		m.raw(nhmsg(unix.AF_UNSPEC, 0))
-		m.end()
+	err := c.dump(func(m *nlmsg.Buf, seq uint32) {
+		m.DumpNexthops(seq)
 	}, func(typ uint16, p []byte) error {
 		if typ != unix.RTM_NEWNEXTHOP {
 			return nil
@@ -128,8 +124,6 @@ func ParseRoute(p []byte) (KernelRoute, bool, error) {
 	if len(p) < unix.SizeofRtMsg {
 		return r, false, fmt.Errorf("short rtmsg")
 	}
-	fam, dstLen := p[0], int(p[1])
-	r.Table = int(p[4])
 	r.Protocol = p[5]
 	if p[7] != unix.RTN_UNICAST {
 		return r, false, nil // local, broadcast, multicast, ...: never ours
@@ -137,43 +131,59 @@ func ParseRoute(p []byte) (KernelRoute, bool, error) {
 	if ne.Uint32(p[8:])&unix.RTM_F_CLONED != 0 {
 		return r, false, nil // IPv6 route cache entries
 	}
-	attrs, err := nl.ParseRouteAttr(p[unix.SizeofRtMsg:])
+	var single KernelPath
+	var err error
+	r.Prefix, r.Table, r.Metric, err = routeKeyAttrs(p, func(typ uint16, v []byte) {
+		switch typ {
+		case nlmsg.RTA_NH_ID:
+			r.NhID = ne.Uint32(v)
+		case unix.RTA_GATEWAY:
+			single.Gateway, _ = netip.AddrFromSlice(v)
+		case unix.RTA_OIF:
+			single.IfIndex = int(ne.Uint32(v))
+		case unix.RTA_MULTIPATH:
+			r.Paths = parseMultipath(v)
+		}
+	})
 	if err != nil {
 		return r, false, err
 	}
-	var dst netip.Addr
-	var single KernelPath
-	for _, a := range attrs {
-		switch a.Attr.Type {
-		case unix.RTA_DST:
-			dst, _ = netip.AddrFromSlice(a.Value)
-		case unix.RTA_TABLE:
-			r.Table = int(ne.Uint32(a.Value))
-		case unix.RTA_PRIORITY:
-			r.Metric = ne.Uint32(a.Value)
-		case rtaNHID:
-			r.NhID = ne.Uint32(a.Value)
-		case unix.RTA_GATEWAY:
-			single.Gateway, _ = netip.AddrFromSlice(a.Value)
-		case unix.RTA_OIF:
-			single.IfIndex = int(ne.Uint32(a.Value))
-		case unix.RTA_MULTIPATH:
-			r.Paths = parseMultipath(a.Value)
-		}
-	}
-	if !dst.IsValid() {
-		if fam == unix.AF_INET {
-			dst = netip.IPv4Unspecified()
-		} else {
-			dst = netip.IPv6Unspecified()
-		}
-	}
-	r.Prefix = netip.PrefixFrom(dst, dstLen)
 	if r.NhID == 0 && r.Paths == nil && (single.IfIndex != 0 || single.Gateway.IsValid()) {
 		single.Weight = 1
 		r.Paths = []KernelPath{single}
 	}
 	return r, true, nil
+}
+
+// routeKeyAttrs reads what the kernel keys a route by from an rtmsg
+// payload p of at least the header's size: its prefix (the header's
+// length, RTA_DST or the family's zero address), table (RTA_TABLE
+// overrides the header's 8 bits) and metric. Every other attribute goes
+// to other.
+func routeKeyAttrs(p []byte, other func(typ uint16, v []byte)) (prefix netip.Prefix, table int, metric uint32, err error) {
+	fam, dstLen := p[0], int(p[1])
+	table = int(p[4])
+	attrs, err := nl.ParseRouteAttr(p[unix.SizeofRtMsg:])
+	if err != nil {
+		return prefix, table, 0, err
+	}
+	var dst netip.Addr
+	for _, a := range attrs {
+		switch a.Attr.Type {
+		case unix.RTA_DST:
+			dst, _ = netip.AddrFromSlice(a.Value)
+		case unix.RTA_TABLE:
+			table = int(ne.Uint32(a.Value))
+		case unix.RTA_PRIORITY:
+			metric = ne.Uint32(a.Value)
+		default:
+			other(a.Attr.Type, a.Value)
+		}
+	}
+	if !dst.IsValid() {
+		dst = cond(fam == unix.AF_INET, netip.IPv4Unspecified(), netip.IPv6Unspecified())
+	}
+	return netip.PrefixFrom(dst, dstLen), table, metric, nil
 }
 
 // parseMultipath decodes RTA_MULTIPATH: struct rtnexthop {u16 len; u8
@@ -194,7 +204,7 @@ func parseMultipath(b []byte) []KernelPath {
 			}
 		}
 		out = append(out, p)
-		b = b[align4(l):]
+		b = b[nlmsg.Align4(l):]
 	}
 	return out
 }
@@ -203,29 +213,37 @@ func parseMultipath(b []byte) []KernelPath {
 // by keep.
 func (c *conn) dumpRoutes(keep func(*KernelRoute) bool) ([]KernelRoute, error) {
 	var out []KernelRoute
+	err := c.eachRoute(true, true, func(p []byte) error {
+		r, ok, err := ParseRoute(p)
+		if err != nil {
+			return fmt.Errorf("fib: parse route: %w", err)
+		}
+		if ok && keep(&r) {
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// eachRoute dumps the IPv4 routes (v4) and the IPv6 ones (v6) and calls
+// fn with each RTM_NEWROUTE payload.
+func (c *conn) eachRoute(v4, v6 bool, fn func(p []byte) error) error {
 	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
-		err := c.dump(func(m *msgBuf, seq uint32) {
-			m.begin(unix.RTM_GETROUTE, unix.NLM_F_REQUEST|unix.NLM_F_DUMP, seq)
-			m.raw(rtmsg(fam, 0, 0, 0, 0, 0))
-			m.end()
-		}, func(typ uint16, p []byte) error {
+		if !cond(fam == unix.AF_INET, v4, v6) {
+			continue
+		}
+		err := c.dump(func(m *nlmsg.Buf, seq uint32) { m.DumpRoutes(seq, fam) }, func(typ uint16, p []byte) error {
 			if typ != unix.RTM_NEWROUTE {
 				return nil
 			}
-			r, ok, err := ParseRoute(p)
-			if err != nil {
-				return fmt.Errorf("fib: parse route: %w", err)
-			}
-			if ok && keep(&r) {
-				out = append(out, r)
-			}
-			return nil
+			return fn(p)
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Dump reads routes and nexthop objects back from the kernel of ns

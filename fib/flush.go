@@ -3,6 +3,7 @@ package fib
 import (
 	"fmt"
 
+	"github.com/fared/fared/internal/nlmsg"
 	"github.com/vishvananda/netns"
 )
 
@@ -52,16 +53,16 @@ func flushOwned(ns netns.NsHandle, cfg Config, sel func(proto uint8) bool) (Flus
 	}
 	b := c.newBatch()
 	for _, r := range routes {
-		appendDelRoute(&b.buf, b.next(), routeHdr{prefix: r.Prefix, table: r.Table, protocol: r.Protocol, metric: r.Metric})
+		b.DelRoute(b.Next(), nlmsg.RouteKey{Prefix: r.Prefix, Table: r.Table, Protocol: r.Protocol, Metric: r.Metric})
 	}
-	nRoutes := b.len()
+	nRoutes := b.Len()
 	// Groups before their members: deleting a group's last member makes
 	// the kernel delete the group itself, and the group's own delete would
 	// then fail.
 	for _, pass := range []bool{true, false} {
 		for _, k := range nhs {
 			if cfg.Owned(k.ID) && sel(k.Protocol) && (len(k.Group) > 0) == pass {
-				appendDelNexthop(&b.buf, b.next(), k.ID)
+				b.DelNexthop(b.Next(), k.ID)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/fared/fared/internal/nlmsg"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -44,13 +45,12 @@ func Interfaces(ns netns.NsHandle, addrs []netip.Addr) (map[netip.Addr][]int, er
 		if a.Is6() && !a.Is4In6() {
 			fam, bits = unix.AF_INET6, 128
 		}
-		m := &b.buf
-		m.begin(unix.RTM_GETROUTE, unix.NLM_F_REQUEST|unix.NLM_F_ACK, b.next())
-		msg := rtmsg(fam, bits, 0, 0, 0, 0)
+		b.Begin(unix.RTM_GETROUTE, unix.NLM_F_REQUEST|unix.NLM_F_ACK, b.Next())
+		msg := nlmsg.Rtmsg(fam, bits, 0, 0, 0, 0)
 		ne.PutUint32(msg[8:], unix.RTM_F_FIB_MATCH)
-		m.raw(msg)
-		m.attr(unix.RTA_DST, addrBytes(a.Unmap()))
-		m.end()
+		b.Raw(msg[:])
+		b.Attr(unix.RTA_DST, nlmsg.AddrBytes(a.Unmap()))
+		b.End()
 	}
 	res, err := c.run(b, func(i int) string { return fmt.Sprintf("route get %s (fibmatch)", addrs[i]) }, func(i int, typ uint16, p []byte) {
 		if typ == unix.RTM_NEWROUTE && i < len(ans) {
@@ -115,7 +115,7 @@ func parseRouteIfaces(p []byte) (ifs []int, nhID uint32) {
 			for _, path := range parseMultipath(a.Value) {
 				ifs = append(ifs, path.IfIndex)
 			}
-		case rtaNHID:
+		case nlmsg.RTA_NH_ID:
 			nhID = ne.Uint32(a.Value)
 		}
 	}

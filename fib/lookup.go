@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/fared/fared/internal/nlmsg"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -33,18 +34,18 @@ func Lookup(ns netns.NsHandle, flows []Flow) (gateways []netip.Addr, err error) 
 		if f.Dst.Is6() {
 			fam, bits = unix.AF_INET6, 128
 		}
-		m := &b.buf
-		m.begin(unix.RTM_GETROUTE, unix.NLM_F_REQUEST|unix.NLM_F_ACK, b.next())
-		m.raw(rtmsg(fam, bits, 0, 0, 0, 0))
-		m.b[len(m.b)-unix.SizeofRtMsg+2] = bits // src_len
-		m.attr(unix.RTA_DST, addrBytes(f.Dst))
-		m.attr(unix.RTA_SRC, addrBytes(f.Src))
-		m.attr(unix.RTA_IP_PROTO, []byte{f.Proto})
+		b.Begin(unix.RTM_GETROUTE, unix.NLM_F_REQUEST|unix.NLM_F_ACK, b.Next())
+		msg := nlmsg.Rtmsg(fam, bits, 0, 0, 0, 0)
+		msg[2] = bits // src_len
+		b.Raw(msg[:])
+		b.Attr(unix.RTA_DST, nlmsg.AddrBytes(f.Dst))
+		b.Attr(unix.RTA_SRC, nlmsg.AddrBytes(f.Src))
+		b.Attr(unix.RTA_IP_PROTO, []byte{f.Proto})
 		sp := [2]byte{byte(f.Sport >> 8), byte(f.Sport)} // big-endian
 		dp := [2]byte{byte(f.Dport >> 8), byte(f.Dport)}
-		m.attr(unix.RTA_SPORT, sp[:])
-		m.attr(unix.RTA_DPORT, dp[:])
-		m.end()
+		b.Attr(unix.RTA_SPORT, sp[:])
+		b.Attr(unix.RTA_DPORT, dp[:])
+		b.End()
 	}
 	gateways = make([]netip.Addr, len(flows))
 	res, err := c.run(b, func(i int) string { return fmt.Sprintf("route get flow %d", i) }, func(i int, typ uint16, p []byte) {

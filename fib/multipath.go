@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/fared/fared/internal/nlmsg"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -15,20 +16,8 @@ import (
 // reweight costs one message per route instead of one per group.
 
 func (f *FIB) adoptMultipath() error {
-	krt, err := f.c.dumpRoutes(func(r *KernelRoute) bool {
-		return r.Protocol == f.cfg.Protocol && r.Table == f.cfg.Table
-	})
-	if err != nil {
+	if err := f.adoptRoutes(); err != nil {
 		return err
-	}
-	for _, r := range krt {
-		if r.Metric != f.cfg.Metric {
-			f.stale = append(f.stale, routeHdr{prefix: r.Prefix, table: r.Table, protocol: r.Protocol, metric: r.Metric})
-			continue
-		}
-		// The signature is unknown in our terms: the first Sync replaces
-		// the route atomically, which costs a message but no gap.
-		f.routes[r.Prefix] = &routeEnt{}
 	}
 	f.adopted = true
 	return nil
@@ -42,14 +31,14 @@ func pathSig(w *want) string {
 	return b.String()
 }
 
-func (f *FIB) netlinkRoute(h routeHdr) *netlink.Route {
-	p := h.prefix
+func (f *FIB) netlinkRoute(h nlmsg.RouteKey) *netlink.Route {
+	p := h.Prefix
 	return &netlink.Route{
 		Dst:      &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())},
-		Protocol: netlink.RouteProtocol(h.protocol),
-		Priority: int(h.metric),
-		Table:    h.table,
-		Family:   int(family(p.Addr())),
+		Protocol: netlink.RouteProtocol(h.Protocol),
+		Priority: int(h.Metric),
+		Table:    h.Table,
+		Family:   int(nlmsg.Family(p.Addr())),
 	}
 }
 
@@ -147,7 +136,7 @@ func (f *FIB) syncMultipath(wants []want) (Stats, error) {
 		f.resolved(w.prefix)
 		st.RoutesAdded++
 	}
-	var dels []routeHdr
+	var dels []nlmsg.RouteKey
 	for p := range f.routes {
 		if !live[p.String()] {
 			dels = append(dels, f.hdr(p))
@@ -159,14 +148,14 @@ func (f *FIB) syncMultipath(wants []want) (Stats, error) {
 		f.c.msgs++
 		err := f.h.RouteDel(f.netlinkRoute(h))
 		if err != nil && !errors.Is(err, unix.ESRCH) && !errors.Is(err, unix.ENOENT) {
-			errs = append(errs, &OpError{Op: fmt.Sprintf("delete route %s metric %d", h.prefix, h.metric), Err: err})
-			if h.metric != f.cfg.Metric {
+			errs = append(errs, &OpError{Op: fmt.Sprintf("delete route %s metric %d", h.Prefix, h.Metric), Err: err})
+			if h.Metric != f.cfg.Metric {
 				f.stale = append(f.stale, h)
 			}
 			continue
 		}
-		if h.metric == f.cfg.Metric {
-			delete(f.routes, h.prefix)
+		if h.Metric == f.cfg.Metric {
+			delete(f.routes, h.Prefix)
 		}
 		st.RoutesDeleted++
 	}

@@ -3,10 +3,11 @@ package fib
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 
-	"golang.org/x/sys/unix"
+	"github.com/fared/fared/internal/nlmsg"
 )
 
 // NeighborDown is local repair (docs/bfd.md): the
@@ -43,7 +44,7 @@ func (f *FIB) NeighborDown(ifindex int, gws ...netip.Addr) (int, error) {
 		if !gw.IsValid() {
 			continue
 		}
-		k := nhKey{fam: family(gw), gw: gw, ifindex: ifindex}
+		k := nhKey{fam: nlmsg.Family(gw), gw: gw, ifindex: ifindex}
 		f.nbrDown[k] = true
 		if o := f.nhByKey[k]; o != nil {
 			ids[o.id] = true
@@ -58,7 +59,7 @@ func (f *FIB) NeighborDown(ifindex int, gws ...netip.Addr) (int, error) {
 		return 0, nil
 	}
 	var ops []groupOp
-	for _, gid := range sortedKeys(f.groups) {
+	for _, gid := range slices.Sorted(maps.Keys(f.groups)) {
 		g := f.groups[gid]
 		if !slices.ContainsFunc(g.members, func(m GroupMember) bool { return ids[m.ID] }) {
 			continue
@@ -74,27 +75,17 @@ func (f *FIB) NeighborDown(ifindex int, gws ...netip.Addr) (int, error) {
 		}
 		ops = append(ops, groupOp{id: gid, members: keep})
 	}
-	b := f.c.newBatch()
-	for _, op := range ops {
-		if err := appendGroup(&b.buf, b.next(), unix.NLM_F_REPLACE, op.id, f.cfg.Protocol, op.members, f.cfg.Resilient); err != nil {
-			return 0, err
-		}
-	}
-	res, err := f.c.run(b, func(i int) string { return "local repair: replace " + groupString(ops[i].id, ops[i].members) }, nil)
+	res, err := f.replaceGroups(ops, "local repair: replace ")
 	if err != nil {
 		return 0, err
 	}
 	var errs []error
 	n := 0
-	for i, op := range ops {
-		if res[i] != nil {
-			errs = append(errs, res[i])
+	for _, e := range res {
+		if e != nil {
+			errs = append(errs, e)
 			continue
 		}
-		g := f.groups[op.id]
-		f.unindexGroup(g)
-		g.members = op.members
-		f.indexGroup(g, "")
 		n++
 	}
 	if len(errs) > 0 {
@@ -109,7 +100,7 @@ func (f *FIB) NeighborUp(ifindex int, gws ...netip.Addr) {
 	defer f.mu.Unlock()
 	for _, gw := range gws {
 		gw = gw.Unmap().WithZone("")
-		delete(f.nbrDown, nhKey{fam: family(gw), gw: gw, ifindex: ifindex})
+		delete(f.nbrDown, nhKey{fam: nlmsg.Family(gw), gw: gw, ifindex: ifindex})
 	}
 }
 

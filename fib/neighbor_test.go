@@ -8,11 +8,8 @@ import (
 // group, routes untouched; later Syncs that still name it (an SPF from
 // the older topology) leave it out until one does not, or NeighborUp.
 func TestNeighborDown(t *testing.T) {
-	n := newNS(t)
+	n, l, f := openWith(t, 3, Config{})
 	n.sysctl("net.ipv4.nexthop_compat_mode", "0")
-	l := n.veths(3)
-	f := n.open(Config{})
-	defer f.Close()
 	routes := []Route{
 		{Prefix: pfx("10.90.0.0/24"), NextHops: []NextHop{nh(l[0].gw4, l[0].idx, 5), nh(l[1].gw4, l[1].idx, 3), nh(l[2].gw4, l[2].idx, 2)}},
 		{Prefix: pfx("10.92.0.0/24"), NextHops: []NextHop{nh(l[0].gw4, l[0].idx, 1), nh(l[1].gw4, l[1].idx, 1)}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/nlmsg"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -37,9 +38,9 @@ func isNoNexthops(err error) bool {
 	return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EAFNOSUPPORT)
 }
 
-func (c *conn) one(build func(m *msgBuf, seq uint32)) error {
+func (c *conn) one(build func(m *nlmsg.Buf, seq uint32)) error {
 	b := c.newBatch()
-	build(&b.buf, b.next())
+	build(&b.Buf, b.Next())
 	errs, err := c.run(b, func(int) string { return "probe" }, nil)
 	if err != nil {
 		return err
@@ -52,15 +53,15 @@ func (c *conn) probe() (Capabilities, error) {
 	// Three free ids: blackhole, then the two test groups.
 	var ids []uint32
 	for id := uint32(probeIDs); id != 0 && len(ids) < 3; id++ {
-		err := c.one(func(m *msgBuf, seq uint32) {
+		err := c.one(func(m *nlmsg.Buf, seq uint32) {
 			// Probe for existence with the blackhole itself: EEXIST = taken.
-			appendBlackhole(m, seq, id, 0)
+			m.Blackhole(seq, id, 0)
 		})
 		switch {
 		case err == nil:
 			ids = append(ids, id)
 			if len(ids) > 1 { // only the first blackhole is kept
-				_ = c.one(func(m *msgBuf, seq uint32) { appendDelNexthop(m, seq, id) })
+				_ = c.one(func(m *nlmsg.Buf, seq uint32) { m.DelNexthop(seq, id) })
 			}
 		case errors.Is(err, unix.EEXIST):
 			continue
@@ -75,27 +76,27 @@ func (c *conn) probe() (Capabilities, error) {
 	}
 	caps.NexthopObjects = true
 	bh, g16, gres := ids[0], ids[1], ids[2]
-	defer func() { _ = c.one(func(m *msgBuf, seq uint32) { appendDelNexthop(m, seq, bh) }) }()
+	defer func() { _ = c.one(func(m *nlmsg.Buf, seq uint32) { m.DelNexthop(seq, bh) }) }()
 
-	err := c.one(func(m *msgBuf, seq uint32) {
+	err := c.one(func(m *nlmsg.Buf, seq uint32) {
 		_ = appendGroup(m, seq, unix.NLM_F_CREATE|unix.NLM_F_EXCL, g16, 0, []GroupMember{{ID: bh, Weight: 1000}}, nil)
 	})
 	switch {
 	case err == nil:
 		caps.Weight16 = true
-		_ = c.one(func(m *msgBuf, seq uint32) { appendDelNexthop(m, seq, g16) })
+		_ = c.one(func(m *nlmsg.Buf, seq uint32) { m.DelNexthop(seq, g16) })
 	case errors.Is(err, unix.EINVAL):
 	default:
 		return caps, fmt.Errorf("fib: probe 16-bit weights: %w", err)
 	}
 
-	err = c.one(func(m *msgBuf, seq uint32) {
+	err = c.one(func(m *nlmsg.Buf, seq uint32) {
 		_ = appendGroup(m, seq, unix.NLM_F_CREATE|unix.NLM_F_EXCL, gres, 0, []GroupMember{{ID: bh, Weight: 1}}, &Resilient{Buckets: 8})
 	})
 	switch {
 	case err == nil:
 		caps.Resilient = true
-		_ = c.one(func(m *msgBuf, seq uint32) { appendDelNexthop(m, seq, gres) })
+		_ = c.one(func(m *nlmsg.Buf, seq uint32) { m.DelNexthop(seq, gres) })
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.EOPNOTSUPP):
 	default:
 		return caps, fmt.Errorf("fib: probe resilient groups: %w", err)

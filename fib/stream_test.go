@@ -22,10 +22,7 @@ func TestSyncStreamsChunks(t *testing.T) {
 }
 
 func testSyncStreamsChunks(t *testing.T, chunk int) {
-	n := newNS(t)
-	l := n.veths(3)
-	f := n.open(Config{})
-	defer f.Close()
+	n, l, f := openWith(t, 3, Config{})
 	if chunk > 0 {
 		f.c.chunk = chunk
 	}
