@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/netip"
 	"time"
+
+	"github.com/fared/fared/inof/internal/tlv"
 )
 
 // EtherType is the IEEE 802 "local experimental" EtherType 1 (IEEE Std
@@ -315,23 +317,8 @@ func repeatable(t uint8) bool { return t == TLVIPv4 || t == TLVIPv6 || t == TLVZ
 
 // decodeTLV stores one TLV's value; it returns what is wrong, or "".
 func (m *Message) decodeTLV(t uint8, v []byte) string {
-	fixed := func(n int) string {
-		if len(v) != n {
-			return fmt.Sprintf("length %d, want %d", len(v), n)
-		}
-		return ""
-	}
-	text := func(max int) (string, string) {
-		if len(v) == 0 || len(v) > max {
-			return "", fmt.Sprintf("length %d, want 1..%d", len(v), max)
-		}
-		for i, c := range v {
-			if c < 0x20 || c == 0x7F {
-				return "", fmt.Sprintf("control character 0x%02x at value byte %d", c, i)
-			}
-		}
-		return string(v), ""
-	}
+	fixed := func(n int) string { return tlv.Fixed(v, n) }
+	text := func(max int) (string, string) { return tlv.Text(v, max) }
 	var err string
 	switch t {
 	case TLVHostID:
