@@ -1,11 +1,3 @@
-// Package interop builds labs of fared and FRR nodes in Linux network
-// namespaces from a topology file, and drives them from tests and from the
-// farelab CLI.
-//
-// Everything a lab creates carries the lab name (namespaces "<lab>-<node>",
-// run directory /run/farelab/<lab>, FRR path space "<lab>-<node>"), so Down
-// can find and remove a lab even when the process that built it crashed and
-// its state file is gone.
 package interop
 
 import (

@@ -185,7 +185,7 @@ func wantRefused(t *testing.T, what string, err error, code codes.Code) {
 // client that joins without one anyway is refused (no_token).
 func AttackINCNoToken(t *testing.T, ctx context.Context, l *interop.Lab, attacker, mgr, mgrAddr, group string) {
 	before := incSecurity(t, ctx, l, mgr).Refused
-	out, err := l.Exec(ctx, attacker, "env", "-u", "FAREINC_TOKEN", "-u", "FAREINC_TOKEN_FILE", bins.fareinc, "allreduce",
+	out, err := l.Exec(ctx, attacker, "env", "-u", "FAREINC_TOKEN", "-u", "FAREINC_TOKEN_FILE", bins.Fareinc, "allreduce",
 		"--manager", mgrAddr, "--group", group, "--rank", "0", "--ranks", "3", "--size", "4KB")
 	if err == nil || !strings.Contains(string(out), "no join token") {
 		t.Errorf("fareinc without a token: %v\n%s", err, out)
@@ -208,7 +208,7 @@ func AttackINCOtherGroupToken(t *testing.T, ctx context.Context, l *interop.Lab,
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := l.Exec(ctx, attacker, bins.fareinc, "allreduce", "--token", tok, "--manager", mgrAddr, "--group", group,
+	out, err := l.Exec(ctx, attacker, bins.Fareinc, "allreduce", "--token", tok, "--manager", mgrAddr, "--group", group,
 		"--rank", "0", "--ranks", "3", "--size", "4KB")
 	if err == nil || !strings.Contains(string(out), "PermissionDenied") {
 		t.Errorf("fareinc with another group's token: %v\n%s", err, out)

@@ -878,7 +878,7 @@ links:
 // the sessions stay open, only BFD or the hold timer notices).
 func BenchmarkINOFLeafDeath(b *testing.B) {
 	for _, bfd := range []bool{true, false} {
-		l := interop.StartLab(b, fmt.Sprintf(deathTopo, bfd), interop.Options{FaredBin: bins.fared, FarectlBin: bins.farectl})
+		l := interop.StartLab(b, fmt.Sprintf(deathTopo, bfd), interop.Options{FaredBin: bins.Fared, FarectlBin: bins.Farectl})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		for _, how := range []struct {
@@ -937,7 +937,7 @@ func must(b *testing.B, err error) {
 func BenchmarkINOFRecords(b *testing.B) {
 	for _, n := range []int{500, 5000} {
 		topo := strings.Replace(strings.Split(scaleTopology(0), "zones:")[0], "name: inofscale\ninof: {max-hosts-per-port: 10000}\n", "name: inofrec\ninof: {auto-add: false, max-hosts-per-port: 10000}\n", 1)
-		l := interop.StartLab(b, topo, interop.Options{FaredBin: bins.fared, FarectlBin: bins.farectl})
+		l := interop.StartLab(b, topo, interop.Options{FaredBin: bins.Fared, FarectlBin: bins.Farectl})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		must(b, interop.Poll(ctx, 60*time.Second, "sessions", allEstablished(ctx, l, "spine1", "spine2", "leaf1", "leaf2")))
