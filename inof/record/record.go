@@ -17,6 +17,7 @@ import (
 
 	"github.com/fared/fared/inof/internal/tlv"
 	"github.com/fared/fared/inof/l2"
+	"github.com/fared/fared/internal/enum"
 )
 
 // AttrType is the path attribute carrying a record: 255, "reserved for
@@ -42,17 +43,9 @@ const (
 	KindManifest Kind = 3 // a reflector's zone configuration as a whole
 )
 
-func (k Kind) String() string {
-	switch k {
-	case KindHost:
-		return "host"
-	case KindZone:
-		return "zone"
-	case KindManifest:
-		return "manifest"
-	}
-	return fmt.Sprintf("kind-%d", uint8(k))
-}
+var kindNames = enum.Names[Kind]{KindHost: "host", KindZone: "zone", KindManifest: "manifest"}
+
+func (k Kind) String() string { return kindNames.Name(k, "kind-") }
 
 // Key identifies a record in the fabric: the BGP NLRI. Origin is the
 // switch (or reflector) that originates it, so the same host seen on two
@@ -94,19 +87,9 @@ const (
 	StateBound State = 4
 )
 
-func (s State) String() string {
-	switch s {
-	case StateUp:
-		return "up"
-	case StateLeft:
-		return "left"
-	case StateUnreachable:
-		return "unreachable"
-	case StateBound:
-		return "bound"
-	}
-	return fmt.Sprintf("state-%d", uint8(s))
-}
+var stateNames = enum.Names[State]{StateUp: "up", StateLeft: "left", StateUnreachable: "unreachable", StateBound: "bound"}
+
+func (s State) String() string { return stateNames.Name(s, "state-") }
 
 // Host is a host seen on one port of one switch.
 type Host struct {
