@@ -39,18 +39,7 @@ func (p *parser) profiles(k, v *yaml.Node) {
 					return
 				}
 				wr := &pr.Colors[c]
-				wr.Enable = true
-				wr.Prob = 100
-				seen := p.w.Mapping(v, map[string]config.Field{
-					"min":         p.bytes(&wr.Min, 0, maxBuf),
-					"max":         p.bytes(&wr.Max, 1, maxBuf),
-					"probability": config.SetInt(p.w, &wr.Prob, 0, 100),
-				})
-				for _, key := range []string{"min", "max"} {
-					if seen[key] == nil {
-						p.w.Errf(v, "%s: missing required key %q", k.Value, key)
-					}
-				}
+				p.wred(v, wr, 0, k.Value)
 				if wr.Min > wr.Max {
 					p.w.Errf(v, "profile %s %s: min %d above max %d", name, k.Value, wr.Min, wr.Max)
 				}
@@ -71,6 +60,23 @@ func (p *parser) profiles(k, v *yaml.Node) {
 			p.w.Errf(kn, "profile %s: needs at least one of green, yellow, red", name)
 		}
 		p.c.Profiles[name] = pr
+	}
+}
+
+// wred parses a WRED curve {min, max, probability} into wr: enabled,
+// probability 100 unless given (at least minProb). what names it in
+// messages.
+func (p *parser) wred(v *yaml.Node, wr *model.WRED, minProb int64, what string) {
+	wr.Enable, wr.Prob = true, 100
+	seen := p.w.Mapping(v, map[string]config.Field{
+		"min":         p.bytes(&wr.Min, 0, maxBuf),
+		"max":         p.bytes(&wr.Max, 1, maxBuf),
+		"probability": config.SetInt(p.w, &wr.Prob, minProb, 100),
+	})
+	for _, key := range []string{"min", "max"} {
+		if seen[key] == nil {
+			p.w.Errf(v, "%s: missing required key %q", what, key)
+		}
 	}
 }
 
@@ -167,17 +173,8 @@ func (p *parser) tuning(k, v *yaml.Node) {
 				if !p.w.IsMapping(kn, vn) {
 					continue
 				}
-				wr := model.WRED{Enable: true, Prob: 100}
-				seen := p.w.Mapping(vn, map[string]config.Field{
-					"min":         p.bytes(&wr.Min, 0, maxBuf),
-					"max":         p.bytes(&wr.Max, 1, maxBuf),
-					"probability": config.SetInt(p.w, &wr.Prob, 1, 100),
-				})
-				for _, key := range []string{"min", "max"} {
-					if seen[key] == nil {
-						p.w.Errf(vn, "model %s: missing required key %q", kn.Value, key)
-					}
-				}
+				var wr model.WRED
+				p.wred(vn, &wr, 1, "model "+kn.Value)
 				if wr.Min >= wr.Max {
 					p.w.Errf(vn, "model %s: min %d must be below max %d", kn.Value, wr.Min, wr.Max)
 				}
