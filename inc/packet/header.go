@@ -21,7 +21,6 @@ package packet
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"github.com/fared/fared/internal/enum"
 )
@@ -81,12 +80,7 @@ var dtypeNames = enum.Names[DType]{FP16: "fp16", FP32: "fp32", FP64: "fp64"}
 func (d DType) String() string { return dtypeNames.Name(d, "dtype_") }
 
 // ParseDType parses "fp16", "fp32" or "fp64".
-func ParseDType(s string) (DType, error) {
-	if d, ok := dtypeNames.Parse(s); ok {
-		return d, nil
-	}
-	return 0, fmt.Errorf("data type %q: want fp16, fp32 or fp64", s)
-}
+func ParseDType(s string) (DType, error) { return dtypeNames.Lookup("data type", s) }
 
 // Op is the reduction.
 type Op uint8
@@ -102,12 +96,7 @@ var opNames = enum.Names[Op]{Sum: "sum", Min: "min", Max: "max"}
 func (o Op) String() string { return opNames.Name(o, "op_") }
 
 // ParseOp parses "sum", "min" or "max".
-func ParseOp(s string) (Op, error) {
-	if o, ok := opNames.Parse(s); ok {
-		return o, nil
-	}
-	return 0, fmt.Errorf("operation %q: want sum, min or max", s)
-}
+func ParseOp(s string) (Op, error) { return opNames.Lookup("operation", s) }
 
 // Header is the INC header.
 type Header struct {

@@ -75,12 +75,7 @@ var roleNames = enum.Names[Role]{RoleInitiator: "initiator", RoleTarget: "target
 func (r Role) String() string { return roleNames.Name(r, "role-") }
 
 // ParseRole is the inverse of Role.String.
-func ParseRole(s string) (Role, error) {
-	if r, ok := roleNames.Parse(s); ok {
-		return r, nil
-	}
-	return 0, fmt.Errorf("role %q: want initiator, target or both", s)
-}
+func ParseRole(s string) (Role, error) { return roleNames.Lookup("role", s) }
 
 // Event is what a Notify says about a peer.
 type Event uint8

@@ -4,7 +4,11 @@
 // place of a switch for each.
 package enum
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Names are the names of an enumeration's values, indexed by value: ""
 // for a value without a name. Declare one with keyed elements:
@@ -32,4 +36,23 @@ func (n Names[T]) Parse(s string) (T, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Lookup is Parse with an error that lists the names in value order:
+// `role "x": want initiator, target or both` (what is "role").
+func (n Names[T]) Lookup(what, s string) (T, error) {
+	if v, ok := n.Parse(s); ok {
+		return v, nil
+	}
+	var names []string
+	for _, name := range n {
+		if name != "" {
+			names = append(names, name)
+		}
+	}
+	want := names[len(names)-1]
+	if len(names) > 1 {
+		want = strings.Join(names[:len(names)-1], ", ") + " or " + want
+	}
+	return 0, fmt.Errorf("%s %q: want %s", what, s, want)
 }

@@ -1,6 +1,8 @@
 package enum
 
-import "testing"
+import (
+	"testing"
+)
 
 type color uint8
 
@@ -21,5 +23,18 @@ func TestNames(t *testing.T) {
 		if v, ok := colorNames.Parse(s); ok {
 			t.Errorf("Parse(%q) = %d, want none", s, v)
 		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	if v, err := colorNames.Lookup("color", "blue"); err != nil || v != 3 {
+		t.Errorf("Lookup(blue) = %d %v", v, err)
+	}
+	if _, err := colorNames.Lookup("color", "green"); err == nil || err.Error() != `color "green": want red or blue` {
+		t.Errorf("Lookup(green): %v", err)
+	}
+	three := Names[color]{1: "a", 2: "b", 3: "c"}
+	if _, err := three.Lookup("letter", ""); err == nil || err.Error() != `letter "": want a, b or c` {
+		t.Errorf("Lookup(\"\"): %v", err)
 	}
 }
