@@ -199,9 +199,21 @@ func (f *Fabric) WaitINC(ctx context.Context) {
 			fared++
 		}
 	}
-	f.Poll(ctx, 60*time.Second, "every INC switch registered and in the manager's topology", func() error {
+	f.Poll(ctx, 60*time.Second, "every INC switch registered and in the manager's topology", SwitchesReady(ctx, lab, f.Manager, fared))
+	// Hosts reach the manager (IS-IS has the host links everywhere).
+	for _, h := range f.Hosts {
+		f.Poll(ctx, 60*time.Second, h.Name+" reaches the manager", func() error {
+			return exec.Command("ip", "netns", "exec", h.NS, "ping", "-c1", "-W1", mgr.Loopback.String()).Run()
+		})
+	}
+}
+
+// SwitchesReady is a Poll condition: the manager on node mgr has n live
+// registered switches, each in its topology.
+func SwitchesReady(ctx context.Context, lab *interop.Lab, mgr string, n int) func() error {
+	return func() error {
 		var sw []wire.INCRegisteredSwitch
-		if err := lab.FarectlJSON(ctx, f.Manager, &sw, "inc", "switches"); err != nil {
+		if err := lab.FarectlJSON(ctx, mgr, &sw, "inc", "switches"); err != nil {
 			return err
 		}
 		ok := 0
@@ -210,16 +222,10 @@ func (f *Fabric) WaitINC(ctx context.Context) {
 				ok++
 			}
 		}
-		if ok != fared {
-			return fmt.Errorf("%d of %d: %+v", ok, fared, sw)
+		if ok != n {
+			return fmt.Errorf("%d of %d: %+v", ok, n, sw)
 		}
 		return nil
-	})
-	// Hosts reach the manager (IS-IS has the host links everywhere).
-	for _, h := range f.Hosts {
-		f.Poll(ctx, 60*time.Second, h.Name+" reaches the manager", func() error {
-			return exec.Command("ip", "netns", "exec", h.NS, "ping", "-c1", "-W1", mgr.Loopback.String()).Run()
-		})
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/fared/fared/inc/auth"
 	"github.com/fared/fared/inc/protos"
 	"github.com/fared/fared/interop"
+	"github.com/fared/fared/interop/incfabric"
 )
 
 // The INC control plane under attack from a host (issue 25, rows 1 and
@@ -72,22 +73,7 @@ func expectRefused(t *testing.T, ctx context.Context, l *interop.Lab, mgr string
 }
 
 func waitINCSwitches(t *testing.T, ctx context.Context, l *interop.Lab, mgr string, n int) {
-	poll(t, ctx, 90*time.Second, fmt.Sprintf("%d INC switches registered and in the topology", n), func() error {
-		var sw []wire.INCRegisteredSwitch
-		if err := l.FarectlJSON(ctx, mgr, &sw, "inc", "switches"); err != nil {
-			return err
-		}
-		ok := 0
-		for _, s := range sw {
-			if s.Alive && s.InTopology {
-				ok++
-			}
-		}
-		if ok != n {
-			return fmt.Errorf("%d of %d: %+v", ok, n, sw)
-		}
-		return nil
-	})
+	poll(t, ctx, 90*time.Second, fmt.Sprintf("%d INC switches registered and in the topology", n), incfabric.SwitchesReady(ctx, l, mgr, n))
 }
 
 func incGroup(t *testing.T, ctx context.Context, l *interop.Lab, mgr, name string) wire.INCGroup {
