@@ -43,162 +43,178 @@ func (m *module) query(r *http.Request, f func()) error {
 
 // Routes implements daemon.Module: below /v1/inof/.
 func (m *module) Routes(rt *api.Router) {
-	rt.Handle("GET hosts", func(r *http.Request) (any, error) {
-		out := []wire.INOFHost{}
-		err := m.query(r, func() {
-			if m.host != nil {
-				for _, p := range m.host.ag.Peers() {
-					h := wire.INOFHost{ID: p.Key.ID, Switch: p.Key.Switch.String(), SwitchName: p.SwitchName, Port: p.Key.Port,
-						Role: p.Host.Role.String(), NQN: p.Host.NQN, Addresses: addrStrings(p.Host.Addrs),
-						Zones: append([]string{}, p.Zones...), Via: p.Via, Since: p.Since.UTC().Format(time.RFC3339Nano)}
-					if p.Source != 0 {
-						h.Source = p.Source.String()
-					}
-					if len(p.Host.MAC) > 0 {
-						h.MAC = p.Host.MAC.String()
-					}
-					out = append(out, h)
-				}
-				return
-			}
-			for _, v := range m.sw.sw.Hosts() {
-				out = append(out, hostWire(v))
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-		return out, nil
-	})
-	rt.Handle("GET zones", func(r *http.Request) (any, error) {
-		if m.host != nil {
-			return nil, api.NotFound(errors.New("a host has no zone configuration (its switches have)"))
-		}
-		out := []wire.INOFZone{}
-		err := m.query(r, func() {
-			cfg, from, stamp, ok := m.sw.sw.Zones()
-			if ok {
-				out = zonesView(cfg, from, stamp)
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-		return out, nil
-	})
-	zoneEdit := func(add bool) api.Handler {
-		return func(r *http.Request) (any, error) {
-			if m.sw == nil {
-				return nil, api.Unprocessable(errNotReflector)
-			}
-			var q wire.INOFZoneRequest
-			if err := api.Decode(r, &q); err != nil {
-				return nil, err
-			}
-			if q.Name == "" {
-				return nil, api.Errorf("name: required")
-			}
-			if add && len(q.Hosts) == 0 && q.Name == "default" {
-				return nil, api.Errorf("the default zone always exists: name hosts to add")
-			}
-			ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-			defer cancel()
-			err, aerr := loop.Ask(ctx, m.sw.lp, func(reply chan<- error) any {
-				return zoneEv{add: add, req: zoneReq{q.Name, q.Hosts}, reply: reply}
-			})
-			if aerr != nil {
-				return nil, aerr
-			}
-			if err != nil {
-				if errors.Is(err, errNotReflector) {
-					return nil, api.Unprocessable(err)
-				}
-				return nil, err
-			}
-			out := []wire.INOFZone{}
-			qerr := m.query(r, func() {
-				cfg, from, stamp, _ := m.sw.sw.Zones()
-				out = zonesView(cfg, from, stamp)
-			})
-			if qerr != nil {
-				return nil, qerr
-			}
-			return out, nil
-		}
-	}
-	rt.Handle("POST zones/add", zoneEdit(true))
-	rt.Handle("POST zones/del", zoneEdit(false))
-	rt.Handle("GET peers", func(r *http.Request) (any, error) {
-		out := []wire.INOFPeer{}
-		if m.host != nil {
-			err := m.query(r, func() {
-				for _, l := range m.host.ag.Links() {
-					p := wire.INOFPeer{Interface: l.Name, State: l.State, Port: l.Port, SwitchName: l.SwitchName}
-					if l.Switch.IsValid() {
-						p.Address = l.Switch.String()
-						p.UptimeSeconds = time.Since(l.Since).Seconds()
-					}
-					out = append(out, p)
-				}
-			})
-			if err != nil {
-				return nil, err
-			}
-			return out, nil
-		}
-		sp := m.sw.spAPI.Load()
-		if sp == nil {
-			return out, nil
-		}
-		ps, err := sp.Peers(r.Context())
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range ps {
-			out = append(out, wire.INOFPeer{Address: p.Address.String(), State: p.State, BFD: p.BFD,
-				UptimeSeconds: p.Uptime.Seconds(), Received: p.Received, Reason: p.Reason, Flaps: p.Flaps})
-		}
-		return out, nil
-	})
-	rt.Handle("GET events", func(r *http.Request) (any, error) {
-		out := []wire.INOFEvent{}
-		err := m.query(r, func() {
-			if m.host != nil {
-				for _, e := range m.host.ag.Events() {
-					out = append(out, eventWire(e))
-				}
-				return
-			}
-			for _, e := range m.sw.sw.Events() {
-				out = append(out, switchEventWire(e))
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-		return out, nil
-	})
+	rt.Handle("GET hosts", m.getHosts)
+	rt.Handle("GET zones", m.getZones)
+	rt.Handle("POST zones/add", m.zoneEdit(true))
+	rt.Handle("POST zones/del", m.zoneEdit(false))
+	rt.Handle("GET peers", m.getPeers)
+	rt.Handle("GET events", m.getEvents)
 	rt.Handle("GET status", func(r *http.Request) (any, error) {
 		var st wire.INOFStatus
 		err := m.query(r, func() { st = m.status() })
 		return st, err
 	})
-	reg := func(on bool) api.Handler {
-		return func(r *http.Request) (any, error) {
-			if m.host == nil {
-				return nil, api.Unprocessable(errors.New("only a host registers"))
-			}
-			ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-			defer cancel()
-			if _, err := loop.Ask(ctx, m.host.lp, func(reply chan<- struct{}) any { return registerEv{on: on, reply: reply} }); err != nil {
-				return nil, err
-			}
-			return map[string]bool{"registered": on}, nil
-		}
-	}
-	rt.Handle("POST register", reg(true))
-	rt.Handle("POST deregister", reg(false))
+	rt.Handle("POST register", m.register(true))
+	rt.Handle("POST deregister", m.register(false))
 	m.identityRoutes(rt)
+}
+
+// getHosts: a host's peers (the hosts its switches told it of), or a
+// switch's hosts.
+func (m *module) getHosts(r *http.Request) (any, error) {
+	out := []wire.INOFHost{}
+	err := m.query(r, func() {
+		if m.host != nil {
+			for _, p := range m.host.ag.Peers() {
+				h := wire.INOFHost{ID: p.Key.ID, Switch: p.Key.Switch.String(), SwitchName: p.SwitchName, Port: p.Key.Port,
+					Role: p.Host.Role.String(), NQN: p.Host.NQN, Addresses: addrStrings(p.Host.Addrs),
+					Zones: append([]string{}, p.Zones...), Via: p.Via, Since: p.Since.UTC().Format(time.RFC3339Nano)}
+				if p.Source != 0 {
+					h.Source = p.Source.String()
+				}
+				if len(p.Host.MAC) > 0 {
+					h.MAC = p.Host.MAC.String()
+				}
+				out = append(out, h)
+			}
+			return
+		}
+		for _, v := range m.sw.sw.Hosts() {
+			out = append(out, hostWire(v))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (m *module) getZones(r *http.Request) (any, error) {
+	if m.host != nil {
+		return nil, api.NotFound(errors.New("a host has no zone configuration (its switches have)"))
+	}
+	out := []wire.INOFZone{}
+	err := m.query(r, func() {
+		cfg, from, stamp, ok := m.sw.sw.Zones()
+		if ok {
+			out = zonesView(cfg, from, stamp)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// zoneEdit adds hosts to a zone (add) or removes them, on a reflector,
+// and answers with the zones after the change.
+func (m *module) zoneEdit(add bool) api.Handler {
+	return func(r *http.Request) (any, error) {
+		if m.sw == nil {
+			return nil, api.Unprocessable(errNotReflector)
+		}
+		var q wire.INOFZoneRequest
+		if err := api.Decode(r, &q); err != nil {
+			return nil, err
+		}
+		if q.Name == "" {
+			return nil, api.Errorf("name: required")
+		}
+		if add && len(q.Hosts) == 0 && q.Name == "default" {
+			return nil, api.Errorf("the default zone always exists: name hosts to add")
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		err, aerr := loop.Ask(ctx, m.sw.lp, func(reply chan<- error) any {
+			return zoneEv{add: add, req: zoneReq{q.Name, q.Hosts}, reply: reply}
+		})
+		if aerr != nil {
+			return nil, aerr
+		}
+		if err != nil {
+			if errors.Is(err, errNotReflector) {
+				return nil, api.Unprocessable(err)
+			}
+			return nil, err
+		}
+		out := []wire.INOFZone{}
+		qerr := m.query(r, func() {
+			cfg, from, stamp, _ := m.sw.sw.Zones()
+			out = zonesView(cfg, from, stamp)
+		})
+		if qerr != nil {
+			return nil, qerr
+		}
+		return out, nil
+	}
+}
+
+// getPeers: a host's links to its switches, or a switch's BGP peers.
+func (m *module) getPeers(r *http.Request) (any, error) {
+	out := []wire.INOFPeer{}
+	if m.host != nil {
+		err := m.query(r, func() {
+			for _, l := range m.host.ag.Links() {
+				p := wire.INOFPeer{Interface: l.Name, State: l.State, Port: l.Port, SwitchName: l.SwitchName}
+				if l.Switch.IsValid() {
+					p.Address = l.Switch.String()
+					p.UptimeSeconds = time.Since(l.Since).Seconds()
+				}
+				out = append(out, p)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	sp := m.sw.spAPI.Load()
+	if sp == nil {
+		return out, nil
+	}
+	ps, err := sp.Peers(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		out = append(out, wire.INOFPeer{Address: p.Address.String(), State: p.State, BFD: p.BFD,
+			UptimeSeconds: p.Uptime.Seconds(), Received: p.Received, Reason: p.Reason, Flaps: p.Flaps})
+	}
+	return out, nil
+}
+
+func (m *module) getEvents(r *http.Request) (any, error) {
+	out := []wire.INOFEvent{}
+	err := m.query(r, func() {
+		if m.host != nil {
+			for _, e := range m.host.ag.Events() {
+				out = append(out, eventWire(e))
+			}
+			return
+		}
+		for _, e := range m.sw.sw.Events() {
+			out = append(out, switchEventWire(e))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// register registers a host with its switches (on) or withdraws it.
+func (m *module) register(on bool) api.Handler {
+	return func(r *http.Request) (any, error) {
+		if m.host == nil {
+			return nil, api.Unprocessable(errors.New("only a host registers"))
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		if _, err := loop.Ask(ctx, m.host.lp, func(reply chan<- struct{}) any { return registerEv{on: on, reply: reply} }); err != nil {
+			return nil, err
+		}
+		return map[string]bool{"registered": on}, nil
+	}
 }
 
 // identityRoutes: bindings, conflicts and their release (switches).

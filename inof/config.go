@@ -2,6 +2,7 @@ package inof
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -128,69 +129,97 @@ func Section(c *config.Config) *Config {
 	return s
 }
 
-func parse(w *config.Walker, k, v *yaml.Node) any {
-	c := &Config{ASN: 65000, Port: 179, Hold: 9 * time.Second, Connect: time.Second, GR: true,
+// defaults is the inof section before its keys are read.
+func defaults() *Config {
+	return &Config{ASN: 65000, Port: 179, Hold: 9 * time.Second, Connect: time.Second, GR: true,
 		Restart: 10 * time.Second, Deferral: 5 * time.Second,
 		BFDTx: 100 * time.Millisecond, BFDRx: 100 * time.Millisecond, BFDMult: 3,
 		LLDP: true, OUI: l2.DefaultOUI, MinHold: 300 * time.Millisecond, MaxHold: 10 * time.Minute,
 		Retransmit: 250 * time.Millisecond, Window: 64, Tombstone: 3 * time.Second, MaxHosts: 10000,
 		MaxHostsPerPort: 4, NotifyAttempts: 6, BindingHold: 24 * time.Hour, DualHomeWindow: time.Minute,
 		HostRole: l2.RoleInitiator, HostHold: 3 * time.Second, HookTimeout: 10 * time.Second}
+}
+
+// Keys of one role only: set on another, they are mistakes, reported
+// where they are.
+var (
+	hostOnly   = []string{"id", "host-role", "nqn", "hold", "hook", "hook-timeout", "mac", "key"}
+	switchOnly = []string{"asn", "router-id", "port", "cluster-id", "neighbors", "timers", "graceful-restart", "bfd",
+		"lldp", "lldp-oui", "host-hold", "notify", "tombstone", "max-hosts", "max-hosts-per-port", "binding-hold", "dual-home-window",
+		"bindings", "host-keys", "zones", "default-zone", "filters"}
+)
+
+func parse(w *config.Walker, k, v *yaml.Node) any {
+	c := defaults()
 	if !w.IsMapping(k, v) {
 		return c
 	}
 	if st, err := os.Stat(w.File); err == nil {
 		c.Stamp = uint64(st.ModTime().UnixNano())
 	}
-	var zonesAt, defaultAt *yaml.Node
-	autoAdd := false
-	var defaultMembers []string
-	userZones := map[string][]string{}
-	var zoneOrder []string
-	seen := w.Mapping(v, map[string]config.Field{
-		"role":       w.OneOf(&c.Role, RoleSwitch, RoleReflector, RoleHost),
+	z := &zoneKeys{user: map[string][]string{}}
+	fields := c.switchFields(w, z)
+	maps.Copy(fields, c.hostFields(w))
+	fields["role"] = w.OneOf(&c.Role, RoleSwitch, RoleReflector, RoleHost)
+	fields["interfaces"] = func(k, v *yaml.Node) {
+		names, nodes := w.Strings(k, v)
+		for i, n := range names {
+			if !ifname(n) {
+				w.Errf(nodes[i], "%s: invalid interface name %q", k.Value, n)
+				continue
+			}
+			c.Interfaces = append(c.Interfaces, n)
+		}
+	}
+	seen := w.Mapping(v, fields)
+	if seen["role"] == nil {
+		w.Errf(k, "inof: missing required key \"role\" (switch, reflector or host)")
+		return c
+	}
+	c.check(w, k, seen, z)
+	if c.Role == RoleReflector {
+		c.Zones = z.build()
+	}
+	return c
+}
+
+// sub parses a subsection of keys into fields.
+func sub(w *config.Walker, fields map[string]config.Field) config.Field {
+	return func(k, v *yaml.Node) {
+		if w.IsMapping(k, v) {
+			w.Mapping(v, fields)
+		}
+	}
+}
+
+// ifname says whether n can be a Linux interface name.
+func ifname(n string) bool {
+	return n != "" && len(n) <= 15 && !strings.ContainsAny(n, "/ \t")
+}
+
+// switchFields are the keys of switches and reflectors.
+func (c *Config) switchFields(w *config.Walker, z *zoneKeys) map[string]config.Field {
+	return map[string]config.Field{
 		"asn":        config.SetInt(w, &c.ASN, 1, 4294967295),
 		"router-id":  addr4(w, &c.RouterID),
 		"port":       config.SetInt(w, &c.Port, 1, 65535),
 		"cluster-id": addr4(w, &c.ClusterID),
 		"neighbors":  w.List(func(v *yaml.Node) { c.Neighbors = append(c.Neighbors, neighbor(w, v)) }),
-		"timers": func(k, v *yaml.Node) {
-			if w.IsMapping(k, v) {
-				w.Mapping(v, map[string]config.Field{
-					"hold":          w.SetDuration(&c.Hold, 3*time.Second, 65535*time.Second),
-					"connect-retry": w.SetDuration(&c.Connect, time.Second, time.Hour),
-				})
-			}
-		},
-		"graceful-restart": func(k, v *yaml.Node) {
-			if w.IsMapping(k, v) {
-				w.Mapping(v, map[string]config.Field{
-					"enabled":       w.Bool(&c.GR),
-					"restart-time":  w.SetDuration(&c.Restart, time.Second, 4095*time.Second),
-					"deferral-time": w.SetDuration(&c.Deferral, time.Second, 4095*time.Second),
-				})
-			}
-		},
-		"bfd": func(k, v *yaml.Node) {
-			if w.IsMapping(k, v) {
-				w.Mapping(v, map[string]config.Field{
-					"min-tx":         w.SetDuration(&c.BFDTx, 10*time.Millisecond, 10*time.Second),
-					"min-rx":         w.SetDuration(&c.BFDRx, 10*time.Millisecond, 10*time.Second),
-					"multiplier":     config.SetInt(w, &c.BFDMult, 2, 255),
-					"authentication": w.BFDAuthentication(&c.BFDAuth),
-				})
-			}
-		},
-		"interfaces": func(k, v *yaml.Node) {
-			names, nodes := w.Strings(k, v)
-			for i, n := range names {
-				if n == "" || len(n) > 15 || strings.ContainsAny(n, "/ \t") {
-					w.Errf(nodes[i], "%s: invalid interface name %q", k.Value, n)
-					continue
-				}
-				c.Interfaces = append(c.Interfaces, n)
-			}
-		},
+		"timers": sub(w, map[string]config.Field{
+			"hold":          w.SetDuration(&c.Hold, 3*time.Second, 65535*time.Second),
+			"connect-retry": w.SetDuration(&c.Connect, time.Second, time.Hour),
+		}),
+		"graceful-restart": sub(w, map[string]config.Field{
+			"enabled":       w.Bool(&c.GR),
+			"restart-time":  w.SetDuration(&c.Restart, time.Second, 4095*time.Second),
+			"deferral-time": w.SetDuration(&c.Deferral, time.Second, 4095*time.Second),
+		}),
+		"bfd": sub(w, map[string]config.Field{
+			"min-tx":         w.SetDuration(&c.BFDTx, 10*time.Millisecond, 10*time.Second),
+			"min-rx":         w.SetDuration(&c.BFDRx, 10*time.Millisecond, 10*time.Second),
+			"multiplier":     config.SetInt(w, &c.BFDMult, 2, 255),
+			"authentication": w.BFDAuthentication(&c.BFDAuth),
+		}),
 		"lldp": w.Bool(&c.LLDP),
 		"lldp-oui": func(k, v *yaml.Node) {
 			if s, ok := w.Text(k, v); ok {
@@ -201,23 +230,15 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 				c.OUI = o
 			}
 		},
-		"host-hold": func(k, v *yaml.Node) {
-			if w.IsMapping(k, v) {
-				w.Mapping(v, map[string]config.Field{
-					"min": w.SetDuration(&c.MinHold, 100*time.Millisecond, time.Hour),
-					"max": w.SetDuration(&c.MaxHold, 100*time.Millisecond, 24*time.Hour),
-				})
-			}
-		},
-		"notify": func(k, v *yaml.Node) {
-			if w.IsMapping(k, v) {
-				w.Mapping(v, map[string]config.Field{
-					"retransmit": w.SetDuration(&c.Retransmit, 10*time.Millisecond, 10*time.Second),
-					"window":     config.SetInt(w, &c.Window, 1, 4096),
-					"attempts":   config.SetInt(w, &c.NotifyAttempts, 1, 20),
-				})
-			}
-		},
+		"host-hold": sub(w, map[string]config.Field{
+			"min": w.SetDuration(&c.MinHold, 100*time.Millisecond, time.Hour),
+			"max": w.SetDuration(&c.MaxHold, 100*time.Millisecond, 24*time.Hour),
+		}),
+		"notify": sub(w, map[string]config.Field{
+			"retransmit": w.SetDuration(&c.Retransmit, 10*time.Millisecond, 10*time.Second),
+			"window":     config.SetInt(w, &c.Window, 1, 4096),
+			"attempts":   config.SetInt(w, &c.NotifyAttempts, 1, 20),
+		}),
 		"tombstone":          w.SetDuration(&c.Tombstone, 100*time.Millisecond, time.Minute),
 		"max-hosts":          config.SetInt(w, &c.MaxHosts, 1, 1000000),
 		"max-hosts-per-port": config.SetInt(w, &c.MaxHostsPerPort, 1, 100000),
@@ -225,71 +246,22 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 		"dual-home-window":   w.SetDuration(&c.DualHomeWindow, 0, 24*time.Hour),
 		"bindings":           w.List(func(v *yaml.Node) { c.Bindings = append(c.Bindings, binding(w, v)) }),
 		"host-keys":          w.List(func(v *yaml.Node) { c.HostKeys = append(c.HostKeys, hostKey(w, v)) }),
+		"zones":              z.zones(w),
+		"default-zone":       z.defaultZone(w),
+		"filters":            w.List(func(v *yaml.Node) { c.Filters = append(c.Filters, filter(w, v)) }),
+	}
+}
+
+// hostFields are the keys of hosts.
+func (c *Config) hostFields(w *config.Walker) map[string]config.Field {
+	return map[string]config.Field{
 		"mac": func(k, v *yaml.Node) {
 			if s, ok := w.Text(k, v); ok {
 				c.HostMAC = mac(w, v, k.Value, s)
 			}
 		},
 		"key": func(k, v *yaml.Node) { c.Key = ownKey(w, k, v) },
-		"zones": func(k, v *yaml.Node) {
-			zonesAt = k
-			if !w.Want(k, v, "a mapping of zone name to hosts", v.Kind == yaml.MappingNode) {
-				return
-			}
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				zk, zv := v.Content[i], config.Deref(v.Content[i+1])
-				if err := zones.CheckName(zk.Value); err != nil {
-					w.Errf(zk, "zones: %v", err)
-					continue
-				}
-				if zk.Value == zones.Default {
-					w.Errf(zk, "zones: the default zone is configured under default-zone")
-					continue
-				}
-				if _, dup := userZones[zk.Value]; dup {
-					w.Errf(zk, "zones: zone %q twice", zk.Value)
-					continue
-				}
-				var members []string
-				if zv.Kind == yaml.ScalarNode && zv.ShortTag() == "!!null" {
-					members = []string{}
-				} else {
-					ms, nodes := w.Strings(zk, zv)
-					for j, m := range ms {
-						if err := zones.CheckHost(m); err != nil {
-							w.Errf(nodes[j], "zone %s: %v", zk.Value, err)
-						}
-					}
-					members = ms
-				}
-				userZones[zk.Value] = members
-				zoneOrder = append(zoneOrder, zk.Value)
-			}
-		},
-		"default-zone": func(k, v *yaml.Node) {
-			defaultAt = k
-			if w.IsMapping(k, v) {
-				w.Mapping(v, map[string]config.Field{
-					"auto-add": w.Bool(&autoAdd),
-					"members": func(k, v *yaml.Node) {
-						ms, nodes := w.Strings(k, v)
-						for j, m := range ms {
-							if err := zones.CheckHost(m); err != nil {
-								w.Errf(nodes[j], "default-zone: %v", err)
-							}
-						}
-						defaultMembers = ms
-					},
-				})
-			}
-		},
-		"filters": w.List(func(v *yaml.Node) { c.Filters = append(c.Filters, filter(w, v)) }),
-		"id": w.Str(&c.ID, func(s string) string {
-			if err := zones.CheckHost(s); err != nil {
-				return err.Error()
-			}
-			return ""
-		}),
+		"id":  w.Str(&c.ID, hostIDProblem),
 		"host-role": func(k, v *yaml.Node) {
 			if s, ok := w.Text(k, v); ok {
 				r, err := l2.ParseRole(s)
@@ -308,16 +280,12 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 		"hold":         w.SetDuration(&c.HostHold, 300*time.Millisecond, time.Hour),
 		"hook":         w.Str(&c.Hook, nil),
 		"hook-timeout": w.SetDuration(&c.HookTimeout, 100*time.Millisecond, time.Hour),
-	})
-	if seen["role"] == nil {
-		w.Errf(k, "inof: missing required key \"role\" (switch, reflector or host)")
-		return c
 	}
-	// Keys of another role are mistakes, reported where they are.
-	hostOnly := []string{"id", "host-role", "nqn", "hold", "hook", "hook-timeout", "mac", "key"}
-	switchOnly := []string{"asn", "router-id", "port", "cluster-id", "neighbors", "timers", "graceful-restart", "bfd",
-		"lldp", "lldp-oui", "host-hold", "notify", "tombstone", "max-hosts", "max-hosts-per-port", "binding-hold", "dual-home-window",
-		"bindings", "host-keys", "zones", "default-zone", "filters"}
+}
+
+// check checks the section as a whole: keys of another role, what a
+// role needs, and neighbours, bindings and keys given twice.
+func (c *Config) check(w *config.Walker, k *yaml.Node, seen map[string]*yaml.Node, z *zoneKeys) {
 	wrong := hostOnly
 	if c.Role == RoleHost {
 		wrong = switchOnly
@@ -327,9 +295,9 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 			w.Errf(n, "inof: %s is not a setting of role %s", key, c.Role)
 		}
 	}
-	if c.Role != RoleReflector {
-		for _, n := range []*yaml.Node{seen["cluster-id"], zonesAt, defaultAt} {
-			if n != nil && c.Role == RoleSwitch {
+	if c.Role == RoleSwitch {
+		for _, n := range []*yaml.Node{seen["cluster-id"], z.zonesAt, z.defaultAt} {
+			if n != nil {
 				w.Errf(n, "inof: %s is set on a reflector (switches take the zones from the reflectors)", n.Value)
 			}
 		}
@@ -351,17 +319,78 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 		}
 		seenNbr[n.Address] = true
 	}
-	if c.Role == RoleReflector {
-		z := zones.New(autoAdd)
-		for _, name := range zoneOrder {
-			z.Add(name, userZones[name]...)
+}
+
+// zoneKeys collects a reflector's zones and default-zone keys; build
+// makes the zone table once the whole section is read.
+type zoneKeys struct {
+	zonesAt, defaultAt *yaml.Node // where the keys were, nil if absent
+	autoAdd            bool
+	defaultMembers     []string
+	user               map[string][]string
+	order              []string
+}
+
+func (z *zoneKeys) zones(w *config.Walker) config.Field {
+	return func(k, v *yaml.Node) {
+		z.zonesAt = k
+		if !w.Want(k, v, "a mapping of zone name to hosts", v.Kind == yaml.MappingNode) {
+			return
 		}
-		if len(defaultMembers) > 0 {
-			z.Add(zones.Default, defaultMembers...)
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			zk, zv := v.Content[i], config.Deref(v.Content[i+1])
+			if err := zones.CheckName(zk.Value); err != nil {
+				w.Errf(zk, "zones: %v", err)
+				continue
+			}
+			if zk.Value == zones.Default {
+				w.Errf(zk, "zones: the default zone is configured under default-zone")
+				continue
+			}
+			if _, dup := z.user[zk.Value]; dup {
+				w.Errf(zk, "zones: zone %q twice", zk.Value)
+				continue
+			}
+			members := []string{}
+			if zv.Kind != yaml.ScalarNode || zv.ShortTag() != "!!null" {
+				members = hosts(w, zk, zv, "zone "+zk.Value)
+			}
+			z.user[zk.Value] = members
+			z.order = append(z.order, zk.Value)
 		}
-		c.Zones = z
 	}
-	return c
+}
+
+func (z *zoneKeys) defaultZone(w *config.Walker) config.Field {
+	return func(k, v *yaml.Node) {
+		z.defaultAt = k
+		sub(w, map[string]config.Field{
+			"auto-add": w.Bool(&z.autoAdd),
+			"members":  func(k, v *yaml.Node) { z.defaultMembers = hosts(w, k, v, "default-zone") },
+		})(k, v)
+	}
+}
+
+// hosts parses a list of host ids.
+func hosts(w *config.Walker, k, v *yaml.Node, what string) []string {
+	ms, nodes := w.Strings(k, v)
+	for j, m := range ms {
+		if err := zones.CheckHost(m); err != nil {
+			w.Errf(nodes[j], "%s: %v", what, err)
+		}
+	}
+	return ms
+}
+
+func (z *zoneKeys) build() *zones.Config {
+	zc := zones.New(z.autoAdd)
+	for _, name := range z.order {
+		zc.Add(name, z.user[name]...)
+	}
+	if len(z.defaultMembers) > 0 {
+		zc.Add(zones.Default, z.defaultMembers...)
+	}
+	return zc
 }
 
 func addr4(w *config.Walker, dst *netip.Addr) config.Field {
@@ -476,7 +505,7 @@ func binding(w *config.Walker, v *yaml.Node) Binding {
 		"ports": func(k, v *yaml.Node) {
 			ps, nodes := w.Strings(k, v)
 			for i, p := range ps {
-				if p == "" || len(p) > 15 || strings.ContainsAny(p, "/ \t") {
+				if !ifname(p) {
 					w.Errf(nodes[i], "binding: invalid port name %q", p)
 				}
 			}

@@ -108,9 +108,9 @@ func (l *Lab) incHostToken(name string) (string, error) {
 }
 
 // INCClientEnv is the environment of a fareinc run on host name: the lab
-// CA and the host's token (minted now for a host farelab did not make,
-// such as inc/lab's). Variables already in this process's environment are
-// left to it.
+// CA and the host's token (minted now for a host farelab did not make: a
+// namespace a test adds). Variables already in this process's environment
+// are left to it.
 func (l *Lab) INCClientEnv(name string) ([]string, error) {
 	if _, err := os.Stat(l.INCTLSFiles("").CA); err != nil {
 		return nil, nil // a lab made before farelab had INC credentials
@@ -136,18 +136,6 @@ func (l *Lab) ExecEnv(n *Node) []string {
 	}
 	env, _ := l.INCClientEnv(n.Name)
 	return env
-}
-
-// INCTrustYAML is the tls: (and, for a manager, client-auth:) keys of a
-// fared node's inc section, indented two spaces: for inc sections a test
-// appends to a rendered config itself (inc/lab).
-func (l *Lab) INCTrustYAML(node string, manager bool) string {
-	f := l.INCTLSFiles(node)
-	s := fmt.Sprintf("  tls: {ca: %s, cert: %s, key: %s}\n", f.CA, f.Cert, f.Key)
-	if manager {
-		s += fmt.Sprintf("  client-auth: {key-file: %s}\n", l.INCTokenKeyFile())
-	}
-	return s
 }
 
 // withINCTrust adds tls: and client-auth: to the inc section of a fared

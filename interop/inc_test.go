@@ -92,7 +92,7 @@ func TestINCCredentials(t *testing.T) {
 	if len(l.ExecEnv(l.Node("s1"))) != 0 {
 		t.Fatal("a switch node got client credentials")
 	}
-	// A host that is not a lab node (inc/lab builds its own) gets a token
+	// A host that is not a lab node (a namespace a test adds) gets a token
 	// minted on demand.
 	if env, err := l.INCClientEnv("outsider"); err != nil || len(env) != 2 {
 		t.Fatalf("outsider env %v %v", env, err)

@@ -93,6 +93,26 @@ func assertGone(t *testing.T, name string) {
 	}
 }
 
+// startConverged starts the lab of topo and waits until its IS-IS
+// adjacencies are up (each entry: a node, then its neighbours as
+// "peer@iface") and the loopbacks answer pings (from, to), logging when.
+func startConverged(t *testing.T, topo string, adjacencies [][]string, pings ...[2]string) (*Lab, context.Context) {
+	t.Helper()
+	start := time.Now()
+	l := StartLab(t, topo, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	for _, a := range adjacencies {
+		waitAdjacencies(t, ctx, l, a[0], a[1:]...)
+	}
+	t.Logf("adjacencies up %v after Up started", time.Since(start).Round(time.Millisecond))
+	for _, p := range pings {
+		waitPing(t, ctx, l, p[0], p[1])
+	}
+	t.Logf("loopbacks reachable %v after Up started", time.Since(start).Round(time.Millisecond))
+	return l, ctx
+}
+
 const p2pTopo = `name: p2p
 nodes:
   r1: {kind: frr}
@@ -103,17 +123,8 @@ links:
 `
 
 func TestLabFRRP2P(t *testing.T) {
-	start := time.Now()
-	l := StartLab(t, p2pTopo, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	waitAdjacencies(t, ctx, l, "r1", "r2@r2-1", "r2@r2-2")
-	waitAdjacencies(t, ctx, l, "r2", "r1@r1-1", "r1@r1-2")
-	t.Logf("adjacencies up %v after Up started", time.Since(start).Round(time.Millisecond))
-	waitPing(t, ctx, l, "r1", "r2")
-	waitPing(t, ctx, l, "r2", "r1")
-	t.Logf("loopbacks reachable %v after Up started", time.Since(start).Round(time.Millisecond))
+	l, ctx := startConverged(t, p2pTopo, [][]string{{"r1", "r2@r2-1", "r2@r2-2"}, {"r2", "r1@r1-1", "r1@r1-2"}},
+		[2]string{"r1", "r2"}, [2]string{"r2", "r1"})
 
 	// Both parallel links carry the bandwidth farelab gave zebra.
 	db, err := l.Vtysh(ctx, "r1", "show isis database detail r1.00-00")
@@ -197,18 +208,8 @@ links:
 `
 
 func TestLabFRRLAN(t *testing.T) {
-	start := time.Now()
-	l := StartLab(t, lanTopo, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	waitAdjacencies(t, ctx, l, "r1", "r2@seg1", "r3@seg1")
-	waitAdjacencies(t, ctx, l, "r2", "r1@seg1", "r3@seg1")
-	waitAdjacencies(t, ctx, l, "r3", "r1@seg1", "r2@seg1")
-	t.Logf("LAN adjacencies up %v after Up started", time.Since(start).Round(time.Millisecond))
-	waitPing(t, ctx, l, "r2", "r3")
-	waitPing(t, ctx, l, "r3", "r1")
-	t.Logf("loopbacks reachable %v after Up started", time.Since(start).Round(time.Millisecond))
+	l, ctx := startConverged(t, lanTopo, [][]string{{"r1", "r2@seg1", "r3@seg1"}, {"r2", "r1@seg1", "r3@seg1"}, {"r3", "r1@seg1", "r2@seg1"}},
+		[2]string{"r2", "r3"}, [2]string{"r3", "r1"})
 
 	// r1 has the highest priority: it is DIS, so the pseudonode LSP is
 	// r1.xx-00.

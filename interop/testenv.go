@@ -3,6 +3,7 @@ package interop
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,23 +45,38 @@ func RequireLab(t testing.TB) {
 	t.Skip(why)
 }
 
-// syncBuf collects the command log of a lab; it is printed only when the
-// test fails, so passing tests stay quiet.
-type syncBuf struct {
+// LockedBuffer is a buffer that writers on other goroutines may write
+// while it is read: a lab's command log, printed only when the test
+// fails (so passing tests stay quiet), or a process's stderr.
+type LockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuf) Write(p []byte) (int, error) {
+func (s *LockedBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuf) String() string {
+func (s *LockedBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Bins are the binaries a lab test runs, built from this tree.
+type Bins struct{ Fared, Farectl, Fareinc string }
+
+// BuildBins builds fared, farectl and fareinc into dir (lab tests' TestMain).
+func BuildBins(dir string) (Bins, error) {
+	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/fared/fared/cmd/fared",
+		"github.com/fared/fared/cmd/farectl", "github.com/fared/fared/cmd/fareinc")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return Bins{}, fmt.Errorf("building: %w", err)
+	}
+	return Bins{Fared: filepath.Join(dir, "fared"), Farectl: filepath.Join(dir, "farectl"), Fareinc: filepath.Join(dir, "fareinc")}, nil
 }
 
 // StartLab parses topoYAML, brings the lab up under a unique name (o.Name,
@@ -79,7 +95,7 @@ func StartLab(t testing.TB, topoYAML string, o Options) *Lab {
 		prefix = topo.Name
 	}
 	o.Name = UniqueName(prefix[:min(len(prefix), 8)])
-	buf := &syncBuf{}
+	buf := &LockedBuffer{}
 	if o.Log == nil {
 		o.Log = buf
 	}

@@ -1,11 +1,3 @@
-// Package interop builds labs of fared and FRR nodes in Linux network
-// namespaces from a topology file, and drives them from tests and from the
-// farelab CLI.
-//
-// Everything a lab creates carries the lab name (namespaces "<lab>-<node>",
-// run directory /run/farelab/<lab>, FRR path space "<lab>-<node>"), so Down
-// can find and remove a lab even when the process that built it crashed and
-// its state file is gone.
 package interop
 
 import (
@@ -352,171 +344,11 @@ func (p *tparser) topology(data []byte) *Topology {
 	names := map[string]string{}
 	if nodesNode == nil {
 		p.errf(root, "missing required key \"nodes\"")
-	} else if nodesNode.Kind != yaml.MappingNode {
-		p.errf(nodesNode, "nodes: expected a mapping of node name to {kind: frr|fared, ...}")
 	} else {
-		for i := 0; i+1 < len(nodesNode.Content); i += 2 {
-			k, v := nodesNode.Content[i], nodesNode.Content[i+1]
-			n := NodeSpec{Name: k.Value, Protocol: t.Protocol, Level: "2", Area: "49.0001", Priority: -1}
-			areaSet := false
-			what := "node " + k.Value
-			if err := checkName("node", n.Name, MaxNodeName); err != nil {
-				p.errf(k, "%v", err)
-			}
-			if _, dup := names[n.Name]; dup {
-				p.errf(k, "duplicate node %q", n.Name)
-				continue
-			}
-			names[n.Name] = "node"
-			if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
-				v = &yaml.Node{Kind: yaml.MappingNode, Line: v.Line}
-			}
-			seen := map[string]*yaml.Node{}
-			fields := map[string]func(k, v *yaml.Node){
-				"kind":     p.str(what, &n.Kind),
-				"protocol": p.str(what, &n.Protocol),
-				"level":    p.str(what, &n.Level),
-				"area":     func(k, v *yaml.Node) { areaSet = true; p.str(what, &n.Area)(k, v) },
-				"priority": p.integer(what, 0, 127, &n.Priority),
-				"prefixes": func(k, v *yaml.Node) { n.Prefixes = p.prefixes(what, v) },
-				"auth":     func(k, v *yaml.Node) { n.Auth = p.authKeys(what, v) },
-				"bfd":      func(k, v *yaml.Node) { n.BFD = p.bfdSpec(what, v) },
-				"te": func(k, v *yaml.Node) {
-					switch v.Value {
-					case "true":
-					case "false":
-						n.NoTE = true
-					default:
-						p.errf(v, "%s: te: want true or false, got %q", what, v.Value)
-					}
-				},
-			}
-			p.inofNodeFields(what, &n, seen, fields)
-			p.keys(v, what, fields)
-			switch {
-			case n.Kind == "":
-				p.errf(v, "%s: missing kind (frr, fared, bird or host)", what)
-			case n.Kind != "frr" && n.Kind != "fared" && n.Kind != "host" && n.Kind != "bird":
-				p.errf(v, "%s: kind %q: want frr, fared, bird or host", what, n.Kind)
-			case n.Kind == "bird":
-				p.checkBIRDNode(v, what, &n, seen)
-			}
-			p.checkINOFNode(v, what, &n, seen)
-			if n.Kind == "host" && n.BFD != nil {
-				p.errf(v, "%s: bfd: a host runs no IGP adjacency to protect", what)
-			}
-			if n.BFD != nil && len(n.BFD.Auth) > 0 {
-				switch n.Kind {
-				case "frr":
-					p.errf(v, "%s: bfd: auth: FRR 8.4's bfdd has no authentication", what)
-				case "bird":
-					for _, k := range n.BFD.Auth {
-						if k.Algorithm != n.BFD.Auth[0].Algorithm {
-							p.errf(v, "%s: bfd: auth: BIRD has one authentication type per interface (%s and %s)", what, n.BFD.Auth[0].Algorithm, k.Algorithm)
-							break
-						}
-					}
-				}
-			}
-			if n.Kind == "host" {
-				n.Protocol, n.Level, n.Area = "", "", ""
-				t.Nodes = append(t.Nodes, n)
-				continue
-			}
-			if !validProtocol(n.Protocol) {
-				p.errf(v, "%s: protocol %q not supported (want isis or ospf)", what, n.Protocol)
-			}
-			p.checkNodeKind(v, what, &n)
-			if n.Protocol == "ospf" {
-				p.ospfNodeArea(v, what, &n, areaSet)
-			}
-			if !validLevels[n.Level] {
-				p.errf(v, "%s: level %q: want 1, 2 or 1-2", what, n.Level)
-			}
-			if n.Protocol != "ospf" && !areaRE.MatchString(n.Area) {
-				p.errf(v, "%s: area %q: want dotted hex like 49.0001", what, n.Area)
-			}
-			t.Nodes = append(t.Nodes, n)
-		}
-		if len(t.Nodes) == 0 {
-			p.errf(nodesNode, "nodes: at least one node is required")
-		}
-		if len(t.Nodes) > MaxNodes {
-			p.errf(nodesNode, "nodes: %d nodes, at most %d are supported", len(t.Nodes), MaxNodes)
-		}
+		p.nodes(nodesNode, t, names)
 	}
-
-	if linksNode != nil {
-		if linksNode.Kind != yaml.SequenceNode {
-			p.errf(linksNode, "links: expected a list")
-			return t
-		}
-		lans := 0
-		for i, v := range linksNode.Content {
-			l := LinkSpec{Bandwidth: DefaultBandwidth, Metric: 10}
-			what := fmt.Sprintf("link %d", i)
-			ok := p.keys(v, what, map[string]func(k, v *yaml.Node){
-				"a":         p.str(what, &l.A),
-				"b":         p.str(what, &l.B),
-				"lan":       p.str(what, &l.LAN),
-				"nodes":     func(k, v *yaml.Node) { l.Nodes = p.names(what+": nodes", v) },
-				"bandwidth": p.bandwidth(what, &l.Bandwidth),
-				"metric":    p.integer(what, 1, 16777214, &l.Metric),
-				"area":      func(k, v *yaml.Node) { p.ospfLinkArea(v, what, &l) },
-			})
-			if !ok {
-				continue
-			}
-			known := func(n string) bool {
-				if names[n] != "node" {
-					p.errf(v, "%s: unknown node %q", what, n)
-					return false
-				}
-				return true
-			}
-			switch {
-			case l.LAN != "":
-				lans++
-				if l.A != "" || l.B != "" {
-					p.errf(v, "%s: a LAN has nodes, not a and b", what)
-				}
-				if err := checkName("lan", l.LAN, MaxNodeName); err != nil {
-					p.errf(v, "%s: %v", what, err)
-				} else if names[l.LAN] != "" {
-					p.errf(v, "%s: lan name %q already used by a %s", what, l.LAN, names[l.LAN])
-				} else {
-					names[l.LAN] = "lan"
-				}
-				if len(l.Nodes) < 2 {
-					p.errf(v, "%s: lan %q needs at least 2 nodes", what, l.LAN)
-				}
-				seen := map[string]bool{}
-				for _, n := range l.Nodes {
-					if known(n) && seen[n] {
-						p.errf(v, "%s: node %q listed twice on lan %q", what, n, l.LAN)
-					}
-					seen[n] = true
-				}
-			default:
-				if len(l.Nodes) > 0 {
-					p.errf(v, "%s: nodes is for LANs (set lan: NAME), a p2p link has a and b", what)
-				}
-				if l.A == "" || l.B == "" {
-					p.errf(v, "%s: a p2p link needs a and b (or lan and nodes)", what)
-					continue
-				}
-				if known(l.A) && known(l.B) && l.A == l.B {
-					p.errf(v, "%s: link from %q to itself", what, l.A)
-				}
-			}
-			t.Links = append(t.Links, l)
-		}
-		if len(t.Links) > MaxLinks {
-			p.errf(linksNode, "links: %d links, at most %d are supported", len(t.Links), MaxLinks)
-		}
-		if lans > MaxLANs {
-			p.errf(linksNode, "links: %d LANs, at most %d are supported", lans, MaxLANs)
-		}
+	if linksNode != nil && !p.links(linksNode, t, names) {
+		return t
 	}
 	at, zat := linksNode, zonesNode
 	if at == nil {
@@ -534,6 +366,201 @@ func (p *tparser) topology(data []byte) *Topology {
 		}
 	}
 	return t
+}
+
+// nodes parses the nodes mapping into t.Nodes, claiming each name in
+// names.
+func (p *tparser) nodes(v *yaml.Node, t *Topology, names map[string]string) {
+	if v.Kind != yaml.MappingNode {
+		p.errf(v, "nodes: expected a mapping of node name to {kind: frr|fared, ...}")
+		return
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k := v.Content[i]
+		if err := checkName("node", k.Value, MaxNodeName); err != nil {
+			p.errf(k, "%v", err)
+		}
+		if _, dup := names[k.Value]; dup {
+			p.errf(k, "duplicate node %q", k.Value)
+			continue
+		}
+		names[k.Value] = "node"
+		t.Nodes = append(t.Nodes, p.node(k, v.Content[i+1], t.Protocol))
+	}
+	if len(t.Nodes) == 0 {
+		p.errf(v, "nodes: at least one node is required")
+	}
+	if len(t.Nodes) > MaxNodes {
+		p.errf(v, "nodes: %d nodes, at most %d are supported", len(t.Nodes), MaxNodes)
+	}
+}
+
+// node parses one node (k: its name) of a topology whose default
+// protocol is protocol.
+func (p *tparser) node(k, v *yaml.Node, protocol string) NodeSpec {
+	n := NodeSpec{Name: k.Value, Protocol: protocol, Level: "2", Area: "49.0001", Priority: -1}
+	areaSet := false
+	what := "node " + k.Value
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
+		v = &yaml.Node{Kind: yaml.MappingNode, Line: v.Line}
+	}
+	seen := map[string]*yaml.Node{}
+	fields := map[string]func(k, v *yaml.Node){
+		"kind":     p.str(what, &n.Kind),
+		"protocol": p.str(what, &n.Protocol),
+		"level":    p.str(what, &n.Level),
+		"area":     func(k, v *yaml.Node) { areaSet = true; p.str(what, &n.Area)(k, v) },
+		"priority": p.integer(what, 0, 127, &n.Priority),
+		"prefixes": func(k, v *yaml.Node) { n.Prefixes = p.prefixes(what, v) },
+		"auth":     func(k, v *yaml.Node) { n.Auth = p.authKeys(what, v) },
+		"bfd":      func(k, v *yaml.Node) { n.BFD = p.bfdSpec(what, v) },
+		"te": func(k, v *yaml.Node) {
+			switch v.Value {
+			case "true":
+			case "false":
+				n.NoTE = true
+			default:
+				p.errf(v, "%s: te: want true or false, got %q", what, v.Value)
+			}
+		},
+	}
+	p.inofNodeFields(what, &n, seen, fields)
+	p.keys(v, what, fields)
+	switch {
+	case n.Kind == "":
+		p.errf(v, "%s: missing kind (frr, fared, bird or host)", what)
+	case n.Kind != "frr" && n.Kind != "fared" && n.Kind != "host" && n.Kind != "bird":
+		p.errf(v, "%s: kind %q: want frr, fared, bird or host", what, n.Kind)
+	case n.Kind == "bird":
+		p.checkBIRDNode(v, what, &n, seen)
+	}
+	p.checkINOFNode(v, what, &n, seen)
+	p.checkNodeBFD(v, what, &n)
+	if n.Kind == "host" {
+		n.Protocol, n.Level, n.Area = "", "", ""
+		return n
+	}
+	if !validProtocol(n.Protocol) {
+		p.errf(v, "%s: protocol %q not supported (want isis or ospf)", what, n.Protocol)
+	}
+	p.checkNodeKind(v, what, &n)
+	if n.Protocol == "ospf" {
+		p.ospfNodeArea(v, what, &n, areaSet)
+	}
+	if !validLevels[n.Level] {
+		p.errf(v, "%s: level %q: want 1, 2 or 1-2", what, n.Level)
+	}
+	if n.Protocol != "ospf" && !areaRE.MatchString(n.Area) {
+		p.errf(v, "%s: area %q: want dotted hex like 49.0001", what, n.Area)
+	}
+	return n
+}
+
+// checkNodeBFD refuses BFD settings a node's kind cannot honour.
+func (p *tparser) checkNodeBFD(v *yaml.Node, what string, n *NodeSpec) {
+	if n.Kind == "host" && n.BFD != nil {
+		p.errf(v, "%s: bfd: a host runs no IGP adjacency to protect", what)
+	}
+	if n.BFD == nil || len(n.BFD.Auth) == 0 {
+		return
+	}
+	switch n.Kind {
+	case "frr":
+		p.errf(v, "%s: bfd: auth: FRR 8.4's bfdd has no authentication", what)
+	case "bird":
+		for _, k := range n.BFD.Auth {
+			if k.Algorithm != n.BFD.Auth[0].Algorithm {
+				p.errf(v, "%s: bfd: auth: BIRD has one authentication type per interface (%s and %s)", what, n.BFD.Auth[0].Algorithm, k.Algorithm)
+				break
+			}
+		}
+	}
+}
+
+// links parses the links list into t.Links; LAN names join names. It
+// returns false if links is not a list (nothing more can be checked).
+func (p *tparser) links(v *yaml.Node, t *Topology, names map[string]string) bool {
+	if v.Kind != yaml.SequenceNode {
+		p.errf(v, "links: expected a list")
+		return false
+	}
+	lans := 0
+	for i, e := range v.Content {
+		l, ok := p.link(i, e, names)
+		if !ok {
+			continue
+		}
+		if l.LAN != "" {
+			lans++
+		}
+		t.Links = append(t.Links, l)
+	}
+	if len(t.Links) > MaxLinks {
+		p.errf(v, "links: %d links, at most %d are supported", len(t.Links), MaxLinks)
+	}
+	if lans > MaxLANs {
+		p.errf(v, "links: %d LANs, at most %d are supported", lans, MaxLANs)
+	}
+	return true
+}
+
+// link parses link i: a p2p link (a, b) or a LAN (lan, nodes). ok is
+// false for what cannot be a link at all.
+func (p *tparser) link(i int, v *yaml.Node, names map[string]string) (l LinkSpec, ok bool) {
+	l = LinkSpec{Bandwidth: DefaultBandwidth, Metric: 10}
+	what := fmt.Sprintf("link %d", i)
+	if !p.keys(v, what, map[string]func(k, v *yaml.Node){
+		"a":         p.str(what, &l.A),
+		"b":         p.str(what, &l.B),
+		"lan":       p.str(what, &l.LAN),
+		"nodes":     func(k, v *yaml.Node) { l.Nodes = p.names(what+": nodes", v) },
+		"bandwidth": p.bandwidth(what, &l.Bandwidth),
+		"metric":    p.integer(what, 1, 16777214, &l.Metric),
+		"area":      func(k, v *yaml.Node) { p.ospfLinkArea(v, what, &l) },
+	}) {
+		return l, false
+	}
+	known := func(n string) bool {
+		if names[n] != "node" {
+			p.errf(v, "%s: unknown node %q", what, n)
+			return false
+		}
+		return true
+	}
+	if l.LAN == "" {
+		if len(l.Nodes) > 0 {
+			p.errf(v, "%s: nodes is for LANs (set lan: NAME), a p2p link has a and b", what)
+		}
+		if l.A == "" || l.B == "" {
+			p.errf(v, "%s: a p2p link needs a and b (or lan and nodes)", what)
+			return l, false
+		}
+		if known(l.A) && known(l.B) && l.A == l.B {
+			p.errf(v, "%s: link from %q to itself", what, l.A)
+		}
+		return l, true
+	}
+	if l.A != "" || l.B != "" {
+		p.errf(v, "%s: a LAN has nodes, not a and b", what)
+	}
+	if err := checkName("lan", l.LAN, MaxNodeName); err != nil {
+		p.errf(v, "%s: %v", what, err)
+	} else if names[l.LAN] != "" {
+		p.errf(v, "%s: lan name %q already used by a %s", what, l.LAN, names[l.LAN])
+	} else {
+		names[l.LAN] = "lan"
+	}
+	if len(l.Nodes) < 2 {
+		p.errf(v, "%s: lan %q needs at least 2 nodes", what, l.LAN)
+	}
+	seen := map[string]bool{}
+	for _, n := range l.Nodes {
+		if known(n) && seen[n] {
+			p.errf(v, "%s: node %q listed twice on lan %q", what, n, l.LAN)
+		}
+		seen[n] = true
+	}
+	return l, true
 }
 
 func (p *tparser) prefixes(what string, v *yaml.Node) []PrefixSpec {

@@ -23,21 +23,21 @@ import (
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/qos/backend/linux"
 	"github.com/fared/fared/qos/backend/sonic"
-	"github.com/fared/fared/qos/conf"
 	"github.com/fared/fared/qos/ipcc"
 	"github.com/fared/fared/qos/model"
 	"github.com/fared/fared/qos/policy"
+	"github.com/fared/fared/qos/qosconfig"
 	"github.com/fared/fared/qos/sim/scenario"
 )
 
 func init() {
-	config.Register(config.Section{Key: conf.Key, Parse: conf.Parse})
+	config.Register(config.Section{Key: qosconfig.Key, Parse: qosconfig.Parse})
 }
 
 // Spec is the qos module's entry in fared's module table.
 var Spec = daemon.Spec{
 	Name:       "qos",
-	Configured: func(c *config.Config) bool { return conf.From(c) != nil },
+	Configured: func(c *config.Config) bool { return qosconfig.From(c) != nil },
 	New:        newModule,
 }
 
@@ -52,7 +52,7 @@ type backend interface {
 }
 
 // open creates the backend a section asks for.
-func open(q *conf.Config, file string) (backend, error) {
+func open(q *qosconfig.Config, file string) (backend, error) {
 	switch q.Backend {
 	case "linux":
 		return linux.New(linux.Options{})
@@ -74,7 +74,7 @@ func open(q *conf.Config, file string) (backend, error) {
 
 // checkInterfaces refuses interfaces the node does not have, with the
 // config line that names them.
-func checkInterfaces(ctx context.Context, be interfaceLister, q *conf.Config, file string) error {
+func checkInterfaces(ctx context.Context, be interfaceLister, q *qosconfig.Config, file string) error {
 	have, err := be.Interfaces(ctx)
 	if err != nil {
 		return fmt.Errorf("qos: %s backend: listing interfaces: %w", q.Backend, err)
@@ -101,7 +101,7 @@ func checkInterfaces(ctx context.Context, be interfaceLister, q *conf.Config, fi
 
 // probe opens a backend only to check the section against the node, and
 // closes it (New and Check must hold nothing).
-func probe(q *conf.Config, file string) error {
+func probe(q *qosconfig.Config, file string) error {
 	if q.Backend == "sim" {
 		// Checking the scenario and node is cheap; the simulation is
 		// not started until Run.
@@ -138,7 +138,7 @@ type staticLister []string
 func (s staticLister) Interfaces(context.Context) ([]string, error) { return s, nil }
 
 func newModule(core *daemon.Core, c *config.Config) (daemon.Module, error) {
-	q := conf.From(c)
+	q := qosconfig.From(c)
 	if err := probe(q, c.File); err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ type Module struct {
 	loop  *loop.Loop
 
 	mu      sync.Mutex // guards cfg and summary (read by API and Status)
-	cfg     *conf.Config
+	cfg     *qosconfig.Config
 	summary Summary
 
 	// loop-owned
@@ -172,7 +172,7 @@ type Module struct {
 // ipccRun is IPCC as it runs on the node's backend (at most one of rt,
 // sim), or why it does not.
 type ipccRun struct {
-	cfg    *conf.IPCC
+	cfg    *qosconfig.IPCC
 	rt     *ipcc.Runtime
 	sim    *scenario.IPCCRun
 	cancel context.CancelFunc
@@ -196,7 +196,7 @@ func (m *Module) Status() any {
 	return m.summary
 }
 
-func (m *Module) config() *conf.Config {
+func (m *Module) config() *qosconfig.Config {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.cfg
@@ -300,7 +300,7 @@ type (
 		err  error
 	}
 	reconfReq struct {
-		q     *conf.Config
+		q     *qosconfig.Config
 		reply chan<- error
 	}
 	reapply struct{}
@@ -368,7 +368,7 @@ func (m *Module) Settle(time.Time) {}
 // Check validates a new section against the node; backend changes need
 // a restart.
 func (m *Module) Check(c *config.Config) error {
-	q := conf.From(c)
+	q := qosconfig.From(c)
 	old := m.config()
 	if q.Backend != old.Backend {
 		return &config.Error{File: c.File, Line: q.Line, Msg: fmt.Sprintf("qos backend %s -> %s cannot change live (restart fared)", old.Backend, q.Backend)}
@@ -395,7 +395,7 @@ func (m *Module) Check(c *config.Config) error {
 
 // Reconfigure applies a checked section.
 func (m *Module) Reconfigure(ctx context.Context, c *config.Config) (daemon.Change, error) {
-	q := conf.From(c)
+	q := qosconfig.From(c)
 	old := m.config()
 	ch := daemon.Change{Changed: config.Diff(old, q)}
 	err, aerr := loop.Ask(ctx, m.loop, func(r chan<- error) any { return reconfReq{q, r} })
@@ -433,7 +433,7 @@ func (m *Module) Routes(r *api.Router) { m.routes(r) }
 
 // setTuner puts the configured ECN tuner on the controller; an unchanged
 // ecn-tuning section keeps the running one (and what it learnt).
-func (m *Module) setTuner(old, q *conf.Config) {
+func (m *Module) setTuner(old, q *qosconfig.Config) {
 	if old != nil && reflect.DeepEqual(old.Tuning, q.Tuning) {
 		return
 	}
@@ -453,7 +453,7 @@ func (m *Module) setTuner(old, q *conf.Config) {
 
 // startIPCC runs IPCC on the node's backend: for real on linux, inside
 // the simulation on sim; SONiC has no per-packet path to the CPU here.
-func (m *Module) startIPCC(q *conf.Config) {
+func (m *Module) startIPCC(q *qosconfig.Config) {
 	m.ipcc = ipccRun{cfg: q.IPCC}
 	if q.IPCC == nil {
 		return

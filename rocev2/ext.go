@@ -1,6 +1,11 @@
 package rocev2
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
 
 // Extension header lengths.
 const (
@@ -156,3 +161,64 @@ func DecodeIETH(b []byte) (IETH, error) {
 
 // AppendTo appends the 4-byte header.
 func (h *IETH) AppendTo(b []byte) []byte { return binary.BigEndian.AppendUint32(b, h.RKey) }
+
+// extHeader describes one extension header: its flag and size, its name
+// (for errors), and how a Packet decodes it from b (at least size bytes;
+// the Has flag is set too), appends it, and shows it as a gopacket layer
+// (nil: no layer of its own).
+type extHeader struct {
+	flag     uint8
+	size     int
+	name     string
+	decode   func(p *Packet, b []byte)
+	appendTo func(p *Packet, b []byte) []byte
+	layer    func(p *Packet, l layers.BaseLayer) gopacket.Layer
+}
+
+// extOrder lists the extension headers in wire order: one row per header
+// serves Decode, AppendTo, HeaderLen and the gopacket view.
+var extOrder = [...]extHeader{
+	{hasDETH, DETHLen, "DETH",
+		func(p *Packet, b []byte) { p.DETH, _ = DecodeDETH(b); p.HasDETH = true },
+		func(p *Packet, b []byte) []byte { return p.DETH.AppendTo(b) },
+		func(p *Packet, l layers.BaseLayer) gopacket.Layer { return &DETHLayer{BaseLayer: l, DETH: p.DETH} }},
+	{hasRETH, RETHLen, "RETH",
+		func(p *Packet, b []byte) { p.RETH, _ = DecodeRETH(b); p.HasRETH = true },
+		func(p *Packet, b []byte) []byte { return p.RETH.AppendTo(b) },
+		func(p *Packet, l layers.BaseLayer) gopacket.Layer { return &RETHLayer{BaseLayer: l, RETH: p.RETH} }},
+	{hasAtomicETH, AtomicETHLen, "AtomicETH",
+		func(p *Packet, b []byte) { p.AtomicETH, _ = DecodeAtomicETH(b); p.HasAtomicETH = true },
+		func(p *Packet, b []byte) []byte { return p.AtomicETH.AppendTo(b) },
+		func(p *Packet, l layers.BaseLayer) gopacket.Layer {
+			return &AtomicETHLayer{BaseLayer: l, AtomicETH: p.AtomicETH}
+		}},
+	{hasAETH, AETHLen, "AETH",
+		func(p *Packet, b []byte) { p.AETH, _ = DecodeAETH(b); p.HasAETH = true },
+		func(p *Packet, b []byte) []byte { return p.AETH.AppendTo(b) },
+		func(p *Packet, l layers.BaseLayer) gopacket.Layer { return &AETHLayer{BaseLayer: l, AETH: p.AETH} }},
+	{hasAtomicAckETH, AtomicAckETHLen, "AtomicAckETH",
+		func(p *Packet, b []byte) { p.AtomicAckETH, _ = DecodeAtomicAckETH(b); p.HasAtomicAckETH = true },
+		func(p *Packet, b []byte) []byte { return p.AtomicAckETH.AppendTo(b) },
+		func(p *Packet, l layers.BaseLayer) gopacket.Layer {
+			return &AtomicAckETHLayer{BaseLayer: l, AtomicAckETH: p.AtomicAckETH}
+		}},
+	{hasImmDt, ImmDtLen, "ImmDt",
+		func(p *Packet, b []byte) { p.ImmDt, _ = DecodeImmDt(b); p.HasImmDt = true },
+		func(p *Packet, b []byte) []byte { return p.ImmDt.AppendTo(b) },
+		func(p *Packet, l layers.BaseLayer) gopacket.Layer { return &ImmDtLayer{BaseLayer: l, ImmDt: p.ImmDt} }},
+	{hasIETH, IETHLen, "IETH",
+		func(p *Packet, b []byte) { p.IETH, _ = DecodeIETH(b); p.HasIETH = true },
+		func(p *Packet, b []byte) []byte { return p.IETH.AppendTo(b) },
+		func(p *Packet, l layers.BaseLayer) gopacket.Layer { return &IETHLayer{BaseLayer: l, IETH: p.IETH} }},
+	// A CNP's 16 reserved bytes are decoded as its payload (and shown as
+	// a CNPLayer in the payload's place); encoded as zeros if it has none.
+	{hasCNP, 0, "CNP",
+		func(*Packet, []byte) {},
+		func(p *Packet, b []byte) []byte {
+			if len(p.Payload) == 0 {
+				b = append(b, make([]byte, CNPLen)...)
+			}
+			return b
+		},
+		nil},
+}

@@ -95,26 +95,11 @@ func decodeRoCE(data []byte, pb gopacket.PacketBuilder) error {
 		return b
 	}
 	pb.AddLayer(&BTHLayer{BaseLayer: base(BTHLen), BTH: p.BTH})
-	if p.HasDETH {
-		pb.AddLayer(&DETHLayer{BaseLayer: base(DETHLen), DETH: p.DETH})
-	}
-	if p.HasRETH {
-		pb.AddLayer(&RETHLayer{BaseLayer: base(RETHLen), RETH: p.RETH})
-	}
-	if p.HasAtomicETH {
-		pb.AddLayer(&AtomicETHLayer{BaseLayer: base(AtomicETHLen), AtomicETH: p.AtomicETH})
-	}
-	if p.HasAETH {
-		pb.AddLayer(&AETHLayer{BaseLayer: base(AETHLen), AETH: p.AETH})
-	}
-	if p.HasAtomicAckETH {
-		pb.AddLayer(&AtomicAckETHLayer{BaseLayer: base(AtomicAckETHLen), AtomicAckETH: p.AtomicAckETH})
-	}
-	if p.HasImmDt {
-		pb.AddLayer(&ImmDtLayer{BaseLayer: base(ImmDtLen), ImmDt: p.ImmDt})
-	}
-	if p.HasIETH {
-		pb.AddLayer(&IETHLayer{BaseLayer: base(IETHLen), IETH: p.IETH})
+	hdrs := opTable[p.BTH.Opcode].hdrs
+	for i := range extOrder {
+		if h := &extOrder[i]; hdrs&h.flag != 0 && h.layer != nil {
+			pb.AddLayer(h.layer(&p, base(h.size)))
+		}
 	}
 	if p.BTH.Opcode == CNP {
 		pb.AddLayer(&CNPLayer{BaseLayer: base(CNPLen)})

@@ -146,25 +146,11 @@ func (o Opcode) HeaderLen() int {
 		return 0
 	}
 	n := BTHLen
-	for _, h := range extOrder {
+	for i := range extOrder {
+		h := &extOrder[i]
 		if in.hdrs&h.flag != 0 {
 			n += h.size
 		}
 	}
 	return n
-}
-
-var extOrder = []struct {
-	flag uint8
-	size int
-	name string
-}{
-	{hasDETH, DETHLen, "DETH"},
-	{hasRETH, RETHLen, "RETH"},
-	{hasAtomicETH, AtomicETHLen, "AtomicETH"},
-	{hasAETH, AETHLen, "AETH"},
-	{hasAtomicAckETH, AtomicAckETHLen, "AtomicAckETH"},
-	{hasImmDt, ImmDtLen, "ImmDt"},
-	{hasIETH, IETHLen, "IETH"},
-	{hasCNP, 0, "CNP"}, // its 16 reserved bytes are decoded as payload
 }

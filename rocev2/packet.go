@@ -41,37 +41,15 @@ func (p *Packet) DecodeFrom(b []byte) error {
 	}
 	hdrs := opTable[bth.Opcode].hdrs
 	off := BTHLen
-	for _, h := range extOrder {
+	for i := range extOrder {
+		h := &extOrder[i]
 		if hdrs&h.flag == 0 {
 			continue
 		}
 		if len(b) < off+h.size {
 			return errf(KindTruncated, h.name, off, "%s needs %d bytes, %d left", bth.Opcode, h.size, len(b)-off)
 		}
-		x := b[off:]
-		switch h.flag {
-		case hasDETH:
-			p.DETH, _ = DecodeDETH(x)
-			p.HasDETH = true
-		case hasRETH:
-			p.RETH, _ = DecodeRETH(x)
-			p.HasRETH = true
-		case hasAtomicETH:
-			p.AtomicETH, _ = DecodeAtomicETH(x)
-			p.HasAtomicETH = true
-		case hasAETH:
-			p.AETH, _ = DecodeAETH(x)
-			p.HasAETH = true
-		case hasAtomicAckETH:
-			p.AtomicAckETH, _ = DecodeAtomicAckETH(x)
-			p.HasAtomicAckETH = true
-		case hasImmDt:
-			p.ImmDt, _ = DecodeImmDt(x)
-			p.HasImmDt = true
-		case hasIETH:
-			p.IETH, _ = DecodeIETH(x)
-			p.HasIETH = true
-		}
+		h.decode(p, b[off:])
 		off += h.size
 	}
 	if len(b) < off+ICRCLen {
@@ -108,30 +86,12 @@ func (p *Packet) AppendTo(b []byte) []byte {
 	}
 	b = bth.AppendTo(b)
 	hdrs := opTable[bth.Opcode].hdrs
-	for _, h := range extOrder {
+	for i := range extOrder {
+		h := &extOrder[i]
 		if hdrs&h.flag == 0 {
 			continue
 		}
-		switch h.flag {
-		case hasDETH:
-			b = p.DETH.AppendTo(b)
-		case hasRETH:
-			b = p.RETH.AppendTo(b)
-		case hasAtomicETH:
-			b = p.AtomicETH.AppendTo(b)
-		case hasAETH:
-			b = p.AETH.AppendTo(b)
-		case hasAtomicAckETH:
-			b = p.AtomicAckETH.AppendTo(b)
-		case hasImmDt:
-			b = p.ImmDt.AppendTo(b)
-		case hasIETH:
-			b = p.IETH.AppendTo(b)
-		case hasCNP:
-			if len(p.Payload) == 0 {
-				b = append(b, make([]byte, CNPLen)...)
-			}
-		}
+		b = h.appendTo(p, b)
 	}
 	b = append(b, p.Payload...)
 	for range pad {

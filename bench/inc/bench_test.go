@@ -29,10 +29,11 @@ import (
 	"time"
 
 	"github.com/fared/fared/api/wire"
-	"github.com/fared/fared/inc/lab"
+	"github.com/fared/fared/interop"
+	"github.com/fared/fared/interop/incfabric"
 )
 
-var bins lab.Bins
+var bins interop.Bins
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "fared-bench-inc-")
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if bins, err = lab.BuildBins(dir); err != nil {
+	if bins, err = interop.BuildBins(dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -90,11 +91,11 @@ func TestINCBench(t *testing.T) {
 		// e.g. "1gbit/4096": run only the matching points.
 		grid = slices.DeleteFunc(grid, func(p point) bool { return !strings.Contains(fmt.Sprintf("%s/%d/%s", p.Rate, p.Payload, p.Size), only) })
 	}
-	f := lab.NewFabric(t, bins, 4, 2, "")
-	ctx := lab.Ctx(t)
+	f := incfabric.New(t, bins, 4, 2, "")
+	ctx := incfabric.Ctx(t)
 	var rows []row
 	shaped, mtu := "", 0
-	var ws []*lab.Worker
+	var ws []*incfabric.Worker
 	for gi, p := range grid {
 		if p.Rate != shaped || needMTU(p.Payload) != mtu {
 			for _, w := range ws {
@@ -118,12 +119,12 @@ func TestINCBench(t *testing.T) {
 					perf = nil
 				}
 			}
-			res := lab.AllReduce(t, ws, map[string]any{"size": p.Size, "dtype": "fp32", "op": "sum", "mode": mode,
+			res := incfabric.AllReduce(t, ws, map[string]any{"size": p.Size, "dtype": "fp32", "op": "sum", "mode": mode,
 				"iters": p.Iters, "verify": false, "timeout": "10m"}, 30*time.Minute)
 			// AllReduce returns the first iteration of each rank; read the rest.
-			all := [][]lab.Result{res}
+			all := [][]incfabric.Result{res}
 			for it := 1; it < p.Iters; it++ {
-				more := make([]lab.Result, len(ws))
+				more := make([]incfabric.Result, len(ws))
 				for i, w := range ws {
 					if err := w.Read(&more[i], 30*time.Minute); err != nil || more[i].Error != "" {
 						t.Fatalf("%+v %s iteration %d rank %d: %v %s", p, mode, it, i, err, more[i].Error)
@@ -152,7 +153,7 @@ func TestINCBench(t *testing.T) {
 			for k, v := range links1 {
 				d := float64(v-links0[k]) / n
 				switch {
-				case strings.HasPrefix(k, "h") && strings.HasSuffix(k, "/eth0"):
+				case strings.HasPrefix(k, "h"): // a host's one link, to its leaf
 					up += d / float64(len(f.Hosts))
 				case strings.HasPrefix(k, "l") && strings.Contains(k, "/h"):
 					down += d / float64(len(f.Hosts))
@@ -179,7 +180,7 @@ func TestINCBench(t *testing.T) {
 	}
 }
 
-func it0(rs []lab.Result) lab.Result { return rs[0] }
+func it0(rs []incfabric.Result) incfabric.Result { return rs[0] }
 
 func needMTU(payload int) int {
 	if payload > 1024 {
@@ -200,8 +201,8 @@ func human(b float64) string {
 
 // shape sets the MTU and a tbf of rate ("" removes it) on every link of
 // the lab, both ends. After a jumbo MTU fared restarts without IS-IS
-// hello padding (lab.RestartFared says why).
-func shape(t *testing.T, f *lab.Fabric, rate string, mtu int) {
+// hello padding (incfabric.Fabric.RestartFared says why).
+func shape(t *testing.T, f *incfabric.Fabric, rate string, mtu int) {
 	ifaces := interfaces(t, f)
 	changed := false
 	for ns, ifs := range ifaces {
@@ -214,7 +215,7 @@ func shape(t *testing.T, f *lab.Fabric, rate string, mtu int) {
 		}
 	}
 	if changed {
-		f.RestartFared(lab.Ctx(t))
+		f.RestartFared(incfabric.Ctx(t))
 	}
 	for ns, ifs := range ifaces {
 		for _, i := range ifs {
@@ -249,14 +250,11 @@ func run(t *testing.T, args ...string) {
 }
 
 // interfaces lists the lab's veths per namespace.
-func interfaces(t *testing.T, f *lab.Fabric) map[string][]string {
+func interfaces(t *testing.T, f *incfabric.Fabric) map[string][]string {
 	out := map[string][]string{}
 	var nss []string
-	for _, n := range f.Lab.Nodes {
+	for _, n := range f.Lab.Nodes { // the hosts are lab nodes too
 		nss = append(nss, n.Netns)
-	}
-	for _, h := range f.Hosts {
-		nss = append(nss, h.NS)
 	}
 	for _, ns := range nss {
 		b, err := exec.Command("ip", "-n", ns, "-o", "link", "show", "type", "veth").Output()
@@ -275,7 +273,7 @@ func interfaces(t *testing.T, f *lab.Fabric) map[string][]string {
 }
 
 // linkBytes reads tx_bytes of every veth from sysfs, keyed "node/iface".
-func linkBytes(t *testing.T, f *lab.Fabric) map[string]uint64 {
+func linkBytes(t *testing.T, f *incfabric.Fabric) map[string]uint64 {
 	out := map[string]uint64{}
 	for ns, ifs := range interfaces(t, f) {
 		node := ns[strings.LastIndex(ns, "-")+1:]
@@ -292,14 +290,14 @@ func linkBytes(t *testing.T, f *lab.Fabric) map[string]uint64 {
 }
 
 // switchCPU sums the INC data planes' CPU time.
-func switchCPU(t *testing.T, f *lab.Fabric) float64 {
+func switchCPU(t *testing.T, f *incfabric.Fabric) float64 {
 	var s float64
 	for _, n := range f.Lab.Nodes {
 		if n.Kind != "fared" {
 			continue
 		}
 		var v wire.INCSwitch
-		if err := f.Lab.FarectlJSON(lab.Ctx(t), n.Name, &v, "inc", "switch"); err != nil {
+		if err := f.Lab.FarectlJSON(incfabric.Ctx(t), n.Name, &v, "inc", "switch"); err != nil {
 			t.Fatal(err)
 		}
 		if v.CPU != nil {
@@ -310,7 +308,7 @@ func switchCPU(t *testing.T, f *lab.Fabric) float64 {
 }
 
 // clientCPU sums the fareinc processes' CPU time (utime+stime).
-func clientCPU(t *testing.T, ws []*lab.Worker) float64 {
+func clientCPU(t *testing.T, ws []*incfabric.Worker) float64 {
 	var s float64
 	for _, w := range ws {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.Cmd.Process.Pid))
@@ -327,8 +325,8 @@ func clientCPU(t *testing.T, ws []*lab.Worker) float64 {
 
 // waitReady waits until the group's tree is ready again (after MTU or
 // shaping changes, or new workers).
-func waitReady(t *testing.T, f *lab.Fabric) {
-	ctx := lab.Ctx(t)
+func waitReady(t *testing.T, f *incfabric.Fabric) {
+	ctx := incfabric.Ctx(t)
 	f.Poll(ctx, time.Minute, "tree ready", func() error {
 		var trees []wire.INCTree
 		if err := f.Lab.FarectlJSON(ctx, f.Manager, &trees, "inc", "trees"); err != nil {

@@ -24,14 +24,11 @@ func (c *Client) AllReduce(ctx context.Context, buf []byte, dt packet.DType, op 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := Stats{Bytes: len(buf), Mode: "inc"}
-	es := dt.Size()
-	if es == 0 || len(buf)%es != 0 {
-		return st, fmt.Errorf("buffer of %d bytes is not a whole number of %s elements", len(buf), dt)
-	}
-	a, err := c.Current(ctx)
+	a, err := c.begin(ctx, buf, dt)
 	if err != nil {
 		return st, err
 	}
+	es := dt.Size()
 	if a.State != protos.GroupState_GROUP_STATE_READY {
 		return st, fmt.Errorf("%w: %s", ErrNoTree, a.Reason)
 	}

@@ -3,6 +3,8 @@ package packet
 import (
 	"errors"
 	"fmt"
+
+	"github.com/fared/fared/internal/enum"
 )
 
 // ErrKind classifies why an INC packet was rejected; the names are metric
@@ -20,7 +22,7 @@ const (
 	KindOpcode                        // RoCEv2 opcode that INC does not use
 )
 
-var kindNames = [...]string{
+var kindNames = enum.Names[ErrKind]{
 	KindTruncated:  "truncated",
 	KindVersion:    "version",
 	KindFlags:      "flags",
@@ -31,12 +33,7 @@ var kindNames = [...]string{
 	KindOpcode:     "opcode",
 }
 
-func (k ErrKind) String() string {
-	if int(k) < len(kindNames) && kindNames[k] != "" {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind_%d", uint8(k))
-}
+func (k ErrKind) String() string { return kindNames.Name(k, "kind_") }
 
 // Error is a rejected INC header or packet. Offset counts from the first
 // byte of the INC header for DecodeHeader, of the IP header for Parse.

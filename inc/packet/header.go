@@ -21,7 +21,8 @@ package packet
 
 import (
 	"encoding/binary"
-	"fmt"
+
+	"github.com/fared/fared/internal/enum"
 )
 
 // HeaderLen is the length of the INC header.
@@ -48,19 +49,9 @@ const (
 	Barrier   Collective = 4
 )
 
-func (c Collective) String() string {
-	switch c {
-	case AllReduce:
-		return "allreduce"
-	case Reduce:
-		return "reduce"
-	case Broadcast:
-		return "broadcast"
-	case Barrier:
-		return "barrier"
-	}
-	return fmt.Sprintf("collective_%d", uint8(c))
-}
+var collectiveNames = enum.Names[Collective]{AllReduce: "allreduce", Reduce: "reduce", Broadcast: "broadcast", Barrier: "barrier"}
+
+func (c Collective) String() string { return collectiveNames.Name(c, "collective_") }
 
 // DType is the element type of the payload.
 type DType uint8
@@ -84,27 +75,12 @@ func (d DType) Size() int {
 	return 0
 }
 
-func (d DType) String() string {
-	switch d {
-	case FP16:
-		return "fp16"
-	case FP32:
-		return "fp32"
-	case FP64:
-		return "fp64"
-	}
-	return fmt.Sprintf("dtype_%d", uint8(d))
-}
+var dtypeNames = enum.Names[DType]{FP16: "fp16", FP32: "fp32", FP64: "fp64"}
+
+func (d DType) String() string { return dtypeNames.Name(d, "dtype_") }
 
 // ParseDType parses "fp16", "fp32" or "fp64".
-func ParseDType(s string) (DType, error) {
-	for _, d := range []DType{FP16, FP32, FP64} {
-		if d.String() == s {
-			return d, nil
-		}
-	}
-	return 0, fmt.Errorf("data type %q: want fp16, fp32 or fp64", s)
-}
+func ParseDType(s string) (DType, error) { return dtypeNames.Lookup("data type", s) }
 
 // Op is the reduction.
 type Op uint8
@@ -115,27 +91,12 @@ const (
 	Max Op = 3
 )
 
-func (o Op) String() string {
-	switch o {
-	case Sum:
-		return "sum"
-	case Min:
-		return "min"
-	case Max:
-		return "max"
-	}
-	return fmt.Sprintf("op_%d", uint8(o))
-}
+var opNames = enum.Names[Op]{Sum: "sum", Min: "min", Max: "max"}
+
+func (o Op) String() string { return opNames.Name(o, "op_") }
 
 // ParseOp parses "sum", "min" or "max".
-func ParseOp(s string) (Op, error) {
-	for _, o := range []Op{Sum, Min, Max} {
-		if o.String() == s {
-			return o, nil
-		}
-	}
-	return 0, fmt.Errorf("operation %q: want sum, min or max", s)
-}
+func ParseOp(s string) (Op, error) { return opNames.Lookup("operation", s) }
 
 // Header is the INC header.
 type Header struct {

@@ -11,6 +11,9 @@ import (
 	"net"
 	"net/netip"
 	"time"
+
+	"github.com/fared/fared/inof/internal/tlv"
+	"github.com/fared/fared/internal/enum"
 )
 
 // EtherType is the IEEE 802 "local experimental" EtherType 1 (IEEE Std
@@ -48,19 +51,14 @@ const (
 	TypeNotifyAck     Type = 8
 )
 
-var typeNames = [...]string{
+var typeNames = enum.Names[Type]{
 	TypeRegister: "register", TypeRegisterAck: "register-ack",
 	TypeKeepalive: "keepalive", TypeKeepaliveAck: "keepalive-ack",
 	TypeDeregister: "deregister", TypeDeregisterAck: "deregister-ack",
 	TypeNotify: "notify", TypeNotifyAck: "notify-ack",
 }
 
-func (t Type) String() string {
-	if int(t) < len(typeNames) && typeNames[t] != "" {
-		return typeNames[t]
-	}
-	return fmt.Sprintf("type-%d", uint8(t))
-}
+func (t Type) String() string { return typeNames.Name(t, "type-") }
 
 // Role is what a host does in NVMe-oF.
 type Role uint8
@@ -72,30 +70,12 @@ const (
 	RoleBoth      Role = 3
 )
 
-func (r Role) String() string {
-	switch r {
-	case RoleInitiator:
-		return "initiator"
-	case RoleTarget:
-		return "target"
-	case RoleBoth:
-		return "both"
-	}
-	return fmt.Sprintf("role-%d", uint8(r))
-}
+var roleNames = enum.Names[Role]{RoleInitiator: "initiator", RoleTarget: "target", RoleBoth: "both"}
+
+func (r Role) String() string { return roleNames.Name(r, "role-") }
 
 // ParseRole is the inverse of Role.String.
-func ParseRole(s string) (Role, error) {
-	switch s {
-	case "initiator":
-		return RoleInitiator, nil
-	case "target":
-		return RoleTarget, nil
-	case "both":
-		return RoleBoth, nil
-	}
-	return 0, fmt.Errorf("role %q: want initiator, target or both", s)
-}
+func ParseRole(s string) (Role, error) { return roleNames.Lookup("role", s) }
 
 // Event is what a Notify says about a peer.
 type Event uint8
@@ -107,17 +87,9 @@ const (
 	EventUnreachable Event = 3 // the peer, its link or its switch failed: use another path
 )
 
-func (e Event) String() string {
-	switch e {
-	case EventJoin:
-		return "join"
-	case EventLeave:
-		return "leave"
-	case EventUnreachable:
-		return "unreachable"
-	}
-	return fmt.Sprintf("event-%d", uint8(e))
-}
+var eventNames = enum.Names[Event]{EventJoin: "join", EventLeave: "leave", EventUnreachable: "unreachable"}
+
+func (e Event) String() string { return eventNames.Name(e, "event-") }
 
 // Status is a switch's answer to a request.
 type Status uint8
@@ -132,17 +104,9 @@ const (
 	StatusRefused Status = 2
 )
 
-func (s Status) String() string {
-	switch s {
-	case StatusOK:
-		return "ok"
-	case StatusUnknownHost:
-		return "unknown-host"
-	case StatusRefused:
-		return "refused"
-	}
-	return fmt.Sprintf("status-%d", uint8(s))
-}
+var statusNames = enum.Names[Status]{StatusOK: "ok", StatusUnknownHost: "unknown-host", StatusRefused: "refused"}
+
+func (s Status) String() string { return statusNames.Name(s, "status-") }
 
 // Source is how a switch learned a host.
 type Source uint8
@@ -154,17 +118,9 @@ const (
 	SourceBGP   Source = 3 // another switch, over IBGP
 )
 
-func (s Source) String() string {
-	switch s {
-	case SourceAgent:
-		return "agent"
-	case SourceLLDP:
-		return "lldp"
-	case SourceBGP:
-		return "bgp"
-	}
-	return fmt.Sprintf("source-%d", uint8(s))
-}
+var sourceNames = enum.Names[Source]{SourceAgent: "agent", SourceLLDP: "lldp", SourceBGP: "bgp"}
+
+func (s Source) String() string { return sourceNames.Name(s, "source-") }
 
 // Host describes a host: what it registers, and what peers are told.
 type Host struct {
@@ -315,23 +271,8 @@ func repeatable(t uint8) bool { return t == TLVIPv4 || t == TLVIPv6 || t == TLVZ
 
 // decodeTLV stores one TLV's value; it returns what is wrong, or "".
 func (m *Message) decodeTLV(t uint8, v []byte) string {
-	fixed := func(n int) string {
-		if len(v) != n {
-			return fmt.Sprintf("length %d, want %d", len(v), n)
-		}
-		return ""
-	}
-	text := func(max int) (string, string) {
-		if len(v) == 0 || len(v) > max {
-			return "", fmt.Sprintf("length %d, want 1..%d", len(v), max)
-		}
-		for i, c := range v {
-			if c < 0x20 || c == 0x7F {
-				return "", fmt.Sprintf("control character 0x%02x at value byte %d", c, i)
-			}
-		}
-		return string(v), ""
-	}
+	fixed := func(n int) string { return tlv.Fixed(v, n) }
+	text := func(max int) (string, string) { return tlv.Text(v, max) }
 	var err string
 	switch t {
 	case TLVHostID:

@@ -15,7 +15,9 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/fared/fared/inof/internal/tlv"
 	"github.com/fared/fared/inof/l2"
+	"github.com/fared/fared/internal/enum"
 )
 
 // AttrType is the path attribute carrying a record: 255, "reserved for
@@ -41,17 +43,9 @@ const (
 	KindManifest Kind = 3 // a reflector's zone configuration as a whole
 )
 
-func (k Kind) String() string {
-	switch k {
-	case KindHost:
-		return "host"
-	case KindZone:
-		return "zone"
-	case KindManifest:
-		return "manifest"
-	}
-	return fmt.Sprintf("kind-%d", uint8(k))
-}
+var kindNames = enum.Names[Kind]{KindHost: "host", KindZone: "zone", KindManifest: "manifest"}
+
+func (k Kind) String() string { return kindNames.Name(k, "kind-") }
 
 // Key identifies a record in the fabric: the BGP NLRI. Origin is the
 // switch (or reflector) that originates it, so the same host seen on two
@@ -93,19 +87,9 @@ const (
 	StateBound State = 4
 )
 
-func (s State) String() string {
-	switch s {
-	case StateUp:
-		return "up"
-	case StateLeft:
-		return "left"
-	case StateUnreachable:
-		return "unreachable"
-	case StateBound:
-		return "bound"
-	}
-	return fmt.Sprintf("state-%d", uint8(s))
-}
+var stateNames = enum.Names[State]{StateUp: "up", StateLeft: "left", StateUnreachable: "unreachable", StateBound: "bound"}
+
+func (s State) String() string { return stateNames.Name(s, "state-") }
 
 // Host is a host seen on one port of one switch.
 type Host struct {
@@ -309,9 +293,18 @@ func Decode(b []byte) (Record, error) {
 	if required[kind] == nil {
 		return nil, &DecodeError{Offset: 1, Msg: fmt.Sprintf("unknown kind %d", b[1])}
 	}
-	var h Host
-	var z Zone
-	var m Manifest
+	var r interface {
+		Record
+		decodeTLV(t uint8, v []byte) string
+	}
+	switch kind {
+	case KindHost:
+		r = &Host{}
+	case KindZone:
+		r = &Zone{}
+	default:
+		r = &Manifest{}
+	}
 	seen := map[uint8]bool{}
 	for off := 2; off < len(b); {
 		if off+3 > len(b) {
@@ -322,121 +315,19 @@ func Decode(b []byte) (Record, error) {
 			return nil, &DecodeError{Offset: off, TLV: t, Msg: fmt.Sprintf("length %d runs past the end (%d)", l, len(b))}
 		}
 		v := b[off+3 : off+3+l]
-		fail := func(format string, args ...any) error {
-			return &DecodeError{Offset: off, TLV: t, Msg: fmt.Sprintf(format, args...)}
-		}
+		msg := ""
 		known := t >= tOrigin && t <= tPinned || t >= tStamp && t <= tAutoAdd
-		if known && !allowed[kind][t] {
-			return nil, fail("not allowed in a %s record", kind)
+		switch {
+		case known && !allowed[kind][t]:
+			msg = fmt.Sprintf("not allowed in a %s record", kind)
+		case seen[t] && t != tIPv4 && t != tIPv6 && t != tZone && t != tMember:
+			msg = "repeated"
+		default:
+			seen[t] = true
+			msg = r.decodeTLV(t, v)
 		}
-		if seen[t] && t != tIPv4 && t != tIPv6 && t != tZone && t != tMember {
-			return nil, fail("repeated")
-		}
-		seen[t] = true
-		fixed := func(n int) bool { return len(v) == n }
-		text := func(max int) (string, error) {
-			if len(v) == 0 || len(v) > max {
-				return "", fail("length %d, want 1..%d", len(v), max)
-			}
-			for i, c := range v {
-				if c < 0x20 || c == 0x7F {
-					return "", fail("control character 0x%02x at value byte %d", c, i)
-				}
-			}
-			return string(v), nil
-		}
-		var err error
-		switch t {
-		case tOrigin:
-			if !fixed(4) {
-				return nil, fail("length %d, want 4", l)
-			}
-			a := netip.AddrFrom4([4]byte(v))
-			h.Switch, z.Origin, m.Origin = a, a, a
-		case tSwitchName:
-			h.SwitchName, err = text(255)
-		case tPort:
-			h.Port, err = text(255)
-		case tHostID:
-			h.Host.ID, err = text(255)
-		case tRole:
-			if !fixed(1) || v[0] < 1 || v[0] > 3 {
-				return nil, fail("role %x, want one byte 1..3", v)
-			}
-			h.Host.Role = l2.Role(v[0])
-		case tNQN:
-			h.Host.NQN, err = text(l2.MaxNQN)
-		case tMAC:
-			if !fixed(6) {
-				return nil, fail("length %d, want 6", l)
-			}
-			h.Host.MAC = append(net.HardwareAddr(nil), v...)
-		case tIPv4:
-			if !fixed(4) {
-				return nil, fail("length %d, want 4", l)
-			}
-			h.Host.Addrs = append(h.Host.Addrs, netip.AddrFrom4([4]byte(v)))
-		case tIPv6:
-			if !fixed(16) {
-				return nil, fail("length %d, want 16", l)
-			}
-			h.Host.Addrs = append(h.Host.Addrs, netip.AddrFrom16([16]byte(v)))
-		case tSource:
-			if !fixed(1) || (v[0] != byte(l2.SourceAgent) && v[0] != byte(l2.SourceLLDP)) {
-				return nil, fail("source %x, want one byte 1 (agent) or 2 (lldp)", v)
-			}
-			h.Source = l2.Source(v[0])
-		case tState:
-			if !fixed(1) || v[0] < 1 || v[0] > 4 {
-				return nil, fail("state %x, want one byte 1..4", v)
-			}
-			h.State = State(v[0])
-		case tZone:
-			var s string
-			if s, err = text(255); err == nil {
-				h.Zones = append(h.Zones, s)
-			}
-		case tSince:
-			if !fixed(8) {
-				return nil, fail("length %d, want 8", l)
-			}
-			h.Since = time.UnixMilli(int64(binary.BigEndian.Uint64(v)))
-		case tPinned:
-			if !fixed(1) || v[0] != 1 {
-				return nil, fail("pinned %x, want one byte 1", v)
-			}
-			h.Pinned = true
-		case tStamp:
-			if !fixed(8) {
-				return nil, fail("length %d, want 8", l)
-			}
-			z.Stamp = binary.BigEndian.Uint64(v)
-			m.Stamp = z.Stamp
-		case tZoneName:
-			z.Name, err = text(255)
-		case tChunk:
-			if !fixed(2) {
-				return nil, fail("length %d, want 2", l)
-			}
-			z.Chunk = binary.BigEndian.Uint16(v)
-		case tMember:
-			var s string
-			if s, err = text(255); err == nil {
-				z.Members = append(z.Members, s)
-			}
-		case tChunks:
-			if !fixed(4) {
-				return nil, fail("length %d, want 4", l)
-			}
-			m.Chunks = binary.BigEndian.Uint32(v)
-		case tAutoAdd:
-			if !fixed(1) || v[0] > 1 {
-				return nil, fail("auto-add %x, want one byte 0 or 1", v)
-			}
-			m.AutoAdd = v[0] == 1
-		}
-		if err != nil {
-			return nil, err
+		if msg != "" {
+			return nil, &DecodeError{Offset: off, TLV: t, Msg: msg}
 		}
 		off += 3 + l
 	}
@@ -445,13 +336,129 @@ func Decode(b []byte) (Record, error) {
 			return nil, &DecodeError{Offset: len(b), TLV: t, Msg: fmt.Sprintf("required in a %s record, missing", kind)}
 		}
 	}
-	switch kind {
-	case KindHost:
-		return &h, nil
-	case KindZone:
-		return &z, nil
+	return r, nil
+}
+
+// origin decodes a record's origin, a router id.
+func origin(v []byte, dst *netip.Addr) string {
+	if err := tlv.Fixed(v, 4); err != "" {
+		return err
 	}
-	return &m, nil
+	*dst = netip.AddrFrom4([4]byte(v))
+	return ""
+}
+
+// stamp decodes a reflector's configuration stamp.
+func stamp(v []byte, dst *uint64) string {
+	if err := tlv.Fixed(v, 8); err != "" {
+		return err
+	}
+	*dst = binary.BigEndian.Uint64(v)
+	return ""
+}
+
+// decodeTLV stores one TLV of a host record; it returns what is wrong,
+// or "". TLVs of other kinds do not reach it; unknown ones are skipped.
+func (h *Host) decodeTLV(t uint8, v []byte) string {
+	var err string
+	switch t {
+	case tOrigin:
+		err = origin(v, &h.Switch)
+	case tSwitchName:
+		h.SwitchName, err = tlv.Text(v, 255)
+	case tPort:
+		h.Port, err = tlv.Text(v, 255)
+	case tHostID:
+		h.Host.ID, err = tlv.Text(v, 255)
+	case tRole:
+		if len(v) != 1 || v[0] < 1 || v[0] > 3 {
+			return fmt.Sprintf("role %x, want one byte 1..3", v)
+		}
+		h.Host.Role = l2.Role(v[0])
+	case tNQN:
+		h.Host.NQN, err = tlv.Text(v, l2.MaxNQN)
+	case tMAC:
+		if err = tlv.Fixed(v, 6); err == "" {
+			h.Host.MAC = append(net.HardwareAddr(nil), v...)
+		}
+	case tIPv4:
+		if err = tlv.Fixed(v, 4); err == "" {
+			h.Host.Addrs = append(h.Host.Addrs, netip.AddrFrom4([4]byte(v)))
+		}
+	case tIPv6:
+		if err = tlv.Fixed(v, 16); err == "" {
+			h.Host.Addrs = append(h.Host.Addrs, netip.AddrFrom16([16]byte(v)))
+		}
+	case tSource:
+		if len(v) != 1 || (v[0] != byte(l2.SourceAgent) && v[0] != byte(l2.SourceLLDP)) {
+			return fmt.Sprintf("source %x, want one byte 1 (agent) or 2 (lldp)", v)
+		}
+		h.Source = l2.Source(v[0])
+	case tState:
+		if len(v) != 1 || v[0] < 1 || v[0] > 4 {
+			return fmt.Sprintf("state %x, want one byte 1..4", v)
+		}
+		h.State = State(v[0])
+	case tZone:
+		var s string
+		if s, err = tlv.Text(v, 255); err == "" {
+			h.Zones = append(h.Zones, s)
+		}
+	case tSince:
+		if err = tlv.Fixed(v, 8); err == "" {
+			h.Since = time.UnixMilli(int64(binary.BigEndian.Uint64(v)))
+		}
+	case tPinned:
+		if len(v) != 1 || v[0] != 1 {
+			return fmt.Sprintf("pinned %x, want one byte 1", v)
+		}
+		h.Pinned = true
+	}
+	return err
+}
+
+// decodeTLV stores one TLV of a zone chunk (see Host.decodeTLV).
+func (z *Zone) decodeTLV(t uint8, v []byte) string {
+	var err string
+	switch t {
+	case tOrigin:
+		err = origin(v, &z.Origin)
+	case tStamp:
+		err = stamp(v, &z.Stamp)
+	case tZoneName:
+		z.Name, err = tlv.Text(v, 255)
+	case tChunk:
+		if err = tlv.Fixed(v, 2); err == "" {
+			z.Chunk = binary.BigEndian.Uint16(v)
+		}
+	case tMember:
+		var s string
+		if s, err = tlv.Text(v, 255); err == "" {
+			z.Members = append(z.Members, s)
+		}
+	}
+	return err
+}
+
+// decodeTLV stores one TLV of a manifest (see Host.decodeTLV).
+func (m *Manifest) decodeTLV(t uint8, v []byte) string {
+	var err string
+	switch t {
+	case tOrigin:
+		err = origin(v, &m.Origin)
+	case tStamp:
+		err = stamp(v, &m.Stamp)
+	case tChunks:
+		if err = tlv.Fixed(v, 4); err == "" {
+			m.Chunks = binary.BigEndian.Uint32(v)
+		}
+	case tAutoAdd:
+		if len(v) != 1 || v[0] > 1 {
+			return fmt.Sprintf("auto-add %x, want one byte 0 or 1", v)
+		}
+		m.AutoAdd = v[0] == 1
+	}
+	return err
 }
 
 // Community is a BGP large community (RFC 8092) as GoBGP writes it.

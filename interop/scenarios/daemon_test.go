@@ -49,7 +49,7 @@ links:
 		t.Fatalf("lsdb --area 0: %+v %v", v, err)
 	}
 	n := l.Node("f1")
-	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", n.Netns, bins.farectl, "-s", n.Socket, "lsdb").CombinedOutput()
+	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", n.Netns, bins.Farectl, "-s", n.Socket, "lsdb").CombinedOutput()
 	if err != nil {
 		t.Fatalf("farectl lsdb: %v\n%s", err, out)
 	}

@@ -113,7 +113,7 @@ func TestDemoFabric(t *testing.T) {
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
-			out, err := l.Exec(ctx, fmt.Sprintf("h%d", r+1), bins.fareinc, "allreduce", "--manager", "10.255.0.1:7791", "--group", "demo",
+			out, err := l.Exec(ctx, fmt.Sprintf("h%d", r+1), bins.Fareinc, "allreduce", "--manager", "10.255.0.1:7791", "--group", "demo",
 				"--rank", fmt.Sprint(r), "--ranks", "3", "--size", "1MB", "--dtype", "fp32", "--op", "sum")
 			outs[r], errs[r] = string(out), err
 		}(r)

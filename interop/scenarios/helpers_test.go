@@ -8,8 +8,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -22,7 +20,7 @@ import (
 	"github.com/fared/fared/lsdb"
 )
 
-var bins struct{ fared, farectl, fareinc string }
+var bins interop.Bins
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "fared-bin-")
@@ -31,14 +29,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	// The lab runs the real binaries, built from this tree.
-	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/fared/fared/cmd/fared", "github.com/fared/fared/cmd/farectl",
-		"github.com/fared/fared/cmd/fareinc")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building fared:", err)
+	if bins, err = interop.BuildBins(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bins.fared, bins.farectl, bins.fareinc = filepath.Join(dir, "fared"), filepath.Join(dir, "farectl"), filepath.Join(dir, "fareinc")
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -46,7 +40,7 @@ func TestMain(m *testing.M) {
 
 func startLab(t *testing.T, topo string) *interop.Lab {
 	t.Helper()
-	return interop.StartLab(t, topo, interop.Options{FaredBin: bins.fared, FarectlBin: bins.farectl})
+	return interop.StartLab(t, topo, interop.Options{FaredBin: bins.Fared, FarectlBin: bins.Farectl})
 }
 
 func ctxT(t *testing.T) context.Context {

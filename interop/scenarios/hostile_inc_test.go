@@ -24,6 +24,7 @@ import (
 	"github.com/fared/fared/inc/auth"
 	"github.com/fared/fared/inc/protos"
 	"github.com/fared/fared/interop"
+	"github.com/fared/fared/interop/incfabric"
 )
 
 // The INC control plane under attack from a host (issue 25, rows 1 and
@@ -72,22 +73,7 @@ func expectRefused(t *testing.T, ctx context.Context, l *interop.Lab, mgr string
 }
 
 func waitINCSwitches(t *testing.T, ctx context.Context, l *interop.Lab, mgr string, n int) {
-	poll(t, ctx, 90*time.Second, fmt.Sprintf("%d INC switches registered and in the topology", n), func() error {
-		var sw []wire.INCRegisteredSwitch
-		if err := l.FarectlJSON(ctx, mgr, &sw, "inc", "switches"); err != nil {
-			return err
-		}
-		ok := 0
-		for _, s := range sw {
-			if s.Alive && s.InTopology {
-				ok++
-			}
-		}
-		if ok != n {
-			return fmt.Errorf("%d of %d: %+v", ok, n, sw)
-		}
-		return nil
-	})
+	poll(t, ctx, 90*time.Second, fmt.Sprintf("%d INC switches registered and in the topology", n), incfabric.SwitchesReady(ctx, l, mgr, n))
 }
 
 func incGroup(t *testing.T, ctx context.Context, l *interop.Lab, mgr, name string) wire.INCGroup {
@@ -185,7 +171,7 @@ func wantRefused(t *testing.T, what string, err error, code codes.Code) {
 // client that joins without one anyway is refused (no_token).
 func AttackINCNoToken(t *testing.T, ctx context.Context, l *interop.Lab, attacker, mgr, mgrAddr, group string) {
 	before := incSecurity(t, ctx, l, mgr).Refused
-	out, err := l.Exec(ctx, attacker, "env", "-u", "FAREINC_TOKEN", "-u", "FAREINC_TOKEN_FILE", bins.fareinc, "allreduce",
+	out, err := l.Exec(ctx, attacker, "env", "-u", "FAREINC_TOKEN", "-u", "FAREINC_TOKEN_FILE", bins.Fareinc, "allreduce",
 		"--manager", mgrAddr, "--group", group, "--rank", "0", "--ranks", "3", "--size", "4KB")
 	if err == nil || !strings.Contains(string(out), "no join token") {
 		t.Errorf("fareinc without a token: %v\n%s", err, out)
@@ -208,7 +194,7 @@ func AttackINCOtherGroupToken(t *testing.T, ctx context.Context, l *interop.Lab,
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := l.Exec(ctx, attacker, bins.fareinc, "allreduce", "--token", tok, "--manager", mgrAddr, "--group", group,
+	out, err := l.Exec(ctx, attacker, bins.Fareinc, "allreduce", "--token", tok, "--manager", mgrAddr, "--group", group,
 		"--rank", "0", "--ranks", "3", "--size", "4KB")
 	if err == nil || !strings.Contains(string(out), "PermissionDenied") {
 		t.Errorf("fareinc with another group's token: %v\n%s", err, out)

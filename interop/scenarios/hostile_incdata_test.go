@@ -31,11 +31,11 @@ import (
 func (j *incJob) tree(r int) *protos.TreeAssignment {
 	j.t.Helper()
 	w := j.ws[r]
-	if _, err := w.in.Write([]byte(`{"cmd":"tree"}` + "\n")); err != nil {
+	if _, err := w.In.Write([]byte(`{"cmd":"tree"}` + "\n")); err != nil {
 		j.t.Fatal(err)
 	}
 	var a protos.TreeAssignment
-	if err := w.read(&a, 30*time.Second); err != nil || a.SwitchAddress == "" {
+	if err := w.Read(&a, 30*time.Second); err != nil || a.SwitchAddress == "" {
 		j.t.Fatalf("rank %d's tree: %+v %v", r, &a, err)
 	}
 	return &a
@@ -272,7 +272,7 @@ func attackINCForgedResults(t *testing.T, ctx context.Context, l *interop.Lab, a
 	own := l.Node(attacker).Interfaces[0].Addr.Addr()
 	dst := j.address(ctx, victim)
 	base := j.used(a.TreeId)
-	f := incForge(t, l, attacker, base, base+incForgedSize/1024, 40000, incForgedResult(a, own, dst, j.ws[victim].qpn, a.GroupKey, uint16(a.ChildIndex)))
+	f := incForge(t, l, attacker, base, base+incForgedSize/1024, 40000, incForgedResult(a, own, dst, j.ws[victim].QPN, a.GroupKey, uint16(a.ChildIndex)))
 	res := incUnderAttack(t, j, f, "forged results to rank "+fmt.Sprint(victim)+" from "+own.String())
 	if res[victim].Refused == 0 {
 		t.Fatalf("rank %d refused no forged result: %+v", victim, res[victim])

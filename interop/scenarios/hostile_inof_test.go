@@ -96,6 +96,27 @@ func inofStatus(ctx context.Context, l *interop.Lab, node string) (wire.INOFStat
 	return v, l.FarectlJSON(ctx, node, &v, "inof", "status")
 }
 
+// inofAttacker reads leaf's iNOF counters before an attack and opens a
+// raw socket on attacker's iface for it (the caller closes it).
+func inofAttacker(t *testing.T, ctx context.Context, l *interop.Lab, attacker, iface, leaf string) (map[string]uint64, *interop.RawSocket) {
+	t.Helper()
+	c0, err := inofCounters(ctx, l, leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c0, inofRaw(t, l, attacker, iface)
+}
+
+// inofRaw opens a raw socket for iNOF frames on attacker's iface.
+func inofRaw(t *testing.T, l *interop.Lab, attacker, iface string) *interop.RawSocket {
+	t.Helper()
+	raw, err := l.OpenRaw(attacker, iface, l2.EtherType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
 // attackINOFClaim: the attacker (node, its interface to leaf) claims the
 // id of a host registered elsewhere, victim, with its own MAC and
 // address. The leaf refuses it; it is counted and listed in the leaf's
@@ -112,14 +133,7 @@ func attackINOFClaim(t *testing.T, ctx context.Context, l *interop.Lab, attacker
 		}
 		before[o] = ps
 	}
-	c0, err := inofCounters(ctx, l, leaf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := l.OpenRaw(attacker, iface, l2.EtherType)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c0, raw := inofAttacker(t, ctx, l, attacker, iface, leaf)
 	defer raw.Close()
 	evil := l.Node(attacker).Iface(iface).Addr.Addr()
 	a := inofAsk(t, raw, nil, &l2.Message{Type: l2.TypeRegister, Seq: 101, Hold: 10 * time.Minute,
@@ -185,14 +199,7 @@ func attackINOFSharedPort(t *testing.T, ctx context.Context, l *interop.Lab, att
 		}
 		evs0[o] = len(evs)
 	}
-	c0, err := inofCounters(ctx, l, leaf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := l.OpenRaw(attacker, iface, l2.EtherType)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c0, raw := inofAttacker(t, ctx, l, attacker, iface, leaf)
 	defer raw.Close()
 	if a := inofAsk(t, raw, nil, &l2.Message{Type: l2.TypeKeepalive, Seq: 201, Host: l2.Host{ID: victim}}, l2.TypeKeepaliveAck); a.Status == l2.StatusOK {
 		t.Errorf("a keepalive for %s from %s's MAC was answered ok", victim, attacker)
@@ -269,10 +276,7 @@ func attackINOFFlood(t *testing.T, ctx context.Context, l *interop.Lab, attacker
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := l.OpenRaw(attacker, iface, l2.EtherType)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := inofRaw(t, l, attacker, iface)
 	defer raw.Close()
 	port := l.Node(attacker).Iface(iface).PeerIface
 	// Two rounds of n: the first shows the cost of n attempts, the

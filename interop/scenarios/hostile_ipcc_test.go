@@ -47,6 +47,40 @@ func ipccView(ctx context.Context, l *interop.Lab, sw string) (wire.QoSIPCC, err
 	return v, err
 }
 
+// ipccAttacker reads sw's IPCC view before an attack and opens a raw
+// socket in attacker's namespace to send it (the caller closes it).
+func ipccAttacker(t *testing.T, ctx context.Context, l *interop.Lab, attacker, sw string) (wire.QoSIPCC, *rawsock.Conn) {
+	t.Helper()
+	before, err := ipccView(ctx, l, sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := rawsock.OpenIn(l.Node(attacker).Netns, rawsock.Config{NoReceive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return before, conn
+}
+
+// ipccSeen waits until sw has observed n packets since before and polled
+// its queues 200 times more (what it saw is in its counters), and
+// returns its view then.
+func ipccSeen(t *testing.T, ctx context.Context, l *interop.Lab, sw string, before wire.QoSIPCC, n uint64, what string) wire.QoSIPCC {
+	t.Helper()
+	var now wire.QoSIPCC
+	poll(t, ctx, 10*time.Second, what, func() error {
+		var err error
+		if now, err = ipccView(ctx, l, sw); err != nil {
+			return err
+		}
+		if now.Observed-before.Observed < n || now.Polls < before.Polls+200 {
+			return fmt.Errorf("observed %d since the attack, %d polls", now.Observed-before.Observed, now.Polls-before.Polls)
+		}
+		return nil
+	})
+	return now
+}
+
 // hostileIPCCFlowFlood: attacker (on sw's port swPort) keeps n RoCEv2
 // flows toward dst alive for d (a round of n packets every 100 ms),
 // half from spoofAs (one address, many destination QPs: a legitimate
@@ -59,14 +93,7 @@ func ipccView(ctx context.Context, l *interop.Lab, sw string) (wire.QoSIPCC, err
 func hostileIPCCFlowFlood(t *testing.T, ctx context.Context, l *interop.Lab, attacker, sw, swPort string, dst, spoofAs netip.Addr,
 	n int, d time.Duration) (ended <-chan struct{}, check func()) {
 	t.Helper()
-	before, err := ipccView(ctx, l, sw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := rawsock.OpenIn(l.Node(attacker).Netns, rawsock.Config{NoReceive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	before, conn := ipccAttacker(t, ctx, l, attacker, sw)
 	frames := make([][]byte, n)
 	for i := range frames {
 		src, qp := spoofAs, uint32(0x7000+i)
@@ -119,6 +146,7 @@ func hostileIPCCFlowFlood(t *testing.T, ctx context.Context, l *interop.Lab, att
 		t.Logf("flood: %d rounds of %d spoofed flows from %s in %v", rounds, n, attacker, time.Since(start).Round(time.Millisecond))
 		var v wire.QoSIPCC
 		err := interop.Poll(ctx, 10*time.Second, "the switch bounds the flood's flows", func() error {
+			var err error
 			if v, err = ipccView(ctx, l, sw); err != nil {
 				return err
 			}
@@ -176,14 +204,7 @@ type ipccVictim struct {
 // ack_qp_conflict).
 func hostileIPCCSpoofedACKs(t *testing.T, ctx context.Context, l *interop.Lab, attacker, sw string, v ipccVictim, attackerQP uint32) {
 	t.Helper()
-	before, err := ipccView(ctx, l, sw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := rawsock.OpenIn(l.Node(attacker).Netns, rawsock.Config{NoReceive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	before, conn := ipccAttacker(t, ctx, l, attacker, sw)
 	defer conn.Close()
 	id := uint16(0x4000)
 	send := func(src, dst netip.Addr, dscp uint8, p *rocev2.Packet) {
@@ -207,16 +228,7 @@ func hostileIPCCSpoofedACKs(t *testing.T, ctx context.Context, l *interop.Lab, a
 		time.Sleep(20 * time.Millisecond) // spread the rounds over the flow's life; not a convergence wait
 	}
 	// 5 rounds x (8 data + 8 + 16 ACKs) reached the switch's table.
-	var now wire.QoSIPCC
-	poll(t, ctx, 10*time.Second, "the switch has seen the spoofed data and ACKs", func() error {
-		if now, err = ipccView(ctx, l, sw); err != nil {
-			return err
-		}
-		if now.Observed-before.Observed < 5*32 || now.Polls < before.Polls+200 {
-			return fmt.Errorf("observed %d since the attack, %d polls", now.Observed-before.Observed, now.Polls-before.Polls)
-		}
-		return nil
-	})
+	now := ipccSeen(t, ctx, l, sw, before, 5*32, "the switch has seen the spoofed data and ACKs")
 	if now.PortMismatch-before.PortMismatch < 40 || now.QPConflict == before.QPConflict {
 		t.Errorf("port mismatch %d -> %d (want +40), ACK QP conflicts %d -> %d", before.PortMismatch, now.PortMismatch,
 			before.QPConflict, now.QPConflict)
@@ -242,14 +254,7 @@ func hostileIPCCSpoofedACKs(t *testing.T, ctx context.Context, l *interop.Lab, a
 // (here: none the flow sent recently). The flow learns nothing.
 func hostileIPCCBlindACKs(t *testing.T, ctx context.Context, l *interop.Lab, attacker, sw string, v ipccVictim, attackerQP uint32, n int) {
 	t.Helper()
-	before, err := ipccView(ctx, l, sw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := rawsock.OpenIn(l.Node(attacker).Netns, rawsock.Config{NoReceive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	before, conn := ipccAttacker(t, ctx, l, attacker, sw)
 	defer conn.Close()
 	base := v.PSN() + 0x400000
 	for i := 0; i < n; i++ {
@@ -257,16 +262,7 @@ func hostileIPCCBlindACKs(t *testing.T, ctx context.Context, l *interop.Lab, att
 			t.Fatal(err)
 		}
 	}
-	var now wire.QoSIPCC
-	poll(t, ctx, 10*time.Second, "the switch has seen the blind ACKs", func() error {
-		if now, err = ipccView(ctx, l, sw); err != nil {
-			return err
-		}
-		if now.Observed-before.Observed < uint64(n) || now.Polls < before.Polls+200 {
-			return fmt.Errorf("observed %d since the attack, %d polls", now.Observed-before.Observed, now.Polls-before.Polls)
-		}
-		return nil
-	})
+	now := ipccSeen(t, ctx, l, sw, before, uint64(n), "the switch has seen the blind ACKs")
 	for _, f := range now.Flows {
 		if f.Src == v.Sender.String() && f.Dst == v.Receiver.String() && f.DestQP == v.ReceiverQP && f.Learned {
 			t.Errorf("flow to QP %#x learnt %#x from blind ACKs", v.ReceiverQP, f.SrcQP)

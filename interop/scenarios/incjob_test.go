@@ -1,17 +1,14 @@
 package scenarios
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/fared/fared/interop"
+	"github.com/fared/fared/interop/incfabric"
 )
 
 // A legitimate INC job for the lab tests: one fareinc worker per host,
@@ -25,7 +22,7 @@ type incJob struct {
 	manager string // its address:port
 	group   string
 	hosts   []string
-	ws      []*incWorker
+	ws      []*incfabric.Worker
 	// msgs: INC messages used so far on each tree (message ids are
 	// numbered per tree across operations; an attacker who watches the
 	// job knows them).
@@ -33,42 +30,8 @@ type incJob struct {
 	msgs map[uint32]uint32
 }
 
-type incWorker struct {
-	rank  int
-	cmd   *exec.Cmd
-	in    interface{ Write([]byte) (int, error) }
-	lines chan []byte
-	qpn   uint32
-	errb  *incLockedBuf
-}
-
-type incLockedBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *incLockedBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *incLockedBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // incResult is fareinc's output line for one operation.
-type incResult struct {
-	Mode     string `json:"mode"`
-	Rank     int    `json:"rank"`
-	Packets  int    `json:"packets"`
-	Refused  int    `json:"refused"`
-	Verified bool   `json:"verified"`
-	TreeID   uint32 `json:"tree_id"`
-	Error    string `json:"error"`
-}
+type incResult = incfabric.Result
 
 // startINCJob starts a worker of group on each host (rank = position),
 // with the manager on node mgr, and waits until every one has joined.
@@ -76,65 +39,8 @@ func startINCJob(t *testing.T, l *interop.Lab, mgr, group string, hosts ...strin
 	t.Helper()
 	manager := fmt.Sprintf("%s:7791", l.Node(mgr).Loopback)
 	j := &incJob{t: t, l: l, mgrNode: mgr, manager: manager, group: group, hosts: hosts, msgs: map[uint32]uint32{}}
-	for r, h := range hosts {
-		cmd := exec.Command("ip", "netns", "exec", l.Node(h).Netns, bins.fareinc, "worker", "-v", "--manager", manager,
-			"--group", group, "--rank", fmt.Sprint(r), "--ranks", fmt.Sprint(len(hosts)))
-		cmd.Env = append(os.Environ(), l.ExecEnv(l.Node(h))...) // the lab's CA and the host's join token
-		in, _ := cmd.StdinPipe()
-		out, _ := cmd.StdoutPipe()
-		w := &incWorker{rank: r, cmd: cmd, in: in, lines: make(chan []byte, 16), errb: &incLockedBuf{}}
-		cmd.Stderr = w.errb
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			sc := bufio.NewScanner(out)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			for sc.Scan() {
-				w.lines <- append([]byte(nil), sc.Bytes()...)
-			}
-			close(w.lines)
-		}()
-		t.Cleanup(func() {
-			in.Close()
-			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				cmd.Process.Kill()
-				<-done
-			}
-			if t.Failed() {
-				s := w.errb.String()
-				t.Logf("worker %d stderr (tail):\n%s", w.rank, s[max(0, len(s)-3000):])
-			}
-		})
-		j.ws = append(j.ws, w)
-	}
-	for _, w := range j.ws {
-		var joined struct {
-			Joined bool   `json:"joined"`
-			QPN    uint32 `json:"qpn"`
-		}
-		if err := w.read(&joined, 30*time.Second); err != nil || !joined.Joined {
-			t.Fatalf("worker %d did not join: %v\n%s", w.rank, err, w.errb.String())
-		}
-		w.qpn = joined.QPN
-	}
+	j.ws = incfabric.StartWorkers(t, l, bins.Fareinc, manager, group, hosts, 30*time.Second)
 	return j
-}
-
-func (w *incWorker) read(v any, timeout time.Duration) error {
-	select {
-	case b, ok := <-w.lines:
-		if !ok {
-			return fmt.Errorf("worker %d: output closed", w.rank)
-		}
-		return json.Unmarshal(b, v)
-	case <-time.After(timeout):
-		return fmt.Errorf("worker %d: no answer in %v", w.rank, timeout)
-	}
 }
 
 // try runs one fp32 sum of size bytes on every rank, each checking its
@@ -144,13 +50,13 @@ func (j *incJob) try(size int) ([]incResult, error) {
 	b, _ := json.Marshal(map[string]any{"cmd": "allreduce", "size": fmt.Sprint(size), "dtype": "fp32", "op": "sum",
 		"pattern": "int", "verify": true, "timeout": "90s"})
 	for _, w := range j.ws {
-		if _, err := w.in.Write(append(b, '\n')); err != nil {
-			return nil, fmt.Errorf("worker %d: %v", w.rank, err)
+		if _, err := w.In.Write(append(b, '\n')); err != nil {
+			return nil, fmt.Errorf("worker %d: %v", w.Rank, err)
 		}
 	}
 	res := make([]incResult, len(j.ws))
 	for i, w := range j.ws {
-		if err := w.read(&res[i], 2*time.Minute); err != nil {
+		if err := w.Read(&res[i], 2*time.Minute); err != nil {
 			return nil, err
 		}
 	}

@@ -26,37 +26,44 @@ import (
 // dual-homed (leaf1, leaf2), lldp1 runs only lldpd. Zones: z1 {ini1,
 // tgt1, lldp1}, z2 {ini2, tgt1}; tgt2 and free1 are in no user zone and
 // share the default zone (auto-add).
-const inofFabric = `name: inof
-nodes:
-  spine1: {kind: fared, inof: reflector}
-  spine2: {kind: fared, inof: reflector}
-  leaf1:  {kind: fared, inof: switch}
-  leaf2:  {kind: fared, inof: switch}
-  leaf3:  {kind: fared, inof: switch}
-  ini1:   {kind: host, inof: host, role: initiator, hook: %s}
-  tgt1:   {kind: host, inof: host, role: target, nqn: nqn.2014-08.org.fared:tgt1}
-  ini2:   {kind: host, inof: host, role: initiator}
-  lldp1:  {kind: host, agent: lldpd, role: target, nqn: nqn.2014-08.org.fared:lldp1}
-  tgt2:   {kind: host, inof: host, role: target}
-  free1:  {kind: host, inof: host, role: initiator}
-zones:
+var inofFabric = inofLeafSpine("name: inof\n", 3, []string{
+	"ini1:   {kind: host, inof: host, role: initiator, hook: %s}",
+	"tgt1:   {kind: host, inof: host, role: target, nqn: nqn.2014-08.org.fared:tgt1}",
+	"ini2:   {kind: host, inof: host, role: initiator}",
+	"lldp1:  {kind: host, agent: lldpd, role: target, nqn: nqn.2014-08.org.fared:lldp1}",
+	"tgt2:   {kind: host, inof: host, role: target}",
+	"free1:  {kind: host, inof: host, role: initiator}",
+}, []string{
+	"{a: ini1, b: leaf1}", "{a: tgt1, b: leaf1}", "{a: tgt1, b: leaf2}", "{a: ini2, b: leaf2}",
+	"{a: lldp1, b: leaf3}", "{a: tgt2, b: leaf3}", "{a: free1, b: leaf3}",
+}) + `zones:
   z1: [ini1, tgt1, lldp1]
   z2: [ini2, tgt1]
-links:
-  - {a: leaf1, b: spine1}
-  - {a: leaf1, b: spine2}
-  - {a: leaf2, b: spine1}
-  - {a: leaf2, b: spine2}
-  - {a: leaf3, b: spine1}
-  - {a: leaf3, b: spine2}
-  - {a: ini1, b: leaf1}
-  - {a: tgt1, b: leaf1}
-  - {a: tgt1, b: leaf2}
-  - {a: ini2, b: leaf2}
-  - {a: lldp1, b: leaf3}
-  - {a: tgt2, b: leaf3}
-  - {a: free1, b: leaf3}
 `
+
+// inofLeafSpine is the topology of the iNOF labs: two reflector spines
+// and leaves leaf1.. (iNOF switches), each leaf linked to both spines,
+// then hosts (node lines "name: {...}") and their links ("{a: h, b:
+// leafN}"). head holds the top-level keys that come first (name, inof).
+func inofLeafSpine(head string, leaves int, hosts, hostLinks []string) string {
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteString("nodes:\n  spine1: {kind: fared, inof: reflector}\n  spine2: {kind: fared, inof: reflector}\n")
+	for i := 1; i <= leaves; i++ {
+		fmt.Fprintf(&b, "  leaf%d:  {kind: fared, inof: switch}\n", i)
+	}
+	for _, h := range hosts {
+		b.WriteString("  " + h + "\n")
+	}
+	b.WriteString("links:\n")
+	for i := 1; i <= leaves; i++ {
+		fmt.Fprintf(&b, "  - {a: leaf%d, b: spine1}\n  - {a: leaf%d, b: spine2}\n", i, i)
+	}
+	for _, l := range hostLinks {
+		b.WriteString("  - " + l + "\n")
+	}
+	return b.String()
+}
 
 var (
 	inofSwitches = []string{"spine1", "spine2", "leaf1", "leaf2", "leaf3"}
@@ -707,24 +714,10 @@ func scaleTopology(n int) string {
 	var b strings.Builder
 	// The generator plays every host behind one port: above fared's
 	// per-port cap (4), which the test raises.
-	b.WriteString(`name: inofscale
-inof: {max-hosts-per-port: 10000}
-nodes:
-  spine1: {kind: fared, inof: reflector}
-  spine2: {kind: fared, inof: reflector}
-  leaf1:  {kind: fared, inof: switch}
-  leaf2:  {kind: fared, inof: switch}
-  gen:    {kind: host, agent: none}
-  obs:    {kind: host, inof: host, role: initiator}
-links:
-  - {a: leaf1, b: spine1}
-  - {a: leaf1, b: spine2}
-  - {a: leaf2, b: spine1}
-  - {a: leaf2, b: spine2}
-  - {a: gen, b: leaf1}
-  - {a: obs, b: leaf2}
-zones:
-`)
+	b.WriteString(inofLeafSpine("name: inofscale\ninof: {max-hosts-per-port: 10000}\n", 2,
+		[]string{"gen:    {kind: host, agent: none}", "obs:    {kind: host, inof: host, role: initiator}"},
+		[]string{"{a: gen, b: leaf1}", "{a: obs, b: leaf2}"}))
+	b.WriteString("zones:\n")
 	// One zone per generated host with the observer: each registration is
 	// one notification to obs (and one to the generated host), so the
 	// test measures registration-to-notification per host without a
@@ -851,25 +844,9 @@ func TestINOFScale(t *testing.T) {
 // slower than CI wants (the no-BFD cases wait out hold and restart
 // timers), so they are benchmarks; each runs its lab once whatever b.N.
 
-const deathTopo = `name: inofdeath
-inof: {bfd: %v}
-zones:
-  z: [obs, v1]
-nodes:
-  spine1: {kind: fared, inof: reflector}
-  spine2: {kind: fared, inof: reflector}
-  leaf1:  {kind: fared, inof: switch}
-  leaf2:  {kind: fared, inof: switch}
-  obs:    {kind: host, inof: host}
-  v1:     {kind: host, inof: host, role: target}
-links:
-  - {a: leaf1, b: spine1}
-  - {a: leaf1, b: spine2}
-  - {a: leaf2, b: spine1}
-  - {a: leaf2, b: spine2}
-  - {a: obs, b: leaf1}
-  - {a: v1, b: leaf2}
-`
+var deathTopo = inofLeafSpine("name: inofdeath\ninof: {bfd: %v}\nzones:\n  z: [obs, v1]\n", 2,
+	[]string{"obs:    {kind: host, inof: host}", "v1:     {kind: host, inof: host, role: target}"},
+	[]string{"{a: obs, b: leaf1}", "{a: v1, b: leaf2}"})
 
 // BenchmarkINOFLeafDeath: a leaf's death to the unreachable notification
 // at a zone peer on another leaf, with and without BFD, for a killed
@@ -878,7 +855,7 @@ links:
 // the sessions stay open, only BFD or the hold timer notices).
 func BenchmarkINOFLeafDeath(b *testing.B) {
 	for _, bfd := range []bool{true, false} {
-		l := interop.StartLab(b, fmt.Sprintf(deathTopo, bfd), interop.Options{FaredBin: bins.fared, FarectlBin: bins.farectl})
+		l := interop.StartLab(b, fmt.Sprintf(deathTopo, bfd), interop.Options{FaredBin: bins.Fared, FarectlBin: bins.Farectl})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		for _, how := range []struct {
@@ -937,7 +914,7 @@ func must(b *testing.B, err error) {
 func BenchmarkINOFRecords(b *testing.B) {
 	for _, n := range []int{500, 5000} {
 		topo := strings.Replace(strings.Split(scaleTopology(0), "zones:")[0], "name: inofscale\ninof: {max-hosts-per-port: 10000}\n", "name: inofrec\ninof: {auto-add: false, max-hosts-per-port: 10000}\n", 1)
-		l := interop.StartLab(b, topo, interop.Options{FaredBin: bins.fared, FarectlBin: bins.farectl})
+		l := interop.StartLab(b, topo, interop.Options{FaredBin: bins.Fared, FarectlBin: bins.Farectl})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		must(b, interop.Poll(ctx, 60*time.Second, "sessions", allEstablished(ctx, l, "spine1", "spine2", "leaf1", "leaf2")))

@@ -21,7 +21,7 @@ import (
 func farectlText(t *testing.T, ctx context.Context, l *interop.Lab, node string, args ...string) string {
 	t.Helper()
 	n := l.Node(node)
-	argv := append([]string{"netns", "exec", n.Netns, bins.farectl, "-s", n.Socket}, args...)
+	argv := append([]string{"netns", "exec", n.Netns, bins.Farectl, "-s", n.Socket}, args...)
 	out, err := exec.CommandContext(ctx, "ip", argv...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("farectl %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -350,7 +350,7 @@ func TestFirstHourScript(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "../../scripts/first-hour.sh")
-	cmd.Env = append(os.Environ(), "P="+p, "PATH="+filepath.Dir(bins.fared)+":"+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "P="+p, "PATH="+filepath.Dir(bins.Fared)+":"+os.Getenv("PATH"))
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {

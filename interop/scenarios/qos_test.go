@@ -170,7 +170,7 @@ func TestQoSLinuxBackend(t *testing.T) {
 	}
 	// The text views render (farectl without -j).
 	for _, noun := range [][]string{{"status"}, {"pfc"}, {"watchdog"}, {"ecn"}, {"flows"}} {
-		argv := append([]string{"netns", "exec", a.Netns, bins.farectl, "-s", a.Socket, "qos"}, noun...)
+		argv := append([]string{"netns", "exec", a.Netns, bins.Farectl, "-s", a.Socket, "qos"}, noun...)
 		if out, err := exec.Command("ip", argv...).CombinedOutput(); err != nil || len(out) == 0 {
 			t.Errorf("farectl qos %s: %v\n%s", noun[0], err, out)
 		}
@@ -259,7 +259,7 @@ qos:
 `), 0o644)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", ns, bins.fared, "-c", cfg, "--socket", filepath.Join(dir, "s.sock")).CombinedOutput()
+	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", ns, bins.Fared, "-c", cfg, "--socket", filepath.Join(dir, "s.sock")).CombinedOutput()
 	if err == nil {
 		t.Fatalf("fared started with an unknown interface:\n%s", out)
 	}

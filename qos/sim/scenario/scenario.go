@@ -14,8 +14,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fared/fared/config"
-	"github.com/fared/fared/qos/conf"
 	"github.com/fared/fared/qos/model"
+	"github.com/fared/fared/qos/qosconfig"
 	"github.com/fared/fared/qos/sim"
 )
 
@@ -43,7 +43,7 @@ type Scenario struct {
 type Switch struct {
 	Name   string
 	Buffer int64
-	QoS    *conf.Config // nil: no qos (tail drop, no PFC)
+	QoS    *qosconfig.Config // nil: no qos (tail drop, no PFC)
 	Line   int
 	qosKey *yaml.Node
 	qosVal *yaml.Node
@@ -114,92 +114,14 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		"params":   s.params(w),
 		"dcqcn":    s.dcqcn(w),
 		"dctcp":    s.dctcp(w),
-		"defaults": func(k, v *yaml.Node) {
-			if !w.IsMapping(k, v) {
-				return
-			}
-			w.Mapping(v, map[string]config.Field{
-				"rate":        rateField(w, &s.Defaults.Rate),
-				"delay":       w.SetDuration(&s.Defaults.Delay, 0, time.Second),
-				"buffer":      bytesField(w, &s.Buffer),
-				"lossy-limit": bytesField(w, &s.Lossy),
-			})
-		},
+		"defaults": s.defaults(w),
 		"host-pfc": func(k, v *yaml.Node) { hostPFCNode = v },
 		"qos":      func(k, v *yaml.Node) { qosKey, qosVal = k, v },
-		"hosts": func(k, v *yaml.Node) {
-			s.Hosts, _ = w.Strings(k, v)
-		},
-		"switches": func(k, v *yaml.Node) {
-			if !w.Want(k, v, "a list", v.Kind == yaml.SequenceNode) {
-				return
-			}
-			for _, it := range v.Content {
-				it = config.Deref(it)
-				sw := Switch{Line: it.Line}
-				if it.Kind == yaml.ScalarNode {
-					sw.Name = it.Value
-				} else if w.Want(k, it, "a name or a mapping", it.Kind == yaml.MappingNode) {
-					w.Mapping(it, map[string]config.Field{
-						"name":   w.Str(&sw.Name, nil),
-						"buffer": bytesField(w, &sw.Buffer),
-						"qos":    func(k, v *yaml.Node) { sw.qosKey, sw.qosVal = k, v },
-					})
-				}
-				s.Switches = append(s.Switches, sw)
-			}
-		},
-		"links": w.List(func(v *yaml.Node) {
-			l := Link{Rate: -1, Delay: -1, Line: v.Line}
-			w.Mapping(v, map[string]config.Field{
-				"a":     w.Str(&l.A, nil),
-				"b":     w.Str(&l.B, nil),
-				"rate":  rateField(w, &l.Rate),
-				"delay": w.SetDuration(&l.Delay, 0, time.Second),
-			})
-			s.Links = append(s.Links, l)
-		}),
-		"routes": w.List(func(v *yaml.Node) {
-			r := Route{Line: v.Line}
-			w.Mapping(v, map[string]config.Field{
-				"node": w.Str(&r.Node, nil),
-				"dst":  w.Str(&r.Dst, nil),
-				"via": func(k, v *yaml.Node) {
-					if v.Kind == yaml.ScalarNode {
-						r.Via = []string{v.Value}
-						return
-					}
-					r.Via, _ = w.Strings(k, v)
-				},
-			})
-			s.Routes = append(s.Routes, r)
-		}),
-		"flows": w.List(func(v *yaml.Node) {
-			f := Flow{CC: sim.CCNone, ECT: true, Count: 1, Line: v.Line}
-			var cc string
-			w.Mapping(v, map[string]config.Field{
-				"name":     w.Str(&f.Name, nil),
-				"src":      w.Str(&f.Src, nil),
-				"dst":      w.Str(&f.Dst, nil),
-				"dscp":     config.SetInt(w, &f.DSCP, 0, 63),
-				"size":     bytesField(w, &f.Size),
-				"start":    w.SetDuration(&f.Start, 0, time.Hour),
-				"stop":     w.SetDuration(&f.Stop, 0, time.Hour),
-				"cc":       w.OneOf(&cc, "none", "dcqcn", "dctcp"),
-				"ect":      w.Bool(&f.ECT),
-				"rate":     rateField(w, &f.Rate),
-				"mtu":      config.SetInt(w, &f.MTU, 64, 9216),
-				"count":    config.SetInt(w, &f.Count, 1, 100000),
-				"interval": w.SetDuration(&f.Gap, 0, time.Hour),
-			})
-			if cc != "" {
-				f.CC = sim.CC(cc)
-			}
-			if f.Size == 0 && f.Stop == 0 {
-				w.Errf(v, "flow: needs a size or a stop time")
-			}
-			s.Flows = append(s.Flows, f)
-		}),
+		"hosts":    func(k, v *yaml.Node) { s.Hosts, _ = w.Strings(k, v) },
+		"switches": s.switches(w),
+		"links":    w.List(s.link(w)),
+		"routes":   w.List(s.route(w)),
+		"flows":    w.List(s.flow(w)),
 	})
 	for _, key := range []string{"switches", "links"} {
 		if seen[key] == nil {
@@ -207,18 +129,128 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		}
 	}
 	s.check(w)
-	// qos sections: each switch's own, else the top-level one, with
-	// interfaces defaulting to all of the switch's ports.
+	s.qos(w, qosKey, qosVal)
+	if hostPFCNode != nil {
+		s.hostPFC(w, hostPFCNode)
+	}
+	if err := w.Err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Scenario) defaults(w *config.Walker) config.Field {
+	return func(k, v *yaml.Node) {
+		if !w.IsMapping(k, v) {
+			return
+		}
+		w.Mapping(v, map[string]config.Field{
+			"rate":        rateField(w, &s.Defaults.Rate),
+			"delay":       w.SetDuration(&s.Defaults.Delay, 0, time.Second),
+			"buffer":      bytesField(w, &s.Buffer),
+			"lossy-limit": bytesField(w, &s.Lossy),
+		})
+	}
+}
+
+// switches parses the switches: each a name, or a mapping with its own
+// buffer and qos section.
+func (s *Scenario) switches(w *config.Walker) config.Field {
+	return func(k, v *yaml.Node) {
+		if !w.Want(k, v, "a list", v.Kind == yaml.SequenceNode) {
+			return
+		}
+		for _, it := range v.Content {
+			it = config.Deref(it)
+			sw := Switch{Line: it.Line}
+			if it.Kind == yaml.ScalarNode {
+				sw.Name = it.Value
+			} else if w.Want(k, it, "a name or a mapping", it.Kind == yaml.MappingNode) {
+				w.Mapping(it, map[string]config.Field{
+					"name":   w.Str(&sw.Name, nil),
+					"buffer": bytesField(w, &sw.Buffer),
+					"qos":    func(k, v *yaml.Node) { sw.qosKey, sw.qosVal = k, v },
+				})
+			}
+			s.Switches = append(s.Switches, sw)
+		}
+	}
+}
+
+func (s *Scenario) link(w *config.Walker) func(v *yaml.Node) {
+	return func(v *yaml.Node) {
+		l := Link{Rate: -1, Delay: -1, Line: v.Line}
+		w.Mapping(v, map[string]config.Field{
+			"a":     w.Str(&l.A, nil),
+			"b":     w.Str(&l.B, nil),
+			"rate":  rateField(w, &l.Rate),
+			"delay": w.SetDuration(&l.Delay, 0, time.Second),
+		})
+		s.Links = append(s.Links, l)
+	}
+}
+
+func (s *Scenario) route(w *config.Walker) func(v *yaml.Node) {
+	return func(v *yaml.Node) {
+		r := Route{Line: v.Line}
+		w.Mapping(v, map[string]config.Field{
+			"node": w.Str(&r.Node, nil),
+			"dst":  w.Str(&r.Dst, nil),
+			"via": func(k, v *yaml.Node) {
+				if v.Kind == yaml.ScalarNode {
+					r.Via = []string{v.Value}
+					return
+				}
+				r.Via, _ = w.Strings(k, v)
+			},
+		})
+		s.Routes = append(s.Routes, r)
+	}
+}
+
+func (s *Scenario) flow(w *config.Walker) func(v *yaml.Node) {
+	return func(v *yaml.Node) {
+		f := Flow{CC: sim.CCNone, ECT: true, Count: 1, Line: v.Line}
+		var cc string
+		w.Mapping(v, map[string]config.Field{
+			"name":     w.Str(&f.Name, nil),
+			"src":      w.Str(&f.Src, nil),
+			"dst":      w.Str(&f.Dst, nil),
+			"dscp":     config.SetInt(w, &f.DSCP, 0, 63),
+			"size":     bytesField(w, &f.Size),
+			"start":    w.SetDuration(&f.Start, 0, time.Hour),
+			"stop":     w.SetDuration(&f.Stop, 0, time.Hour),
+			"cc":       w.OneOf(&cc, "none", "dcqcn", "dctcp"),
+			"ect":      w.Bool(&f.ECT),
+			"rate":     rateField(w, &f.Rate),
+			"mtu":      config.SetInt(w, &f.MTU, 64, 9216),
+			"count":    config.SetInt(w, &f.Count, 1, 100000),
+			"interval": w.SetDuration(&f.Gap, 0, time.Hour),
+		})
+		if cc != "" {
+			f.CC = sim.CC(cc)
+		}
+		if f.Size == 0 && f.Stop == 0 {
+			w.Errf(v, "flow: needs a size or a stop time")
+		}
+		s.Flows = append(s.Flows, f)
+	}
+}
+
+// qos parses the qos sections: each switch's own, else the top-level one
+// (k, v; nil if none), with interfaces defaulting to all of the switch's
+// ports.
+func (s *Scenario) qos(w *config.Walker, top, topVal *yaml.Node) {
 	for i := range s.Switches {
 		sw := &s.Switches[i]
 		k, v := sw.qosKey, sw.qosVal
 		if k == nil {
-			k, v = qosKey, qosVal
+			k, v = top, topVal
 		}
 		if k == nil {
 			continue
 		}
-		sw.QoS = conf.ParseFor(w, k, v, s.Ports(sw.Name))
+		sw.QoS = qosconfig.ParseFor(w, k, v, s.Ports(sw.Name))
 		if sw.QoS != nil {
 			for _, f := range sw.QoS.Ifaces {
 				if !contains(s.Ports(sw.Name), f.Name) {
@@ -227,28 +259,22 @@ func Parse(file string, data []byte) (*Scenario, error) {
 			}
 		}
 	}
-	if hostPFCNode != nil {
-		var pr model.Prios
-		ok := true
-		if hostPFCNode.Kind != yaml.SequenceNode {
-			w.Errf(hostPFCNode, "host-pfc: expected a list of priorities")
-			ok = false
-		} else {
-			for _, it := range hostPFCNode.Content {
-				n, good := w.Integer(&yaml.Node{Value: "host-pfc"}, it, 0, model.NumPrio-1)
-				if good {
-					pr |= 1 << n
-				}
-			}
-		}
-		if ok {
-			s.HostPFC = &pr
+}
+
+// hostPFC parses host-pfc, the priorities hosts honour PAUSE on.
+func (s *Scenario) hostPFC(w *config.Walker, v *yaml.Node) {
+	if v.Kind != yaml.SequenceNode {
+		w.Errf(v, "host-pfc: expected a list of priorities")
+		return
+	}
+	var pr model.Prios
+	for _, it := range v.Content {
+		n, good := w.Integer(&yaml.Node{Value: "host-pfc"}, it, 0, model.NumPrio-1)
+		if good {
+			pr |= 1 << n
 		}
 	}
-	if err := w.Err(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	s.HostPFC = &pr
 }
 
 func contains(l []string, s string) bool {
@@ -339,7 +365,7 @@ func bytesField(w *config.Walker, dst *int64) config.Field {
 		if !ok {
 			return
 		}
-		n, err := conf.Bytes(s)
+		n, err := qosconfig.Bytes(s)
 		if err != nil {
 			w.Errf(v, "%s: %v", k.Value, err)
 			return
@@ -456,7 +482,7 @@ func (s *Scenario) Build() (*sim.Network, error) {
 		}
 		n.Connect(n.Node(l.A), n.Node(l.B), rate, delay)
 	}
-	var base *conf.Config
+	var base *qosconfig.Config
 	for _, sw := range s.Switches {
 		if sw.QoS != nil {
 			base = sw.QoS

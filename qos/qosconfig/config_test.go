@@ -1,4 +1,4 @@
-package conf_test
+package qosconfig_test
 
 import (
 	"strings"
@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
-	"github.com/fared/fared/qos/conf"
 	"github.com/fared/fared/qos/model"
+	"github.com/fared/fared/qos/qosconfig"
 )
 
 func init() {
-	config.Register(config.Section{Key: conf.Key, Parse: conf.Parse})
+	config.Register(config.Section{Key: qosconfig.Key, Parse: qosconfig.Parse})
 }
 
 const good = `router-id: 10.0.0.1
@@ -57,13 +57,13 @@ qos:
     - name: Ethernet8
 `
 
-func parse(t *testing.T, text string) (*conf.Config, error) {
+func parse(t *testing.T, text string) (*qosconfig.Config, error) {
 	t.Helper()
 	c, err := config.Parse("fared.yaml", []byte(text))
 	if err != nil {
 		return nil, err
 	}
-	return conf.From(c), nil
+	return qosconfig.From(c), nil
 }
 
 func TestParseGood(t *testing.T) {
@@ -155,12 +155,12 @@ func TestBadConfig(t *testing.T) {
 
 func TestBytes(t *testing.T) {
 	for in, want := range map[string]uint64{"400000": 400000, "400K": 400000, "1.5M": 1500000, "64KiB": 65536, "2MB": 2000000, "1Gi": 1 << 30} {
-		if got, err := conf.Bytes(in); err != nil || got != want {
+		if got, err := qosconfig.Bytes(in); err != nil || got != want {
 			t.Errorf("Bytes(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "x", "-1", "1T"} {
-		if _, err := conf.Bytes(bad); err == nil {
+		if _, err := qosconfig.Bytes(bad); err == nil {
 			t.Errorf("Bytes(%q) accepted", bad)
 		}
 	}

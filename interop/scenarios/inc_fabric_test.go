@@ -1,4 +1,4 @@
-package lab
+package scenarios
 
 import (
 	"fmt"
@@ -10,16 +10,17 @@ import (
 	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/inc/packet"
 	"github.com/fared/fared/internal/scrape"
+	"github.com/fared/fared/interop/incfabric"
 )
 
-// TestINCFabric is the INC lab of the issue: 8 hosts on 4 leaves, 2
-// fared spines and an FRR spine, all IS-IS. One lab, checked in order:
-// the tree, results of every type and op over sizes from 1 KB to 64 MB,
-// the ICRC of captured frames, random loss, a spine link going down, a
-// client killed.
+// TestINCFabric is the INC lab (interop/incfabric): 8 host nodes on 4
+// leaves, 2 fared spines and an FRR spine, all IS-IS. One lab, checked
+// in order: the tree, results of every type and op over sizes from 1 KB
+// to 64 MB, the ICRC of captured frames, random loss, a spine link going
+// down, a client killed.
 func TestINCFabric(t *testing.T) {
-	f := NewFabric(t, bins, 4, 2, "")
-	ctx := Ctx(t)
+	f := incfabric.New(t, bins, 4, 2, "")
+	ctx := incfabric.Ctx(t)
 	ws := f.StartWorkers("g")
 
 	// The tree: a fared spine at the root, every leaf aggregating its two
@@ -68,15 +69,15 @@ func TestINCFabric(t *testing.T) {
 	}
 	for _, c := range cases {
 		c["verify"] = true
-		res := AllReduce(t, ws, c, 3*time.Minute)
-		t.Logf("%v: %.3fs, algbw %.3f Gb/s, retransmits %d", c, res[0].Seconds, res[0].AlgBW, Sum(res, func(r Result) int { return r.Retransmits }))
+		res := incfabric.AllReduce(t, ws, c, 3*time.Minute)
+		t.Logf("%v: %.3fs, algbw %.3f Gb/s, retransmits %d", c, res[0].Seconds, res[0].AlgBW, incfabric.Sum(res, func(r incfabric.Result) int { return r.Retransmits }))
 	}
 
 	// The ICRC of frames captured on a Host link and on a spine link
 	// verifies.
 	h1 := f.Hosts[0]
-	caps := []*Capture{OpenCapture(t, h1.NS, "eth0"), OpenCapture(t, f.Lab.Name+"-"+root, "l2-1")}
-	AllReduce(t, ws, op{"size": "262144", "dtype": "fp32", "op": "sum", "pattern": "int", "verify": true}, time.Minute)
+	caps := []*incfabric.Capture{incfabric.OpenCapture(t, h1.NS, h1.Iface), incfabric.OpenCapture(t, f.Lab.Name+"-"+root, "l2-1")}
+	incfabric.AllReduce(t, ws, op{"size": "262144", "dtype": "fp32", "op": "sum", "pattern": "int", "verify": true}, time.Minute)
 	for _, c := range caps {
 		frames := c.Drain()
 		n := 0
@@ -98,11 +99,11 @@ func TestINCFabric(t *testing.T) {
 	// suppress duplicates and serve results again.
 	before := f.SwitchTotals(ctx)
 	for _, h := range f.Hosts {
-		NftLoss(t, h.NS, 3)
+		incfabric.NftLoss(t, h.NS, 3)
 	}
 	for _, n := range f.Lab.Nodes {
 		if n.Kind == "fared" {
-			NftLoss(t, n.Netns, 2)
+			incfabric.NftLoss(t, n.Netns, 2)
 		}
 	}
 	var retx, nacks int
@@ -112,9 +113,9 @@ func TestINCFabric(t *testing.T) {
 		{"size": "524288", "dtype": "fp32", "op": "sum", "pattern": "int", "mode": "ring"},
 	} {
 		c["verify"] = true
-		res := AllReduce(t, ws, c, 3*time.Minute)
-		retx += Sum(res, func(r Result) int { return r.Retransmits })
-		nacks += Sum(res, func(r Result) int { return r.NACKs })
+		res := incfabric.AllReduce(t, ws, c, 3*time.Minute)
+		retx += incfabric.Sum(res, func(r incfabric.Result) int { return r.Retransmits })
+		nacks += incfabric.Sum(res, func(r incfabric.Result) int { return r.NACKs })
 	}
 	after := f.SwitchTotals(ctx)
 	dups, served := after.Duplicates-before.Duplicates, after.Served-before.Served
@@ -124,11 +125,11 @@ func TestINCFabric(t *testing.T) {
 		t.Fatalf("loss left no trace: retransmissions %d, duplicates %d, served %d", retx, dups, served)
 	}
 	for _, h := range f.Hosts {
-		run(t, "ip", "netns", "exec", h.NS, "nft", "delete table inet loss")
+		incfabric.NoLoss(t, h.NS)
 	}
 	for _, n := range f.Lab.Nodes {
 		if n.Kind == "fared" {
-			run(t, "ip", "netns", "exec", n.Netns, "nft", "delete table inet loss")
+			incfabric.NoLoss(t, n.Netns)
 		}
 	}
 
@@ -169,7 +170,7 @@ func TestINCFabric(t *testing.T) {
 			if n.Kind != "fared" {
 				continue
 			}
-			fams, _, err := scrape.Scrape(ctx, n.Netns, MetricsURL)
+			fams, _, err := scrape.Scrape(ctx, n.Netns, incfabric.MetricsURL)
 			if err != nil {
 				return fmt.Errorf("%s: %w", n.Name, err)
 			}
@@ -222,7 +223,7 @@ func TestINCFabric(t *testing.T) {
 		return nil
 	})
 	t.Logf("rebuilt: tree %d, root %s, generation %d", trees[0].TreeID, trees[0].Root, trees[0].Generation)
-	res := AllReduce(t, ws, op{"size": "1048588", "dtype": "fp32", "op": "sum", "pattern": "int", "verify": true}, time.Minute)
+	res := incfabric.AllReduce(t, ws, op{"size": "1048588", "dtype": "fp32", "op": "sum", "pattern": "int", "verify": true}, time.Minute)
 	if res[0].TreeID != uint32(trees[0].TreeID) || res[0].TreeID == uint32(tr.TreeID) {
 		t.Fatalf("allreduce ran on tree %d, the rebuilt one is %d", res[0].TreeID, trees[0].TreeID)
 	}
@@ -245,7 +246,7 @@ func TestINCFabric(t *testing.T) {
 		t.Fatalf("trees after the group was dismantled: %+v %v", trees, err)
 	}
 	ws[0].In.Write([]byte(`{"cmd":"tree"}` + "\n"))
-	var r Result
+	var r incfabric.Result
 	if err := ws[0].Read(&r, 10*time.Second); err != nil || !strings.Contains(r.Error, "dismantled") {
 		t.Fatalf("rank 0 after the group was dismantled: %+v %v", r, err)
 	}
