@@ -729,7 +729,7 @@ func farectlCommands(t *testing.T) []string {
 	var out []string
 	var walk func(path []string)
 	walk = func(path []string) {
-		b, err := exec.Command(bins.farectl, append(path, "--help")...).Output()
+		b, err := exec.Command(bins.Farectl, append(path, "--help")...).Output()
 		if err != nil {
 			t.Fatalf("farectl %s --help: %v", strings.Join(path, " "), err)
 		}
