@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fared/fared/bench/inject"
 	"github.com/fared/fared/fib"
+	"github.com/fared/fared/internal/nsenter"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -233,7 +233,7 @@ func Watch(nsPath string) (*Watcher, error) {
 		return nil, err
 	}
 	var fd int
-	err = inject.InNetNS(h, func() error {
+	err = nsenter.Do(h, func() error {
 		var err error
 		fd, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
 		return err
