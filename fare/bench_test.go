@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fared/fared/bench/fabric"
+	"github.com/fared/fared/internal/closgen"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
 )
@@ -16,8 +16,8 @@ import (
 //	         6,144 nodes; 65,536 leaf–spine + 65,536 spine–super cables = 131,072
 //	         cables = 262,144 lsdb (directed) links; 4,096 prefixes.
 var (
-	three = fabric.ThreeStage{Spines: 64, Leaves: 512, Seed: 42}
-	five  = fabric.FiveStage{Pods: 64, Leaves: 64, Spines: 16, Super: 64, Seed: 42}
+	three = closgen.ThreeStage{Spines: 64, Leaves: 512, Seed: 42}
+	five  = closgen.FiveStage{Pods: 64, Leaves: 64, Spines: 16, Super: 64, Seed: 42}
 
 	once3, once5 sync.Once
 	g3, g5       *lsdb.Graph
@@ -107,7 +107,7 @@ func benchRouteOnly(b *testing.B, g *lsdb.Graph) {
 			li = int(l)
 		}
 	}
-	gs := [2]*lsdb.Graph{fabric.WithLinkBW(g, li, fabric.Gbps(10)), g}
+	gs := [2]*lsdb.Graph{closgen.WithLinkBW(g, li, closgen.Gbps(10)), g}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -133,7 +133,7 @@ func benchRouteOnlyPlain(b *testing.B, g *lsdb.Graph) {
 			li = int(l)
 		}
 	}
-	gs := [2]*lsdb.Graph{fabric.WithLinkBW(g, li, fabric.Gbps(10)), g}
+	gs := [2]*lsdb.Graph{closgen.WithLinkBW(g, li, closgen.Gbps(10)), g}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fared/fared/bench/fabric"
+	"github.com/fared/fared/internal/closgen"
 	"github.com/fared/fared/isis"
 	"github.com/fared/fared/isis/packet"
 )
@@ -32,7 +32,7 @@ const (
 
 // Config of an injector. Zero values take the defaults shown.
 type Config struct {
-	Fabric         *fabric.Fabric
+	Fabric         *closgen.Fabric
 	Area           string        // DefaultArea
 	LSPMTU         int           // DefaultLSPMTU
 	Lifetime       uint16        // DefaultLifetime
@@ -95,7 +95,7 @@ type Circuit struct {
 
 // Circuits lists Self's cables. Interfaces are named after the played
 // node, "-k" for the k-th cable to it: "S3-1", "P0S12-2".
-func Circuits(f *fabric.Fabric) ([]Circuit, error) {
+func Circuits(f *closgen.Fabric) ([]Circuit, error) {
 	if err := Limits(f); err != nil {
 		return nil, err
 	}

@@ -1,10 +1,11 @@
-// Package kern reads what a router under test wrote into its kernel: a
+// Package kernwatch reads what a router under test wrote into its kernel: a
 // read-back of routes and nexthop objects (through fib.Dump), resolved to
 // next-hop sets by interface name so that two namespaces compare, and a
 // netlink watcher that timestamps every route and nexthop change so a
 // benchmark can tell when the kernel first held the final table without
-// polling the router.
-package kern
+// polling the router (and a lab test when a nexthop group shrank). The
+// side-by-side benchmarks (bench/) and the interop scenarios share it.
+package kernwatch
 
 import (
 	"errors"
@@ -239,7 +240,7 @@ func Watch(nsPath string) (*Watcher, error) {
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kern: netlink socket: %w", err)
+		return nil, fmt.Errorf("kernwatch: netlink socket: %w", err)
 	}
 	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20) != nil {
 		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 64<<20)
@@ -251,7 +252,7 @@ func Watch(nsPath string) (*Watcher, error) {
 	for _, g := range []int{unix.RTNLGRP_IPV4_ROUTE, unix.RTNLGRP_NEXTHOP} {
 		if err := unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, g); err != nil {
 			unix.Close(fd)
-			return nil, fmt.Errorf("kern: join group %d: %w", g, err)
+			return nil, fmt.Errorf("kernwatch: join group %d: %w", g, err)
 		}
 	}
 	w := &Watcher{fd: fd, names: names, done: make(chan struct{})}
@@ -271,7 +272,7 @@ func (w *Watcher) read() {
 			}
 			if errors.Is(err, unix.ENOBUFS) {
 				w.mu.Lock()
-				w.err = errors.New("kern: netlink notifications lost (ENOBUFS)")
+				w.err = errors.New("kernwatch: netlink notifications lost (ENOBUFS)")
 				w.mu.Unlock()
 				continue
 			}
