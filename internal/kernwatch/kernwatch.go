@@ -74,15 +74,11 @@ type Table struct {
 // Read dumps the kernel of the namespace at nsPath and resolves every
 // IS-IS route of the main table to its next-hop set.
 func Read(nsPath string) (*Table, error) {
-	h, err := netns.GetFromPath(nsPath)
+	h, names, err := open(nsPath)
 	if err != nil {
 		return nil, err
 	}
 	defer h.Close()
-	names, err := ifNames(h)
-	if err != nil {
-		return nil, err
-	}
 	routes, nhs, err := fib.Dump(h, 0)
 	if err != nil {
 		return nil, err
@@ -147,6 +143,21 @@ func Read(nsPath string) (*Table, error) {
 		}
 	}
 	return t, nil
+}
+
+// open opens the namespace at nsPath and reads its interface names by
+// index (the caller closes the handle).
+func open(nsPath string) (netns.NsHandle, map[int]string, error) {
+	h, err := netns.GetFromPath(nsPath)
+	if err != nil {
+		return h, nil, err
+	}
+	names, err := ifNames(h)
+	if err != nil {
+		h.Close()
+		return h, nil, err
+	}
+	return h, names, nil
 }
 
 func ifNames(ns netns.NsHandle) (map[int]string, error) {
@@ -224,15 +235,11 @@ type Watcher struct {
 // namespace at nsPath. The socket buffer is large so that a burst of
 // thousands of routes is not lost (an overrun is reported by Stop).
 func Watch(nsPath string) (*Watcher, error) {
-	h, err := netns.GetFromPath(nsPath)
+	h, names, err := open(nsPath)
 	if err != nil {
 		return nil, err
 	}
 	defer h.Close()
-	names, err := ifNames(h)
-	if err != nil {
-		return nil, err
-	}
 	var fd int
 	err = nsenter.Do(h, func() error {
 		var err error
