@@ -114,6 +114,10 @@ func nsDialer(ns string) func(context.Context, string) (net.Conn, error) {
 			c, err = d.DialContext(ctx, "tcp", addr)
 			return err
 		})
+		if err != nil && c != nil {
+			c.Close() // made, but the thread could not come back
+			c = nil
+		}
 		return c, err
 	}
 }
