@@ -21,6 +21,7 @@ import (
 
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/guard"
+	"github.com/fared/fared/internal/nsenter"
 	"github.com/fared/fared/rib"
 )
 
@@ -282,31 +283,16 @@ func (m *metrics) close() {
 // listenIn binds a TCP listener in namespace ns (0: the current one);
 // a socket keeps the namespace it was created in.
 func listenIn(ns netns.NsHandle, addr string) (net.Listener, error) {
-	if !ns.IsOpen() || ns == 0 {
-		return net.Listen("tcp", addr)
+	var ln net.Listener
+	err := nsenter.Do(ns, func() (err error) {
+		ln, err = net.Listen("tcp", addr)
+		return err
+	})
+	if err != nil && ln != nil {
+		ln.Close() // made, but the thread could not come back
+		ln = nil
 	}
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return nil, err
-	}
-	defer orig.Close()
-	if err := netns.Set(ns); err != nil {
-		runtime.UnlockOSThread()
-		return nil, err
-	}
-	ln, lerr := net.Listen("tcp", addr)
-	if err := netns.Set(orig); err != nil {
-		// Leave the thread locked: the runtime retires it with the
-		// goroutine rather than reuse a thread in the wrong namespace.
-		if ln != nil {
-			ln.Close()
-		}
-		return nil, err
-	}
-	runtime.UnlockOSThread()
-	return ln, lerr
+	return ln, err
 }
 
 // coreCollector reads the gauges of the core at scrape time: the rib's

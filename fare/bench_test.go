@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fared/fared/bench/fabric"
+	"github.com/fared/fared/internal/closgen"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
 )
@@ -16,8 +16,8 @@ import (
 //	         6,144 nodes; 65,536 leaf–spine + 65,536 spine–super cables = 131,072
 //	         cables = 262,144 lsdb (directed) links; 4,096 prefixes.
 var (
-	three = fabric.ThreeStage{Spines: 64, Leaves: 512, Seed: 42}
-	five  = fabric.FiveStage{Pods: 64, Leaves: 64, Spines: 16, Super: 64, Seed: 42}
+	three = closgen.ThreeStage{Spines: 64, Leaves: 512, Seed: 42}
+	five  = closgen.FiveStage{Pods: 64, Leaves: 64, Spines: 16, Super: 64, Seed: 42}
 
 	once3, once5 sync.Once
 	g3, g5       *lsdb.Graph
@@ -95,19 +95,25 @@ func benchFull(b *testing.B, g *lsdb.Graph) {
 func BenchmarkFull3Stage(b *testing.B) { g := graph3(); benchFull(b, g) }
 func BenchmarkFull5Stage(b *testing.B) { g := graph5(); benchFull(b, g) }
 
+// bwFlip is the pair of graphs the route-only benchmarks alternate
+// between: g with the last DAG link not at Self set to 10G, and g.
+func bwFlip(g *lsdb.Graph, r *spf.Result) [2]*lsdb.Graph {
+	var li int
+	for _, l := range r.EdgeLinks {
+		if g.Links[l].From != g.Self {
+			li = int(l)
+		}
+	}
+	return [2]*lsdb.Graph{closgen.WithLinkBW(g, li, closgen.Gbps(10)), g}
+}
+
 // RouteOnly: one spine→leaf bandwidth changed. TopologyDiff (the topology
 // check, which also lists the changed links) + ReuseChanged + routes +
 // Update; the new Graph's Build is the protocol's cost, not counted.
 func benchRouteOnly(b *testing.B, g *lsdb.Graph) {
 	prevR := spf.Run(g)
 	prev := ComputeTable(prevR, spf.Routes(prevR), Options{})
-	var li int
-	for _, l := range prevR.EdgeLinks {
-		if g.Links[l].From != g.Self {
-			li = int(l)
-		}
-	}
-	gs := [2]*lsdb.Graph{fabric.WithLinkBW(g, li, fabric.Gbps(10)), g}
+	gs := bwFlip(g, prevR)
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -127,13 +133,7 @@ func benchRouteOnly(b *testing.B, g *lsdb.Graph) {
 // (bandwidth snapshot refreshed from the whole DAG) + a full FARE pass.
 func benchRouteOnlyPlain(b *testing.B, g *lsdb.Graph) {
 	prev := spf.Run(g)
-	var li int
-	for _, l := range prev.EdgeLinks {
-		if g.Links[l].From != g.Self {
-			li = int(l)
-		}
-	}
-	gs := [2]*lsdb.Graph{fabric.WithLinkBW(g, li, fabric.Gbps(10)), g}
+	gs := bwFlip(g, prev)
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {

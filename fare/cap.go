@@ -3,6 +3,7 @@ package fare
 import (
 	"slices"
 
+	"github.com/fared/fared/internal/recycle"
 	"github.com/fared/fared/spf"
 )
 
@@ -103,7 +104,7 @@ func (c *capCalc) reset(r *spf.Result, edgeBW []float64, edgeUnk []bool) {
 			c.slotOf[i] = -1
 		}
 	}
-	c.destOff = grow(c.destOff, n)
+	c.destOff = recycle.Grow(c.destOff, n)
 	for i := range c.destOff {
 		c.destOff[i] = -1
 	}
@@ -281,13 +282,6 @@ type scratch struct {
 	thr                       []float64
 }
 
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n, n+n/4)
-	}
-	return s[:n]
-}
-
 // compile builds d's class program into p, recycling p's slices.
 func (c *capCalc) compile(d int32, p *program) {
 	r := c.r
@@ -316,7 +310,7 @@ func (c *capCalc) compile(d int32, p *program) {
 	// loops (a call there would spill their registers).
 	// Units: inputs 0..k-1, ancestor slot s is unit k+s (initialised when
 	// found).
-	nodes, units := grow(sc.nodes, len(slotOf)), grow(sc.units, int(k)+len(slotOf))
+	nodes, units := recycle.Grow(sc.nodes, len(slotOf)), recycle.Grow(sc.units, int(k)+len(slotOf))
 	clear(units[:k])
 	nn := 0
 	for _, pos := range p.inputs {
@@ -342,7 +336,7 @@ func (c *capCalc) compile(d int32, p *program) {
 	for _, pos := range p.inputs {
 		units[k+slotOf[ep[lo+pos]]].in++
 	}
-	terms := grow(sc.terms, int(k)+nEdges)
+	terms := recycle.Grow(sc.terms, int(k)+nEdges)
 	nt := 0
 	for i, pos := range p.inputs {
 		dst := k + slotOf[ep[lo+pos]]
@@ -351,7 +345,7 @@ func (c *capCalc) compile(d int32, p *program) {
 			nt++
 		}
 	}
-	order := grow(sc.order, nn)
+	order := recycle.Grow(sc.order, nn)
 	no := 0
 	for s := range nn {
 		if units[int(k)+s].left == 0 {
@@ -378,7 +372,7 @@ func (c *capCalc) compile(d int32, p *program) {
 
 	// Terms by source (stable), then the groups.
 	srcStart, bySrc := bucketBySource(terms, nu, sc.srcStart, sc.bySrc)
-	dstGroup := grow(sc.dstGroup, nu)
+	dstGroup := recycle.Grow(sc.dstGroup, nu)
 	for i := range dstGroup {
 		dstGroup[i] = -1
 	}
@@ -401,8 +395,8 @@ func (c *capCalc) compile(d int32, p *program) {
 		}
 		p.fhPos = append(p.fhPos, p.inputs[u])
 	}
-	p.val = grow(p.val, p.units)
-	p.unk = grow(p.unk, p.units)
+	p.val = recycle.Grow(p.val, p.units)
+	p.unk = recycle.Grow(p.unk, p.units)
 	for _, x := range nodes {
 		slotOf[x] = -1
 	}
@@ -482,7 +476,7 @@ func reduce(ps, ep []int32, self, k int32, slotOf, nodes []int32, units []unit, 
 // bucketBySource lists the terms per source unit (counting sort, stable):
 // those of unit u are bySrc[srcStart[u]:srcStart[u+1]].
 func bucketBySource(terms []cterm, nu int, srcStart, bySrc []int32) ([]int32, []int32) {
-	srcStart = grow(srcStart, nu+1)
+	srcStart = recycle.Grow(srcStart, nu+1)
 	clear(srcStart)
 	for i := range terms {
 		srcStart[terms[i].src+1]++
@@ -490,7 +484,7 @@ func bucketBySource(terms []cterm, nu int, srcStart, bySrc []int32) ([]int32, []
 	for i := 1; i <= nu; i++ {
 		srcStart[i] += srcStart[i-1]
 	}
-	bySrc = grow(bySrc, len(terms))
+	bySrc = recycle.Grow(bySrc, len(terms))
 	for i := range terms {
 		src := terms[i].src
 		bySrc[srcStart[src]] = int32(i)
@@ -531,7 +525,7 @@ func (p *program) group(seq []int32, units []unit, terms []cterm, srcStart, bySr
 			cnt[i] = off
 			off += n
 		}
-		thr = grow(thr, len(ts))
+		thr = recycle.Grow(thr, len(ts))
 		for _, ti := range ts {
 			t := &terms[ti]
 			g := dstGroup[t.dst]

@@ -3,9 +3,8 @@ package fare
 import (
 	"math"
 	"net/netip"
-	"sync"
-	"sync/atomic"
 
+	"github.com/fared/fared/internal/recycle"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
 )
@@ -132,26 +131,8 @@ type oneHop struct {
 	unk      bool    // the link's bandwidth is unknown
 }
 
-var pool = sync.Pool{New: func() any { return new(workspace) }}
-
-// spare keeps the last workspace returned, in front of pool: a sync.Pool
-// misses whenever the goroutine moved to another P since the Put (or two
-// collections passed), and a missed workspace is regrown from nothing on
-// every large computation. Only concurrent computations reach pool.
-var spare atomic.Pointer[workspace]
-
-func getWorkspace() *workspace {
-	if ws := spare.Swap(nil); ws != nil {
-		return ws
-	}
-	return pool.Get().(*workspace)
-}
-
-func putWorkspace(ws *workspace) {
-	if !spare.CompareAndSwap(nil, ws) {
-		pool.Put(ws)
-	}
-}
+// pool recycles workspaces between computations (internal/recycle).
+var pool recycle.Pool[workspace]
 
 // Table is the full result of one FARE computation.
 type Table struct {
@@ -191,23 +172,23 @@ type engine struct {
 
 func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
 	g := r.Graph
-	ws := getWorkspace()
+	ws := pool.Get()
 	e := &engine{r: r, g: g, opt: opt, an: an, ws: ws, cc: &ws.cc}
 	ne := len(r.EdgeParent)
-	edgeBW, edgeUnk := grow(ws.edgeBW, ne), grow(ws.edgeUnk, ne)
+	edgeBW, edgeUnk := recycle.Grow(ws.edgeBW, ne), recycle.Grow(ws.edgeUnk, ne)
 	edgeBandwidths(r, an, edgeBW, edgeUnk)
 	ws.edgeBW, ws.edgeUnk = edgeBW, edgeUnk
 	e.cc.reset(r, edgeBW, edgeUnk)
 
 	// Per neighbour: bw(self, N), and each of Self's links' own value.
 	nn := len(r.Neighbors)
-	e.nbPos = grow(ws.nbPos, len(g.Nodes))
+	e.nbPos = recycle.Grow(ws.nbPos, len(g.Nodes))
 	ws.nbPos = e.nbPos
 	for i := range e.nbPos {
 		e.nbPos[i] = -1
 	}
-	ws.f = grow(ws.f, 4*nn+len(r.NeighborLinks))
-	ws.b = grow(ws.b, 2*nn)
+	ws.f = recycle.Grow(ws.f, 4*nn+len(r.NeighborLinks))
+	ws.b = recycle.Grow(ws.b, 2*nn)
 	clear(ws.f)
 	clear(ws.b)
 	e.selfBW, e.capPB, e.down, e.pbs, e.lval = ws.f[:nn], ws.f[nn:2*nn], ws.f[2*nn:3*nn], ws.f[3*nn:4*nn], ws.f[4*nn:]
@@ -226,7 +207,7 @@ func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
 		}
 	}
 	if e.oneLink {
-		e.one = grow(ws.one, nn)
+		e.one = recycle.Grow(ws.one, nn)
 		ws.one = e.one
 		for i := range e.one {
 			lb, sb := e.lval[i], e.selfBW[i]
@@ -238,7 +219,7 @@ func newEngine(r *spf.Result, opt Options, an *Anomalies) *engine {
 
 func (e *engine) release() {
 	e.cc.r, e.cc.edgeBW, e.cc.edgeUnk = nil, nil, nil
-	putWorkspace(e.ws)
+	pool.Put(e.ws)
 	e.ws = nil
 }
 
@@ -267,29 +248,48 @@ func (e *engine) countPaths(sr *spf.Route) {
 
 // route computes rt for sr. hops has exactly hopCount(sr) entries; advs
 // and ids have len(sr.Sources).
+//
+// The stages are methods (sources, singleSums, mode, generalHops) called
+// once per route: the loops stay inside them, so the split costs a few
+// calls per route, nothing per hop (go test -bench, fare/bench_test.go).
 func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, ids []string) {
-	r, g, opt, an := e.r, e.g, e.opt, e.an
-	nbPos, selfBW, selfUnk := e.nbPos, e.selfBW, e.selfUnk
-	capPB, down, pbs, unk := e.capPB, e.down, e.pbs, e.unk
-	nls := r.NeighborLinkStart
 	*rt = Route{Prefix: sr.Prefix, Metric: sr.Metric, Down: sr.Down, External: sr.External, HasPathBW: true,
 		Advertisers: advs, AdvertiserIDs: ids}
 	// One advertiser (the common case): its first hops are the route's, so
 	// the per-neighbour sums are plain assignments, done together with the
 	// mode checks in one pass.
-	single := len(sr.Sources) == 1 && !opt.ECMPOnly && sameSlice(sr.FirstHops, r.FirstHops(sr.Sources[0].Node))
-	missingAny, anyPos := false, false
+	single := len(sr.Sources) == 1 && !e.opt.ECMPOnly && sameSlice(sr.FirstHops, e.r.FirstHops(sr.Sources[0].Node))
 	if !single {
 		for _, nb := range sr.FirstHops {
-			if p := nbPos[nb]; p >= 0 {
-				capPB[p], down[p], pbs[p], unk[p] = 0, 0, 0, false
+			if p := e.nbPos[nb]; p >= 0 {
+				e.capPB[p], e.down[p], e.pbs[p], e.unk[p] = 0, 0, 0, false
 			}
 		}
 	}
+	cv1, cu1, pb1 := e.sources(sr, rt, advs, ids, single)
+	missingAny, anyPos := false, false
+	if single {
+		if missingAny, anyPos = e.weightedSingle(sr, rt, hops, cv1, cu1, pb1); !missingAny && anyPos {
+			return
+		}
+		// Not weighted after all (rare): the per-neighbour values for the
+		// general pass below.
+		e.singleSums(sr.FirstHops, cv1, cu1, pb1)
+	}
+	e.generalHops(sr, rt, hops, e.mode(sr, rt, single, missingAny, anyPos))
+}
+
+// sources walks sr's advertisements: it fills advs and ids, counts the
+// Path Bandwidth anomalies, sets rt's Path Bandwidth and cache key and,
+// unless single, adds each advertiser's capacities to the per-neighbour
+// sums (capPB, down, pbs, unk). For a single advertiser it returns its
+// caps (cv, cu, aligned with its first hops) and Path Bandwidth value
+// instead.
+func (e *engine) sources(sr *spf.Route, rt *Route, advs []int32, ids []string, single bool) (cv1 []float64, cu1 []bool, pb1 float64) {
+	r, g, an := e.r, e.g, e.an
+	nbPos, capPB, down, pbs, unk := e.nbPos, e.capPB, e.down, e.pbs, e.unk
+	ecmpOnly := e.opt.ECMPOnly
 	key := uint64(14695981039346656037)
-	var cv1 []float64 // single: the advertiser's caps and their flags
-	var cu1 []bool
-	pb1 := 0.0
 	for si, s := range sr.Sources {
 		advs[si] = s.Node
 		ids[si] = g.Nodes[s.Node].ID
@@ -299,7 +299,7 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 		pb := pathValue(px.PathBW, px.HasPathBW)
 		rt.HasPathBW = rt.HasPathBW && px.HasPathBW
 		rt.PathBW += pb
-		if opt.ECMPOnly {
+		if ecmpOnly {
 			continue
 		}
 		cv, cu := e.cc.caps(s.Node)
@@ -323,60 +323,74 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 	if !rt.HasPathBW {
 		rt.PathBW = Unconstrained
 	}
-	if single {
-		if missingAny, anyPos = e.weightedSingle(sr, rt, hops, cv1, cu1, pb1); !missingAny && anyPos {
-			return
-		}
-		// Not weighted after all (rare): the per-neighbour values for the
-		// general pass below.
-		fh := sr.FirstHops
-		cv, cu := cv1[:len(fh)], cu1[:len(fh)]
-		for j, nb := range fh {
-			if p := nbPos[nb]; p >= 0 {
-				// 0 + x, not x: the same sum as below, bit for bit (-0).
-				capPB[p], down[p], pbs[p], unk[p] = 0+min(cv[j], pb1), 0+cv[j], 0+pb1, cu[j]
-			}
+	return cv1, cu1, pb1
+}
+
+// singleSums sets the per-neighbour sums of a single-advertiser route
+// whose first hops are fh, from the advertiser's caps cv, cu and Path
+// Bandwidth value pb, exactly as sources would have added them.
+func (e *engine) singleSums(fh []int32, cv []float64, cu []bool, pb float64) {
+	cv, cu = cv[:len(fh)], cu[:len(fh)]
+	for j, nb := range fh {
+		if p := e.nbPos[nb]; p >= 0 {
+			// 0 + x, not x: the same sum as sources, bit for bit (-0).
+			e.capPB[p], e.down[p], e.pbs[p], e.unk[p] = 0+min(cv[j], pb), 0+cv[j], 0+pb, cu[j]
 		}
 	}
+}
 
-	// Mode.
-	const (
-		weighted = iota
-		missing
-		equal
-	)
-	kind := weighted
+// hopKind is how generalHops weighs a route's next hops.
+type hopKind int
+
+const (
+	kindWeighted hopKind = iota // by capacity
+	kindMissing                 // a bandwidth is unknown: equal weights among the usable hops
+	kindEqual                   // ECMP only, or no capacity anywhere: all equal
+)
+
+// mode sets rt.Mode from the per-neighbour sums (or, for a single
+// advertiser, from weightedSingle's missingAny and anyPos) and returns
+// how to weigh the next hops.
+func (e *engine) mode(sr *spf.Route, rt *Route, single, missingAny, anyPos bool) hopKind {
+	kind := kindWeighted
 	rt.Mode = ModeWeighted
 	switch {
-	case opt.ECMPOnly:
-		kind, rt.Mode = equal, ModeECMP
+	case e.opt.ECMPOnly:
+		kind, rt.Mode = kindEqual, ModeECMP
 	case single:
 		if missingAny {
-			kind, rt.Mode = missing, ModeMissingBW
+			kind, rt.Mode = kindMissing, ModeMissingBW
 		}
 		if !anyPos {
-			kind, rt.Mode = equal, ModeZeroCapacity
+			kind, rt.Mode = kindEqual, ModeZeroCapacity
 		}
 	default:
 		anyPos := false
 		for _, nb := range sr.FirstHops {
-			p := nbPos[nb]
+			p := e.nbPos[nb]
 			if p < 0 {
 				continue
 			}
-			if unk[p] || selfUnk[p] {
-				kind, rt.Mode = missing, ModeMissingBW
+			if e.unk[p] || e.selfUnk[p] {
+				kind, rt.Mode = kindMissing, ModeMissingBW
 			}
-			if min(selfBW[p], capPB[p]) > 0 {
+			if min(e.selfBW[p], e.capPB[p]) > 0 {
 				anyPos = true
 			}
 		}
 		if !anyPos {
-			kind, rt.Mode = equal, ModeZeroCapacity
+			kind, rt.Mode = kindEqual, ModeZeroCapacity
 		}
 	}
+	return kind
+}
 
-	// Next hops, written in place.
+// generalHops writes sr's next hops in place from the per-neighbour sums,
+// weighed as kind says, and finishes rt.
+func (e *engine) generalHops(sr *spf.Route, rt *Route, hops []NextHop, kind hopKind) {
+	r, opt := e.r, e.opt
+	nbPos, selfBW, capPB, down, pbs := e.nbPos, e.selfBW, e.capPB, e.down, e.pbs
+	nls := r.NeighborLinkStart
 	k := 0
 	total := 0.0
 	zeros := 0
@@ -396,11 +410,11 @@ func (e *engine) route(sr *spf.Route, rt *Route, hops []NextHop, advs []int32, i
 			lb := e.lval[j]
 			var wt float64
 			switch {
-			case kind == equal:
+			case kind == kindEqual:
 				wt = 1
 			case w > 0 && lb > 0:
 				switch {
-				case kind == missing:
+				case kind == kindMissing:
 					wt = 1
 				case hi-lo == 1:
 					wt = w
@@ -496,7 +510,7 @@ func (e *engine) alignedOne(fh []int32) []oneHop {
 	if len(fh) == 0 || (&fh[0] == e.alignedOf && len(fh) == len(e.aligned)) {
 		return e.aligned[:len(fh)]
 	}
-	al := grow(e.ws.aligned, len(fh))
+	al := recycle.Grow(e.ws.aligned, len(fh))
 	e.ws.aligned = al
 	for j, nb := range fh {
 		al[j] = e.one[e.nbPos[nb]]
@@ -601,7 +615,7 @@ func ComputeTable(r *spf.Result, routes []spf.Route, opt Options) Table {
 
 	// Output storage, allocated once.
 	nh, na := 0, 0
-	rcount := grow(e.ws.rcount, len(routes))
+	rcount := recycle.Grow(e.ws.rcount, len(routes))
 	e.ws.rcount = rcount
 	for i := range routes {
 		na += len(routes[i].Sources)

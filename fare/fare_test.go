@@ -3,52 +3,25 @@ package fare
 import (
 	"encoding/json"
 	"math"
-	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/lsdb/lsdbtest"
 	"github.com/fared/fared/spf"
 )
 
 // Bandwidths in these tests are plain numbers ("100" = 100 units of bytes/s);
 // the math does not care about the unit.
 
-type topo struct{ b *lsdb.Builder }
-
-func newTopo(nodes ...string) *topo {
-	t := &topo{b: lsdb.NewBuilder("isis", 2, "")}
-	for _, n := range nodes {
-		t.b.AddNode(lsdb.Node{ID: n})
+// withPB is the Path Bandwidth modifier when pb has one value (none: the
+// prefix carries none).
+func withPB(pb []float32) []func(*lsdb.Prefix) {
+	if len(pb) == 0 {
+		return nil
 	}
-	return t
-}
-
-func (t *topo) node(n lsdb.Node) *topo { t.b.AddNode(n); return t }
-
-func (t *topo) cable(x, y string, metric uint32, bw float32) *topo {
-	t.b.AddLink(x, y, lsdb.Link{Metric: metric, MaxBW: bw, HasBW: true})
-	t.b.AddLink(y, x, lsdb.Link{Metric: metric, MaxBW: bw, HasBW: true})
-	return t
-}
-
-// link adds one direction with an explicit Link (HasBW etc.).
-func (t *topo) link(x, y string, l lsdb.Link) *topo { t.b.AddLink(x, y, l); return t }
-
-func (t *topo) lan(pn, x string, metric uint32, bw float32) *topo {
-	t.b.AddLink(x, pn, lsdb.Link{Metric: metric, MaxBW: bw, HasBW: true})
-	t.b.AddLink(pn, x, lsdb.Link{Metric: 0})
-	return t
-}
-
-func (t *topo) prefix(node, p string, metric uint32, pb ...float32) *topo {
-	px := lsdb.Prefix{Prefix: netip.MustParsePrefix(p), Metric: metric}
-	if len(pb) > 0 {
-		px.PathBW, px.HasPathBW = pb[0], true
-	}
-	t.b.AddPrefix(node, px)
-	return t
+	return []func(*lsdb.Prefix){lsdbtest.PathBW(pb[0])}
 }
 
 // lastGraph lets the helpers resolve neighbour ids.
@@ -113,24 +86,24 @@ func wantWeights(t *testing.T, rt Route, want map[string]float64) {
 //	L1–S4 200  S4–L2 400
 //
 // all other leaf–spine links 100. Every leaf advertises 10.0.<n>.0/24.
-func figure1(pb ...float32) *topo {
-	tp := newTopo("S1", "S2", "S3", "S4", "L1", "L2", "L3", "L4", "L5", "L6", "L7", "L8")
+func figure1(pb ...float32) *lsdbtest.Topo {
+	tp := lsdbtest.New("S1", "S2", "S3", "S4", "L1", "L2", "L3", "L4", "L5", "L6", "L7", "L8")
 	up := []float32{100, 100, 40, 200}
 	dn := []float32{40, 100, 100, 400}
 	spines := []string{"S1", "S2", "S3", "S4"}
 	for i, s := range spines {
-		tp.cable("L1", s, 10, up[i]).cable(s, "L2", 10, dn[i])
+		tp.Cable("L1", s, 10, up[i]).Cable(s, "L2", 10, dn[i])
 		for _, l := range []string{"L3", "L4", "L5", "L6", "L7", "L8"} {
-			tp.cable(l, s, 10, 100)
+			tp.Cable(l, s, 10, 100)
 		}
 	}
-	tp.prefix("L2", "10.0.2.0/24", 0, pb...)
-	tp.prefix("L3", "10.0.3.0/24", 0)
+	tp.Prefix("L2", "10.0.2.0/24", 0, withPB(pb)...)
+	tp.Prefix("L3", "10.0.3.0/24", 0)
 	return tp
 }
 
 func TestFigure1ThreeStage(t *testing.T) {
-	tb := compute(figure1().b.Build("L1"), Options{})
+	tb := compute(figure1().Build("L1"), Options{})
 	rt := route(t, tb, "10.0.2.0/24")
 	// w(Si) = min(up, down), no Path Bandwidth:
 	//   S1 min(100,40)=40, S2 min(100,100)=100, S3 min(40,100)=40, S4 min(200,400)=200
@@ -163,7 +136,7 @@ func TestFigure1ThreeStage(t *testing.T) {
 	}
 
 	// Path Bandwidth 80 caps every weight: 40, 80, 40, 80.
-	tb = compute(figure1(80).b.Build("L1"), Options{})
+	tb = compute(figure1(80).Build("L1"), Options{})
 	rt = route(t, tb, "10.0.2.0/24")
 	wantWeights(t, rt, map[string]float64{"S1": 40, "S2": 80, "S3": 40, "S4": 80})
 	if !rt.HasPathBW || rt.PathBW != 80 || rt.NextHops[0].PathBW != 80 {
@@ -171,7 +144,7 @@ func TestFigure1ThreeStage(t *testing.T) {
 	}
 
 	// ECMP-only: every next hop weight 1.
-	tb = compute(figure1().b.Build("L1"), Options{ECMPOnly: true})
+	tb = compute(figure1().Build("L1"), Options{ECMPOnly: true})
 	rt = route(t, tb, "10.0.2.0/24")
 	wantWeights(t, rt, map[string]float64{"S1": 1, "S2": 1, "S3": 1, "S4": 1})
 	if rt.Mode != ModeECMP {
@@ -184,7 +157,7 @@ func TestAnycast(t *testing.T) {
 	// w(N) = min(bw(L1,N), cap(N→L2) + cap(N→L3)):
 	//   S1 min(100, 40+100)=100, S2 min(100, 100+100)=100,
 	//   S3 min(40, 100+100)=40, S4 min(200, 400+100)=200.
-	g := figure1().prefix("L2", "10.9.0.0/24", 0).prefix("L3", "10.9.0.0/24", 0).b.Build("L1")
+	g := figure1().Prefix("L2", "10.9.0.0/24", 0).Prefix("L3", "10.9.0.0/24", 0).Build("L1")
 	rt := route(t, compute(g, Options{}), "10.9.0.0/24")
 	wantWeights(t, rt, map[string]float64{"S1": 100, "S2": 100, "S3": 40, "S4": 200})
 	if !reflect.DeepEqual(rt.AdvertiserIDs, []string{"L2", "L3"}) {
@@ -196,7 +169,7 @@ func TestAnycast(t *testing.T) {
 		}
 	}
 	// Unequal cost: L3's metric 5 loses (25 > 20): L2 alone, 40/100/40/200.
-	g = figure1().prefix("L2", "10.9.0.0/24", 0).prefix("L3", "10.9.0.0/24", 5).b.Build("L1")
+	g = figure1().Prefix("L2", "10.9.0.0/24", 0).Prefix("L3", "10.9.0.0/24", 5).Build("L1")
 	rt = route(t, compute(g, Options{}), "10.9.0.0/24")
 	wantWeights(t, rt, map[string]float64{"S1": 40, "S2": 100, "S3": 40, "S4": 200})
 	if !reflect.DeepEqual(rt.AdvertiserIDs, []string{"L2"}) || rt.Metric != 20 {
@@ -208,20 +181,20 @@ func TestAnycast(t *testing.T) {
 //
 //	A–B two parallel links 30 and 50 (metric 10) plus one 1000 at metric 20
 //	A–C 60; B–D two parallel links 40 and 40; C–D 100.
-func diamond(cd float32, pb ...float32) *topo {
-	return newTopo("A", "B", "C", "D").
-		cable("A", "B", 10, 30).cable("A", "B", 10, 50).cable("A", "B", 20, 1000).
-		cable("A", "C", 10, 60).
-		cable("B", "D", 10, 40).cable("B", "D", 10, 40).
-		cable("C", "D", 10, cd).
-		prefix("D", "10.0.0.0/24", 0, pb...)
+func diamond(cd float32, pb ...float32) *lsdbtest.Topo {
+	return lsdbtest.New("A", "B", "C", "D").
+		Cable("A", "B", 10, 30).Cable("A", "B", 10, 50).Cable("A", "B", 20, 1000).
+		Cable("A", "C", 10, 60).
+		Cable("B", "D", 10, 40).Cable("B", "D", 10, 40).
+		Cable("C", "D", 10, cd).
+		Prefix("D", "10.0.0.0/24", 0, withPB(pb)...)
 }
 
 func TestParallelLinks(t *testing.T) {
 	// bw(A,B) = 30+50 = 80 (the metric-20 link is not on a shortest path),
 	// cap(B→D) = 40+40 = 80 → w(B) = 80; w(C) = min(60, 100) = 60.
 	// B's 80 is split over its links by bandwidth: 30 and 50.
-	rt := route(t, compute(diamond(100).b.Build("A"), Options{}), "10.0.0.0/24")
+	rt := route(t, compute(diamond(100).Build("A"), Options{}), "10.0.0.0/24")
 	wantWeights(t, rt, map[string]float64{"B": 80, "C": 60})
 	if len(rt.NextHops) != 3 {
 		t.Fatalf("next hops %+v", rt.NextHops)
@@ -238,7 +211,7 @@ func TestParallelLinks(t *testing.T) {
 	}
 	// Path Bandwidth 50: w(B) = min(80, 80, 50) = 50, w(C) = min(60, 100, 50) = 50;
 	// B's 50 split 30:50 → 18.75 and 31.25.
-	rt = route(t, compute(diamond(100, 50).b.Build("A"), Options{}), "10.0.0.0/24")
+	rt = route(t, compute(diamond(100, 50).Build("A"), Options{}), "10.0.0.0/24")
 	wantWeights(t, rt, map[string]float64{"B": 50, "C": 50})
 	for _, h := range rt.NextHops {
 		if h.LinkBW == 30 && !near(h.Weight, 18.75) {
@@ -276,7 +249,7 @@ func TestZeroAndBadBandwidths(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tb := compute(diamond(tc.cd, tc.pb...).b.Build("A"), Options{})
+			tb := compute(diamond(tc.cd, tc.pb...).Build("A"), Options{})
 			rt := route(t, tb, "10.0.0.0/24")
 			if rt.Mode != tc.mode || len(rt.Unused) != tc.unused {
 				t.Fatalf("mode %s unused %d: %+v", rt.Mode, len(rt.Unused), rt)
@@ -291,8 +264,8 @@ func TestZeroAndBadBandwidths(t *testing.T) {
 		})
 	}
 	// Every first hop unusable through zero links: B–D 0 and C–D 0.
-	g := newTopo("A", "B", "C", "D").cable("A", "B", 10, 10).cable("A", "C", 10, 10).
-		cable("B", "D", 10, 0).cable("C", "D", 10, 0).prefix("D", "10.0.0.0/24", 0).b.Build("A")
+	g := lsdbtest.New("A", "B", "C", "D").Cable("A", "B", 10, 10).Cable("A", "C", 10, 10).
+		Cable("B", "D", 10, 0).Cable("C", "D", 10, 0).Prefix("D", "10.0.0.0/24", 0).Build("A")
 	tb := compute(g, Options{})
 	rt := route(t, tb, "10.0.0.0/24")
 	wantWeights(t, rt, map[string]float64{"B": 1, "C": 1})
@@ -304,12 +277,12 @@ func TestZeroAndBadBandwidths(t *testing.T) {
 func TestMissingBandwidth(t *testing.T) {
 	// C→D without the sub-TLV: route falls back to equal weights over the
 	// usable next hops (A's two links to B and the one to C).
-	tp := newTopo("A", "B", "C", "D").
-		cable("A", "B", 10, 30).cable("A", "B", 10, 50).cable("A", "C", 10, 60).
-		cable("B", "D", 10, 40).
-		link("C", "D", lsdb.Link{Metric: 10}).link("D", "C", lsdb.Link{Metric: 10}).
-		prefix("D", "10.0.0.0/24", 0)
-	tb := compute(tp.b.Build("A"), Options{})
+	tp := lsdbtest.New("A", "B", "C", "D").
+		Cable("A", "B", 10, 30).Cable("A", "B", 10, 50).Cable("A", "C", 10, 60).
+		Cable("B", "D", 10, 40).
+		Link("C", "D", lsdb.Link{Metric: 10}).Link("D", "C", lsdb.Link{Metric: 10}).
+		Prefix("D", "10.0.0.0/24", 0)
+	tb := compute(tp.Build("A"), Options{})
 	rt := route(t, tb, "10.0.0.0/24")
 	if rt.Mode != ModeMissingBW || tb.Anomalies.LinkMissing != 1 || tb.Anomalies.RoutesMissingBW != 1 {
 		t.Fatalf("mode %s anomalies %+v", rt.Mode, tb.Anomalies)
@@ -317,20 +290,20 @@ func TestMissingBandwidth(t *testing.T) {
 	wantWeights(t, rt, map[string]float64{"B": 2, "C": 1})
 
 	// A known zero link still excludes its first hop in the fallback.
-	tp = newTopo("A", "B", "C", "D").
-		cable("A", "B", 10, 30).cable("A", "C", 10, 0).
-		link("B", "D", lsdb.Link{Metric: 10}).link("D", "B", lsdb.Link{Metric: 10}).
-		cable("C", "D", 10, 10).prefix("D", "10.0.0.0/24", 0)
-	rt = route(t, compute(tp.b.Build("A"), Options{}), "10.0.0.0/24")
+	tp = lsdbtest.New("A", "B", "C", "D").
+		Cable("A", "B", 10, 30).Cable("A", "C", 10, 0).
+		Link("B", "D", lsdb.Link{Metric: 10}).Link("D", "B", lsdb.Link{Metric: 10}).
+		Cable("C", "D", 10, 10).Prefix("D", "10.0.0.0/24", 0)
+	rt = route(t, compute(tp.Build("A"), Options{}), "10.0.0.0/24")
 	wantWeights(t, rt, map[string]float64{"B": 1})
 
 	// No bandwidth anywhere: pure ECMP.
-	tp = newTopo("A", "B", "C", "D")
+	tp = lsdbtest.New("A", "B", "C", "D")
 	for _, c := range [][2]string{{"A", "B"}, {"A", "C"}, {"B", "D"}, {"C", "D"}} {
-		tp.link(c[0], c[1], lsdb.Link{Metric: 10}).link(c[1], c[0], lsdb.Link{Metric: 10})
+		tp.Link(c[0], c[1], lsdb.Link{Metric: 10}).Link(c[1], c[0], lsdb.Link{Metric: 10})
 	}
-	tp.prefix("D", "10.0.0.0/24", 0, 1e9)
-	rt = route(t, compute(tp.b.Build("A"), Options{}), "10.0.0.0/24")
+	tp.Prefix("D", "10.0.0.0/24", 0, lsdbtest.PathBW(1e9))
+	rt = route(t, compute(tp.Build("A"), Options{}), "10.0.0.0/24")
 	wantWeights(t, rt, map[string]float64{"B": 1, "C": 1})
 	if rt.Mode != ModeMissingBW {
 		t.Errorf("mode %s", rt.Mode)
@@ -341,9 +314,9 @@ func TestOverloadedSpine(t *testing.T) {
 	// Figure 1 with S4 overloaded: S4 carries no transit, so L2's prefix
 	// goes over S1..S3 only (40/100/40); S4's own prefix is still reached.
 	tp := figure1()
-	tp.b.AddNode(lsdb.Node{ID: "S4", Overload: true})
-	tp.prefix("S4", "10.4.4.4/32", 0)
-	tb := compute(tp.b.Build("L1"), Options{})
+	tp.B.AddNode(lsdb.Node{ID: "S4", Overload: true})
+	tp.Prefix("S4", "10.4.4.4/32", 0)
+	tb := compute(tp.Build("L1"), Options{})
 	wantWeights(t, route(t, tb, "10.0.2.0/24"), map[string]float64{"S1": 40, "S2": 100, "S3": 40})
 	// Direct neighbour: cap(S4→S4) = ∞, w = bw(L1,S4) = 200.
 	wantWeights(t, route(t, tb, "10.4.4.4/32"), map[string]float64{"S4": 200})
@@ -354,11 +327,11 @@ func TestPseudonode(t *testing.T) {
 	// First hops of D: B and C, both over A's link to P:
 	//   w(B) = min(bw(A,P)=100, cap(B→D)=30) = 30
 	//   w(C) = min(100, 80) = 80
-	tp := newTopo("A", "B", "C", "D").node(lsdb.Node{ID: "P", Pseudo: true}).
-		lan("P", "A", 10, 100).lan("P", "B", 10, 100).lan("P", "C", 10, 100).
-		cable("B", "D", 10, 30).cable("C", "D", 10, 80).
-		prefix("D", "10.0.0.0/24", 0)
-	g := tp.b.Build("A")
+	tp := lsdbtest.New("A", "B", "C", "D").Node(lsdb.Node{ID: "P", Pseudo: true}).
+		LAN("P", "A", 10, 100).LAN("P", "B", 10, 100).LAN("P", "C", 10, 100).
+		Cable("B", "D", 10, 30).Cable("C", "D", 10, 80).
+		Prefix("D", "10.0.0.0/24", 0)
+	g := tp.Build("A")
 	tb := compute(g, Options{})
 	rt := route(t, tb, "10.0.0.0/24")
 	wantWeights(t, rt, map[string]float64{"B": 30, "C": 80})
@@ -375,11 +348,11 @@ func TestPseudonode(t *testing.T) {
 	//   cap(P→D) = cap(B→D) + cap(C→D) = 30 + 80 = 110 (P→member links unconstrained)
 	//   cap(Y→D) = min(bw(Y,P)=100, 110) = 100
 	//   w(Y) = min(500, 100) = 100
-	tp = newTopo("X", "Y", "B", "C", "D").node(lsdb.Node{ID: "P", Pseudo: true}).
-		cable("X", "Y", 10, 500).lan("P", "Y", 10, 100).lan("P", "B", 10, 100).lan("P", "C", 10, 100).
-		cable("B", "D", 10, 30).cable("C", "D", 10, 80).
-		prefix("D", "10.0.0.0/24", 0)
-	g = tp.b.Build("X")
+	tp = lsdbtest.New("X", "Y", "B", "C", "D").Node(lsdb.Node{ID: "P", Pseudo: true}).
+		Cable("X", "Y", 10, 500).LAN("P", "Y", 10, 100).LAN("P", "B", 10, 100).LAN("P", "C", 10, 100).
+		Cable("B", "D", 10, 30).Cable("C", "D", 10, 80).
+		Prefix("D", "10.0.0.0/24", 0)
+	g = tp.Build("X")
 	lastGraph = g
 	r := spf.Run(g)
 	rt = route(t, ComputeTable(r, spf.Routes(r), Options{}), "10.0.0.0/24")
@@ -402,22 +375,22 @@ func TestPseudonode(t *testing.T) {
 //	X1–T1 30  X1–T2 100  X2–T1 50   X2–T2 50
 //	T1–D 100  T2–D 20    T1–E 100   T2–E 100
 //	B–S1, B–S2 100
-func fiveStage() *topo {
-	tp := newTopo("A", "B", "S1", "S2", "X1", "X2", "T1", "T2", "D", "E")
-	tp.cable("A", "S1", 10, 100).cable("A", "S2", 10, 100).
-		cable("B", "S1", 10, 100).cable("B", "S2", 10, 100).
-		cable("S1", "X1", 10, 40).cable("S1", "X2", 10, 40).
-		cable("S2", "X1", 10, 100).cable("S2", "X2", 10, 10).
-		cable("X1", "T1", 10, 30).cable("X1", "T2", 10, 100).
-		cable("X2", "T1", 10, 50).cable("X2", "T2", 10, 50).
-		cable("T1", "D", 10, 100).cable("T2", "D", 10, 20).
-		cable("T1", "E", 10, 100).cable("T2", "E", 10, 100).
-		prefix("D", "10.2.1.0/24", 0).prefix("E", "10.2.2.0/24", 0)
+func fiveStage() *lsdbtest.Topo {
+	tp := lsdbtest.New("A", "B", "S1", "S2", "X1", "X2", "T1", "T2", "D", "E")
+	tp.Cable("A", "S1", 10, 100).Cable("A", "S2", 10, 100).
+		Cable("B", "S1", 10, 100).Cable("B", "S2", 10, 100).
+		Cable("S1", "X1", 10, 40).Cable("S1", "X2", 10, 40).
+		Cable("S2", "X1", 10, 100).Cable("S2", "X2", 10, 10).
+		Cable("X1", "T1", 10, 30).Cable("X1", "T2", 10, 100).
+		Cable("X2", "T1", 10, 50).Cable("X2", "T2", 10, 50).
+		Cable("T1", "D", 10, 100).Cable("T2", "D", 10, 20).
+		Cable("T1", "E", 10, 100).Cable("T2", "E", 10, 100).
+		Prefix("D", "10.2.1.0/24", 0).Prefix("E", "10.2.2.0/24", 0)
 	return tp
 }
 
 func TestFiveStage(t *testing.T) {
-	g := fiveStage().b.Build("A")
+	g := fiveStage().Build("A")
 	lastGraph = g
 	r := spf.Run(g)
 	tb := ComputeTable(r, spf.Routes(r), Options{})
@@ -464,7 +437,7 @@ func TestFiveStage(t *testing.T) {
 }
 
 func TestJSONShape(t *testing.T) {
-	g := figure1().b.Build("L1")
+	g := figure1().Build("L1")
 	rt := route(t, compute(g, Options{}), "10.0.2.0/24")
 	b, err := json.Marshal(rt.View(g))
 	if err != nil {

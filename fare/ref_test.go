@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fared/fared/bench/fabric"
+	"github.com/fared/fared/internal/closgen"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
 )
@@ -124,8 +124,8 @@ func TestAgainstReference(t *testing.T) {
 // Compute gives.
 func TestRouteOnlyEqualsFull(t *testing.T) {
 	for _, g := range []*lsdb.Graph{
-		fabric.ThreeStage{Spines: 8, Leaves: 32, Seed: 1}.Graph(),
-		fabric.FiveStage{Pods: 4, Leaves: 4, Spines: 4, Super: 4, Seed: 1}.Graph(),
+		closgen.ThreeStage{Spines: 8, Leaves: 32, Seed: 1}.Graph(),
+		closgen.FiveStage{Pods: 4, Leaves: 4, Spines: 4, Super: 4, Seed: 1}.Graph(),
 	} {
 		r1 := spf.Run(g)
 		prev := ComputeTable(r1, spf.Routes(r1), Options{})
@@ -143,11 +143,11 @@ func TestRouteOnlyEqualsFull(t *testing.T) {
 			name string
 			g2   *lsdb.Graph
 		}{
-			{"deep link", fabric.WithLinkBW(g, deep, 1)},
-			{"own link", fabric.WithLinkBW(g, own, 1)},
-			{"deep link NaN", fabric.WithLinkBW(g, deep, float32(math.NaN()))},
+			{"deep link", closgen.WithLinkBW(g, deep, 1)},
+			{"own link", closgen.WithLinkBW(g, own, 1)},
+			{"deep link NaN", closgen.WithLinkBW(g, deep, float32(math.NaN()))},
 			{"path bandwidth", withPathBW(g, len(g.Prefixes)-1, 7)},
-			{"nothing", fabric.WithLinkBW(g, deep, g.Links[deep].MaxBW)},
+			{"nothing", closgen.WithLinkBW(g, deep, g.Links[deep].MaxBW)},
 			{"prefix added", withPrefix(g, g.Prefixes[len(g.Prefixes)-1].Node, "192.0.2.0/24")},
 			{"anycast added", withPrefix(g, g.Prefixes[len(g.Prefixes)-2].Node, g.Prefixes[len(g.Prefixes)-1].Prefix.String())},
 		}

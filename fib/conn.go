@@ -3,12 +3,13 @@ package fib
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"syscall"
 
 	"github.com/fared/fared/internal/nlmsg"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/fared/fared/internal/nsenter"
 )
 
 // conn is one NETLINK_ROUTE socket, opened in the target namespace, that
@@ -25,39 +26,12 @@ type conn struct {
 	chunk int // requests per sendmsg
 }
 
-// inNetNS runs fn with the calling thread switched into ns (if ns is
-// open). Sockets keep the namespace they were created in, so only
-// socket creation needs this.
-func inNetNS(ns netns.NsHandle, fn func() error) error {
-	// The zero handle (Config's zero value) means the current namespace:
-	// fd 0 is never a namespace handle we were given.
-	if !ns.IsOpen() || ns == 0 {
-		return fn()
-	}
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("fib: current netns: %w", err)
-	}
-	defer orig.Close()
-	if err := netns.Set(ns); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("fib: enter netns: %w", err)
-	}
-	ferr := fn()
-	if err := netns.Set(orig); err != nil {
-		// Leave the thread locked: the runtime then retires it with the
-		// goroutine instead of reusing a thread in the wrong namespace.
-		return fmt.Errorf("fib: restore netns: %w", err)
-	}
-	runtime.UnlockOSThread()
-	return ferr
-}
-
 func dial(ns netns.NsHandle, groups ...uint32) (*conn, error) {
+	// Sockets keep the namespace they were created in, so only the socket
+	// is made in ns (internal/nsenter's thread rules; ns 0 or closed: the
+	// current namespace).
 	var fd int
-	err := inNetNS(ns, func() error {
+	err := nsenter.Do(ns, func() error {
 		var err error
 		fd, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
 		return err

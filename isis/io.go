@@ -2,14 +2,13 @@ package isis
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net"
-	"os"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/fared/fared/internal/netif"
+	"github.com/fared/fared/internal/packetsock"
 )
 
 // IS-IS multicast MAC addresses (ISO 10589 §8.4.8, ISO 9542 for AllISs).
@@ -37,13 +36,9 @@ type Port interface {
 
 // packetPort is an AF_PACKET socket bound to one interface for 802.2 frames.
 type packetPort struct {
-	f     *os.File
-	fd    int
-	ifidx int
-	mac   [6]byte
+	sock *packetsock.Socket
+	mac  [6]byte
 }
-
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // OpenPacketPort opens the interface for IS-IS: binds to ETH_P_802_2 (the
 // kernel's protocol for LLC frames carrying a length, not an ethertype) and
@@ -76,36 +71,24 @@ func OpenPacketPortSized(ifi *net.Interface, rcvbuf int) (Port, error) {
 // openPacketPort opens the socket; a receive buffer that cannot be forced
 // is an error only when must (else netif.ReceiveBuffer).
 func openPacketPort(ifi *net.Interface, rcvbuf int, must bool) (Port, error) {
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_802_2)))
-	if err != nil {
-		return nil, fmt.Errorf("isis: AF_PACKET socket on %s: %w", ifi.Name, err)
-	}
-	if rcvbuf > 0 {
+	setup := func(fd int) error {
+		if rcvbuf <= 0 {
+			return nil
+		}
 		if !must {
 			netif.ReceiveBuffer(fd, rcvbuf)
 		} else if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcvbuf); err != nil {
-			unix.Close(fd)
-			return nil, fmt.Errorf("isis: receive buffer on %s: %w", ifi.Name, err)
+			return fmt.Errorf("receive buffer on %s: %w", ifi.Name, err)
 		}
+		return nil
 	}
-	sll := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_802_2), Ifindex: ifi.Index}
-	if err := unix.Bind(fd, sll); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("isis: bind %s: %w", ifi.Name, err)
+	groups := []net.HardwareAddr{MACAllL1ISs[:], MACAllL2ISs[:], MACAllISs[:]}
+	s, err := packetsock.Open(ifi, unix.ETH_P_802_2, packetsock.Options{Setup: setup, Groups: groups, Name: "isis-" + ifi.Name})
+	if err != nil {
+		return nil, fmt.Errorf("isis: %w", err)
 	}
-	for _, m := range [][6]byte{MACAllL1ISs, MACAllL2ISs, MACAllISs} {
-		mreq := unix.PacketMreq{Ifindex: int32(ifi.Index), Type: unix.PACKET_MR_MULTICAST, Alen: 6}
-		copy(mreq.Address[:], m[:])
-		if err := unix.SetsockoptPacketMreq(fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mreq); err != nil {
-			unix.Close(fd)
-			return nil, fmt.Errorf("isis: join %x on %s: %w", m, ifi.Name, err)
-		}
-	}
-	p := &packetPort{fd: fd, ifidx: ifi.Index}
+	p := &packetPort{sock: s}
 	copy(p.mac[:], ifi.HardwareAddr)
-	// os.NewFile registers the non-blocking fd with the runtime poller, so a
-	// blocked Read returns when Close is called.
-	p.f = os.NewFile(uintptr(fd), "isis-"+ifi.Name)
 	return p, nil
 }
 
@@ -119,27 +102,12 @@ func (p *packetPort) Send(dst [6]byte, pdu []byte) error {
 	copy(frame[17:], pdu)
 	// Ethernet minimum frame size; the 802.3 length field tells the receiver
 	// where the PDU really ends.
-	frame = frame[:max(n, 60)]
-	sll := &unix.SockaddrLinklayer{Ifindex: p.ifidx, Halen: 6, Protocol: htons(unix.ETH_P_802_2)}
-	copy(sll.Addr[:], dst[:])
-	rc, err := p.f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	werr := rc.Write(func(fd uintptr) bool {
-		serr = unix.Sendto(int(fd), frame, 0, sll)
-		return !errors.Is(serr, unix.EAGAIN)
-	})
-	if werr != nil {
-		return werr
-	}
-	return serr
+	return p.sock.Send(frame[:max(n, 60)])
 }
 
 func (p *packetPort) Recv(buf []byte) (src [6]byte, pdu []byte, err error) {
 	for {
-		n, err := p.f.Read(buf)
+		n, err := p.sock.Read(buf)
 		if err != nil {
 			return src, nil, err
 		}
@@ -163,4 +131,4 @@ func (p *packetPort) Recv(buf []byte) (src [6]byte, pdu []byte, err error) {
 	}
 }
 
-func (p *packetPort) Close() error { return p.f.Close() }
+func (p *packetPort) Close() error { return p.sock.Close() }

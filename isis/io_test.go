@@ -29,7 +29,7 @@ func TestPacketPortReceiveBuffer(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer p.Close()
-		n, err := unix.GetsockoptInt(p.(*packetPort).fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
+		n, err := unix.GetsockoptInt(p.(*packetPort).sock.FD(), unix.SOL_SOCKET, unix.SO_RCVBUF)
 		if err != nil {
 			t.Fatal(err)
 		}

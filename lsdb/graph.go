@@ -13,6 +13,8 @@ import (
 	"net/netip"
 	"slices"
 	"sync/atomic"
+
+	"github.com/fared/fared/internal/recycle"
 )
 
 // Node is a router or an IS-IS pseudonode (LAN).
@@ -248,20 +250,38 @@ func (b *Builder) Build(self string) *Graph { return b.build(self, false) }
 // once per graph, not twice. The builder must not be used afterwards.
 func (b *Builder) Finish(self string) *Graph { return b.build(self, true) }
 
+// build runs the stages of Build and Finish, each a method of the
+// scratch (remap, bucket, twoWay) or of the builder (keptLinks, index,
+// keptPrefixes). Each runs once per build, so the split costs nothing
+// measurable (go test -bench Build ./fare/).
 func (b *Builder) build(self string, take bool) *Graph {
-	n := len(b.nodes)
 	ws := spareScratch.Swap(nil)
 	if ws == nil {
 		ws = new(buildScratch)
 	}
 	defer spareScratch.Store(ws)
 
-	// New index of every node with its own entry, -1 for the others.
-	remap := grow(ws.remap, n)
+	nodes := ws.remapNodes(b.nodes)
+	ws.bucket(b.links, len(nodes))
+	ws.twoWay(nodes)
+	links, addrs := b.keptLinks(ws, take)
+	g := &Graph{Protocol: b.protocol, Level: b.level, Area: b.area, Self: -1}
+	g.index = b.graphIndex(nodes)
+	g.Nodes, g.Links, g.Addrs, g.Prefixes, g.Adjacencies = nodes, links, addrs, b.keptPrefixes(ws.remap), b.adjs
+	if self != "" {
+		g.Self = g.Lookup(self)
+	}
+	return g
+}
+
+// remapNodes gives every node with its own entry its new index (remap;
+// -1 for the others) and returns those nodes, First and Count cleared.
+func (ws *buildScratch) remapNodes(all []Node) []Node {
+	remap := recycle.Grow(ws.remap, len(all))
 	ws.remap = remap
 	m := 0
-	for i := range b.nodes {
-		if b.nodes[i].First != 0 {
+	for i := range all {
+		if all[i].First != 0 {
 			remap[i] = -1
 			continue
 		}
@@ -269,25 +289,29 @@ func (b *Builder) build(self string, take bool) *Graph {
 		m++
 	}
 	nodes := make([]Node, m)
-	for i := range b.nodes {
+	for i := range all {
 		if r := remap[i]; r >= 0 {
-			nodes[r] = b.nodes[i]
+			nodes[r] = all[i]
 			nodes[r].First, nodes[r].Count = 0, 0
 		}
 	}
+	return nodes
+}
 
-	// Candidate links (both ends present, not a loop) in new indices, then
-	// bucketed by From (outs: link indices, ascending within a bucket) and
-	// by To (ins: the From of each).
-	nl := len(b.links)
-	ends := grow(ws.ends, nl)
-	outStart := grow(ws.outStart, m+1)
-	inStart := grow(ws.inStart, m+1)
+// bucket lists the candidate links (both ends present, not a loop) in
+// new indices (ends; From -1 for the others), then buckets them by From
+// (outs: link indices, ascending within a bucket) and by To (ins: the
+// From of each), for m nodes.
+func (ws *buildScratch) bucket(links []Link, m int) {
+	remap := ws.remap
+	ends := recycle.Grow(ws.ends, len(links))
+	outStart := recycle.Grow(ws.outStart, m+1)
+	inStart := recycle.Grow(ws.inStart, m+1)
 	clear(outStart)
 	clear(inStart)
 	cands := 0
-	for i := range b.links {
-		l := &b.links[i]
+	for i := range links {
+		l := &links[i]
 		f, t := remap[l.From], remap[l.To]
 		if f < 0 || t < 0 || f == t {
 			f = -1
@@ -302,10 +326,10 @@ func (b *Builder) build(self string, take bool) *Graph {
 		outStart[v] += outStart[v-1]
 		inStart[v] += inStart[v-1]
 	}
-	outs := grow(ws.outs, cands)
-	ins := grow(ws.ins, cands)
-	outFill := grow(ws.outFill, m)
-	inFill := grow(ws.inFill, m)
+	outs := recycle.Grow(ws.outs, cands)
+	ins := recycle.Grow(ws.ins, cands)
+	outFill := recycle.Grow(ws.outFill, m)
+	inFill := recycle.Grow(ws.inFill, m)
 	copy(outFill, outStart[:m])
 	copy(inFill, inStart[:m])
 	for i, e := range ends {
@@ -318,10 +342,16 @@ func (b *Builder) build(self string, take bool) *Graph {
 		ins[inFill[t]] = f
 		inFill[t]++
 	}
+	ws.ends, ws.outStart, ws.inStart, ws.outs, ws.ins, ws.outFill, ws.inFill = ends, outStart, inStart, outs, ins, outFill, inFill
+}
 
-	// Two-way check, node by node: mark[x] == a+1 when x links to a; a's
-	// links a→x are kept when x is marked. kept lists them grouped by From.
-	mark := grow(ws.mark, m)
+// twoWay is the two-way check, node by node: mark[x] == a+1 when x links
+// to a; a's links a→x are kept when x is marked. kept lists them grouped
+// by From, and each node's First and Count say where its own are.
+func (ws *buildScratch) twoWay(nodes []Node) {
+	m := len(nodes)
+	ends, outStart, inStart, outs, ins := ws.ends, ws.outStart, ws.inStart, ws.outs, ws.ins
+	mark := recycle.Grow(ws.mark, m)
 	clear(mark)
 	kept := ws.kept[:0]
 	for a := int32(0); a < int32(m); a++ {
@@ -338,6 +368,14 @@ func (b *Builder) build(self string, take bool) *Graph {
 			nodes[a].First, nodes[a].Count = first, c
 		}
 	}
+	ws.mark, ws.kept = mark, kept
+}
+
+// keptLinks copies the kept links (and their addresses) in new indices.
+// With take it moves them down inside the builder's own list when they
+// are in it in order, and the builder gives the list up.
+func (b *Builder) keptLinks(ws *buildScratch, take bool) ([]Link, []LinkAddrs) {
+	kept, ends := ws.kept, ws.ends
 	src, srcAddrs := b.links, b.addrs
 	links, took := []Link(nil), take && len(kept) > 0 && ascending(kept)
 	var addrs []LinkAddrs
@@ -366,18 +404,24 @@ func (b *Builder) build(self string, take bool) *Graph {
 		}
 		l.From, l.To = ends[li][0], ends[li][1]
 	}
-	ws.ends, ws.outStart, ws.inStart, ws.outs, ws.ins = ends, outStart, inStart, outs, ins
-	ws.outFill, ws.inFill, ws.mark, ws.kept = outFill, inFill, mark, kept
+	return links, addrs
+}
 
-	g := &Graph{Protocol: b.protocol, Level: b.level, Area: b.area, Self: -1}
-	if m == n {
-		g.index = maps.Clone(b.index) // the same indices
-	} else {
-		g.index = make(map[string]int32, m)
-		for i := range nodes {
-			g.index[nodes[i].ID] = int32(i)
-		}
+// graphIndex is the id → index map of the kept nodes.
+func (b *Builder) graphIndex(nodes []Node) map[string]int32 {
+	if len(nodes) == len(b.nodes) {
+		return maps.Clone(b.index) // the same indices
 	}
+	index := make(map[string]int32, len(nodes))
+	for i := range nodes {
+		index[nodes[i].ID] = int32(i)
+	}
+	return index
+}
+
+// keptPrefixes returns the prefixes of the kept nodes, in new indices,
+// sorted (comparePrefix, stable).
+func (b *Builder) keptPrefixes(remap []int32) []Prefix {
 	np := 0
 	for i := range b.prefixes {
 		if remap[b.prefixes[i].Node] >= 0 {
@@ -394,11 +438,7 @@ func (b *Builder) build(self string, take bool) *Graph {
 	if !slices.IsSortedFunc(prefixes, comparePrefix) {
 		slices.SortStableFunc(prefixes, comparePrefix)
 	}
-	g.Nodes, g.Links, g.Addrs, g.Prefixes, g.Adjacencies = nodes, links, addrs, prefixes, b.adjs
-	if self != "" {
-		g.Self = g.Lookup(self)
-	}
-	return g
+	return prefixes
 }
 
 func ascending(xs []int32) bool {
@@ -433,10 +473,3 @@ type buildScratch struct {
 }
 
 var spareScratch atomic.Pointer[buildScratch]
-
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n, n+n/4)
-	}
-	return s[:n]
-}

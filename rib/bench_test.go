@@ -5,8 +5,8 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/fared/fared/bench/fabric"
 	"github.com/fared/fared/fib"
+	"github.com/fared/fared/internal/closgen"
 	"github.com/fared/fared/lsdb"
 )
 
@@ -22,7 +22,7 @@ func (discard) Capabilities() fib.Capabilities {
 // daemonGraph is f's graph as an IS-IS instance submits it: every link
 // with its interface addresses (one /31 per cable) and Self's
 // adjacencies, one per cable, on interfaces e0, e1, ...
-func daemonGraph(f *fabric.Fabric) *lsdb.Graph {
+func daemonGraph(f *closgen.Fabric) *lsdb.Graph {
 	b := lsdb.NewBuilder("isis", 2, "")
 	for _, n := range f.Nodes {
 		b.AddNode(lsdb.Node{ID: n.Name, Name: n.Name})
@@ -53,8 +53,8 @@ func daemonGraph(f *fabric.Fabric) *lsdb.Graph {
 }
 
 var (
-	bench3 = fabric.ThreeStage{Spines: 64, Leaves: 512, Seed: 42}
-	bench5 = fabric.FiveStage{Pods: 64, Leaves: 64, Spines: 16, Super: 64, Seed: 42}
+	bench3 = closgen.ThreeStage{Spines: 64, Leaves: 512, Seed: 42}
+	bench5 = closgen.FiveStage{Pods: 64, Leaves: 64, Spines: 16, Super: 64, Seed: 42}
 )
 
 // benchCompute measures one full computation as the daemon's SPF log

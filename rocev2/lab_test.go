@@ -19,6 +19,8 @@ import (
 	"github.com/google/gopacket/pcapgo"
 	"golang.org/x/sys/unix"
 
+	"github.com/fared/fared/internal/nsenter"
+	"github.com/fared/fared/internal/packetsock"
 	"github.com/fared/fared/rocev2"
 	"github.com/fared/fared/rocev2/rawsock"
 )
@@ -110,16 +112,16 @@ func chain(t *testing.T) (ns map[string]string, src, dst netip.Addr, src6, dst6 
 // as they arrived, Ethernet header included.
 func capture(t *testing.T, ns, iface string) int {
 	var fd int
-	err := rawsock.InNetns(ns, func() error {
+	err := nsenter.DoNamed(ns, func() error {
 		ifi, err := net.InterfaceByName(iface)
 		if err != nil {
 			return err
 		}
-		fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
+		fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(packetsock.Htons(unix.ETH_P_ALL)))
 		if err != nil {
 			return err
 		}
-		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index})
+		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: packetsock.Htons(unix.ETH_P_ALL), Ifindex: ifi.Index})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -129,8 +131,6 @@ func capture(t *testing.T, ns, iface string) int {
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	return fd
 }
-
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // TestICRCAfterTwoForwardedHops: RoCEv2 packets of every header kind,
 // sent over a raw socket, cross two kernel routers (TTL/hop limit drop by

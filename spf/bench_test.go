@@ -3,7 +3,7 @@ package spf_test
 import (
 	"testing"
 
-	"github.com/fared/fared/bench/fabric"
+	"github.com/fared/fared/internal/closgen"
 	"github.com/fared/fared/spf"
 )
 
@@ -11,7 +11,7 @@ import (
 // 64-spine × 512-leaf fabric of the fare benchmarks: 576 nodes, 512
 // prefixes. The SPF run is outside the loop.
 func BenchmarkRoutes3Stage(b *testing.B) {
-	g := fabric.ThreeStage{Spines: 64, Leaves: 512, Seed: 42}.Graph()
+	g := closgen.ThreeStage{Spines: 64, Leaves: 512, Seed: 42}.Graph()
 	r := spf.Run(g)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -21,7 +21,7 @@ func BenchmarkRoutes3Stage(b *testing.B) {
 
 // BenchmarkRoutes5Stage: 6,144 nodes, 4,096 prefixes.
 func BenchmarkRoutes5Stage(b *testing.B) {
-	g := fabric.FiveStage{Pods: 64, Leaves: 64, Spines: 16, Super: 64, Seed: 42}.Graph()
+	g := closgen.FiveStage{Pods: 64, Leaves: 64, Spines: 16, Super: 64, Seed: 42}.Graph()
 	r := spf.Run(g)
 	b.ReportAllocs()
 	for b.Loop() {

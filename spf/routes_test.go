@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/lsdb/lsdbtest"
 )
 
 func inter(p *lsdb.Prefix) { p.Inter = true }
@@ -61,21 +62,21 @@ func describe(g *lsdb.Graph, rt Route) described {
 //
 // A = Self; B and C are neighbours at 10, D is behind C (C-D 90: dist 100).
 func TestOSPFPathTypeOrder(t *testing.T) {
-	g := newTopo("A", "B", "C", "D").
-		cable("A", "B", 10, 1).cable("A", "C", 10, 1).cable("C", "D", 90, 1).
+	g := lsdbtest.New("A", "B", "C", "D").
+		Cable("A", "B", 10, 1).Cable("A", "C", 10, 1).Cable("C", "D", 90, 1).
 		// intra 100 + 5 = 105 (D) beats inter 10 + 1 = 11 (B)
-		prefix("D", "10.1.0.0/24", 5).prefix("B", "10.1.0.0/24", 1, inter).
+		Prefix("D", "10.1.0.0/24", 5).Prefix("B", "10.1.0.0/24", 1, inter).
 		// inter 100 + 50 = 150 (D) beats E1 10 + 1 = 11 (B)
-		prefix("D", "10.2.0.0/24", 50, inter).prefix("B", "10.2.0.0/24", 1, e1).
+		Prefix("D", "10.2.0.0/24", 50, inter).Prefix("B", "10.2.0.0/24", 1, e1).
 		// E1 100 + 100 = 200 (D) beats E2 X 10, Y 1 (B)
-		prefix("D", "10.3.0.0/24", 100, e1).prefix("B", "10.3.0.0/24", 1, e2).
+		Prefix("D", "10.3.0.0/24", 100, e1).Prefix("B", "10.3.0.0/24", 1, e2).
 		// E2: Y 20 (D, X 100) beats Y 50 (B, X 10)
-		prefix("D", "10.4.0.0/24", 20, e2).prefix("B", "10.4.0.0/24", 50, e2).
+		Prefix("D", "10.4.0.0/24", 20, e2).Prefix("B", "10.4.0.0/24", 50, e2).
 		// E2: Y 20 both, X 10 (B) beats X 100 (D)
-		prefix("D", "10.5.0.0/24", 20, e2).prefix("B", "10.5.0.0/24", 20, e2).
+		Prefix("D", "10.5.0.0/24", 20, e2).Prefix("B", "10.5.0.0/24", 20, e2).
 		// E2: Y 20 both, X 10 both (B, C): both kept
-		prefix("B", "10.6.0.0/24", 20, e2).prefix("C", "10.6.0.0/24", 20, e2).
-		b.Build("A")
+		Prefix("B", "10.6.0.0/24", 20, e2).Prefix("C", "10.6.0.0/24", 20, e2).
+		Build("A")
 	got := routeMap(g)
 	want := map[string]described{
 		"10.1.0.0/24": {Metric: 105, Kind: "intra", Exits: []string{"D"}, Advs: []string{"D"}, FirstHops: []string{"C"}},
@@ -101,11 +102,11 @@ func TestOSPFPathTypeOrder(t *testing.T) {
 func TestISISClassOrderUnchanged(t *testing.T) {
 	down := func(p *lsdb.Prefix) { p.Down = true }
 	downExt := func(p *lsdb.Prefix) { p.Down, p.External = true, true }
-	g := newTopo("A", "B", "C").cable("A", "B", 10, 1).cable("A", "C", 10, 1).
-		prefix("C", "10.1.0.0/24", 9).prefix("B", "10.1.0.0/24", 0, down).
-		prefix("C", "10.2.0.0/24", 9, down).prefix("B", "10.2.0.0/24", 0, e1).
-		prefix("C", "10.3.0.0/24", 9, e1).prefix("B", "10.3.0.0/24", 0, downExt).
-		b.Build("A")
+	g := lsdbtest.New("A", "B", "C").Cable("A", "B", 10, 1).Cable("A", "C", 10, 1).
+		Prefix("C", "10.1.0.0/24", 9).Prefix("B", "10.1.0.0/24", 0, down).
+		Prefix("C", "10.2.0.0/24", 9, down).Prefix("B", "10.2.0.0/24", 0, e1).
+		Prefix("C", "10.3.0.0/24", 9, e1).Prefix("B", "10.3.0.0/24", 0, downExt).
+		Build("A")
 	got := routeMap(g)
 	want := map[string]string{"10.1.0.0/24": "intra", "10.2.0.0/24": "down", "10.3.0.0/24": "E1"}
 	for p, k := range want {
@@ -128,33 +129,33 @@ func TestISISClassOrderUnchanged(t *testing.T) {
 //	E: 10.7.0.0/16 inter at 0  → 20 via C
 //	A (Self) owns 10.9.0.0/24, where B is 10.9.0.2 (A is 10.9.0.1).
 func TestForwardingAddress(t *testing.T) {
-	tp := newTopo("A", "B", "C", "D", "E").
-		cable("A", "B", 10, 1).cable("A", "C", 10, 1).cable("B", "D", 10, 1).
-		cable("C", "D", 10, 1).cable("C", "E", 10, 1).
-		prefix("D", "10.7.0.0/24", 0).
-		prefix("E", "10.7.0.0/16", 0, inter).
-		prefix("A", "10.9.0.0/24", 0).
-		prefix("C", "198.18.0.0/15", 1, e2).
+	tp := lsdbtest.New("A", "B", "C", "D", "E").
+		Cable("A", "B", 10, 1).Cable("A", "C", 10, 1).Cable("B", "D", 10, 1).
+		Cable("C", "D", 10, 1).Cable("C", "E", 10, 1).
+		Prefix("D", "10.7.0.0/24", 0).
+		Prefix("E", "10.7.0.0/16", 0, inter).
+		Prefix("A", "10.9.0.0/24", 0).
+		Prefix("C", "198.18.0.0/15", 1, e2).
 		// /24 is the longest match: X 20 (exit D) + 5 = 25 via B, C.
-		prefix("B", "203.0.113.0/24", 5, e1, fwd("10.7.0.9")).
+		Prefix("B", "203.0.113.0/24", 5, e1, fwd("10.7.0.9")).
 		// Only the /16 covers it: X 20 (exit E) + 5 = 25 via C.
-		prefix("B", "203.0.114.0/24", 5, e1, fwd("10.7.200.1")).
+		Prefix("B", "203.0.114.0/24", 5, e1, fwd("10.7.200.1")).
 		// Type 2 at Y 7: B's via the /24 (X 20, exit D) ties with E's
 		// own (X = dist(E) = 20): exits D and E, first hops B and C.
-		prefix("B", "203.0.115.0/24", 7, e2, fwd("10.7.0.9")).
-		prefix("E", "203.0.115.0/24", 7, e2).
+		Prefix("B", "203.0.115.0/24", 7, e2, fwd("10.7.0.9")).
+		Prefix("E", "203.0.115.0/24", 7, e2).
 		// Covered by an external only: not used, no route.
-		prefix("B", "203.0.116.0/24", 5, e1, fwd("198.18.0.1")).
+		Prefix("B", "203.0.116.0/24", 5, e1, fwd("198.18.0.1")).
 		// On Self's network: B owns the address: X = dist(B) = 10, + 5.
-		prefix("C", "203.0.117.0/24", 5, e1, fwd("10.9.0.2")).
+		Prefix("C", "203.0.117.0/24", 5, e1, fwd("10.9.0.2")).
 		// Self's own address: not used.
-		prefix("C", "203.0.118.0/24", 5, e1, fwd("10.9.0.1")).
+		Prefix("C", "203.0.118.0/24", 5, e1, fwd("10.9.0.1")).
 		// A gateway that is no router of the graph: toward the ASBR C
 		// (X = dist(C) = 10), which sits on that network.
-		prefix("C", "203.0.119.0/24", 5, e1, fwd("10.9.0.77"))
-	tp.b.AddAdjacency(lsdb.Adjacency{Node: "B", IfIndex: 1, IfName: "e1",
+		Prefix("C", "203.0.119.0/24", 5, e1, fwd("10.9.0.77"))
+	tp.B.AddAdjacency(lsdb.Adjacency{Node: "B", IfIndex: 1, IfName: "e1",
 		Local: []netip.Prefix{netip.MustParsePrefix("10.9.0.1/24")}, NbrAddrs: []netip.Addr{netip.MustParseAddr("10.9.0.2")}})
-	g := tp.b.Build("A")
+	g := tp.Build("A")
 	got := routeMap(g)
 	want := map[string]described{
 		"203.0.113.0/24": {Metric: 25, Kind: "E1", Exits: []string{"D"}, Advs: []string{"B"}, FirstHops: []string{"B", "C"}},
@@ -192,10 +193,10 @@ func TestForwardingAddress(t *testing.T) {
 //
 //	A = Self -10- B -50-> P, A -10- C -5-> P: dist(P) = min(60, 15) = 15 via C.
 func TestPseudonodePrefix(t *testing.T) {
-	g := newTopo("A", "B", "C").node(lsdb.Node{ID: "P", Pseudo: true}).
-		cable("A", "B", 10, 1).cable("A", "C", 10, 1).
-		lan("P", "B", 50, 1).lan("P", "C", 5, 1).
-		prefix("P", "10.0.7.0/24", 0).b.Build("A")
+	g := lsdbtest.New("A", "B", "C").Node(lsdb.Node{ID: "P", Pseudo: true}).
+		Cable("A", "B", 10, 1).Cable("A", "C", 10, 1).
+		LAN("P", "B", 50, 1).LAN("P", "C", 5, 1).
+		Prefix("P", "10.0.7.0/24", 0).Build("A")
 	want := described{Metric: 15, Kind: "intra", Exits: []string{"P"}, Advs: []string{"P"}, FirstHops: []string{"C"}}
 	if d := describe(g, routeMap(g)["10.0.7.0/24"]); !reflect.DeepEqual(d, want) {
 		t.Errorf("%+v, want %+v", d, want)

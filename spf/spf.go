@@ -3,9 +3,9 @@ package spf
 import (
 	"math"
 	"math/bits"
-	"sync"
 	"sync/atomic"
 
+	"github.com/fared/fared/internal/recycle"
 	"github.com/fared/fared/lsdb"
 )
 
@@ -123,8 +123,8 @@ func Run(g *lsdb.Graph) *Result {
 		r.fhSet, r.fhStart = make([]int32, n), []int32{0, 0}
 		return r
 	}
-	ws := getWorkspace()
-	defer putWorkspace(ws)
+	ws := pool.Get()
+	defer pool.Put(ws)
 	order, ok := ws.dijkstra(g, false)
 	if !ok {
 		order, _ = ws.dijkstra(g, true)
@@ -159,9 +159,9 @@ func Run(g *lsdb.Graph) *Result {
 // caller then runs again with exact ranges.
 func (ws *workspace) dijkstra(g *lsdb.Graph, exact bool) (order []int32, ok bool) {
 	n, self, links := len(g.Nodes), g.Self, g.Links
-	st := grow(ws.st, n)
-	flags := grow(ws.flags, n)
-	slots := grow(ws.slots, len(links))
+	st := recycle.Grow(ws.st, n)
+	flags := recycle.Grow(ws.flags, n)
+	slots := recycle.Grow(ws.slots, len(links))
 	ws.st, ws.flags, ws.slots = st, flags, slots
 	if exact {
 		for i := range st {
@@ -184,7 +184,7 @@ func (ws *workspace) dijkstra(g *lsdb.Graph, exact bool) (order []int32, ok bool
 	}
 	clear(flags)
 	ws.anyPseudo = false
-	q := queue{heap: heap{pos: grow(ws.pos, n), items: ws.items[:0]}, nodes: g.Nodes}
+	q := queue{heap: heap{pos: recycle.Grow(ws.pos, n), items: ws.items[:0]}, nodes: g.Nodes}
 	for i := range q.pos {
 		q.pos[i] = -1
 	}
@@ -410,7 +410,7 @@ func (r *Result) firstHops(ws *workspace) {
 	g, self, flags := r.Graph, r.Self, ws.flags
 	n := len(g.Nodes)
 	// Neighbours, in node order so that bit order is node order.
-	slot := grow(ws.slot, n)
+	slot := recycle.Grow(ws.slot, n)
 	ws.slot = slot
 	nn := 0
 	for v, f := range flags {
@@ -456,7 +456,7 @@ func (r *Result) firstHops(ws *workspace) {
 	// Bitsets in settle order (parents before children). Self's row is
 	// empty; rows of unreachable nodes are never read.
 	w := max((nn+63)/64, 1)
-	set := grow(ws.set, n*w)
+	set := recycle.Grow(ws.set, n*w)
 	ws.set = set
 	clear(set[int(self)*w : int(self)*w+w])
 	ps, ep := r.ParentStart, r.EdgeParent
@@ -494,7 +494,7 @@ func (r *Result) firstHops(ws *workspace) {
 	for size < 2*n {
 		size <<= 1
 	}
-	tab := grow(ws.tab, size)
+	tab := recycle.Grow(ws.tab, size)
 	clear(tab)
 	ws.tab = tab
 	rep := append(ws.rep[:0], self) // set 0: empty
@@ -574,33 +574,8 @@ type workspace struct {
 	set                 []uint64
 }
 
-var pool = sync.Pool{New: func() any { return new(workspace) }}
-
-// spare keeps the last workspace returned, in front of pool: a sync.Pool
-// misses whenever the goroutine moved to another P since the Put (or two
-// collections passed), and a missed workspace is regrown from nothing on
-// every large computation. Only concurrent computations reach pool.
-var spare atomic.Pointer[workspace]
-
-func getWorkspace() *workspace {
-	if ws := spare.Swap(nil); ws != nil {
-		return ws
-	}
-	return pool.Get().(*workspace)
-}
-
-func putWorkspace(ws *workspace) {
-	if !spare.CompareAndSwap(nil, ws) {
-		pool.Put(ws)
-	}
-}
-
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n, n+n/4)
-	}
-	return s[:n]
-}
+// pool recycles workspaces between runs (internal/recycle).
+var pool recycle.Pool[workspace]
 
 // heap is an indexed binary min-heap of nodes keyed by uint64. Sifting
 // moves a hole instead of swapping, which places every item exactly where

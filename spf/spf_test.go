@@ -1,48 +1,12 @@
 package spf
 
 import (
-	"net/netip"
 	"reflect"
 	"testing"
 
 	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/lsdb/lsdbtest"
 )
-
-// topo is a small test DSL over lsdb.Builder.
-type topo struct{ b *lsdb.Builder }
-
-func newTopo(nodes ...string) *topo {
-	t := &topo{b: lsdb.NewBuilder("isis", 2, "")}
-	for _, n := range nodes {
-		t.b.AddNode(lsdb.Node{ID: n})
-	}
-	return t
-}
-
-func (t *topo) node(n lsdb.Node) *topo { t.b.AddNode(n); return t }
-
-// cable adds x→y and y→x with the same metric and bandwidth.
-func (t *topo) cable(x, y string, metric uint32, bw float32) *topo {
-	t.b.AddLink(x, y, lsdb.Link{Metric: metric, MaxBW: bw, HasBW: true})
-	t.b.AddLink(y, x, lsdb.Link{Metric: metric, MaxBW: bw, HasBW: true})
-	return t
-}
-
-// lan attaches x to pseudonode pn: x→pn with metric, pn→x with metric 0.
-func (t *topo) lan(pn, x string, metric uint32, bw float32) *topo {
-	t.b.AddLink(x, pn, lsdb.Link{Metric: metric, MaxBW: bw, HasBW: true})
-	t.b.AddLink(pn, x, lsdb.Link{Metric: 0})
-	return t
-}
-
-func (t *topo) prefix(node, p string, metric uint32, mod ...func(*lsdb.Prefix)) *topo {
-	px := lsdb.Prefix{Prefix: netip.MustParsePrefix(p), Metric: metric}
-	for _, m := range mod {
-		m(&px)
-	}
-	t.b.AddPrefix(node, px)
-	return t
-}
 
 func ids(g *lsdb.Graph, ns []int32) []string {
 	out := []string{}
@@ -53,7 +17,7 @@ func ids(g *lsdb.Graph, ns []int32) []string {
 }
 
 func TestEmptySelf(t *testing.T) {
-	g := newTopo("A", "B").cable("A", "B", 10, 1).b.Build("")
+	g := lsdbtest.New("A", "B").Cable("A", "B", 10, 1).Build("")
 	r := Run(g)
 	if r.Reachable(0) || r.Reachable(1) || len(r.FirstHops(1)) != 0 || len(Routes(r)) != 0 {
 		t.Fatalf("non-empty result for Self=-1: %+v", r)
@@ -63,11 +27,11 @@ func TestEmptySelf(t *testing.T) {
 func TestDiamondParallel(t *testing.T) {
 	// A=self. A-B twice (metric 10), A-B once more at metric 20 (not on the
 	// DAG), A-C 10, B-D 10, C-D 10, A-E 5, E-D 30 (longer: 35 > 20).
-	tp := newTopo("A", "B", "C", "D", "E").
-		cable("A", "B", 10, 1).cable("A", "B", 10, 2).cable("A", "B", 20, 3).
-		cable("A", "C", 10, 1).cable("B", "D", 10, 1).cable("C", "D", 10, 1).
-		cable("A", "E", 5, 1).cable("E", "D", 30, 1)
-	g := tp.b.Build("A")
+	tp := lsdbtest.New("A", "B", "C", "D", "E").
+		Cable("A", "B", 10, 1).Cable("A", "B", 10, 2).Cable("A", "B", 20, 3).
+		Cable("A", "C", 10, 1).Cable("B", "D", 10, 1).Cable("C", "D", 10, 1).
+		Cable("A", "E", 5, 1).Cable("E", "D", 30, 1)
+	g := tp.Build("A")
 	r := Run(g)
 	id := g.Lookup
 	want := map[string]uint64{"A": 0, "B": 10, "C": 10, "D": 20, "E": 5}
@@ -114,11 +78,11 @@ func sorted(s []string) []string {
 
 func TestOverload(t *testing.T) {
 	// L1 - S1, S2 - L2; S2 has the overload bit: reachable, not transit.
-	tp := newTopo("L1", "S1", "L2").node(lsdb.Node{ID: "S2", Overload: true}).
-		cable("L1", "S1", 10, 1).cable("L1", "S2", 10, 1).
-		cable("S1", "L2", 10, 1).cable("S2", "L2", 10, 1).
-		prefix("S2", "10.0.2.0/24", 0).prefix("L2", "10.1.0.0/24", 0)
-	g := tp.b.Build("L1")
+	tp := lsdbtest.New("L1", "S1", "L2").Node(lsdb.Node{ID: "S2", Overload: true}).
+		Cable("L1", "S1", 10, 1).Cable("L1", "S2", 10, 1).
+		Cable("S1", "L2", 10, 1).Cable("S2", "L2", 10, 1).
+		Prefix("S2", "10.0.2.0/24", 0).Prefix("L2", "10.1.0.0/24", 0)
+	g := tp.Build("L1")
 	r := Run(g)
 	if !r.Reachable(g.Lookup("S2")) || r.Dist[g.Lookup("L2")] != 20 {
 		t.Fatalf("dist %v", r.Dist)
@@ -131,8 +95,8 @@ func TestOverload(t *testing.T) {
 		t.Errorf("routes %+v", rs)
 	}
 	// An overloaded Self still uses its own links.
-	g2 := newTopo("S1", "L2").node(lsdb.Node{ID: "L1", Overload: true}).
-		cable("L1", "S1", 10, 1).cable("S1", "L2", 10, 1).b.Build("L1")
+	g2 := lsdbtest.New("S1", "L2").Node(lsdb.Node{ID: "L1", Overload: true}).
+		Cable("L1", "S1", 10, 1).Cable("S1", "L2", 10, 1).Build("L1")
 	if r2 := Run(g2); r2.Dist[g2.Lookup("L2")] != 20 {
 		t.Errorf("overloaded self: dist %v", r2.Dist)
 	}
@@ -142,11 +106,11 @@ func TestPseudonode(t *testing.T) {
 	// A, B, C on a LAN (pseudonode P). B-D and C-D p2p. A also has a p2p
 	// link to B with metric 10 = the LAN path cost (10 + 0), so B is reached
 	// over two of A's links.
-	tp := newTopo("A", "B", "C", "D").node(lsdb.Node{ID: "P", Pseudo: true}).
-		lan("P", "A", 10, 100).lan("P", "B", 10, 100).lan("P", "C", 10, 100).
-		cable("A", "B", 10, 7).
-		cable("B", "D", 10, 1).cable("C", "D", 10, 1)
-	g := tp.b.Build("A")
+	tp := lsdbtest.New("A", "B", "C", "D").Node(lsdb.Node{ID: "P", Pseudo: true}).
+		LAN("P", "A", 10, 100).LAN("P", "B", 10, 100).LAN("P", "C", 10, 100).
+		Cable("A", "B", 10, 7).
+		Cable("B", "D", 10, 1).Cable("C", "D", 10, 1)
+	g := tp.Build("A")
 	r := Run(g)
 	id := g.Lookup
 	if r.Dist[id("P")] != 10 || r.Dist[id("B")] != 10 || r.Dist[id("D")] != 20 {
@@ -174,9 +138,9 @@ func TestPseudonode(t *testing.T) {
 
 func TestTransitLAN(t *testing.T) {
 	// X - Y p2p; Y, B, C on LAN P; B-D, C-D. First hop of D is Y only.
-	g := newTopo("X", "Y", "B", "C", "D").node(lsdb.Node{ID: "P", Pseudo: true}).
-		cable("X", "Y", 10, 1).lan("P", "Y", 10, 1).lan("P", "B", 10, 1).lan("P", "C", 10, 1).
-		cable("B", "D", 10, 1).cable("C", "D", 10, 1).b.Build("X")
+	g := lsdbtest.New("X", "Y", "B", "C", "D").Node(lsdb.Node{ID: "P", Pseudo: true}).
+		Cable("X", "Y", 10, 1).LAN("P", "Y", 10, 1).LAN("P", "B", 10, 1).LAN("P", "C", 10, 1).
+		Cable("B", "D", 10, 1).Cable("C", "D", 10, 1).Build("X")
 	r := Run(g)
 	if got := ids(g, r.FirstHops(g.Lookup("D"))); !reflect.DeepEqual(got, []string{"Y"}) {
 		t.Errorf("first hops D = %v", got)
@@ -188,23 +152,23 @@ func TestTransitLAN(t *testing.T) {
 
 func TestRoutes(t *testing.T) {
 	// A=self; B, C neighbours; D behind B and C; E behind C only.
-	base := func() *topo {
-		return newTopo("A", "B", "C", "D", "E").
-			cable("A", "B", 10, 1).cable("A", "C", 10, 1).
-			cable("B", "D", 10, 1).cable("C", "D", 10, 1).cable("C", "E", 10, 1)
+	base := func() *lsdbtest.Topo {
+		return lsdbtest.New("A", "B", "C", "D", "E").
+			Cable("A", "B", 10, 1).Cable("A", "C", 10, 1).
+			Cable("B", "D", 10, 1).Cable("C", "D", 10, 1).Cable("C", "E", 10, 1)
 	}
 	down := func(p *lsdb.Prefix) { p.Down = true }
 	g := base().
-		prefix("A", "10.0.0.0/24", 0). // local: skipped
-		prefix("D", "10.0.0.0/24", 0).
-		prefix("D", "10.1.0.0/24", 5). // anycast, equal: 20+5 = 25 = 20+5
-		prefix("E", "10.1.0.0/24", 5).
-		prefix("D", "10.2.0.0/24", 1). // unequal: D 21 < E 25
-		prefix("E", "10.2.0.0/24", 5).
-		prefix("B", "10.3.0.0/24", 0, down). // down-bit at 10 loses to up at 20
-		prefix("D", "10.3.0.0/24", 0).
-		prefix("D", "10.4.0.0/24", 3).prefix("D", "10.4.0.0/24", 1). // duplicate: lowest kept
-		b.Build("A")
+		Prefix("A", "10.0.0.0/24", 0). // local: skipped
+		Prefix("D", "10.0.0.0/24", 0).
+		Prefix("D", "10.1.0.0/24", 5). // anycast, equal: 20+5 = 25 = 20+5
+		Prefix("E", "10.1.0.0/24", 5).
+		Prefix("D", "10.2.0.0/24", 1). // unequal: D 21 < E 25
+		Prefix("E", "10.2.0.0/24", 5).
+		Prefix("B", "10.3.0.0/24", 0, down). // down-bit at 10 loses to up at 20
+		Prefix("D", "10.3.0.0/24", 0).
+		Prefix("D", "10.4.0.0/24", 3).Prefix("D", "10.4.0.0/24", 1). // duplicate: lowest kept
+		Build("A")
 	r := Run(g)
 	rs := Routes(r)
 	got := map[string]Route{}
@@ -233,16 +197,16 @@ func TestRoutes(t *testing.T) {
 		t.Errorf("duplicate advertisement: picked metric %d", px.Metric)
 	}
 	// Only down-bit advertisements: the route carries Down.
-	g2 := base().prefix("B", "10.9.0.0/24", 0, down).b.Build("A")
+	g2 := base().Prefix("B", "10.9.0.0/24", 0, down).Build("A")
 	if rs := Routes(Run(g2)); len(rs) != 1 || !rs[0].Down {
 		t.Errorf("down bit not carried: %+v", rs)
 	}
 }
 
 func TestReuseEqualsRun(t *testing.T) {
-	tp := newTopo("A", "B", "C", "D").cable("A", "B", 10, 1).cable("A", "C", 10, 1).
-		cable("B", "D", 10, 1).cable("C", "D", 10, 1).prefix("D", "10.0.0.0/24", 0)
-	g1 := tp.b.Build("A")
+	tp := lsdbtest.New("A", "B", "C", "D").Cable("A", "B", 10, 1).Cable("A", "C", 10, 1).
+		Cable("B", "D", 10, 1).Cable("C", "D", 10, 1).Prefix("D", "10.0.0.0/24", 0)
+	g1 := tp.Build("A")
 	g2 := *g1
 	g2.Links = append([]lsdb.Link(nil), g1.Links...)
 	g2.Links[3].MaxBW = 99
@@ -274,13 +238,13 @@ func TestReuseEqualsRun(t *testing.T) {
 // B's entry range starts as the size of its own links (one) and is too
 // short for its three entries; the DAG must still carry all three.
 func TestAsymmetricParallelLinks(t *testing.T) {
-	tp := newTopo("A", "B", "C")
+	tp := lsdbtest.New("A", "B", "C")
 	for i := 0; i < 3; i++ {
-		tp.b.AddLink("A", "B", lsdb.Link{Metric: 10, MaxBW: float32(i + 1), HasBW: true})
+		tp.B.AddLink("A", "B", lsdb.Link{Metric: 10, MaxBW: float32(i + 1), HasBW: true})
 	}
-	tp.b.AddLink("B", "A", lsdb.Link{Metric: 10})
-	tp.cable("B", "C", 10, 1)
-	g := tp.b.Build("A")
+	tp.B.AddLink("B", "A", lsdb.Link{Metric: 10})
+	tp.Cable("B", "C", 10, 1)
+	g := tp.Build("A")
 	r := Run(g)
 	id := g.Lookup
 	if got := ids(g, r.Parents(id("B"))); !reflect.DeepEqual(got, []string{"A"}) {

@@ -21,10 +21,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fared/fared/bench/fabric"
 	"github.com/fared/fared/bench/inject"
 	"github.com/fared/fared/fare"
 	"github.com/fared/fared/fib"
+	"github.com/fared/fared/internal/closgen"
 	"github.com/fared/fared/internal/nlmsg"
 	"github.com/fared/fared/interop"
 	"github.com/fared/fared/spf"
@@ -63,7 +63,7 @@ type Hop struct {
 // FabricSet is the table fared computes at the fabric's Self: spf.Run +
 // fare.ComputeTable, weights quantised to 16 bits as the rib does, next
 // hops on the injector's circuits.
-func FabricSet(name string, f *fabric.Fabric) (*Set, error) {
+func FabricSet(name string, f *closgen.Fabric) (*Set, error) {
 	cs, err := inject.Circuits(f)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fared/fared/bench/fabric"
+	"github.com/fared/fared/internal/closgen"
 	"github.com/fared/fared/interop"
 )
 
@@ -15,7 +15,7 @@ import (
 // Rates are logged, never asserted.
 func TestCeilingSmall(t *testing.T) {
 	interop.RequireLab(t)
-	fs, err := FabricSet("3-stage 8x32", fabric.ThreeStage{Spines: 8, Leaves: 32, Parallel: 5, Seed: 1}.Fabric())
+	fs, err := FabricSet("3-stage 8x32", closgen.ThreeStage{Spines: 8, Leaves: 32, Parallel: 5, Seed: 1}.Fabric())
 	if err != nil {
 		t.Fatal(err)
 	}

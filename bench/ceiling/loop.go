@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/fared/fared/bench/inject"
 	"github.com/fared/fared/fib"
 	"github.com/fared/fared/internal/nlmsg"
+	"github.com/fared/fared/internal/nsenter"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -28,7 +28,7 @@ type conn struct {
 
 func dial(h netns.NsHandle) (*conn, error) {
 	var fd int
-	err := inject.InNetNS(h, func() error {
+	err := nsenter.Do(h, func() error {
 		var err error
 		fd, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
 		return err

@@ -39,9 +39,9 @@ import (
 
 	"github.com/fared/fared/api/client"
 	"github.com/fared/fared/api/wire"
-	"github.com/fared/fared/bench/kern"
-	"github.com/fared/fared/bench/rut"
+	"github.com/fared/fared/bench/undertest"
 	"github.com/fared/fared/fib"
+	"github.com/fared/fared/internal/kernwatch"
 	"github.com/fared/fared/interop"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -201,7 +201,7 @@ func runCase(ctx context.Context, o Options, kind, mode string) (c *Case, err er
 	// Converged: the sender's leaf reaches the receiver over every spine,
 	// and every router's SPF back-off is quiet.
 	if err := interop.Poll(ctx, o.Timeout, "ECMP over every spine at l1", func() error {
-		t, err := kern.Read(nsPath(src))
+		t, err := kernwatch.Read(nsPath(src))
 		if err != nil {
 			return err
 		}
@@ -412,7 +412,7 @@ func quiet(ctx context.Context, lab *interop.Lab, timeout time.Duration) error {
 			if err != nil {
 				return err
 			}
-			s, err := rut.ParseISISSummary(out)
+			s, err := undertest.ParseISISSummary(out)
 			if err != nil {
 				return err
 			}

@@ -10,8 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fared/fared/bench/inject"
-	"github.com/vishvananda/netns"
+	"github.com/fared/fared/internal/nsenter"
 )
 
 // stream is a constant-rate UDP stream between two namespaces (RFC 6413's
@@ -32,13 +31,8 @@ type stream struct {
 
 // udpIn opens a UDP socket inside the namespace at nsPath.
 func udpIn(nsPath string, f func() (*net.UDPConn, error)) (*net.UDPConn, error) {
-	h, err := netns.GetFromPath(nsPath)
-	if err != nil {
-		return nil, err
-	}
-	defer h.Close()
 	var c *net.UDPConn
-	err = inject.InNetNS(h, func() error {
+	err := nsenter.DoNamed(nsPath, func() error {
 		var err error
 		c, err = f()
 		return err

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fared/fared/bench/fabric"
+	"github.com/fared/fared/internal/closgen"
 	"github.com/fared/fared/isis"
 	"github.com/fared/fared/isis/packet"
 )
@@ -16,7 +16,7 @@ import (
 // decodes, carries a valid checksum, and together they list each cable
 // once with its addresses and bandwidth.
 func TestNodeFragments(t *testing.T) {
-	f := fabric.ThreeStage{Spines: 4, Leaves: 512, Parallel: 7, Seed: 3}.Fabric()
+	f := closgen.ThreeStage{Spines: 4, Leaves: 512, Parallel: 7, Seed: 3}.Fabric()
 	area, _ := packet.ParseArea(DefaultArea)
 	s0 := f.Index("S0")
 	frs, err := NodeFragments(f, s0, area, DefaultLSPMTU)
@@ -64,7 +64,7 @@ func TestNodeFragments(t *testing.T) {
 			if peer == s0 {
 				peer = c.B
 			}
-			if nb.ID != packet.MakeNodeID(SystemID(peer), 0) || !ok || bw != c.BW || nb.Metric != fabric.Metric {
+			if nb.ID != packet.MakeNodeID(SystemID(peer), 0) || !ok || bw != c.BW || nb.Metric != closgen.Metric {
 				t.Errorf("neighbour %s via %s: cable %d says %s bw %v, LSP bw %v metric %d", nb.ID, local, off/2, f.Nodes[peer].Name, c.BW, bw, nb.Metric)
 			}
 			if seen[local] || remote.As4()[3] != local.As4()[3]^1 {
@@ -130,7 +130,7 @@ func (p *memPort) Close() error {
 // A scripted RUT on one circuit: three-way handshake, the whole database,
 // acknowledgements, then a bandwidth change re-flooded with sequence 2.
 func TestAdjacencyAndFlooding(t *testing.T) {
-	f := fabric.ThreeStage{Spines: 1, Leaves: 3, Seed: 1}.Fabric()
+	f := closgen.ThreeStage{Spines: 1, Leaves: 3, Seed: 1}.Fabric()
 	cs, err := Circuits(f)
 	if err != nil || len(cs) != 1 || cs[0].Iface != "S0-1" {
 		t.Fatalf("circuits %+v %v", cs, err)
@@ -217,7 +217,7 @@ func TestAdjacencyAndFlooding(t *testing.T) {
 		t.Errorf("status %+v", s)
 	}
 	// L2–S0 is cable 2: both its ends change, re-flooded with seq 2.
-	ch, err := inj.SetCableBW(ctx, 2, fabric.Gbps(1))
+	ch, err := inj.SetCableBW(ctx, 2, closgen.Gbps(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestAdjacencyAndFlooding(t *testing.T) {
 			t.Errorf("%s seq %d after the change", l.ID, l.Seq)
 		}
 		for _, nb := range l.TLVs.ExtISNeighbors() {
-			if bw, _ := packet.MaxLinkBandwidth(nb.SubTLVs); nb.ID == packet.MakeNodeID(SystemID(f.Index("L2")), 0) && bw != fabric.Gbps(1) {
+			if bw, _ := packet.MaxLinkBandwidth(nb.SubTLVs); nb.ID == packet.MakeNodeID(SystemID(f.Index("L2")), 0) && bw != closgen.Gbps(1) {
 				t.Errorf("S0→L2 bandwidth %v", bw)
 			}
 		}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"runtime"
 	"sync"
 	"time"
 
+	"github.com/fared/fared/internal/nsenter"
 	"github.com/fared/fared/isis"
 	"github.com/fared/fared/isis/packet"
-	"github.com/vishvananda/netns"
 )
 
 // writer sends one circuit's PDUs from its own goroutine: control PDUs
@@ -127,13 +126,8 @@ func (w *writer) run(ctx context.Context) {
 // would drop its acknowledgements and the injector would measure its own
 // losses. isis.Port does not expose its socket, hence a port of our own.
 func OpenPorts(nsPath string, ifaces []string) ([]isis.Port, error) {
-	h, err := netns.GetFromPath(nsPath)
-	if err != nil {
-		return nil, fmt.Errorf("inject: namespace %s: %w", nsPath, err)
-	}
-	defer h.Close()
 	var ports []isis.Port
-	err = InNetNS(h, func() error {
+	err := nsenter.DoNamed(nsPath, func() error {
 		for _, name := range ifaces {
 			ifi, err := net.InterfaceByName(name)
 			if err != nil {
@@ -154,26 +148,4 @@ func OpenPorts(nsPath string, ifaces []string) ([]isis.Port, error) {
 		return nil, err
 	}
 	return ports, nil
-}
-
-// InNetNS runs fn on a thread switched into ns. A thread that cannot be
-// switched back stays locked, so the runtime retires it.
-func InNetNS(ns netns.NsHandle, fn func() error) error {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer orig.Close()
-	if err := netns.Set(ns); err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	ferr := fn()
-	if err := netns.Set(orig); err != nil {
-		return fmt.Errorf("restore namespace: %w", err)
-	}
-	runtime.UnlockOSThread()
-	return ferr
 }

@@ -23,7 +23,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/fared/fared/bench/fabric"
+	"github.com/fared/fared/internal/closgen"
 	"github.com/fared/fared/isis/packet"
 )
 
@@ -61,7 +61,7 @@ func CableAddrs(c int) (a, b netip.Prefix) {
 }
 
 // EndAddr returns node n's address on cable c, and the far end's.
-func EndAddr(f *fabric.Fabric, c, n int) (local, remote netip.Prefix) {
+func EndAddr(f *closgen.Fabric, c, n int) (local, remote netip.Prefix) {
 	a, b := CableAddrs(c)
 	if f.Cables[c].A == n {
 		return a, b
@@ -77,7 +77,7 @@ func addOffset(a netip.Addr, off int) netip.Addr {
 }
 
 // Limits checks that the fabric fits the addressing plan.
-func Limits(f *fabric.Fabric) error {
+func Limits(f *closgen.Fabric) error {
 	if len(f.Cables) > 1<<21 {
 		return fmt.Errorf("%d cables: more than 100.64.0.0/10 holds", len(f.Cables))
 	}
@@ -93,7 +93,7 @@ func Limits(f *fabric.Fabric) error {
 // addresses and the Maximum Link Bandwidth) and prefixes (with the FARE
 // Path Bandwidth sub-TLV). Large TLVs are split with the packet Pack
 // helpers (a neighbour with its three sub-TLVs takes 29 bytes: 8 per TLV).
-func NodeTLVs(f *fabric.Fabric, n int, area []byte) packet.TLVs {
+func NodeTLVs(f *closgen.Fabric, n int, area []byte) packet.TLVs {
 	node := &f.Nodes[n]
 	tlvs := packet.TLVs{
 		&packet.AreaAddresses{Areas: [][]byte{area}},
@@ -149,7 +149,7 @@ type Fragment struct {
 
 // NodeFragments splits node n's TLVs into LSP fragments of at most mtu
 // bytes (the PDU, header included).
-func NodeFragments(f *fabric.Fabric, n int, area []byte, mtu int) ([]Fragment, error) {
+func NodeFragments(f *closgen.Fabric, n int, area []byte, mtu int) ([]Fragment, error) {
 	frags := packet.SplitFragments(NodeTLVs(f, n, area), mtu)
 	if len(frags) > 256 {
 		return nil, fmt.Errorf("node %s needs %d LSP fragments, more than 256", f.Nodes[n].Name, len(frags))

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/fared/fared/bench/fabric"
 	"github.com/fared/fared/bench/inject"
-	"github.com/fared/fared/bench/kern"
+	"github.com/fared/fared/internal/closgen"
+	"github.com/fared/fared/internal/kernwatch"
 )
 
 // Expected computes, independently of the spf package, the next-hop set
@@ -15,7 +15,7 @@ import (
 // first hop towards node D when 1 + hops(N, D) = hops(Self, D) (breadth
 // first search from each neighbour). Each first hop contributes one next
 // hop per cable between Self and N: the injector's address on that circuit.
-func Expected(f *fabric.Fabric, circuits []inject.Circuit) (map[netip.Prefix]kern.Hops, error) {
+func Expected(f *closgen.Fabric, circuits []inject.Circuit) (map[netip.Prefix]kernwatch.Hops, error) {
 	for i, c := range f.Cables {
 		if c.Metric != f.Cables[0].Metric {
 			return nil, fmt.Errorf("cable %d has metric %d, not %d: the hop-count oracle needs one metric", i, c.Metric, f.Cables[0].Metric)
@@ -58,20 +58,20 @@ func Expected(f *fabric.Fabric, circuits []inject.Circuit) (map[netip.Prefix]ker
 	for _, n := range nbrs {
 		dist[n] = bfs(n)
 	}
-	want := map[netip.Prefix]kern.Hops{}
+	want := map[netip.Prefix]kernwatch.Hops{}
 	for d := range f.Nodes {
 		if d == f.Self || self[d] < 0 || len(f.Nodes[d].Prefixes) == 0 {
 			continue
 		}
-		var hops kern.Hops
+		var hops kernwatch.Hops
 		for _, n := range nbrs {
 			if dist[n][d] >= 0 && 1+dist[n][d] == self[d] {
 				for _, c := range byNode[n] {
-					hops = append(hops, kern.Hop{Gateway: c.Addr.Addr(), Dev: c.Iface})
+					hops = append(hops, kernwatch.Hop{Gateway: c.Addr.Addr(), Dev: c.Iface})
 				}
 			}
 		}
-		hops = kern.Sort(hops)
+		hops = kernwatch.Sort(hops)
 		for _, p := range f.Nodes[d].Prefixes {
 			want[p.Prefix] = hops
 		}

@@ -13,15 +13,15 @@ import (
 
 	"github.com/fared/fared/api/client"
 	"github.com/fared/fared/api/wire"
-	"github.com/fared/fared/bench/rut"
+	"github.com/fared/fared/bench/undertest"
 )
 
-func frrSummary(ctx context.Context, l *rut.Lab) (rut.SPFSummary, error) {
+func frrSummary(ctx context.Context, l *undertest.Lab) (undertest.SPFSummary, error) {
 	out, err := l.Vtysh(ctx, "show isis summary")
 	if err != nil {
-		return rut.SPFSummary{}, err
+		return undertest.SPFSummary{}, err
 	}
-	return rut.ParseISISSummary(out)
+	return undertest.ParseISISSummary(out)
 }
 
 // LSPRow is one database entry as a RUT reports it.
@@ -36,7 +36,7 @@ var reDBRow = regexp.MustCompile(`^(\S+\.[0-9a-f]{2}-[0-9a-f]{2})\s+(\*?)\s*(\d+
 // frrDB reads `show isis database` (text: 8.4.4's JSON keeps one LSP),
 // keyed "hostname.pp-ff" as FRR prints it. Purged entries (holdtime 0)
 // are left out.
-func frrDB(ctx context.Context, l *rut.Lab) (map[string]LSPRow, error) {
+func frrDB(ctx context.Context, l *undertest.Lab) (map[string]LSPRow, error) {
 	out, err := l.Vtysh(ctx, "show isis database")
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func readProc(pid int) (procStat, error) {
 }
 
 // daemons returns the pids of a router's daemons by name.
-func daemons(r *rut.Router) map[string]int {
+func daemons(r *undertest.Router) map[string]int {
 	out := map[string]int{}
 	for _, d := range []string{"zebra", "isisd", "fared"} {
 		if p, ok := r.Pids[d]; ok {
@@ -139,7 +139,7 @@ func daemons(r *rut.Router) map[string]int {
 
 // stop sends SIGTERM to a router's daemons (routing daemon first) and
 // waits up to 10 s for them to go.
-func stop(r *rut.Router) {
+func stop(r *undertest.Router) {
 	ds := daemons(r)
 	for _, d := range []string{"isisd", "fared", "zebra"} {
 		p, ok := ds[d]

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/fared/fared/bench/rut"
+	"github.com/fared/fared/bench/undertest"
 )
 
 // WriteTable prints the figures of results side by side, with ratios:
@@ -26,7 +26,7 @@ func writeOne(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "%s: %d nodes, %d cables, %d prefixes; RUT has %d circuits; %d LSPs injected (flood %s)\n",
 		r.Spec, r.Nodes, r.Cables, r.Prefixes, r.Circuits, r.LSPs, r.Flood)
 	fmt.Fprintf(w, "%s, %d CPUs, load %s at start, %s at end; %s\n", r.Date.Format("2006-01-02 15:04 MST"), r.CPUs, r.LoadStart, r.LoadEnd, r.FRR)
-	frr, fared := r.Router(rut.FRR), r.Router(rut.Fared)
+	frr, fared := r.Router(undertest.FRR), r.Router(undertest.Fared)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tFRR isisd+zebra\tfared\tratio\t")
 	row := func(name string, get func(*Figures) time.Duration, kind func(*Figures) string) {

@@ -27,11 +27,11 @@ import (
 	"time"
 
 	"github.com/fared/fared/api/client"
-	"github.com/fared/fared/bench/fabric"
 	"github.com/fared/fared/bench/inject"
-	"github.com/fared/fared/bench/kern"
-	"github.com/fared/fared/bench/rut"
+	"github.com/fared/fared/bench/undertest"
 	"github.com/fared/fared/fare"
+	"github.com/fared/fared/internal/closgen"
+	"github.com/fared/fared/internal/kernwatch"
 	"github.com/fared/fared/interop"
 	"github.com/fared/fared/isis/packet"
 	"github.com/fared/fared/spf"
@@ -40,7 +40,7 @@ import (
 // Spec names a fabric to run.
 type Spec struct {
 	Name   string // "3-stage 64x512"
-	Fabric *fabric.Fabric
+	Fabric *closgen.Fabric
 	// Change is the cable whose bandwidth changes for the incremental
 	// figures (-1: the last cable whose change moves a FARE weight at
 	// Self, so that fared has kernel work to do), ChangeBW its new
@@ -61,7 +61,7 @@ type Options struct {
 	Rate     int           // injector LSPs/s per circuit; 0 = unpaced
 	Timeout  time.Duration // per wait; default 5 min
 	Defaults interop.Defaults
-	// FaredExtra and FRRExtra go into the routers' configs (rut.Options).
+	// FaredExtra and FRRExtra go into the routers' configs (undertest.Options).
 	FaredExtra string
 	FRRExtra   []string
 	// Changes is how many bandwidth changes (back and forth on one cable)
@@ -165,12 +165,12 @@ func (r *Result) Router(kind string) *Figures {
 type runner struct {
 	spec     Spec
 	o        Options
-	f        *fabric.Fabric
+	f        *closgen.Fabric
 	circuits []inject.Circuit
-	want     map[netip.Prefix]kern.Hops
-	lab      *rut.Lab
+	want     map[netip.Prefix]kernwatch.Hops
+	lab      *undertest.Lab
 	res      *Result
-	tables   map[string]*kern.Table
+	tables   map[string]*kernwatch.Table
 	dbs      map[string]map[string]LSPRow
 	injected []packet.LSPEntry
 }
@@ -186,7 +186,7 @@ func (r *runner) logf(format string, args ...any) {
 // the routers are in Result.Problems (and Agree false).
 func Run(ctx context.Context, spec Spec, o Options) (res *Result, err error) {
 	if len(o.Routers) == 0 {
-		o.Routers = []string{rut.FRR, rut.Fared}
+		o.Routers = []string{undertest.FRR, undertest.Fared}
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Minute
@@ -202,14 +202,14 @@ func Run(ctx context.Context, spec Spec, o Options) (res *Result, err error) {
 	}
 	f := spec.Fabric
 	if spec.ChangeBW == 0 {
-		spec.ChangeBW = fabric.Gbps(10)
+		spec.ChangeBW = closgen.Gbps(10)
 	}
 	if spec.Change < 0 {
 		if spec.Change, err = pickChange(f, spec.ChangeBW); err != nil {
 			return nil, err
 		}
 	}
-	r := &runner{spec: spec, o: o, f: f, tables: map[string]*kern.Table{}, dbs: map[string]map[string]LSPRow{}}
+	r := &runner{spec: spec, o: o, f: f, tables: map[string]*kernwatch.Table{}, dbs: map[string]map[string]LSPRow{}}
 	cb := f.Cables[spec.Change]
 	r.logf("incremental change: cable %d %s–%s %v → %v Gb/s", spec.Change, f.Nodes[cb.A].Name, f.Nodes[cb.B].Name, cb.BW*8/1e9, spec.ChangeBW*8/1e9)
 	if r.circuits, err = inject.Circuits(f); err != nil {
@@ -226,7 +226,7 @@ func Run(ctx context.Context, spec Spec, o Options) (res *Result, err error) {
 		r.logf("library reference: spf+fare %v, spf %v (median of %d)", r.res.Compute, r.res.ComputeSPF, o.ComputeRuns)
 	}
 	r.logf("starting %s: %d nodes, %d cables, %d circuits, %s", spec.Name, len(f.Nodes), len(f.Cables), len(r.circuits), strings.Join(o.Routers, ", "))
-	r.lab, err = rut.Up(ctx, f, r.circuits, o.Routers, rut.Options{Name: o.Name, RunDir: o.RunDir, FaredBin: o.FaredBin,
+	r.lab, err = undertest.Up(ctx, f, r.circuits, o.Routers, undertest.Options{Name: o.Name, RunDir: o.RunDir, FaredBin: o.FaredBin,
 		Log: o.Cmds, Defaults: o.Defaults, FaredExtra: o.FaredExtra, FRRExtra: o.FRRExtra})
 	if err != nil {
 		return nil, err
@@ -257,8 +257,8 @@ func Run(ctx context.Context, spec Spec, o Options) (res *Result, err error) {
 // a node with prefixes (a leaf) first, from the last: a change deeper in a
 // large fabric is absorbed by the sum of parallel paths and moves nothing
 // at Self.
-func pickChange(f *fabric.Fabric, bw float32) (int, error) {
-	weights := func(f *fabric.Fabric) map[netip.Prefix][]float64 {
+func pickChange(f *closgen.Fabric, bw float32) (int, error) {
+	weights := func(f *closgen.Fabric) map[netip.Prefix][]float64 {
 		res := spf.Run(f.Graph())
 		out := map[netip.Prefix][]float64{}
 		for _, rt := range fare.ComputeTable(res, spf.Routes(res), fare.Options{}).Routes {
@@ -296,7 +296,7 @@ func pickChange(f *fabric.Fabric, bw float32) (int, error) {
 
 // compute is the library reference: the median of n runs of spf.Run +
 // fare.ComputeTable (and of spf.Run alone) on the fabric's graph.
-func compute(f *fabric.Fabric, n int) (full, spfOnly time.Duration) {
+func compute(f *closgen.Fabric, n int) (full, spfOnly time.Duration) {
 	g := f.Graph()
 	var a, b []time.Duration
 	for range n {
@@ -316,11 +316,11 @@ func median(d []time.Duration) time.Duration {
 	return d[len(d)/2]
 }
 
-func (r *runner) phase(ctx context.Context, rt *rut.Router) (*Figures, error) {
+func (r *runner) phase(ctx context.Context, rt *undertest.Router) (*Figures, error) {
 	fig := &Figures{Router: rt.Kind, RSS: map[string]int64{}}
 	r.logf("%s: phase starts", rt.Kind)
 	cpu0 := r.cpu(rt)
-	w, err := kern.Watch(rut.NetnsPath(rt.Netns))
+	w, err := kernwatch.Watch(undertest.NetnsPath(rt.Netns))
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +334,7 @@ func (r *runner) phase(ctx context.Context, rt *rut.Router) (*Figures, error) {
 		r.injected, _ = inj.Entries(ctx)
 		r.res.LSPs = len(r.injected)
 	}
-	ports, err := inject.OpenPorts(rut.NetnsPath(rt.InjNetns), rt.Ifaces)
+	ports, err := inject.OpenPorts(undertest.NetnsPath(rt.InjNetns), rt.Ifaces)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,7 @@ func (r *runner) phase(ctx context.Context, rt *rut.Router) (*Figures, error) {
 		<-injDone
 	}()
 	var fc *client.Client
-	if rt.Kind == rut.Fared {
+	if rt.Kind == undertest.Fared {
 		fc = client.New(rt.FaredSock)
 	}
 
@@ -375,11 +375,11 @@ func (r *runner) phase(ctx context.Context, rt *rut.Router) (*Figures, error) {
 			if s, err := inj.Status(ctx); err == nil && s.Counters.AdjDowns > 0 {
 				return fmt.Errorf("%d adjacencies went down during the sync (%d/%d Up now)", s.Counters.AdjDowns, s.Up, s.Circuits)
 			}
-			t, err := kern.Read(rut.NetnsPath(rt.Netns))
+			t, err := kernwatch.Read(undertest.NetnsPath(rt.Netns))
 			if err != nil {
 				return err
 			}
-			d := kern.Diff(r.want, t.Routes, 3)
+			d := kernwatch.Diff(r.want, t.Routes, 3)
 			return fmt.Errorf("%d routes in the kernel, %d wanted; e.g. %s", len(t.Routes), len(r.want), strings.Join(d, "; "))
 		}
 		kernelAt = at
@@ -404,13 +404,13 @@ func (r *runner) phase(ctx context.Context, rt *rut.Router) (*Figures, error) {
 	}
 	r.logf("%s: last full SPF %v (%s), %d runs", rt.Kind, fig.SPFFull, fig.SPFFullKind, fig.SPFRuns)
 	r.memory(rt, fig)
-	t, err := kern.Read(rut.NetnsPath(rt.Netns))
+	t, err := kernwatch.Read(undertest.NetnsPath(rt.Netns))
 	if err != nil {
 		return nil, err
 	}
 	r.tables[rt.Kind] = t
 	fig.Routes, fig.NexthopObjects, fig.Groups = len(t.Routes), t.NexthopObjects, t.Groups
-	if d := kern.Diff(r.want, t.Routes, 5); len(d) > 0 {
+	if d := kernwatch.Diff(r.want, t.Routes, 5); len(d) > 0 {
 		fig.Problems = append(fig.Problems, "kernel differs from the oracle: "+strings.Join(d, "; "))
 	}
 	if db, err := r.readDB(ctx, rt, fc); err != nil {
@@ -440,10 +440,10 @@ func (r *runner) hello() time.Duration {
 	if r.o.Defaults.HelloInterval != 0 {
 		return r.o.Defaults.HelloInterval
 	}
-	return rut.DefaultDefaults().HelloInterval
+	return undertest.DefaultDefaults().HelloInterval
 }
 
-func (r *runner) cpu(rt *rut.Router) time.Duration {
+func (r *runner) cpu(rt *undertest.Router) time.Duration {
 	var sum time.Duration
 	for _, p := range daemons(rt) {
 		if s, err := readProc(p); err == nil {
@@ -453,7 +453,7 @@ func (r *runner) cpu(rt *rut.Router) time.Duration {
 	return sum
 }
 
-func (r *runner) memory(rt *rut.Router, fig *Figures) {
+func (r *runner) memory(rt *undertest.Router, fig *Figures) {
 	for d, p := range daemons(rt) {
 		s, err := readProc(p)
 		if err != nil {
@@ -469,7 +469,7 @@ func (r *runner) memory(rt *rut.Router, fig *Figures) {
 // quiet waits until the router's SPF back-off is idle: fared's RFC 8405
 // machine back in QUIET (its holddown over), FRR's last run at least 2 s
 // ago (its minimum interval is 1 s).
-func (r *runner) quiet(ctx context.Context, rt *rut.Router, fc *client.Client) error {
+func (r *runner) quiet(ctx context.Context, rt *undertest.Router, fc *client.Client) error {
 	return interop.Poll(ctx, r.o.Timeout, rt.Kind+" SPF quiet", func() error {
 		if fc != nil {
 			v, err := faredSPF(ctx, fc)
@@ -499,7 +499,7 @@ func (r *runner) quiet(ctx context.Context, rt *rut.Router, fc *client.Client) e
 	})
 }
 
-func (r *runner) spfFull(ctx context.Context, rt *rut.Router, fc *client.Client, fig *Figures, synced time.Time) error {
+func (r *runner) spfFull(ctx context.Context, rt *undertest.Router, fc *client.Client, fig *Figures, synced time.Time) error {
 	if fc == nil {
 		s, err := frrSummary(ctx, r.lab)
 		if err != nil {
@@ -531,7 +531,7 @@ func (r *runner) spfFull(ctx context.Context, rt *rut.Router, fc *client.Client,
 	return errors.New("no full SPF in fared's log")
 }
 
-func (r *runner) readDB(ctx context.Context, rt *rut.Router, fc *client.Client) (map[string]LSPRow, error) {
+func (r *runner) readDB(ctx context.Context, rt *undertest.Router, fc *client.Client) (map[string]LSPRow, error) {
 	if fc != nil {
 		return faredDB(ctx, fc)
 	}
@@ -584,7 +584,7 @@ func (r *runner) checkDB(kind string, db map[string]LSPRow) []string {
 // and forth, each once the previous one is done (SPF ran, kernel quiet).
 // The first change comes with the routers' back-off quiet: its kernel
 // latency is the figure; the SPF figure is the median over all changes.
-func (r *runner) incremental(ctx context.Context, rt *rut.Router, fc *client.Client, inj *inject.Injector, w *kern.Watcher, fig *Figures) error {
+func (r *runner) incremental(ctx context.Context, rt *undertest.Router, fc *client.Client, inj *inject.Injector, w *kernwatch.Watcher, fig *Figures) error {
 	orig := r.f.Cables[r.spec.Change].BW
 	kinds := map[string]int{}
 	for i := 0; i < r.o.Changes; i++ {
@@ -618,8 +618,8 @@ func (r *runner) incremental(ctx context.Context, rt *rut.Router, fc *client.Cli
 
 // change sets the bandwidth once and returns the SPF it caused (duration,
 // kind, fared's trigger) and the kernel's last write after it.
-func (r *runner) change(ctx context.Context, rt *rut.Router, fc *client.Client, inj *inject.Injector, w *kern.Watcher, bw float32) (spfD time.Duration, kind, trig string, kernel time.Duration, writes int, err error) {
-	var before rut.SPFSummary
+func (r *runner) change(ctx context.Context, rt *undertest.Router, fc *client.Client, inj *inject.Injector, w *kernwatch.Watcher, bw float32) (spfD time.Duration, kind, trig string, kernel time.Duration, writes int, err error) {
+	var before undertest.SPFSummary
 	if fc == nil {
 		if before, err = frrSummary(ctx, r.lab); err != nil {
 			return
@@ -711,7 +711,7 @@ func (r *runner) compare() {
 		if a == nil || b == nil {
 			continue
 		}
-		if d := kern.Diff(a.Routes, b.Routes, 5); len(d) > 0 {
+		if d := kernwatch.Diff(a.Routes, b.Routes, 5); len(d) > 0 {
 			agree = false
 			r.res.Problems = append(r.res.Problems, fmt.Sprintf("kernels of %s and %s differ: %s", kinds[0], kinds[i], strings.Join(d, "; ")))
 		}

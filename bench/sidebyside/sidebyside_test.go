@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fared/fared/bench/fabric"
-	"github.com/fared/fared/bench/rut"
+	"github.com/fared/fared/bench/undertest"
+	"github.com/fared/fared/internal/closgen"
 	"github.com/fared/fared/interop"
 )
 
@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 func TestSideBySideSmall(t *testing.T) {
 	interop.RequireLab(t)
 	var cmds strings.Builder
-	spec := Spec{Name: "3-stage 8x32 (CI)", Fabric: fabric.ThreeStage{Spines: 8, Leaves: 32, Parallel: 5, Seed: 1}.Fabric(), Change: -1}
+	spec := Spec{Name: "3-stage 8x32 (CI)", Fabric: closgen.ThreeStage{Spines: 8, Leaves: 32, Parallel: 5, Seed: 1}.Fabric(), Change: -1}
 	o := Options{FaredBin: faredBin, Cmds: &cmds, Timeout: 2 * time.Minute, ComputeRuns: -1, Changes: 2,
 		// Short RFC 8405 timers: the run waits for the back-off to end
 		// twice, and CI measures nothing.
@@ -61,7 +61,7 @@ func TestSideBySideSmall(t *testing.T) {
 	WriteTable(&table, res)
 	t.Logf("\n%s", table.String())
 	if !res.Agree {
-		t.Fatalf("the routers disagree: %v %v %v", res.Problems, res.Router(rut.FRR).Problems, res.Router(rut.Fared).Problems)
+		t.Fatalf("the routers disagree: %v %v %v", res.Problems, res.Router(undertest.FRR).Problems, res.Router(undertest.Fared).Problems)
 	}
 	for _, f := range res.Routers {
 		if f.Routes != 31 { // 32 leaves, one of them the router itself
@@ -73,10 +73,10 @@ func TestSideBySideSmall(t *testing.T) {
 	}
 	// FRR computes ECMP, so a bandwidth change leaves its kernel alone;
 	// fared reweights the group of the leaf behind the changed cable.
-	if f := res.Router(rut.Fared); f.KernelIncrChanges == 0 {
+	if f := res.Router(undertest.Fared); f.KernelIncrChanges == 0 {
 		t.Error("fared wrote nothing to the kernel after the bandwidth change")
 	}
-	if f := res.Router(rut.FRR); f.KernelIncrChanges != 0 {
+	if f := res.Router(undertest.FRR); f.KernelIncrChanges != 0 {
 		t.Errorf("FRR changed its kernel %d times after a bandwidth-only change", f.KernelIncrChanges)
 	}
 }

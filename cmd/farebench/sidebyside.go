@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fared/fared/bench/fabric"
 	"github.com/fared/fared/bench/inject"
 	"github.com/fared/fared/bench/sidebyside"
+	"github.com/fared/fared/internal/closgen"
 )
 
 // parseFabric reads "3:SPINESxLEAVES" or "5:PODSxLEAVESxSPINESxSUPER",
@@ -52,10 +52,10 @@ func parseFabric(s string) (sidebyside.Spec, error) {
 	}
 	switch {
 	case kind == "3" && len(n) == 2:
-		c := fabric.ThreeStage{Spines: n[0], Leaves: n[1], Parallel: parallel, Seed: seed}
+		c := closgen.ThreeStage{Spines: n[0], Leaves: n[1], Parallel: parallel, Seed: seed}
 		return sidebyside.Spec{Name: fmt.Sprintf("3-stage %dx%d", n[0], n[1]), Fabric: c.Fabric(), Change: -1}, nil
 	case kind == "5" && len(n) == 4:
-		c := fabric.FiveStage{Pods: n[0], Leaves: n[1], Spines: n[2], Super: n[3], Parallel: parallel, Seed: seed}
+		c := closgen.FiveStage{Pods: n[0], Leaves: n[1], Spines: n[2], Super: n[3], Parallel: parallel, Seed: seed}
 		return sidebyside.Spec{Name: fmt.Sprintf("5-stage %d pods x (%d leaves + %d spines) + %dx%d super", n[0], n[1], n[2], n[2], n[3]),
 			Fabric: c.Fabric(), Change: -1}, nil
 	}

@@ -16,7 +16,7 @@ import (
 // http://x/debug/pprof/heap > heap.pb.gz; go tool pprof heap.pb.gz). Off
 // unless set: the endpoints expose the daemon's memory and cost CPU while
 // a profile runs. It is an environment variable rather than a flag or a
-// config key so that a harness starting fared (bench/rut) passes it
+// config key so that a harness starting fared (bench/undertest) passes it
 // through without knowing of it.
 func init() {
 	addr := os.Getenv("FARED_PPROF")

@@ -9,12 +9,13 @@ import (
 	"encoding/hex"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+
+	"github.com/fared/fared/internal/nsenter"
 )
 
 // RequireRoot skips the test unless it runs as root; with CI=true it fails
@@ -111,19 +112,11 @@ func (n *NS) Do(f func()) {
 }
 
 // In runs f with the calling goroutine's thread in namespace h (one the
-// test did not make with New) and puts the thread back afterwards.
+// test did not make with New) and puts the thread back afterwards. f runs
+// on the test's goroutine, so it may call t.Fatal (nsenter.Here).
 func In(t testing.TB, h netns.NsHandle, f func()) {
 	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
+	if err := nsenter.Here(h, func() error { f(); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	defer orig.Close()
-	if err := netns.Set(h); err != nil {
-		t.Fatal(err)
-	}
-	defer netns.Set(orig)
-	f()
 }

@@ -21,9 +21,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/nsenter"
+	"github.com/fared/fared/internal/packetsock"
 	"github.com/fared/fared/interop"
 	"github.com/fared/fared/rocev2"
-	"github.com/fared/fared/rocev2/rawsock"
 )
 
 // Fabric is the INC lab: farelab's fared leaves l1..lN, fared spines s1
@@ -295,16 +296,16 @@ type Capture struct {
 // OpenCapture starts capturing on iface in namespace ns.
 func OpenCapture(t testing.TB, ns, iface string) *Capture {
 	c := &Capture{Where: ns + "/" + iface}
-	err := rawsock.InNetns(ns, func() error {
+	err := nsenter.DoNamed(ns, func() error {
 		ifi, err := net.InterfaceByName(iface)
 		if err != nil {
 			return err
 		}
-		c.fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_IP)))
+		c.fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, int(packetsock.Htons(unix.ETH_P_IP)))
 		if err != nil {
 			return err
 		}
-		return unix.Bind(c.fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_IP), Ifindex: ifi.Index})
+		return unix.Bind(c.fd, &unix.SockaddrLinklayer{Protocol: packetsock.Htons(unix.ETH_P_IP), Ifindex: ifi.Index})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -313,8 +314,6 @@ func OpenCapture(t testing.TB, ns, iface string) *Capture {
 	t.Cleanup(func() { unix.Close(c.fd) })
 	return c
 }
-
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // Drain returns the RoCEv2 packets captured so far.
 func (c *Capture) Drain() [][]byte {

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/fared/fared/api/wire"
-	"github.com/fared/fared/bench/kern"
 	"github.com/fared/fared/fib"
+	"github.com/fared/fared/internal/kernwatch"
 	"github.com/fared/fared/interop"
 )
 
@@ -256,10 +256,10 @@ func routeGroup(t *testing.T, ctx context.Context, l *interop.Lab, node, prefix,
 // nhMonitor records a node's nexthop notifications through a netlink
 // socket that has joined the group before monitorNexthops returns, so no
 // change after that is missed.
-type nhMonitor struct{ w *kern.Watcher }
+type nhMonitor struct{ w *kernwatch.Watcher }
 
 func monitorNexthops(t *testing.T, l *interop.Lab, n *interop.Node) *nhMonitor {
-	w, err := kern.Watch(filepath.Join("/run/netns", n.Netns))
+	w, err := kernwatch.Watch(filepath.Join("/run/netns", n.Netns))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,10 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netns"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -23,6 +21,7 @@ import (
 	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/inc/auth"
 	"github.com/fared/fared/inc/protos"
+	"github.com/fared/fared/internal/nsenter"
 	"github.com/fared/fared/interop"
 	"github.com/fared/fared/interop/incfabric"
 )
@@ -95,38 +94,17 @@ func incGroup(t *testing.T, ctx context.Context, l *interop.Lab, mgr, name strin
 // switched into it (a socket stays in the namespace it was made in).
 func nsDialer(ns string) func(context.Context, string) (net.Conn, error) {
 	return func(ctx context.Context, addr string) (net.Conn, error) {
-		type res struct {
-			c   net.Conn
-			err error
-		}
-		ch := make(chan res, 1)
-		go func() {
-			runtime.LockOSThread() // not unlocked if the thread cannot go back: it then dies with the goroutine
-			orig, err := netns.Get()
-			if err != nil {
-				ch <- res{nil, err}
-				return
-			}
-			defer orig.Close()
-			h, err := netns.GetFromName(ns)
-			if err != nil {
-				ch <- res{nil, err}
-				return
-			}
-			defer h.Close()
-			if err := netns.Set(h); err != nil {
-				ch <- res{nil, err}
-				return
-			}
+		var c net.Conn
+		err := nsenter.DoNamed(ns, func() (err error) {
 			var d net.Dialer
-			c, err := d.DialContext(ctx, "tcp", addr)
-			if netns.Set(orig) == nil {
-				runtime.UnlockOSThread()
-			}
-			ch <- res{c, err}
-		}()
-		r := <-ch
-		return r.c, r.err
+			c, err = d.DialContext(ctx, "tcp", addr)
+			return err
+		})
+		if err != nil && c != nil {
+			c.Close() // made, but the thread could not come back
+			c = nil
+		}
+		return c, err
 	}
 }
 

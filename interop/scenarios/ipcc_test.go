@@ -21,6 +21,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/nsenter"
+	"github.com/fared/fared/internal/packetsock"
 	"github.com/fared/fared/rocev2"
 	"github.com/fared/fared/rocev2/rawsock"
 	"github.com/fared/fared/rocev2/uc"
@@ -74,16 +76,16 @@ type capturer struct {
 func captureOn(t *testing.T, ns, iface string) *capturer {
 	t.Helper()
 	var fd int
-	err := rawsock.InNetns(ns, func() error {
+	err := nsenter.DoNamed(ns, func() error {
 		ifi, err := net.InterfaceByName(iface)
 		if err != nil {
 			return err
 		}
-		proto := int(uint16(unix.ETH_P_ALL)<<8 | uint16(unix.ETH_P_ALL)>>8)
-		if fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto); err != nil {
+		proto := packetsock.Htons(unix.ETH_P_ALL)
+		if fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(proto)); err != nil {
 			return err
 		}
-		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: uint16(proto), Ifindex: ifi.Index})
+		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: proto, Ifindex: ifi.Index})
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -9,14 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/fared/fared/internal/nsenter"
 	"github.com/fared/fared/internal/scrape"
 	"github.com/fared/fared/interop"
 	"github.com/fared/fared/isis/packet"
@@ -221,44 +220,30 @@ func readFile(t *testing.T, path string) string {
 // ifname in namespace ns, from a made-up MAC: a raw frame on the wire,
 // as a broken neighbour would send it.
 func sendISIS(ns, ifname string, pdu []byte) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		return err
-	}
-	defer orig.Close()
-	h, err := netns.GetFromName(ns)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	if err := netns.Set(h); err != nil {
-		return err
-	}
-	defer netns.Set(orig)
-	ifi, err := net.InterfaceByName(ifname)
-	if err != nil {
-		return err
-	}
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	dst := [6]byte{0x01, 0x80, 0xc2, 0x00, 0x00, 0x15} // AllL2ISs
-	frame := make([]byte, 0, 60)
-	frame = append(frame, dst[:]...)
-	frame = append(frame, 0x02, 0xee, 0, 0, 0, 0x01)
-	frame = binary.BigEndian.AppendUint16(frame, uint16(3+len(pdu)))
-	frame = append(frame, 0xfe, 0xfe, 0x03) // LLC: OSI
-	frame = append(frame, pdu...)
-	for len(frame) < 60 {
-		frame = append(frame, 0)
-	}
-	sll := &unix.SockaddrLinklayer{Ifindex: ifi.Index, Halen: 6}
-	copy(sll.Addr[:], dst[:])
-	return unix.Sendto(fd, frame, 0, sll)
+	return nsenter.DoNamed(ns, func() error {
+		ifi, err := net.InterfaceByName(ifname)
+		if err != nil {
+			return err
+		}
+		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		dst := [6]byte{0x01, 0x80, 0xc2, 0x00, 0x00, 0x15} // AllL2ISs
+		frame := make([]byte, 0, 60)
+		frame = append(frame, dst[:]...)
+		frame = append(frame, 0x02, 0xee, 0, 0, 0, 0x01)
+		frame = binary.BigEndian.AppendUint16(frame, uint16(3+len(pdu)))
+		frame = append(frame, 0xfe, 0xfe, 0x03) // LLC: OSI
+		frame = append(frame, pdu...)
+		for len(frame) < 60 {
+			frame = append(frame, 0)
+		}
+		sll := &unix.SockaddrLinklayer{Ifindex: ifi.Index, Halen: 6}
+		copy(sll.Addr[:], dst[:])
+		return unix.Sendto(fd, frame, 0, sll)
+	})
 }
 
 // TestMetricsScrapeOSPF: the same for an OSPF-only fared next to FRR: the
@@ -332,29 +317,15 @@ links:
 // sendOSPF sends one OSPF packet (IP protocol 89) from src to dst over a
 // raw IP socket in namespace ns.
 func sendOSPF(ns, src, dst string, pkt []byte) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		return err
-	}
-	defer orig.Close()
-	h, err := netns.GetFromName(ns)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	if err := netns.Set(h); err != nil {
-		return err
-	}
-	defer netns.Set(orig)
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW, 89)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: netip.MustParseAddr(src).As4()}); err != nil {
-		return err
-	}
-	return unix.Sendto(fd, pkt, 0, &unix.SockaddrInet4{Addr: netip.MustParseAddr(dst).As4()})
+	return nsenter.DoNamed(ns, func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW, 89)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: netip.MustParseAddr(src).As4()}); err != nil {
+			return err
+		}
+		return unix.Sendto(fd, pkt, 0, &unix.SockaddrInet4{Addr: netip.MustParseAddr(dst).As4()})
+	})
 }

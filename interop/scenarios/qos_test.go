@@ -7,15 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/nsenter"
 	"github.com/fared/fared/interop"
 )
 
@@ -44,24 +43,12 @@ func appendConfig(t *testing.T, path, base, extra string) int {
 // udpFrom sends n datagrams with a DSCP from inside namespace ns.
 func udpFrom(t *testing.T, ns string, dst string, sport, dscp, n, size int) {
 	t.Helper()
-	h, err := netns.GetFromName(ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
 	var c *net.UDPConn
-	func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		orig, _ := netns.Get()
-		defer orig.Close()
-		if err := netns.Set(h); err != nil {
-			t.Fatal(err)
-		}
-		defer netns.Set(orig)
+	err := nsenter.DoNamed(ns, func() (err error) {
 		// Unconnected: the peer's port unreachable does not fail sends.
 		c, err = net.ListenUDP("udp4", &net.UDPAddr{Port: sport})
-	}()
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

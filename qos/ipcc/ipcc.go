@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"os"
 	"sync"
@@ -34,6 +35,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fared/fared/internal/guard"
+	"github.com/fared/fared/internal/packetsock"
 	"github.com/fared/fared/qos/model"
 	"github.com/fared/fared/qos/policy"
 	"github.com/fared/fared/rocev2"
@@ -405,25 +407,15 @@ func openCapture(iface string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	proto := htons(unix.ETH_P_IP)
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, int(proto))
+	// The filter goes on before the bind: nothing else is queued.
+	s, err := packetsock.Open(&net.Interface{Index: ifi.Attrs().Index, Name: iface}, unix.ETH_P_IP, packetsock.Options{
+		Type: unix.SOCK_DGRAM, RcvBuf: 4 << 20, Name: "ipcc-" + iface,
+		Setup: func(fd int) error { return attach(fd, captureFilter()) }})
 	if err != nil {
 		return nil, err
 	}
-	// The filter goes on before the bind: nothing else is queued.
-	if err := attach(fd, captureFilter()); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4<<20)
-	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: proto, Ifindex: ifi.Attrs().Index}); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), "ipcc-"+iface), nil
+	return s.File(), nil
 }
-
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // captureFilter accepts UDP to port 4791 that is not a fragment.
 //

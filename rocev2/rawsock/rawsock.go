@@ -17,16 +17,15 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
 	"unsafe"
 
-	"github.com/vishvananda/netns"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/fared/fared/internal/nsenter"
 	"github.com/fared/fared/rocev2"
 )
 
@@ -144,39 +143,12 @@ func OpenIn(ns string, cfg Config) (*Conn, error) {
 		return Open(cfg)
 	}
 	var c *Conn
-	err := InNetns(ns, func() error {
+	err := nsenter.DoNamed(ns, func() error {
 		var err error
 		c, err = Open(cfg)
 		return err
 	})
 	return c, err
-}
-
-// InNetns runs f on a thread switched into the namespace ns (a name under
-// /run/netns or a path), then switches back.
-func InNetns(ns string, f func() error) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		return err
-	}
-	defer orig.Close()
-	var h netns.NsHandle
-	if len(ns) > 0 && ns[0] == '/' {
-		h, err = netns.GetFromPath(ns)
-	} else {
-		h, err = netns.GetFromName(ns)
-	}
-	if err != nil {
-		return fmt.Errorf("netns %s: %w", ns, err)
-	}
-	defer h.Close()
-	if err := netns.Set(h); err != nil {
-		return err
-	}
-	defer netns.Set(orig)
-	return f()
 }
 
 func drain(fd int) {

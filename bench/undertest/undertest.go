@@ -1,8 +1,8 @@
-// Package rut starts routers under test for the side-by-side benchmarks:
-// FRR (zebra + isisd) and fared, each in its own network namespace, each
-// wired to its own injector namespace by one veth per circuit. Both worlds
-// use the same interface names and addresses, so the two kernels' routes
-// can be compared as they are.
+// Package undertest starts the routers under test (RUTs) of the
+// side-by-side benchmarks: FRR (zebra + isisd) and fared, each in its own
+// network namespace, each wired to its own injector namespace by one veth
+// per circuit. Both worlds use the same interface names and addresses, so
+// the two kernels' routes can be compared as they are.
 //
 // Names follow interop's conventions, so interop.DownAt(runDir, name)
 // removes everything a run created, even after a crash: namespaces
@@ -13,7 +13,7 @@
 // RenderFared) from an interop.Node built here. Starting the daemons
 // repeats what interop's Lab does for its own nodes: interop has no node
 // kind for an interface whose far end is not a lab node.
-package rut
+package undertest
 
 import (
 	"bytes"
@@ -30,8 +30,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fared/fared/bench/fabric"
 	"github.com/fared/fared/bench/inject"
+	"github.com/fared/fared/internal/closgen"
 	"github.com/fared/fared/interop"
 )
 
@@ -119,7 +119,7 @@ func Missing(kinds []string, faredBin string) string {
 // Daemons are started and answer on their control sockets; adjacencies
 // form only once an injector runs on the circuits. On error, everything
 // created is removed.
-func Up(ctx context.Context, f *fabric.Fabric, circuits []inject.Circuit, kinds []string, o Options) (*Lab, error) {
+func Up(ctx context.Context, f *closgen.Fabric, circuits []inject.Circuit, kinds []string, o Options) (*Lab, error) {
 	if o.RunDir == "" {
 		o.RunDir = interop.DefaultRunDir
 	}
@@ -144,14 +144,14 @@ func Up(ctx context.Context, f *fabric.Fabric, circuits []inject.Circuit, kinds 
 	}
 	o.Defaults = d
 	if why := Missing(kinds, o.FaredBin); why != "" {
-		return nil, errors.New("rut: " + why)
+		return nil, errors.New("undertest: " + why)
 	}
 	if len(o.Name) == 0 || len(o.Name) > interop.MaxLabName {
-		return nil, fmt.Errorf("rut: run name %q: 1..%d bytes", o.Name, interop.MaxLabName)
+		return nil, fmt.Errorf("undertest: run name %q: 1..%d bytes", o.Name, interop.MaxLabName)
 	}
 	l := &Lab{Name: o.Name, Dir: filepath.Join(o.RunDir, o.Name), opts: o}
 	if _, err := os.Stat(l.Dir); err == nil {
-		return nil, fmt.Errorf("rut: %s exists (a run named %s is up?)", l.Dir, o.Name)
+		return nil, fmt.Errorf("undertest: %s exists (a run named %s is up?)", l.Dir, o.Name)
 	}
 	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
 		return nil, err
@@ -167,13 +167,13 @@ func Up(ctx context.Context, f *fabric.Fabric, circuits []inject.Circuit, kinds 
 	for _, r := range l.Routers {
 		if err := l.build(ctx, r); err != nil {
 			_ = l.Down()
-			return nil, fmt.Errorf("rut %s: %w", r.Kind, err)
+			return nil, fmt.Errorf("undertest %s: %w", r.Kind, err)
 		}
 	}
 	for _, r := range l.Routers {
 		if err := l.start(ctx, r); err != nil {
 			_ = l.Down()
-			return nil, fmt.Errorf("rut %s: %w", r.Kind, err)
+			return nil, fmt.Errorf("undertest %s: %w", r.Kind, err)
 		}
 	}
 	return l, nil
@@ -192,7 +192,7 @@ func (l *Lab) Router(kind string) *Router {
 	return nil
 }
 
-func (l *Lab) plan(f *fabric.Fabric, circuits []inject.Circuit, kind string, i int) (*Router, error) {
+func (l *Lab) plan(f *closgen.Fabric, circuits []inject.Circuit, kind string, i int) (*Router, error) {
 	self := f.Self
 	var lo netip.Addr
 	var extra []interop.PrefixSpec
@@ -419,7 +419,7 @@ func tailString(b []byte, n int) string {
 func (l *Lab) Vtysh(ctx context.Context, cmds ...string) (string, error) {
 	r := l.Router(FRR)
 	if r == nil {
-		return "", errors.New("rut: no FRR router")
+		return "", errors.New("undertest: no FRR router")
 	}
 	args := []string{"-N", r.Node.FRRName}
 	for _, c := range cmds {

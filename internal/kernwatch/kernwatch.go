@@ -1,10 +1,11 @@
-// Package kern reads what a router under test wrote into its kernel: a
+// Package kernwatch reads what a router under test wrote into its kernel: a
 // read-back of routes and nexthop objects (through fib.Dump), resolved to
 // next-hop sets by interface name so that two namespaces compare, and a
 // netlink watcher that timestamps every route and nexthop change so a
 // benchmark can tell when the kernel first held the final table without
-// polling the router.
-package kern
+// polling the router (and a lab test when a nexthop group shrank). The
+// side-by-side benchmarks (bench/) and the interop scenarios share it.
+package kernwatch
 
 import (
 	"errors"
@@ -17,8 +18,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fared/fared/bench/inject"
 	"github.com/fared/fared/fib"
+	"github.com/fared/fared/internal/nsenter"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -73,15 +74,11 @@ type Table struct {
 // Read dumps the kernel of the namespace at nsPath and resolves every
 // IS-IS route of the main table to its next-hop set.
 func Read(nsPath string) (*Table, error) {
-	h, err := netns.GetFromPath(nsPath)
+	h, names, err := open(nsPath)
 	if err != nil {
 		return nil, err
 	}
 	defer h.Close()
-	names, err := ifNames(h)
-	if err != nil {
-		return nil, err
-	}
 	routes, nhs, err := fib.Dump(h, 0)
 	if err != nil {
 		return nil, err
@@ -146,6 +143,21 @@ func Read(nsPath string) (*Table, error) {
 		}
 	}
 	return t, nil
+}
+
+// open opens the namespace at nsPath and reads its interface names by
+// index (the caller closes the handle).
+func open(nsPath string) (netns.NsHandle, map[int]string, error) {
+	h, err := netns.GetFromPath(nsPath)
+	if err != nil {
+		return h, nil, err
+	}
+	names, err := ifNames(h)
+	if err != nil {
+		h.Close()
+		return h, nil, err
+	}
+	return h, names, nil
 }
 
 func ifNames(ns netns.NsHandle) (map[int]string, error) {
@@ -223,23 +235,19 @@ type Watcher struct {
 // namespace at nsPath. The socket buffer is large so that a burst of
 // thousands of routes is not lost (an overrun is reported by Stop).
 func Watch(nsPath string) (*Watcher, error) {
-	h, err := netns.GetFromPath(nsPath)
+	h, names, err := open(nsPath)
 	if err != nil {
 		return nil, err
 	}
 	defer h.Close()
-	names, err := ifNames(h)
-	if err != nil {
-		return nil, err
-	}
 	var fd int
-	err = inject.InNetNS(h, func() error {
+	err = nsenter.Do(h, func() error {
 		var err error
 		fd, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kern: netlink socket: %w", err)
+		return nil, fmt.Errorf("kernwatch: netlink socket: %w", err)
 	}
 	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20) != nil {
 		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 64<<20)
@@ -251,7 +259,7 @@ func Watch(nsPath string) (*Watcher, error) {
 	for _, g := range []int{unix.RTNLGRP_IPV4_ROUTE, unix.RTNLGRP_NEXTHOP} {
 		if err := unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, g); err != nil {
 			unix.Close(fd)
-			return nil, fmt.Errorf("kern: join group %d: %w", g, err)
+			return nil, fmt.Errorf("kernwatch: join group %d: %w", g, err)
 		}
 	}
 	w := &Watcher{fd: fd, names: names, done: make(chan struct{})}
@@ -271,7 +279,7 @@ func (w *Watcher) read() {
 			}
 			if errors.Is(err, unix.ENOBUFS) {
 				w.mu.Lock()
-				w.err = errors.New("kern: netlink notifications lost (ENOBUFS)")
+				w.err = errors.New("kernwatch: netlink notifications lost (ENOBUFS)")
 				w.mu.Unlock()
 				continue
 			}

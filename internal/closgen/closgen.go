@@ -1,5 +1,7 @@
-// Package fabric builds synthetic CLOS fabrics for tests and benchmarks of
-// spf and fare, and for the IS-IS injector of bench/inject. Bandwidths are
+// Package closgen generates synthetic CLOS fabrics for tests and
+// benchmarks: of spf, fare and the rib, and for the IS-IS injector of
+// bench/inject. It lives outside bench/ so that the core's tests never
+// import the benchmark tree. Bandwidths are
 // random but seeded (the same seed gives the same fabric); both directions
 // of a cable advertise the same Maximum Link Bandwidth. Every link has
 // metric 10 and every leaf advertises one /32 (10.<pod>.<hi>.<lo>) with
@@ -11,7 +13,7 @@
 //
 // Node ids: "L<i>" / "S<i>" (3-stage), "P<pod>L<i>", "P<pod>S<i>",
 // "X<plane>.<i>" (5-stage).
-package fabric
+package closgen
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package kern
+package kernwatch
 
 import (
 	"net/netip"

@@ -1,4 +1,4 @@
-package rut
+package undertest
 
 import (
 	"testing"
