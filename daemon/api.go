@@ -94,9 +94,10 @@ func (d *Daemon) coreRoutes() {
 		snap := d.core.RIB.Snapshot()
 		delays := d.core.RIB.Delays() // now, not as of the last computation
 		v := wire.SPFView{Log: snap.Log, Delays: delays, LastSync: snap.FIB, FIBError: snap.FIBError, Anomalies: snap.Anomalies}
-		// "delay" predates per-protocol back-off: the first protocol's.
-		for _, p := range []string{"isis", "ospf"} {
-			if dv, ok := delays[p]; ok {
+		// "delay" predates per-protocol back-off: the first protocol's
+		// (of the module table).
+		for _, s := range routingSpecs(d.specs) {
+			if dv, ok := delays[s.Name]; ok {
 				v.Delay = dv
 				break
 			}

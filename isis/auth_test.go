@@ -27,8 +27,8 @@ func shaKey(id uint16, s string) config.AuthKey {
 func startAuth(t *testing.T, n int, w *wire, typ string, hello, lsp *config.Auth) *memNode {
 	ifs := []memIf{{name: "e0", typ: typ, w: w, addr: netip.MustParsePrefix(fmt.Sprintf("10.253.0.%d/24", n))}}
 	cfg := testConfig(t, n, "2", ifs)
-	cfg.ISIS.Interfaces[0].Authentication = hello
-	cfg.ISIS.Authentication.Level2 = lsp
+	Section(cfg).Interfaces[0].Authentication = hello
+	Section(cfg).Authentication.Level2 = lsp
 	return startMemCfg(t, n, cfg, ifs, nil)
 }
 

@@ -61,7 +61,7 @@ type IfaceInfo = netif.Info
 // Instance is one IS-IS routing instance.
 type Instance struct {
 	cfg    *config.Config
-	icfg   *config.ISIS
+	icfg   *Config
 	log    *slog.Logger
 	opt    Options
 	sysID  packet.SystemID
@@ -116,7 +116,7 @@ type rxEvent struct {
 // New validates what can be checked before the loop runs and returns an
 // instance ready for Run.
 func New(cfg *config.Config, opt Options) (*Instance, error) {
-	if cfg.ISIS == nil {
+	if Section(cfg) == nil {
 		return nil, fmt.Errorf("isis: no isis section in %s", cfg.File)
 	}
 	if opt.Logger == nil {
@@ -133,12 +133,12 @@ func New(cfg *config.Config, opt Options) (*Instance, error) {
 	}
 	in := &Instance{
 		cfg:    cfg,
-		icfg:   cfg.ISIS,
+		icfg:   Section(cfg),
 		log:    opt.Logger.With("proto", "isis"),
 		opt:    opt,
 		sysID:  packet.SystemID(cfg.SystemID),
-		areas:  cfg.ISIS.Areas,
-		pbCode: cfg.ISIS.PathBandwidthSubTLV,
+		areas:  Section(cfg).Areas,
+		pbCode: Section(cfg).PathBandwidthSubTLV,
 		lp:     loop.New(1024),
 		logged: map[string]bool{},
 	}
@@ -149,7 +149,7 @@ func New(cfg *config.Config, opt Options) (*Instance, error) {
 			in.levels[l-1] = newLevel(l)
 		}
 	}
-	for i, ic := range cfg.ISIS.Interfaces {
+	for i, ic := range Section(cfg).Interfaces {
 		in.circuits = append(in.circuits, newCircuit(in, i, ic))
 	}
 	return in, nil

@@ -12,8 +12,9 @@ import (
 // Spec is IS-IS's entry in fared's module table: configured by the isis
 // section, its API below /v1/isis/.
 var Spec = daemon.Spec{
-	Name:       "isis",
-	Configured: func(c *config.Config) bool { return c.ISIS != nil },
+	Name:       Key,
+	Configured: func(c *config.Config) bool { return Section(c) != nil },
+	Routing:    routing,
 	New: func(core *daemon.Core, cfg *config.Config) (daemon.Module, error) {
 		in, err := New(cfg, Options{Logger: core.Log, Repair: core.RIB, BFD: core.BFD, OnGraph: func(level int, g *lsdb.Graph) {
 			core.RIB.Submit(g, fmt.Sprintf("isis L%d lsdb", level))

@@ -58,11 +58,11 @@ func (in *Instance) Notify(name string) {
 // Check validates a new configuration against the running instance and
 // changes nothing: what it accepts, Reconfigure applies in full.
 func (in *Instance) Check(cfg *config.Config) error {
-	if cfg.ISIS == nil {
+	if Section(cfg) == nil {
 		return fmt.Errorf("no isis section")
 	}
 	// One-byte circuit ids (the pseudonode id of a LAN): 255 circuits.
-	if n := len(cfg.ISIS.Interfaces); n > 255 {
+	if n := len(Section(cfg).Interfaces); n > 255 {
 		return fmt.Errorf("%d interfaces: IS-IS circuit ids are one byte, at most 255 interfaces", n)
 	}
 	return nil
@@ -138,7 +138,7 @@ func (in *Instance) overloaded() bool {
 
 func (in *Instance) reconfigure(nc *config.Config) Report {
 	var rep Report
-	ni := nc.ISIS
+	ni := Section(nc)
 	if ni == nil { // the daemon stops the module instead of calling this
 		rep.Warnings = append(rep.Warnings, "isis section removed: the module stops")
 		return rep
@@ -304,8 +304,8 @@ func (in *Instance) reconfigure(nc *config.Config) Report {
 
 // reportSettings words the changes of the instance-wide keys that need
 // nothing beyond the new values (origination picks them up).
-func (in *Instance) reportSettings(old, ni *config.ISIS, changed func(string, ...any)) {
-	strip := func(c *config.ISIS) config.ISIS {
+func (in *Instance) reportSettings(old, ni *Config, changed func(string, ...any)) {
+	strip := func(c *Config) Config {
 		s := *c
 		s.Interfaces, s.Areas, s.Level, s.PathBandwidthSubTLV, s.Overload = nil, nil, 0, 0, false
 		return s
@@ -336,7 +336,7 @@ func (in *Instance) reportSettings(old, ni *config.ISIS, changed func(string, ..
 // circuitRestart says why an interface must restart to take its new
 // configuration ("" when it updates in place): a new circuit type,
 // passive flag or set of levels changes what the adjacencies are.
-func circuitRestart(o config.ISISInterface, oi *config.ISIS, n config.ISISInterface, ni *config.ISIS) string {
+func circuitRestart(o Interface, oi *Config, n Interface, ni *Config) string {
 	var why []string
 	if o.Type != n.Type {
 		why = append(why, fmt.Sprintf("type %s -> %s", o.Type, n.Type))
@@ -352,7 +352,7 @@ func circuitRestart(o config.ISISInterface, oi *config.ISIS, n config.ISISInterf
 
 // updateCircuit applies what changes in place: metric, bandwidth, hello
 // timers, priority. Nothing here drops an adjacency.
-func (in *Instance) updateCircuit(c *circuit, ic config.ISISInterface, now time.Time, changed func(string, ...any)) {
+func (in *Instance) updateCircuit(c *circuit, ic Interface, now time.Time, changed func(string, ...any)) {
 	o := c.cfg
 	c.cfg = ic
 	if o.Metric != ic.Metric {
@@ -408,7 +408,7 @@ func (in *Instance) updateCircuit(c *circuit, ic config.ISISInterface, now time.
 // newCircuitAt makes the circuit for ic with circuit id idx+1, or the
 // lowest free one when idx < 0. A restarted circuit keeps its id, so its
 // pseudonode LSP id stays.
-func (in *Instance) newCircuitAt(ic config.ISISInterface, idx int) *circuit {
+func (in *Instance) newCircuitAt(ic Interface, idx int) *circuit {
 	if idx < 0 {
 		used := map[uint8]bool{}
 		for _, c := range in.circuits {

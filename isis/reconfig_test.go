@@ -418,13 +418,13 @@ func TestReloadReportsEverySetting(t *testing.T) {
 		return y
 	}
 	// Every field of the config types is covered by the lists above.
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(config.ISISInterface{})) {
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(Interface{})) {
 		k := kebabName(f.Name)
 		if _, ok := iface[k]; !ok && f.IsExported() && f.Name != "Name" && f.Name != "Line" && f.Name != "Level" {
 			t.Errorf("interface key %s not exercised", k)
 		}
 	}
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(config.ISIS{})) {
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(Config{})) {
 		k := kebabName(f.Name)
 		if _, ok := base[k]; !ok && f.IsExported() && f.Name != "Interfaces" && f.Name != "Prefixes" && f.Name != "SPF" {
 			t.Errorf("isis key %s not exercised", k)

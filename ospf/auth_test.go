@@ -20,7 +20,7 @@ func key(id uint16, alg, secret string) config.AuthKey {
 func startAuth(t *testing.T, n int, w *wire, a *config.Auth) *memNode {
 	ifs := []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx(fmt.Sprintf("10.254.0.%d/31", n-1))}}
 	cfg := parse(t, testYAML(n, ifs, ""))
-	cfg.OSPF.Interfaces[0].Authentication = a
+	Section(cfg).Interfaces[0].Authentication = a
 	return startMemCfg(t, cfg, ifs, nil)
 }
 
@@ -167,7 +167,7 @@ func TestCryptoAuthKeepsHellosInOrder(t *testing.T) {
 		{&config.Auth{Keys: []config.AuthKey{key(1, "md5", "a")}}, true},
 		{&config.Auth{Keys: []config.AuthKey{key(1, "hmac-sha-256", "a")}}, true},
 	} {
-		ifc.setCfg(config.OSPFInterface{Authentication: tc.auth})
+		ifc.setCfg(Interface{Authentication: tc.auth})
 		if got := ifc.ordered.Load(); got != tc.want {
 			t.Errorf("%+v: ordered %v, want %v", tc.auth, got, tc.want)
 		}

@@ -78,7 +78,7 @@ type IfaceInfo = netif.Info
 // Instance is one OSPFv2 routing instance.
 type Instance struct {
 	cfg    *config.Config
-	ocfg   *config.OSPF
+	ocfg   *Config
 	log    *slog.Logger
 	opt    Options
 	rid    netip.Addr
@@ -131,10 +131,10 @@ type rxEvent struct {
 // New validates what can be checked before the loop runs and returns an
 // instance ready for Run.
 func New(cfg *config.Config, opt Options) (*Instance, error) {
-	if cfg.OSPF == nil {
+	if Section(cfg) == nil {
 		return nil, fmt.Errorf("ospf: no ospf section in %s", cfg.File)
 	}
-	rid := cfg.OSPFRouterID()
+	rid := RouterID(cfg)
 	if !rid.IsValid() || !rid.Is4() {
 		return nil, fmt.Errorf("ospf: no router id")
 	}
@@ -152,28 +152,28 @@ func New(cfg *config.Config, opt Options) (*Instance, error) {
 	}
 	in := &Instance{
 		cfg:    cfg,
-		ocfg:   cfg.OSPF,
+		ocfg:   Section(cfg),
 		log:    opt.Logger.With("proto", "ospf"),
 		opt:    opt,
 		rid:    rid,
-		pbCode: cfg.OSPF.PathBandwidthSubTLV,
+		pbCode: Section(cfg).PathBandwidthSubTLV,
 		lp:     loop.New(4096),
 		pfxIDs: map[netip.Prefix]uint32{},
 	}
 	in.guard = guard.New("ospf", in.log)
 	in.lp.Guard(in.guard)
 	in.as = newArea(in, 0, true)
-	for _, a := range cfg.OSPF.Areas() {
+	for _, a := range Section(cfg).Areas() {
 		in.areas = append(in.areas, newArea(in, a, false))
 	}
-	for _, p := range cfg.OSPF.Prefixes {
+	for _, p := range Section(cfg).Prefixes {
 		if !p.External && in.area(p.Area) == nil {
 			// A prefix in an area without interfaces still needs a Router
 			// LSA to hang on; config refuses this, tests may not.
 			in.areas = append(in.areas, newArea(in, p.Area, false))
 		}
 	}
-	for i, ic := range cfg.OSPF.Interfaces {
+	for i, ic := range Section(cfg).Interfaces {
 		in.ifaces = append(in.ifaces, newIface(in, i, ic))
 	}
 	return in, nil

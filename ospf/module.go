@@ -12,8 +12,9 @@ import (
 // Spec is OSPF's entry in fared's module table: configured by the ospf
 // section, its API below /v1/ospf/.
 var Spec = daemon.Spec{
-	Name:       "ospf",
-	Configured: func(c *config.Config) bool { return c.OSPF != nil },
+	Name:       Key,
+	Configured: func(c *config.Config) bool { return Section(c) != nil },
+	Routing:    routing,
 	New: func(core *daemon.Core, cfg *config.Config) (daemon.Module, error) {
 		in, err := New(cfg, Options{Logger: core.Log, Repair: core.RIB, BFD: core.BFD, OnGraph: func(area string, g *lsdb.Graph) {
 			core.RIB.Submit(g, fmt.Sprintf("ospf area %s lsdb", area))

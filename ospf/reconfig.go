@@ -51,14 +51,14 @@ func (in *Instance) Notify(name string) {
 // Check validates a new configuration against the running instance and
 // changes nothing: what it accepts, Reconfigure applies in full.
 func (in *Instance) Check(cfg *config.Config) error {
-	if cfg.OSPF == nil {
+	if Section(cfg) == nil {
 		return fmt.Errorf("no ospf section")
 	}
-	if rid := cfg.OSPFRouterID(); !rid.IsValid() || !rid.Is4() {
+	if rid := RouterID(cfg); !rid.IsValid() || !rid.Is4() {
 		return fmt.Errorf("no router id")
 	}
 	// TE Link LSAs take their opaque id from the interface (24 bits).
-	if n := len(cfg.OSPF.Interfaces); n >= 1<<24 {
+	if n := len(Section(cfg).Interfaces); n >= 1<<24 {
 		return fmt.Errorf("%d interfaces: more than the TE opaque ids allow", n)
 	}
 	return nil
@@ -100,7 +100,7 @@ func (in *Instance) ClearNeighbors(ctx context.Context, rid string) (int, error)
 
 func (in *Instance) reconfigure(nc *config.Config) Report {
 	var rep Report
-	no := nc.OSPF
+	no := Section(nc)
 	if no == nil { // the daemon stops the module instead of calling this
 		rep.Warnings = append(rep.Warnings, "ospf section removed: the module stops")
 		return rep
@@ -109,7 +109,7 @@ func (in *Instance) reconfigure(nc *config.Config) Report {
 	old := in.ocfg
 	changed := func(format string, args ...any) { rep.Changed = append(rep.Changed, fmt.Sprintf(format, args...)) }
 
-	if rid := nc.OSPFRouterID(); rid != in.rid {
+	if rid := RouterID(nc); rid != in.rid {
 		n := in.restartRouterID(rid, now)
 		changed("router-id %s -> %s (instance restarted: %d own LSAs flushed, adjacencies re-formed and LSAs re-originated under the new id)",
 			in.formerRID(), rid, n)
@@ -177,7 +177,7 @@ func (in *Instance) reconfigure(nc *config.Config) Report {
 		}
 	}
 
-	var pfx []config.OSPFPrefix
+	var pfx []Prefix
 	for _, p := range no.Prefixes {
 		if !p.External && in.area(p.Area) == nil {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("prefix %s: area %s is not attached, ignored", p.Prefix, config.AreaString(p.Area)))
@@ -214,8 +214,8 @@ func (in *Instance) prefixArea(id uint32) bool {
 
 // reportSettings words the changes of the instance-wide keys that take
 // effect with the new values (origination and timers read them).
-func (in *Instance) reportSettings(old, no *config.OSPF, changed func(string, ...any)) {
-	strip := func(c *config.OSPF) config.OSPF {
+func (in *Instance) reportSettings(old, no *Config, changed func(string, ...any)) {
+	strip := func(c *Config) Config {
 		s := *c
 		s.Interfaces, s.RouterID, s.PathBandwidthSubTLV = nil, netip.Addr{}, 0
 		return s
@@ -237,7 +237,7 @@ func (in *Instance) reportSettings(old, no *config.OSPF, changed func(string, ..
 
 // ifaceRestart says why an interface must restart to take its new
 // configuration ("" when it updates in place).
-func ifaceRestart(o, n config.OSPFInterface) string {
+func ifaceRestart(o, n Interface) string {
 	var why []string
 	if o.Type != n.Type {
 		why = append(why, fmt.Sprintf("type %s -> %s", o.Type, n.Type))
@@ -253,7 +253,7 @@ func ifaceRestart(o, n config.OSPFInterface) string {
 
 // updateIface applies what changes in place: cost, bandwidth, hello and
 // dead intervals, priority.
-func (in *Instance) updateIface(ifc *iface, ic config.OSPFInterface, now time.Time, changed func(string, ...any)) {
+func (in *Instance) updateIface(ifc *iface, ic Interface, now time.Time, changed func(string, ...any)) {
 	o := ifc.cfg
 	ifc.setCfg(ic)
 	if o.Cost != ic.Cost {
@@ -304,7 +304,7 @@ func (in *Instance) updateIface(ifc *iface, ic config.OSPFInterface, now time.Ti
 // newIfaceAt makes the interface for ic with index idx (its TE Link LSA
 // opaque id is idx+1), or the lowest free one when idx < 0. A restarted
 // interface keeps its index, so its TE LSA keeps its id.
-func (in *Instance) newIfaceAt(ic config.OSPFInterface, idx int) *iface {
+func (in *Instance) newIfaceAt(ic Interface, idx int) *iface {
 	if idx < 0 {
 		used := map[int]bool{}
 		for _, ifc := range in.ifaces {

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fared/fared/config"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/rib"
 	"github.com/fared/fared/spf"
@@ -366,12 +365,12 @@ func TestReloadReportsEverySetting(t *testing.T) {
 		}
 		return b.String()
 	}
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(config.OSPFInterface{})) {
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(Interface{})) {
 		if _, ok := iface[kebab(f.Name)]; !ok && f.Name != "Name" && f.Name != "Line" {
 			t.Errorf("interface key %s not exercised", kebab(f.Name))
 		}
 	}
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(config.OSPF{})) {
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(Config{})) {
 		if _, ok := base[kebab(f.Name)]; !ok && f.Name != "Interfaces" && f.Name != "Prefixes" && f.Name != "SPF" {
 			t.Errorf("ospf key %s not exercised", kebab(f.Name))
 		}
