@@ -137,9 +137,8 @@ func (p *Walker) config(data []byte) *Config {
 		return nil
 	}
 
-	c := &Config{LogLevel: slog.LevelInfo, Socket: DefaultSocket, FIB: FIB{Enabled: true, Metric: 20, OnShutdown: "keep"}}
+	c := Defaults()
 	c.File = p.File
-	c.RIB = defaultRIB()
 	fields := p.coreFields(c)
 	for _, s := range registered() {
 		fields[s.Key] = func(k, v *yaml.Node) {
@@ -190,18 +189,17 @@ func (p *Walker) coreFields(c *Config) map[string]Field {
 		"router-id": p.RouterID(&c.RouterID),
 		"system-id": func(k, v *yaml.Node) {
 			if s, ok := p.Text(k, v); ok {
-				b, err := hex.DecodeString(strings.ReplaceAll(s, ".", ""))
-				if err != nil || len(b) != 6 {
-					p.Errf(v, "%s: invalid system id %q (want 6 bytes of dotted hex, e.g. 0000.0000.0001)", k.Value, s)
+				id, err := ParseSystemID(s)
+				if err != nil {
+					p.Errf(v, "%s: %v", k.Value, err)
 					return
 				}
-				c.SystemID = [6]byte(b)
+				c.SystemID = id
 			}
 		},
 		"log-level": func(k, v *yaml.Node) {
 			if s, ok := p.Text(k, v); ok {
-				l, ok := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo,
-					"warn": slog.LevelWarn, "error": slog.LevelError}[strings.ToLower(s)]
+				l, ok := ParseLogLevel(s)
 				if !ok {
 					p.Errf(v, "%s: must be debug, info, warn or error, got %q", k.Value, s)
 				}
@@ -225,6 +223,30 @@ func (p *Walker) coreFields(c *Config) map[string]Field {
 		"metrics": func(k, v *yaml.Node) { c.Metrics = p.metrics(k, v) },
 		"bfd":     p.BFD(&p.bfdTop), // defaults for the sections' sessions (bfd.go)
 	}
+}
+
+// Defaults is the configuration of a file that sets no key: what Parse
+// starts from (a program that writes a config file, farelab, fills it in
+// and calls Render).
+func Defaults() *Config {
+	return &Config{LogLevel: slog.LevelInfo, Socket: DefaultSocket, FIB: FIB{Enabled: true, Metric: 20, OnShutdown: "keep"}, RIB: defaultRIB()}
+}
+
+// ParseSystemID parses a system id: 6 bytes of dotted hex.
+func ParseSystemID(s string) ([6]byte, error) {
+	b, err := hex.DecodeString(strings.ReplaceAll(s, ".", ""))
+	if err != nil || len(b) != 6 {
+		return [6]byte{}, fmt.Errorf("invalid system id %q (want 6 bytes of dotted hex, e.g. 0000.0000.0001)", s)
+	}
+	return [6]byte(b), nil
+}
+
+// ParseLogLevel parses a log-level: debug, info, warn or error, any case
+// (info and false when it is none of them).
+func ParseLogLevel(s string) (slog.Level, bool) {
+	l, ok := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo,
+		"warn": slog.LevelWarn, "error": slog.LevelError}[strings.ToLower(s)]
+	return l, ok
 }
 
 // TopLevel returns the key node of a top-level key the file sets, nil when

@@ -142,8 +142,9 @@ var assignedPrefixSubTLVs = map[int64]string{
 	22: "IPv6 Source Prefix", 32: "BIER Info",
 }
 
-// defaults is the section before its keys are read.
-func defaults() *Config {
+// Defaults is the section of a file that sets no key but the required
+// areas: what parsing starts from (farelab fills it in to write a file).
+func Defaults() *Config {
 	return &Config{
 		Level:               2,
 		PathBandwidthSubTLV: 200,
@@ -166,7 +167,7 @@ func parseSection(w *config.Walker, k, v *yaml.Node) any {
 	if !w.Want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
 		return nil
 	}
-	is := defaults()
+	is := Defaults()
 	lifetimeOK, refreshOK := true, true
 	ifLines, pfxLines := map[string]int{}, map[netip.Prefix]int{}
 	seen := w.Mapping(v, map[string]config.Field{
@@ -263,9 +264,9 @@ func parseAreas(w *config.Walker, k, v *yaml.Node) [][]byte {
 		if !ok {
 			continue
 		}
-		a, err := hex.DecodeString(strings.ReplaceAll(s, ".", ""))
-		if err != nil || len(a) < 1 || len(a) > 13 {
-			w.Errf(it, "%s: invalid area address %q (want 1..13 bytes of dotted hex, e.g. 49.0001)", k.Value, s)
+		a, err := ParseAreaAddress(s)
+		if err != nil {
+			w.Errf(it, "%s: %v", k.Value, err)
 			continue
 		}
 		for _, b := range areas {
@@ -276,6 +277,21 @@ func parseAreas(w *config.Walker, k, v *yaml.Node) [][]byte {
 		areas = append(areas, a)
 	}
 	return areas
+}
+
+// ParseAreaAddress parses an area address: 1..13 bytes of dotted hex.
+func ParseAreaAddress(s string) ([]byte, error) {
+	a, err := hex.DecodeString(strings.ReplaceAll(s, ".", ""))
+	if err != nil || len(a) < 1 || len(a) > 13 {
+		return nil, fmt.Errorf("invalid area address %q (want 1..13 bytes of dotted hex, e.g. 49.0001)", s)
+	}
+	return a, nil
+}
+
+// ParseLevel parses a level: 1, 2 or 1-2 (3).
+func ParseLevel(s string) (int, bool) {
+	l, ok := map[string]int{"1": 1, "2": 2, "1-2": 3}[s]
+	return l, ok
 }
 
 // parseNET reads FRR's habit: one or more Network Entity Titles, area +
@@ -313,7 +329,7 @@ func (is *Config) parseNET(w *config.Walker, k, v *yaml.Node) {
 func levelField(w *config.Walker, dst *int, at **yaml.Node) config.Field {
 	return func(k, v *yaml.Node) {
 		if s, ok := w.Text(k, v); ok {
-			l, ok := map[string]int{"1": 1, "2": 2, "1-2": 3}[s]
+			l, ok := ParseLevel(s)
 			if !ok {
 				w.Errf(v, "%s: must be 1, 2 or 1-2, got %q", k.Value, s)
 			}
@@ -390,8 +406,14 @@ func (is *Config) checkLevels(w *config.Walker) {
 	}
 }
 
+// DefaultInterface is an interface entry that sets nothing but its name.
+func DefaultInterface() Interface {
+	return Interface{Type: "lan", Metric: 10, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64}
+}
+
 func parseIface(w *config.Walker, v *yaml.Node) Interface {
-	it := Interface{Type: "lan", Metric: 10, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Line: v.Line}
+	it := DefaultInterface()
+	it.Line = v.Line
 	helloOK := true
 	seen := w.Mapping(v, map[string]config.Field{
 		"name": w.Str(&it.Name, func(s string) string {

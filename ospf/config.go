@@ -137,18 +137,30 @@ func areaField(w *config.Walker, dst *uint32) config.Field {
 	}
 }
 
-func parseSection(w *config.Walker, k, v *yaml.Node) any {
-	if !w.Want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
-		return nil
-	}
-	p := w
-	o := &Config{
+// Defaults is the section of a file that sets no key: what parsing starts
+// from (farelab fills it in to write a file).
+func Defaults() *Config {
+	return &Config{
 		PathBandwidthSubTLV: 32770,
 		LSARefresh:          30 * time.Minute,
 		LSAGenInterval:      time.Second,
 		MinLSArrival:        time.Second,
 		RetransmitInterval:  5 * time.Second,
 	}
+}
+
+// DefaultInterface is an interface entry that sets nothing but its name
+// (its dead-interval is then 4 hello-intervals).
+func DefaultInterface() Interface {
+	return Interface{Type: "broadcast", Cost: 10, HelloInterval: 10 * time.Second, DeadInterval: 40 * time.Second, Priority: 1}
+}
+
+func parseSection(w *config.Walker, k, v *yaml.Node) any {
+	if !w.Want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
+		return nil
+	}
+	p := w
+	o := Defaults()
 	ifLines, pfxLines := map[string]int{}, map[netip.Prefix]int{}
 	areaSet := map[*yaml.Node]bool{} // prefixes with an explicit area
 	var pfxNodes []*yaml.Node
@@ -236,7 +248,8 @@ func checkSection(w *config.Walker, c *config.Config, section any) {
 }
 
 func parseIface(p *config.Walker, v *yaml.Node) Interface {
-	it := Interface{Type: "broadcast", Cost: 10, HelloInterval: 10 * time.Second, Priority: 1, Line: v.Line}
+	it := DefaultInterface()
+	it.Line = v.Line
 	seen := p.Mapping(v, map[string]config.Field{
 		"name": p.Str(&it.Name, func(s string) string {
 			if s == "" || len(s) > 15 || strings.ContainsAny(s, "/ \t") {
