@@ -301,6 +301,24 @@ type InterfaceLister interface {
 	InterfaceRefs() []IfaceRef
 }
 
+// RefsOf lists the interfaces a section's items name (for an
+// InterfaceLister).
+func RefsOf[T any](items []T, ref func(T) (name string, line int)) []IfaceRef {
+	out := make([]IfaceRef, 0, len(items))
+	for _, it := range items {
+		n, l := ref(it)
+		out = append(out, IfaceRef{Name: n, Line: l})
+	}
+	return out
+}
+
+// SectionOf returns the section key of c as its module parsed it (a *T),
+// nil when c has none.
+func SectionOf[T any](c *Config, key string) *T {
+	s, _ := c.Sections[key].(*T)
+	return s
+}
+
 // InterfaceRefs lists the interfaces the sections name, with their lines,
 // so that checks against the host can point at them; by section key.
 func (c *Config) InterfaceRefs() []IfaceRef {

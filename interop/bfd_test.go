@@ -52,7 +52,7 @@ links:
 			t.Errorf("%s: r2 without the option renders bfd", proto)
 		}
 		// fared's rendered config parses with BFD on every interface.
-		b, err := renderFaredConfig(f1, l.Topo.Defaults)
+		b, err := RenderFared(f1, l.Topo.Defaults)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := renderFaredConfig(l.Node("f1"), l.Topo.Defaults)
+	b, err := RenderFared(l.Node("f1"), l.Topo.Defaults)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,12 +18,20 @@ import (
 // config.Render writes it, every setting stated. There is no second
 // schema here to keep in step with docs/config.md.
 
-// RenderFared renders the YAML config of a fared IS-IS node
-// (docs/config.md).
+// RenderFared renders the YAML config of a fared node (docs/config.md):
+// the core's keys and its routing protocol's section.
 func RenderFared(n *Node, d Defaults) ([]byte, error) {
 	c, err := faredCore(n, d)
 	if err != nil {
 		return nil, err
+	}
+	if n.Protocol == "ospf" {
+		o, err := faredOSPF(n, d)
+		if err != nil {
+			return nil, err
+		}
+		c.Sections = map[string]any{ospf.Key: o}
+		return renderConfig(c, "node "+n.Name)
 	}
 	is, err := faredISIS(n, d)
 	if err != nil {
@@ -34,29 +42,6 @@ func RenderFared(n *Node, d Defaults) ([]byte, error) {
 	}
 	c.Sections = map[string]any{isis.Key: is}
 	return renderConfig(c, "node "+n.Name)
-}
-
-// RenderFaredOSPF renders the YAML config of a fared OSPF node
-// (docs/config.md): the same intervals, costs and bandwidths as FRR's.
-func RenderFaredOSPF(n *Node, d Defaults) ([]byte, error) {
-	c, err := faredCore(n, d)
-	if err != nil {
-		return nil, err
-	}
-	o, err := faredOSPF(n, d)
-	if err != nil {
-		return nil, err
-	}
-	c.Sections = map[string]any{ospf.Key: o}
-	return renderConfig(c, "node "+n.Name)
-}
-
-// renderFaredConfig renders fared.yaml for the node's protocol.
-func renderFaredConfig(n *Node, d Defaults) ([]byte, error) {
-	if n.Protocol == "ospf" {
-		return RenderFaredOSPF(n, d)
-	}
-	return RenderFared(n, d)
 }
 
 // faredCore is the core's part of a node's config: names, log level and

@@ -467,7 +467,7 @@ func (l *Lab) renderNodeConfig(n *Node) ([]byte, error) {
 // with its protocol's section, a host's with no kernel FIB.
 func (l *Lab) renderBase(n *Node) ([]byte, error) {
 	if n.Kind != "host" {
-		return renderFaredConfig(n, l.Topo.Defaults)
+		return RenderFared(n, l.Topo.Defaults)
 	}
 	c, err := faredCore(n, l.Topo.Defaults)
 	if err != nil {

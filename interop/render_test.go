@@ -237,7 +237,7 @@ links:
 	if r2 := RenderOSPFd(l.Node("r2"), topo.Defaults); !strings.Contains(r2, " ip ospf network broadcast\n") || !strings.Contains(r2, " ip ospf priority 5\n") {
 		t.Errorf("r2 ospfd.conf:\n%s", r2)
 	}
-	b, err := renderFaredConfig(l.Node("f1"), topo.Defaults)
+	b, err := RenderFared(l.Node("f1"), topo.Defaults)
 	if err != nil {
 		t.Fatal(err)
 	}

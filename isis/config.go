@@ -20,10 +20,7 @@ func init() {
 }
 
 // Section returns the isis section of a config, or nil.
-func Section(c *config.Config) *Config {
-	s, _ := c.Sections[Key].(*Config)
-	return s
-}
+func Section(c *config.Config) *Config { return config.SectionOf[Config](c, Key) }
 
 // Config is the isis section. Its default administrative distance is 115
 // (FRR's).
@@ -125,11 +122,7 @@ func (c *Config) RIBOverrides() (*bool, *config.SPF) { return c.ECMPOnly, &c.SPF
 
 // InterfaceRefs lists the section's interfaces (config.InterfaceLister).
 func (c *Config) InterfaceRefs() []config.IfaceRef {
-	out := make([]config.IfaceRef, 0, len(c.Interfaces))
-	for _, i := range c.Interfaces {
-		out = append(out, config.IfaceRef{Name: i.Name, Line: i.Line})
-	}
-	return out
+	return config.RefsOf(c.Interfaces, func(i Interface) (string, int) { return i.Name, i.Line })
 }
 
 // assignedPrefixSubTLVs are the assigned codepoints of the IANA registry

@@ -19,10 +19,7 @@ func init() {
 }
 
 // Section returns the ospf section of a config, or nil.
-func Section(c *config.Config) *Config {
-	s, _ := c.Sections[Key].(*Config)
-	return s
-}
+func Section(c *config.Config) *Config { return config.SectionOf[Config](c, Key) }
 
 // Config is the ospf section (OSPFv2, RFC 2328 with RFC 3630 TE and RFC
 // 7684 Extended Prefix LSAs). See docs/config.md and docs/ospf.md. Its
@@ -97,11 +94,7 @@ func (o *Config) RIBOverrides() (*bool, *config.SPF) { return o.ECMPOnly, &o.SPF
 
 // InterfaceRefs lists the section's interfaces (config.InterfaceLister).
 func (o *Config) InterfaceRefs() []config.IfaceRef {
-	out := make([]config.IfaceRef, 0, len(o.Interfaces))
-	for _, i := range o.Interfaces {
-		out = append(out, config.IfaceRef{Name: i.Name, Line: i.Line})
-	}
-	return out
+	return config.RefsOf(o.Interfaces, func(i Interface) (string, int) { return i.Name, i.Line })
 }
 
 // assignedExtPrefixSubTLVs are the assigned codepoints of the IANA registry

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/ospf/packet"
 	"github.com/fared/fared/rib"
@@ -404,7 +405,7 @@ func selRib(t *testing.T, d *selDB, prefix string, areas ...string) string {
 	}
 	go m.Run(ctx)
 	got := "none"
-	poll(t, 5*time.Second, "rib computed every area", func() error {
+	igptest.Poll(t, 5*time.Second, "rib computed every area", func() error {
 		s := m.Snapshot()
 		n := 0
 		for _, e := range s.Log {
