@@ -32,3 +32,16 @@ func ParseArea(s string) (uint32, error) {
 	}
 	return uint32(n), nil
 }
+
+// CanonArea writes an area id given either way as a dotted quad ("" stays
+// ""): the form topologies are named by.
+func CanonArea(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	a, err := ParseArea(s)
+	if err != nil {
+		return "", err
+	}
+	return AreaString(a), nil
+}

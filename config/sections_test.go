@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/config/configtest"
 	"github.com/fared/fared/isis"
 	"github.com/fared/fared/ospf"
 )
@@ -212,20 +213,7 @@ ospf:
 		}
 	}
 	// running-config writes it back, `off` included.
-	out, err := config.Render(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2, err := config.Parse("b.yaml", out)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	clearLines(c)
-	clearLines(c2)
-	c.RIB.SPF = c.RIB.SPF.Over(config.DefaultSPF)
-	if !reflect.DeepEqual(c, c2) {
-		t.Errorf("round trip differs: %v\n%s", config.Diff(c, c2), out)
-	}
+	configtest.RoundTrip(t, c, clearLines)
 }
 
 func TestBFDErrors(t *testing.T) {
@@ -274,20 +262,7 @@ bfd: {interval: 50ms}
 	if got := config.EffectiveBFD(ospf.Section(c).BFD, ospf.Section(c).Interfaces[0].BFD); got != nil {
 		t.Errorf("ospf o0 under bfd: off: %+v", got)
 	}
-	out, err := config.Render(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2, err := config.Parse("b.yaml", out)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	clearLines(c)
-	clearLines(c2)
-	c.RIB.SPF = c.RIB.SPF.Over(config.DefaultSPF)
-	if !reflect.DeepEqual(c, c2) {
-		t.Errorf("round trip differs: %v\n%s", config.Diff(c, c2), out)
-	}
+	configtest.RoundTrip(t, c, clearLines)
 }
 
 // BFD authentication (RFC 5880 §6.7): a key chain in a bfd setting,
@@ -324,26 +299,14 @@ isis:
 	if k, _ := e0.Authentication.SendKey(time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)); k.ID != 2 {
 		t.Fatalf("rollover: key %d", k.ID)
 	}
-	out, err := config.Render(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2, err := config.Parse("b.yaml", out)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	for _, x := range []*config.Config{c, c2} {
+	configtest.RoundTrip(t, c, func(x *config.Config) {
 		clearLines(x)
 		for _, b := range []*config.BFD{isis.Section(x).BFD, isis.Section(x).Interfaces[0].BFD, isis.Section(x).Interfaces[1].BFD} {
 			for i := range b.Authentication.Keys {
 				b.Authentication.Keys[i].Line = 0
 			}
 		}
-	}
-	c.RIB.SPF = c.RIB.SPF.Over(config.DefaultSPF)
-	if !reflect.DeepEqual(c, c2) {
-		t.Errorf("round trip differs: %v\n%s", config.Diff(c, c2), out)
-	}
+	})
 	if strings.Contains(strings.Join(config.Diff(isis.Section(c), &isis.Config{}), " "), "abcdefghijklmnopqrst") {
 		t.Error("a reload report shows a BFD secret")
 	}
@@ -367,7 +330,7 @@ func TestBFDAuthenticationErrors(t *testing.T) {
 }
 
 // What running-config writes parses back to the same configuration.
-func TestRenderRoundTrip(t *testing.T) {
+func TestRenderRoundTripSections(t *testing.T) {
 	example, err := os.ReadFile("../contrib/fared.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -406,21 +369,7 @@ ospf:
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		out, err := config.Render(c1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c2, err := config.Parse("b.yaml", out)
-		if err != nil {
-			t.Fatalf("%s: rendered config does not parse: %v\n%s", name, err, out)
-		}
-		clearLines(c1)
-		clearLines(c2)
-		// The rendered file states the default SPF timers the rib applies.
-		c1.RIB.SPF = c1.RIB.SPF.Over(config.DefaultSPF)
-		if !reflect.DeepEqual(c1, c2) {
-			t.Errorf("%s: round trip differs: %v\n%s", name, config.Diff(c1, c2), out)
-		}
+		configtest.RoundTrip(t, c1, clearLines)
 	}
 }
 

@@ -139,13 +139,9 @@ func (d *Daemon) getLSDB(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	area := api.Query(r, "area")
-	if area != "" {
-		a, err := config.ParseArea(area)
-		if err != nil {
-			return nil, api.BadRequest(err)
-		}
-		area = config.AreaString(a)
+	area, err := config.CanonArea(api.Query(r, "area"))
+	if err != nil {
+		return nil, api.BadRequest(err)
 	}
 	proto := api.Query(r, "protocol")
 	out := []lsdb.View{}

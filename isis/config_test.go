@@ -6,12 +6,12 @@ import (
 	"net/netip"
 	"os"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/config/configtest"
 )
 
 // contrib/fared.yaml, the example config the package ships, parses to
@@ -25,40 +25,24 @@ func TestParseExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &config.Config{
-		File:     "example.yaml",
-		Hostname: "leaf1",
-		RouterID: netip.MustParseAddr("10.255.0.1"),
-		SystemID: [6]byte{0x01, 0x02, 0x55, 0x00, 0x00, 0x01}, // 0102.5500.0001
-		LogLevel: slog.LevelInfo,
-		Socket:   "/run/fared/fared.sock",
-		FIB:      config.FIB{Enabled: true, Metric: 20, OnShutdown: "keep"},
-		RIB:      config.RIB{Distance: map[string]uint8{"isis": 115}}, // the only routing protocol of this test binary
-		Metrics:  &config.Metrics{Listen: "127.0.0.1:9342", Path: "/metrics"},
-		Sections: map[string]any{"isis": &Config{
-			Areas:               [][]byte{{0x49, 0x00, 0x01}},
-			Level:               2,
-			PathBandwidthSubTLV: 200,
-			LSPLifetime:         1200 * time.Second,
-			LSPRefresh:          900 * time.Second,
-			LSPGenInterval:      500 * time.Millisecond,
-			CSNPInterval:        10 * time.Second,
-			PSNPInterval:        2 * time.Second,
-			LSPMTU:              1492,
-			HelloPadding:        true,
-			AttachedBit:         true,
-			ReadvertiseHold:     time.Second,
-			Interfaces: []Interface{
-				{Name: "eth0", Type: "p2p", Metric: 10, Bandwidth: 100e9, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Level: 2, Line: 21},
-				{Name: "eth1", Type: "p2p", Metric: 10, Bandwidth: 40e9, HelloInterval: time.Second, HelloMultiplier: 4, Priority: 64, Level: 2, Line: 25},
-				{Name: "lo", Type: "lan", Metric: 10, Passive: true, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Level: 2, Line: 30},
-			},
-			Prefixes: []Prefix{
-				{Prefix: netip.MustParsePrefix("10.10.1.0/24"), PathBandwidth: 40e9, Line: 34},
-				{Prefix: netip.MustParsePrefix("2001:db8:1::/48"), Line: 37},
-			},
-		}},
+	// The example states most defaults; what it leaves out is the
+	// packages' (TestDefaults pins them).
+	is := Defaults()
+	is.Areas = [][]byte{{0x49, 0x00, 0x01}}
+	is.Interfaces = []Interface{
+		{Name: "eth0", Type: "p2p", Metric: 10, Bandwidth: 100e9, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Level: 2, Line: 21},
+		{Name: "eth1", Type: "p2p", Metric: 10, Bandwidth: 40e9, HelloInterval: time.Second, HelloMultiplier: 4, Priority: 64, Level: 2, Line: 25},
+		{Name: "lo", Type: "lan", Metric: 10, Passive: true, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Level: 2, Line: 30},
 	}
+	is.Prefixes = []Prefix{
+		{Prefix: netip.MustParsePrefix("10.10.1.0/24"), PathBandwidth: 40e9, Line: 34},
+		{Prefix: netip.MustParsePrefix("2001:db8:1::/48"), Line: 37},
+	}
+	want := config.Defaults()
+	want.File, want.Hostname, want.RouterID = "example.yaml", "leaf1", netip.MustParseAddr("10.255.0.1")
+	want.SystemID = [6]byte{0x01, 0x02, 0x55, 0x00, 0x00, 0x01} // 0102.5500.0001
+	want.Metrics = &config.Metrics{Listen: "127.0.0.1:9342", Path: "/metrics"}
+	want.Sections = map[string]any{Key: is}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %+v\n%+v\nwant %+v\n%+v", c, Section(c), want, Section(want))
 	}
@@ -188,10 +172,7 @@ func TestErrors(t *testing.T) {
 	const isis = "router-id: 10.255.0.1\nisis:\n  areas: [49.0001]\n"
 	const ifs = isis + "  interfaces:\n    - name: eth0\n    - name: eth1\n      metric: 20\n    - name: eth2\n      type: p2p\n"
 	const pfx = isis + "  prefixes:\n    - prefix: 10.0.0.0/8\n    - prefix: 2001:db8::/32\n"
-	for _, tc := range []struct {
-		yaml string
-		want []string
-	}{
+	configtest.Errors(t, []configtest.ErrorCase{
 		// isis
 		{"router-id: 10.0.0.1\nisis: # <-\n", []string{`isis: expected a mapping, got no value`}},
 		{"router-id: 10.0.0.1\nisis: {} # <-\n", []string{`isis: missing required key "areas" (or an FRR-style "net")`}},
@@ -244,25 +225,7 @@ func TestErrors(t *testing.T) {
 		{"isis:\n  areas: [49.0001]\n  level: 4 # <-\n  interfaces:\n    - name: eth0\n      metric: -1 # <-\n" +
 			"hostname: leaf1\nrouter-id: 10.0.0.1.1 # <-\n",
 			[]string{`level: must be 1, 2 or 1-2, got "4"`, `metric: -1 out of range 1..16777214`, `router-id: invalid IPv4 address "10.0.0.1.1"`}},
-	} {
-		var want []string
-		for i, line := range strings.Split(tc.yaml, "\n") {
-			if strings.HasSuffix(line, "# <-") {
-				want = append(want, "t.yaml:"+strconv.Itoa(i+1)+": "+tc.want[len(want)])
-			}
-		}
-		if len(want) != len(tc.want) {
-			t.Fatalf("%d markers for %d errors in\n%s", len(want), len(tc.want), tc.yaml)
-		}
-		_, err := config.Parse("t.yaml", []byte(tc.yaml))
-		if err == nil {
-			t.Errorf("no error for\n%s", tc.yaml)
-			continue
-		}
-		if got := err.Error(); got != strings.Join(want, "\n") {
-			t.Errorf("config:\n%s\ngot  %s\nwant %s", tc.yaml, got, strings.Join(want, "\n"))
-		}
-	}
+	})
 }
 
 func TestMultipleErrors(t *testing.T) {

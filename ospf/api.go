@@ -32,13 +32,9 @@ func (in *Instance) Routes(r *api.Router) {
 		return igp.Answer(in.Database(r.Context(), q))
 	})
 	r.Handle("GET lsdb", func(r *http.Request) (any, error) {
-		area := api.Query(r, "area")
-		if area != "" {
-			a, err := config.ParseArea(area)
-			if err != nil {
-				return nil, api.BadRequest(err)
-			}
-			area = config.AreaString(a)
+		area, err := config.CanonArea(api.Query(r, "area"))
+		if err != nil {
+			return nil, api.BadRequest(err)
 		}
 		out := []lsdb.View{}
 		for _, g := range in.LSDB() {
