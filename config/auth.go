@@ -7,8 +7,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Auth is a key chain: the keys an IS-IS level, an IS-IS interface
-// (hellos) or an OSPF interface authenticates with. Every key whose accept
+// Auth is a key chain: the keys a protocol authenticates with (a routing
+// protocol's level or interface, a BFD session). Every key whose accept
 // lifetime holds is accepted; packets are sent with the preferred key (see
 // SendKey). See docs/config.md, "Authentication".
 type Auth struct {
@@ -17,11 +17,11 @@ type Auth struct {
 
 // AuthKey is one key of a chain. Zero lifetime bounds are open.
 type AuthKey struct {
-	// ID is the key id on the wire: OSPF (0..255) and IS-IS HMAC-SHA
-	// (RFC 5310, 0..65535). IS-IS cleartext and HMAC-MD5 send none; the id
-	// still names the key in counters.
+	// ID is the key id on the wire (its range is the protocol's: 0..255,
+	// or 0..65535). A protocol whose algorithm sends none still names the
+	// key by it in counters.
 	ID        uint16
-	Algorithm string // clear, md5, hmac-sha-1, hmac-sha-224 (IS-IS), hmac-sha-256, hmac-sha-384, hmac-sha-512
+	Algorithm string // the protocol's (AuthRules.Algs): clear, md5, hmac-sha-256, keyed-sha1, ...
 	Secret    Secret
 	// Preferred: send with this key while its send lifetime holds.
 	Preferred   bool      `render:",omitzero"`
@@ -175,38 +175,34 @@ func (f *KeyFallback) Note(on bool) bool {
 	return changed
 }
 
-// authRules are a protocol's limits on keys.
-type authRules struct {
-	proto    string
-	algs     map[string]bool
-	maxID    int64
-	maxClear int            // longest cleartext password
-	maxMD5   int            // longest md5 secret (0: no limit)
-	maxLen   map[string]int // longest secret per algorithm (BFD)
-	oneType  bool
+// AuthRules are a protocol's limits on keys: each protocol that takes a
+// key chain declares its own (BFD's are here; the routing protocols keep
+// theirs with their sections).
+type AuthRules struct {
+	Proto    string          // the protocol's name, for messages
+	Algs     map[string]bool // the algorithms it supports
+	MaxID    int64           // highest key id
+	MaxClear int             // longest cleartext password
+	MaxMD5   int             // longest md5 secret (0: no limit)
+	MaxLen   map[string]int  // longest secret per algorithm (BFD)
+	OneType  bool            // no mixing of clear and cryptographic keys in a chain
 }
-
-var isisAuthRules = authRules{proto: "IS-IS", maxID: 65535, maxClear: 254,
-	algs: map[string]bool{"clear": true, "md5": true, "hmac-sha-1": true, "hmac-sha-224": true, "hmac-sha-256": true, "hmac-sha-384": true, "hmac-sha-512": true}}
-
-// OSPF: keyed MD5 uses a 16-byte key (RFC 2328 D.4.3); the simple
-// password fills the 8-byte header field; one interface has one AuType.
-var ospfAuthRules = authRules{proto: "OSPF", maxID: 255, maxClear: 8, maxMD5: 16, oneType: true,
-	algs: map[string]bool{"clear": true, "md5": true, "hmac-sha-1": true, "hmac-sha-256": true, "hmac-sha-384": true, "hmac-sha-512": true}}
 
 // bfdAuthRules: RFC 5880 §4.2-4.4: one-byte key ids; a simple password
 // or an MD5 key of at most 16 bytes, a SHA1 key of at most 20 (the key
 // fills the digest field when hashing).
-var bfdAuthRules = authRules{proto: "BFD", maxID: 255,
-	algs:   map[string]bool{"simple": true, "keyed-md5": true, "meticulous-keyed-md5": true, "keyed-sha1": true, "meticulous-keyed-sha1": true},
-	maxLen: map[string]int{"simple": 16, "keyed-md5": 16, "meticulous-keyed-md5": 16, "keyed-sha1": 20, "meticulous-keyed-sha1": 20}}
+var bfdAuthRules = AuthRules{Proto: "BFD", MaxID: 255,
+	Algs:   map[string]bool{"simple": true, "keyed-md5": true, "meticulous-keyed-md5": true, "keyed-sha1": true, "meticulous-keyed-sha1": true},
+	MaxLen: map[string]int{"simple": 16, "keyed-md5": 16, "meticulous-keyed-md5": 16, "keyed-sha1": 20, "meticulous-keyed-sha1": 20}}
 
 // BFDAuthentication parses a BFD key chain (`authentication: {keys:
 // [...]}` in a bfd setting), for modules with a bfd setting of their own
 // (inof).
-func (p *Walker) BFDAuthentication(dst **Auth) Field { return p.auth(bfdAuthRules, dst) }
+func (p *Walker) BFDAuthentication(dst **Auth) Field { return p.Auth(bfdAuthRules, dst) }
 
-func (p *Walker) auth(r authRules, dst **Auth) Field {
+// Auth parses a key chain (`authentication: {keys: [...]}`) under the
+// protocol's rules.
+func (p *Walker) Auth(r AuthRules, dst **Auth) Field {
 	return func(k, v *yaml.Node) {
 		if !p.Want(k, v, "a mapping with keys", v.Kind == yaml.MappingNode) {
 			return
@@ -234,8 +230,8 @@ func (p *Walker) auth(r authRules, dst **Auth) Field {
 			if key.Preferred {
 				preferred++
 			}
-			if r.oneType && (key.Algorithm == "clear") != (a.Keys[0].Algorithm == "clear") {
-				p.Errf(v, "%s: key id %d: %s cannot mix a clear password with cryptographic keys on one interface (one AuType)", k.Value, key.ID, r.proto)
+			if r.OneType && (key.Algorithm == "clear") != (a.Keys[0].Algorithm == "clear") {
+				p.Errf(v, "%s: key id %d: %s cannot mix a clear password with cryptographic keys on one interface (one AuType)", k.Value, key.ID, r.Proto)
 			}
 		}
 		if preferred > 1 {
@@ -263,14 +259,14 @@ func (p *Walker) timestamp(dst *time.Time) Field {
 	}
 }
 
-func (p *Walker) authKey(r authRules, v *yaml.Node) AuthKey {
+func (p *Walker) authKey(r AuthRules, v *yaml.Node) AuthKey {
 	key := AuthKey{Line: v.Line}
 	var secret string
 	seen := p.Mapping(v, map[string]Field{
-		"id": SetInt(p, &key.ID, 0, r.maxID),
+		"id": SetInt(p, &key.ID, 0, r.MaxID),
 		"algorithm": p.Str(&key.Algorithm, func(s string) string {
-			if !r.algs[s] {
-				return fmt.Sprintf("%s does not support algorithm %q (want one of %s)", r.proto, s, orList(sortedKeys(r.algs)))
+			if !r.Algs[s] {
+				return fmt.Sprintf("%s does not support algorithm %q (want one of %s)", r.Proto, s, orList(sortedKeys(r.Algs)))
 			}
 			return ""
 		}),
@@ -293,12 +289,12 @@ func (p *Walker) authKey(r authRules, v *yaml.Node) AuthKey {
 		}
 	}
 	switch {
-	case key.Algorithm == "clear" && len(secret) > r.maxClear:
-		p.Errf(seen["secret"], "key id %d: a %s clear password has at most %d bytes, got %d", key.ID, r.proto, r.maxClear, len(secret))
-	case key.Algorithm == "md5" && r.maxMD5 > 0 && len(secret) > r.maxMD5:
-		p.Errf(seen["secret"], "key id %d: a %s md5 key has at most %d bytes, got %d", key.ID, r.proto, r.maxMD5, len(secret))
-	case r.maxLen[key.Algorithm] > 0 && len(secret) > r.maxLen[key.Algorithm]:
-		p.Errf(seen["secret"], "key id %d: a %s %s key has at most %d bytes, got %d", key.ID, r.proto, key.Algorithm, r.maxLen[key.Algorithm], len(secret))
+	case key.Algorithm == "clear" && len(secret) > r.MaxClear:
+		p.Errf(seen["secret"], "key id %d: a %s clear password has at most %d bytes, got %d", key.ID, r.Proto, r.MaxClear, len(secret))
+	case key.Algorithm == "md5" && r.MaxMD5 > 0 && len(secret) > r.MaxMD5:
+		p.Errf(seen["secret"], "key id %d: a %s md5 key has at most %d bytes, got %d", key.ID, r.Proto, r.MaxMD5, len(secret))
+	case r.MaxLen[key.Algorithm] > 0 && len(secret) > r.MaxLen[key.Algorithm]:
+		p.Errf(seen["secret"], "key id %d: a %s %s key has at most %d bytes, got %d", key.ID, r.Proto, key.Algorithm, r.MaxLen[key.Algorithm], len(secret))
 	}
 	if !key.SendFrom.IsZero() && !key.SendUntil.IsZero() && !key.SendFrom.Before(key.SendUntil) {
 		p.Errf(seen["send-until"], "key id %d: send-until %s is not after send-from %s", key.ID, key.SendUntil.Format(time.RFC3339), key.SendFrom.Format(time.RFC3339))
@@ -318,33 +314,6 @@ func sortedKeys(m map[string]bool) []string {
 		}
 	}
 	return out
-}
-
-// ISISAuth is isis.authentication: the keys of LSPs and SNPs per level
-// (ISO 10589's area and domain passwords).
-type ISISAuth struct {
-	Level1 *Auth `render:"level-1,omitzero"`
-	Level2 *Auth `render:"level-2,omitzero"`
-}
-
-// Level is the chain of level l (1 or 2), nil when off.
-func (a ISISAuth) Level(l int) *Auth {
-	if l == 1 {
-		return a.Level1
-	}
-	return a.Level2
-}
-
-func (p *Walker) isisAuth(dst *ISISAuth) Field {
-	return func(k, v *yaml.Node) {
-		if !p.Want(k, v, "a mapping of level-1 and level-2", v.Kind == yaml.MappingNode) {
-			return
-		}
-		p.Mapping(v, map[string]Field{
-			"level-1": p.auth(isisAuthRules, &dst.Level1),
-			"level-2": p.auth(isisAuthRules, &dst.Level2),
-		})
-	}
 }
 
 // On reports whether the chain sends with an expired key now.

@@ -6,8 +6,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// BFD is a `bfd:` setting (top level, of an IS-IS or OSPF section, or of
-// an interface): BFD
+// BFD is a `bfd:` setting (top level, of a routing protocol's section, or
+// of an interface): BFD
 // (RFC 5880/5881, single hop) on every adjacency, with Interval as both
 // the desired transmit and the required receive interval, and
 // Multiplier as the detection multiplier. An adjacency is taken down as
@@ -39,11 +39,11 @@ const (
 	DefaultBFDMultiplier = 3
 )
 
-// bfd parses a bfd value: a mapping {interval, multiplier}, or on/off
+// BFD parses a bfd value: a mapping {interval, multiplier}, or on/off
 // (true/false). Interval is 10ms..60s in whole microseconds (the wire
 // unit); multiplier 2..255 (1 would take a session down for one lost
 // packet).
-func (p *Walker) bfd(dst **BFD) Field {
+func (p *Walker) BFD(dst **BFD) Field {
 	return func(k, v *yaml.Node) {
 		b := &BFD{}
 		switch v.Kind {
@@ -67,7 +67,7 @@ func (p *Walker) bfd(dst **BFD) Field {
 					b.Interval = d
 				},
 				"multiplier":     SetInt(p, &b.Multiplier, 2, 255),
-				"authentication": p.auth(bfdAuthRules, &b.Authentication),
+				"authentication": p.Auth(bfdAuthRules, &b.Authentication),
 			})
 		default:
 			p.Errf(v, "%s: want a mapping {interval, multiplier}, or on/off", k.Value)
@@ -77,11 +77,13 @@ func (p *Walker) bfd(dst **BFD) Field {
 	}
 }
 
-// inheritBFD resolves an interface's bfd against the section's: none
+// InheritBFD resolves an interface's bfd against the section's: none
 // takes the section's, keys left out (authentication included) come from
-// the section (or the defaults). The interface then carries the value in force (rendered,
-// and applied by a reload that replaces the interface's settings).
-func inheritBFD(section, it *BFD) *BFD {
+// the section (or the defaults). The interface then carries the value in
+// force (rendered, and applied by a reload that replaces the interface's
+// settings). A section's Check calls it once per interface, after
+// SectionBFD.
+func InheritBFD(section, it *BFD) *BFD {
 	if it == nil && section != nil && !section.Off {
 		b := *section
 		return &b
@@ -124,32 +126,20 @@ func EffectiveBFD(section, it *BFD) *BFD {
 	return b
 }
 
-// resolveBFD applies the inheritance once the whole file is read (the top
-// level key may come after the sections): an interface's keys come from
-// itself, then its section, then the top level, then the defaults; `off`
-// at a level turns BFD off below it. Sections and interfaces then carry
-// the values in force; the top level itself is not kept (a rendered
-// config states them in the sections).
-func resolveBFD(c *Config, top *BFD) {
-	if top = inheritBFD(nil, top); top != nil && top.Off {
+// SectionBFD resolves a section's bfd against the top-level one (the
+// top level may come after the sections, so a section's Check does it
+// once the whole file is read): a section's keys come from itself, then
+// the top level, then the defaults; `off` at a level turns BFD off below
+// it. The section then carries the values in force (nil: off) and passes
+// them on to its interfaces with InheritBFD; the top level itself is not
+// kept (a rendered config states them in the sections).
+func (p *Walker) SectionBFD(section *BFD) *BFD {
+	top := InheritBFD(nil, p.bfdTop)
+	if top != nil && top.Off {
 		top = nil
 	}
-	section := func(s *BFD) *BFD {
-		if s = inheritBFD(top, s); s != nil && s.Off {
-			return nil
-		}
-		return s
+	if section = InheritBFD(top, section); section != nil && section.Off {
+		return nil
 	}
-	if c.ISIS != nil {
-		c.ISIS.BFD = section(c.ISIS.BFD)
-		for i := range c.ISIS.Interfaces {
-			c.ISIS.Interfaces[i].BFD = inheritBFD(c.ISIS.BFD, c.ISIS.Interfaces[i].BFD)
-		}
-	}
-	if c.OSPF != nil {
-		c.OSPF.BFD = section(c.OSPF.BFD)
-		for i := range c.OSPF.Interfaces {
-			c.OSPF.Interfaces[i].BFD = inheritBFD(c.OSPF.BFD, c.OSPF.Interfaces[i].BFD)
-		}
-	}
+	return section
 }

@@ -10,9 +10,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"os"
 	"os/user"
+	"reflect"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,23 +43,34 @@ type Config struct {
 	// SocketGroup may use the control socket besides root (the socket is
 	// mode 0660, this group's; "" keeps fared's own group).
 	SocketGroup string
-	ISIS        *ISIS    // nil when there is no isis section (isis.go)
-	OSPF        *OSPF    // nil when there is no ospf section (ospf.go)
 	FIB         FIB      // fib.go
 	RIB         RIB      // rib.go
 	Metrics     *Metrics // nil when there is no metrics section (metrics.go)
-	// Sections holds the sections of modules that parse their own
-	// (Register), by key; a key is absent when the file has no section.
+	// Sections holds the sections of the modules (the routing protocols
+	// and the policy modules), which parse their own (Register), by key; a
+	// key is absent when the file has no section.
 	Sections map[string]any
 }
 
 // Section is a top-level key that a module parses itself, so that adding
 // a module needs no edit here. Parse gets the key and its value node and
 // reports every problem through the Walker (as file:line); what it returns
-// is stored in Config.Sections[Key].
+// is stored in Config.Sections[Key] (a nil pointer is not stored).
 type Section struct {
 	Key   string
 	Parse func(w *Walker, k, v *yaml.Node) any
+	// Check, when set, runs once the whole file is read, for a section
+	// that is present: checks against the top level or other sections,
+	// reported through w at the lines Parse kept, and what the section
+	// takes from the rest of the file (the top-level bfd defaults,
+	// w.SectionBFD). It may complete c (a section that also names the
+	// system id).
+	Check func(w *Walker, c *Config, section any)
+	// Distance is set by a routing protocol's section: its default
+	// administrative distance (rib.distance.<key> overrides it; the lower
+	// wins when several protocols know a prefix). The parsed section may
+	// implement RoutingSection to override the rib section.
+	Distance uint8
 }
 
 var (
@@ -74,8 +89,23 @@ func Register(s Section) {
 	sections[s.Key] = s
 }
 
+// coreKeys are the core's top-level keys. bfd holds the defaults of the
+// core BFD service's sessions, which the protocol sections inherit
+// (SectionBFD).
 var coreKeys = map[string]bool{"hostname": true, "router-id": true, "system-id": true, "log-level": true,
-	"socket": true, "socket-group": true, "isis": true, "ospf": true, "fib": true, "rib": true, "metrics": true, "bfd": true}
+	"socket": true, "socket-group": true, "fib": true, "rib": true, "metrics": true, "bfd": true}
+
+// registered returns the registered sections sorted by key.
+func registered() []Section {
+	sectionsMu.RLock()
+	defer sectionsMu.RUnlock()
+	out := make([]Section, 0, len(sections))
+	for _, s := range sections {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
 
 // Load reads and parses the config file at path.
 func Load(path string) (*Config, error) {
@@ -103,37 +133,73 @@ func (p *Walker) config(data []byte) *Config {
 		return nil
 	}
 	if root.Kind != yaml.MappingNode {
-		p.Errf(root, "expected a mapping of keys (hostname, router-id, isis, ...) at the top level")
+		p.Errf(root, "expected a mapping of keys (hostname, router-id, ...) at the top level")
 		return nil
 	}
 
-	c := &Config{LogLevel: slog.LevelInfo, Socket: DefaultSocket, FIB: FIB{Enabled: true, Metric: 20, OnShutdown: "keep"}}
+	c := Defaults()
 	c.File = p.File
-	c.RIB = defaultRIB()
-	sysID := false
-	var topBFD *BFD
-	fields := map[string]Field{
+	fields := p.coreFields(c)
+	for _, s := range registered() {
+		fields[s.Key] = func(k, v *yaml.Node) {
+			sec := s.Parse(p, k, v)
+			if isNil(sec) {
+				return
+			}
+			if c.Sections == nil {
+				c.Sections = map[string]any{}
+			}
+			c.Sections[s.Key] = sec
+		}
+	}
+	seen := p.Mapping(root, fields)
+	p.top = seen
+
+	if seen["router-id"] == nil {
+		p.Errf(root, "missing required key \"router-id\"")
+	}
+	if seen["system-id"] == nil && c.RouterID.IsValid() {
+		c.SystemID = SystemIDFromRouterID(c.RouterID)
+	}
+	if seen["hostname"] == nil {
+		h, err := os.Hostname()
+		if err != nil {
+			p.Errf(root, "hostname not set and os.Hostname failed: %v", err)
+		}
+		c.Hostname = h
+	}
+	for _, s := range registered() {
+		if sec, ok := c.Sections[s.Key]; ok && s.Check != nil {
+			s.Check(p, c, sec)
+		}
+	}
+	p.checkSPF(c)
+	return c
+}
+
+// coreFields are the parsers of the core's top-level keys.
+func (p *Walker) coreFields(c *Config) map[string]Field {
+	return map[string]Field{
 		"hostname": p.Str(&c.Hostname, func(s string) string {
 			if s == "" || len(s) > 255 {
 				return "must be 1..255 bytes long"
 			}
 			return ""
 		}),
-		"router-id": p.routerID(&c.RouterID),
+		"router-id": p.RouterID(&c.RouterID),
 		"system-id": func(k, v *yaml.Node) {
 			if s, ok := p.Text(k, v); ok {
-				b, err := hex.DecodeString(strings.ReplaceAll(s, ".", ""))
-				if err != nil || len(b) != 6 {
-					p.Errf(v, "%s: invalid system id %q (want 6 bytes of dotted hex, e.g. 0000.0000.0001)", k.Value, s)
+				id, err := ParseSystemID(s)
+				if err != nil {
+					p.Errf(v, "%s: %v", k.Value, err)
 					return
 				}
-				c.SystemID, sysID = [6]byte(b), true
+				c.SystemID = id
 			}
 		},
 		"log-level": func(k, v *yaml.Node) {
 			if s, ok := p.Text(k, v); ok {
-				l, ok := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo,
-					"warn": slog.LevelWarn, "error": slog.LevelError}[strings.ToLower(s)]
+				l, ok := ParseLogLevel(s)
 				if !ok {
 					p.Errf(v, "%s: must be debug, info, warn or error, got %q", k.Value, s)
 				}
@@ -152,50 +218,48 @@ func (p *Walker) config(data []byte) *Config {
 			}
 			return ""
 		}),
-		"isis":    func(k, v *yaml.Node) { c.ISIS = p.isis(k, v) },
 		"fib":     func(k, v *yaml.Node) { p.fib(k, v, &c.FIB) },
-		"ospf":    func(k, v *yaml.Node) { c.OSPF = p.ospf(k, v) },
 		"rib":     func(k, v *yaml.Node) { p.rib(k, v, &c.RIB) },
 		"metrics": func(k, v *yaml.Node) { c.Metrics = p.metrics(k, v) },
-		"bfd":     p.bfd(&topBFD), // defaults for isis and ospf (bfd.go)
+		"bfd":     p.BFD(&p.bfdTop), // defaults for the sections' sessions (bfd.go)
 	}
-	sectionsMu.RLock()
-	for key, s := range sections {
-		fields[key] = func(k, v *yaml.Node) {
-			if c.Sections == nil {
-				c.Sections = map[string]any{}
-			}
-			c.Sections[key] = s.Parse(p, k, v)
-		}
-	}
-	sectionsMu.RUnlock()
-	seen := p.Mapping(root, fields)
-	resolveBFD(c, topBFD)
+}
 
-	p.checkSPF(c)
-	if seen["router-id"] == nil {
-		p.Errf(root, "missing required key \"router-id\"")
+// Defaults is the configuration of a file that sets no key: what Parse
+// starts from (a program that writes a config file, farelab, fills it in
+// and calls Render).
+func Defaults() *Config {
+	return &Config{LogLevel: slog.LevelInfo, Socket: DefaultSocket, FIB: FIB{Enabled: true, Metric: 20, OnShutdown: "keep"}, RIB: defaultRIB()}
+}
+
+// ParseSystemID parses a system id: 6 bytes of dotted hex.
+func ParseSystemID(s string) ([6]byte, error) {
+	b, err := hex.DecodeString(strings.ReplaceAll(s, ".", ""))
+	if err != nil || len(b) != 6 {
+		return [6]byte{}, fmt.Errorf("invalid system id %q (want 6 bytes of dotted hex, e.g. 0000.0000.0001)", s)
 	}
-	if c.ISIS != nil && c.ISIS.netSystemID != nil {
-		switch {
-		case sysID && c.SystemID != *c.ISIS.netSystemID:
-			p.Errf(c.ISIS.netNode, "net: system id %s differs from the top-level system-id %s", systemIDString(*c.ISIS.netSystemID), systemIDString(c.SystemID))
-		default:
-			c.SystemID, sysID = *c.ISIS.netSystemID, true
-		}
-		c.ISIS.netSystemID, c.ISIS.netNode = nil, nil
+	return [6]byte(b), nil
+}
+
+// ParseLogLevel parses a log-level: debug, info, warn or error, any case
+// (info and false when it is none of them).
+func ParseLogLevel(s string) (slog.Level, bool) {
+	l, ok := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo,
+		"warn": slog.LevelWarn, "error": slog.LevelError}[strings.ToLower(s)]
+	return l, ok
+}
+
+// TopLevel returns the key node of a top-level key the file sets, nil when
+// it sets none (for a Section's Check: was system-id given?).
+func (p *Walker) TopLevel(key string) *yaml.Node { return p.top[key] }
+
+// isNil: a section parser that gave up returns a nil pointer.
+func isNil(v any) bool {
+	if v == nil {
+		return true
 	}
-	if !sysID && c.RouterID.IsValid() {
-		c.SystemID = SystemIDFromRouterID(c.RouterID)
-	}
-	if seen["hostname"] == nil {
-		h, err := os.Hostname()
-		if err != nil {
-			p.Errf(root, "hostname not set and os.Hostname failed: %v", err)
-		}
-		c.Hostname = h
-	}
-	return c
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
 }
 
 // SystemIDFromRouterID derives a system id from an IPv4 router id, RFC
@@ -207,8 +271,8 @@ func SystemIDFromRouterID(a netip.Addr) [6]byte {
 	return [6]byte(b)
 }
 
-// routerID parses a router id: an IPv4 address other than 0.0.0.0.
-func (p *Walker) routerID(dst *netip.Addr) Field {
+// RouterID parses a router id: an IPv4 address other than 0.0.0.0.
+func (p *Walker) RouterID(dst *netip.Addr) Field {
 	return func(k, v *yaml.Node) {
 		if s, ok := p.Text(k, v); ok {
 			a, err := netip.ParseAddr(s)
@@ -227,22 +291,44 @@ func (p *Walker) routerID(dst *netip.Addr) Field {
 // IfaceRef is an interface the config names.
 type IfaceRef struct {
 	Name    string
-	Section string // isis, ospf
+	Section string // the section's key
 	Line    int
 }
 
-// InterfaceRefs lists the interfaces of the isis and ospf sections with
-// their lines, so that checks against the host can point at them.
+// InterfaceLister is implemented by a section that names interfaces (a
+// routing protocol's): their names and lines (Section is filled in).
+type InterfaceLister interface {
+	InterfaceRefs() []IfaceRef
+}
+
+// RefsOf lists the interfaces a section's items name (for an
+// InterfaceLister).
+func RefsOf[T any](items []T, ref func(T) (name string, line int)) []IfaceRef {
+	out := make([]IfaceRef, 0, len(items))
+	for _, it := range items {
+		n, l := ref(it)
+		out = append(out, IfaceRef{Name: n, Line: l})
+	}
+	return out
+}
+
+// SectionOf returns the section key of c as its module parsed it (a *T),
+// nil when c has none.
+func SectionOf[T any](c *Config, key string) *T {
+	s, _ := c.Sections[key].(*T)
+	return s
+}
+
+// InterfaceRefs lists the interfaces the sections name, with their lines,
+// so that checks against the host can point at them; by section key.
 func (c *Config) InterfaceRefs() []IfaceRef {
 	var out []IfaceRef
-	if c.ISIS != nil {
-		for _, i := range c.ISIS.Interfaces {
-			out = append(out, IfaceRef{Name: i.Name, Section: "isis", Line: i.Line})
-		}
-	}
-	if c.OSPF != nil {
-		for _, i := range c.OSPF.Interfaces {
-			out = append(out, IfaceRef{Name: i.Name, Section: "ospf", Line: i.Line})
+	for _, k := range slices.Sorted(maps.Keys(c.Sections)) {
+		if l, ok := c.Sections[k].(InterfaceLister); ok {
+			for _, r := range l.InterfaceRefs() {
+				r.Section = k
+				out = append(out, r)
+			}
 		}
 	}
 	return out
@@ -262,7 +348,8 @@ func (c *Config) MissingInterfaces(exists func(name string) bool) []string {
 	return out
 }
 
-func systemIDString(s [6]byte) string {
+// SystemIDString formats a system id as dotted hex (0000.0000.0001).
+func SystemIDString(s [6]byte) string {
 	return fmt.Sprintf("%02x%02x.%02x%02x.%02x%02x", s[0], s[1], s[2], s[3], s[4], s[5])
 }
 

@@ -175,6 +175,10 @@ func label(path string) string {
 // keyNames are the field names whose config key kebab cannot guess.
 var keyNames = map[string]string{"LSPMTU": "lsp-mtu", "PathBandwidthSubTLV": "path-bandwidth-subtlv", "LeakL2ToL1": "leak-l2-to-l1"}
 
+// KeyOf is the config key of a section struct's field, as Render and
+// Diff write it (a module's tests check that every key is exercised).
+func KeyOf(field string) string { return kebab(field) }
+
 // kebab turns a Go field name into the config key style: HelloInterval ->
 // hello-interval, LSPMTU -> lsp-mtu, ECMPOnly -> ecmp-only.
 func kebab(s string) string {

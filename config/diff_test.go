@@ -5,45 +5,22 @@ import (
 	"testing"
 )
 
-func TestDiff(t *testing.T) {
-	a, err := Parse("a.yaml", []byte(`router-id: 10.0.0.1
-isis:
-  areas: [49.0001]
-  interfaces:
-    - {name: e0, metric: 10}
-    - {name: e1}
-  prefixes: [{prefix: 10.1.0.0/24}]
-`))
-	if err != nil {
-		t.Fatal(err)
+func TestDiffAndKebab(t *testing.T) {
+	type iface struct {
+		Name   string
+		Metric int
+		Line   int
 	}
-	b, err := Parse("b.yaml", []byte(`router-id: 10.0.0.1
-isis:
-  areas: [49.0002]
-  ecmp-only: true
-  interfaces:
-    - {name: e2}
-    - {name: e0, metric: 20, bandwidth: 40G}
-  prefixes: [{prefix: 10.1.0.0/24, path-bandwidth: 10G}]
-`))
-	if err != nil {
-		t.Fatal(err)
+	type sec struct {
+		HelloInterval int
+		Interfaces    []iface
 	}
-	got := strings.Join(Diff(a.ISIS, b.ISIS), "\n")
-	want := strings.Join([]string{
-		"areas: [490001] -> [490002]",
-		"ecmp-only: added",
-		"interfaces[e1]: removed",
-		"interfaces[e2]: added",
-		"interfaces[e0].metric: 10 -> 20",
-		"interfaces[e0].bandwidth: 0 -> 40G",
-		"prefixes[10.1.0.0/24].path-bandwidth: 0 -> 10G",
-	}, "\n")
+	a := sec{HelloInterval: 3, Interfaces: []iface{{Name: "e0", Metric: 10, Line: 4}, {Name: "e1"}}}
+	b := sec{HelloInterval: 1, Interfaces: []iface{{Name: "e2"}, {Name: "e0", Metric: 20, Line: 9}}}
+	got := strings.Join(Diff(a, b), "\n")
+	want := "hello-interval: 3 -> 1\ninterfaces[e1]: removed\ninterfaces[e2]: added\ninterfaces[e0].metric: 10 -> 20"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
-	if d := Diff(a.ISIS, a.ISIS); len(d) != 0 {
-		t.Errorf("self diff %v", d)
 	}
 	if k := kebab("LSPMTU") + " " + kebab("ECMPOnly") + " " + kebab("HelloInterval") + " " + kebab("PathBandwidthSubTLV"); k != "lsp-mtu ecmp-only hello-interval path-bandwidth-subtlv" {
 		t.Errorf("kebab: %s", k)

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -33,7 +32,7 @@ func Render(c *Config) ([]byte, error) {
 	}
 	add("hostname", scalar(c.Hostname))
 	add("router-id", scalar(c.RouterID.String()))
-	add("system-id", scalar(systemIDString(c.SystemID)))
+	add("system-id", scalar(SystemIDString(c.SystemID)))
 	add("log-level", scalar(strings.ToLower(c.LogLevel.String())))
 	add("socket", scalar(c.Socket))
 	if c.SocketGroup != "" {
@@ -46,28 +45,26 @@ func Render(c *Config) ([]byte, error) {
 	if c.Metrics != nil {
 		add("metrics", node(reflect.ValueOf(c.Metrics), ""))
 	}
-	if c.ISIS != nil {
-		add("isis", node(reflect.ValueOf(c.ISIS), ""))
-	}
-	if c.OSPF != nil {
-		add("ospf", node(reflect.ValueOf(c.OSPF), ""))
-	}
+	// The routing protocols' sections first, then the others, each by key.
 	keys := make([]string, 0, len(c.Sections))
 	for k := range c.Sections {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	routing := map[string]bool{}
+	for _, s := range registered() {
+		routing[s.Key] = s.Distance != 0
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if routing[keys[i]] != routing[keys[j]] {
+			return routing[keys[i]]
+		}
+		return keys[i] < keys[j]
+	})
 	for _, k := range keys {
 		add(k, node(reflect.ValueOf(c.Sections[k]), ""))
 	}
 	return yaml.Marshal(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}})
 }
-
-// DefaultSPF are the RFC 8405 timers that apply when neither the rib nor a
-// protocol section sets one (spf.DefaultDelayConfig, which says why the
-// initial delay is 0).
-var DefaultSPF = SPF{ShortDelay: 200 * time.Millisecond, LongDelay: 5 * time.Second,
-	TimeToLearn: 500 * time.Millisecond, Holddown: 10 * time.Second}
 
 func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: s} }
 
@@ -100,7 +97,7 @@ func node(v reflect.Value, tag string) *yaml.Node {
 	}
 	switch v.Type() {
 	case durationType:
-		return scalar(fmtDur(time.Duration(v.Int())))
+		return scalar(FormatDuration(time.Duration(v.Int())))
 	case bandwidthType:
 		return scalar(Bandwidth(v.Float()).String())
 	case levelType:
@@ -118,19 +115,17 @@ func node(v reflect.Value, tag string) *yaml.Node {
 	}
 	switch tag {
 	case "level":
-		return scalar(levelName(int(v.Int())))
+		return scalar(LevelName(int(v.Int())))
 	case "area":
-		var b [4]byte
-		binary.BigEndian.PutUint32(b[:], uint32(v.Uint()))
-		return scalar(netip.AddrFrom4(b).String())
+		return scalar(AreaString(uint32(v.Uint())))
 	}
 	switch v.Kind() {
 	case reflect.Struct:
 		n := &yaml.Node{Kind: yaml.MappingNode}
 		t := v.Type()
 		var omit []string
-		if o, ok := v.Interface().(interface{ omitKeys() []string }); ok {
-			omit = o.omitKeys()
+		if o, ok := v.Interface().(KeyOmitter); ok {
+			omit = o.OmitKeys()
 		}
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
@@ -186,6 +181,10 @@ func node(v reflect.Value, tag string) *yaml.Node {
 	return scalar(fmt.Sprint(v.Interface()))
 }
 
+// KeyOmitter is implemented by a section's struct that leaves keys out of
+// its rendering depending on its values (a setting that does not apply).
+type KeyOmitter interface{ OmitKeys() []string }
+
 // quoteIfNeeded keeps a string a string when YAML would read it as
 // something else ("2" for a level, "true").
 func quoteIfNeeded(s string) yaml.Style {
@@ -206,4 +205,15 @@ func dottedArea(a []byte) string {
 		out += "." + h[i:min(i+4, len(h))]
 	}
 	return out
+}
+
+// LevelName writes a level as the config does: 1, 2, or 3 as "1-2".
+func LevelName(l int) string {
+	switch l {
+	case 1:
+		return "1"
+	case 2:
+		return "2"
+	}
+	return "1-2"
 }

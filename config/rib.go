@@ -1,45 +1,50 @@
 package config
 
 import (
-	"sort"
+	"fmt"
 	"time"
-
-	"github.com/fared/fared/spf"
 
 	"gopkg.in/yaml.v3"
 )
 
 // RIB is the rib section: how routes are computed and chosen, for every
-// protocol. The isis and ospf sections may override ecmp-only and the SPF
-// timers for their own topologies; Routing resolves the two.
+// protocol. A routing protocol's section may override ecmp-only and the
+// SPF timers for its own topologies (RoutingSection); Routing resolves
+// the two.
 type RIB struct {
 	ECMPOnly bool
 	SPF      SPF
-	// Distance is the administrative distance per protocol: the lower
-	// wins when several protocols know a prefix (FRR's defaults: ospf 110,
-	// isis 115).
+	// Distance is the administrative distance per routing protocol (by
+	// section key): the lower wins when several protocols know a prefix.
+	// The defaults are the protocols' (Section.Distance: FRR's values).
 	Distance map[string]uint8
 }
 
-// DefaultDistance is the administrative distance of each protocol when the
-// rib section sets none.
-var DefaultDistance = map[string]uint8{"ospf": 110, "isis": 115}
-
+// defaultRIB has the registered routing protocols' default distances.
 func defaultRIB() RIB {
-	d := make(map[string]uint8, len(DefaultDistance))
-	for k, v := range DefaultDistance {
-		d[k] = v
+	d := map[string]uint8{}
+	for _, s := range registered() {
+		if s.Distance != 0 {
+			d[s.Key] = s.Distance
+		}
 	}
 	return RIB{Distance: d}
 }
 
 // SPF holds the RFC 8405 SPF back-off timers. A zero timer is not set:
 // it takes the rib section's value, and failing that fared's default
-// (spf.DefaultDelayConfig). So a protocol section cannot undo a rib
-// initial-delay with 0; it writes 1ms.
+// (DefaultSPF). So a protocol section cannot undo a rib initial-delay
+// with 0; it writes 1ms. The daemon hands them to the rib as
+// spf.DelayConfig.
 type SPF struct {
 	InitialDelay, ShortDelay, LongDelay, TimeToLearn, Holddown time.Duration
 }
+
+// DefaultSPF are the RFC 8405 timers that apply when neither the rib nor a
+// protocol section sets one: spf.DefaultDelayConfig, which says why the
+// initial delay is 0 (the daemon's tests check that the two agree).
+var DefaultSPF = SPF{ShortDelay: 200 * time.Millisecond, LongDelay: 5 * time.Second,
+	TimeToLearn: 500 * time.Millisecond, Holddown: 10 * time.Second}
 
 // Over returns s with every timer it does not set taken from base.
 func (s SPF) Over(base SPF) SPF {
@@ -53,6 +58,16 @@ func (s SPF) Over(base SPF) SPF {
 		pick(s.TimeToLearn, base.TimeToLearn), pick(s.Holddown, base.Holddown)}
 }
 
+// Validate refuses timers RFC 8405 §6 forbids, as they will run (the
+// timers s does not set are the defaults).
+func (s SPF) Validate() error {
+	t := s.Over(DefaultSPF)
+	if t.Holddown <= t.TimeToLearn {
+		return fmt.Errorf("holddown %v must be longer than time-to-learn %v (RFC 8405 §6)", t.Holddown, t.TimeToLearn)
+	}
+	return nil
+}
+
 // Routing is what the rib applies to one protocol's topologies.
 type Routing struct {
 	ECMPOnly bool
@@ -60,36 +75,28 @@ type Routing struct {
 	Distance uint8
 }
 
-// Routing resolves the settings of protocol ("isis", "ospf"): the
-// protocol section's override, else the rib section, else the default.
-func (c *Config) Routing(protocol string) Routing {
-	r := Routing{ECMPOnly: c.RIB.ECMPOnly, SPF: c.RIB.SPF, Distance: c.RIB.Distance[protocol]}
-	var ecmp *bool
-	var spf SPF
-	switch {
-	case protocol == "isis" && c.ISIS != nil:
-		ecmp, spf = c.ISIS.ECMPOnly, c.ISIS.SPF
-	case protocol == "ospf" && c.OSPF != nil:
-		ecmp, spf = c.OSPF.ECMPOnly, c.OSPF.SPF
-	}
-	if ecmp != nil {
-		r.ECMPOnly = *ecmp
-	}
-	r.SPF = spf.Over(r.SPF)
-	return r
+// RoutingSection is implemented by a routing protocol's section that may
+// override the rib section for its own topologies: ecmp-only (nil: not
+// set) and the SPF timers (zero timers: not set). spf points into the
+// section (its parse called Walker.SPF on it), so that a bad combination
+// is reported at its line.
+type RoutingSection interface {
+	RIBOverrides() (ecmpOnly *bool, spf *SPF)
 }
 
-// Protocols returns the routing protocols the config runs, sorted.
-func (c *Config) Protocols() []string {
-	var out []string
-	if c.ISIS != nil {
-		out = append(out, "isis")
+// Routing resolves the settings of the routing protocol whose section key
+// is protocol: its section's override, else the rib section, else the
+// default. Any other key ("": the rib's default) gets the rib section's.
+func (c *Config) Routing(protocol string) Routing {
+	r := Routing{ECMPOnly: c.RIB.ECMPOnly, SPF: c.RIB.SPF, Distance: c.RIB.Distance[protocol]}
+	if o, ok := c.Sections[protocol].(RoutingSection); ok {
+		ecmp, spf := o.RIBOverrides()
+		if ecmp != nil {
+			r.ECMPOnly = *ecmp
+		}
+		r.SPF = spf.Over(r.SPF)
 	}
-	if c.OSPF != nil {
-		out = append(out, "ospf")
-	}
-	sort.Strings(out)
-	return out
+	return r
 }
 
 func (p *Walker) rib(k, v *yaml.Node, r *RIB) {
@@ -98,13 +105,13 @@ func (p *Walker) rib(k, v *yaml.Node, r *RIB) {
 	}
 	p.Mapping(v, map[string]Field{
 		"ecmp-only": p.Bool(&r.ECMPOnly),
-		"spf":       p.spf(&r.SPF),
+		"spf":       p.SPF(&r.SPF),
 		"distance": func(k, v *yaml.Node) {
 			if !p.IsMapping(k, v) {
 				return
 			}
 			fields := map[string]Field{}
-			for proto := range DefaultDistance {
+			for proto := range r.Distance {
 				fields[proto] = func(k, v *yaml.Node) {
 					if n, ok := p.Integer(k, v, 1, 255); ok {
 						r.Distance[proto] = uint8(n)
@@ -116,9 +123,9 @@ func (p *Walker) rib(k, v *yaml.Node, r *RIB) {
 	})
 }
 
-// spf parses an spf: section (RFC 8405 timers), shared by rib, isis and
-// ospf.
-func (p *Walker) spf(t *SPF) Field {
+// SPF parses an spf: section (RFC 8405 timers): the rib's, or a routing
+// protocol's override.
+func (p *Walker) SPF(t *SPF) Field {
 	return func(k, v *yaml.Node) {
 		if !p.IsMapping(k, v) {
 			return
@@ -142,19 +149,18 @@ func (p *Walker) spf(t *SPF) Field {
 // the spf section that set them.
 func (p *Walker) checkSPF(c *Config) {
 	check := func(proto string, at *yaml.Node) {
-		t := c.Routing(proto).SPF
-		d := spf.DelayConfig{InitialDelay: t.InitialDelay, ShortDelay: t.ShortDelay, LongDelay: t.LongDelay, TimeToLearn: t.TimeToLearn, Holddown: t.Holddown}
-		if err := d.Validate(); err != nil {
+		if err := c.Routing(proto).SPF.Validate(); err != nil {
 			p.Errf(at, "%s spf: %v", proto, err)
 		}
 	}
 	if at := p.spfAt[&c.RIB.SPF]; at != nil {
 		check("rib", at)
 	}
-	if c.ISIS != nil && p.spfAt[&c.ISIS.SPF] != nil {
-		check("isis", p.spfAt[&c.ISIS.SPF])
-	}
-	if c.OSPF != nil && p.spfAt[&c.OSPF.SPF] != nil {
-		check("ospf", p.spfAt[&c.OSPF.SPF])
+	for _, s := range registered() {
+		if o, ok := c.Sections[s.Key].(RoutingSection); ok {
+			if _, t := o.RIBOverrides(); p.spfAt[t] != nil {
+				check(s.Key, p.spfAt[t])
+			}
+		}
 	}
 }

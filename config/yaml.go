@@ -21,7 +21,9 @@ type Walker struct {
 	File string // for messages; "" prints "line N: ..."
 	Errs Errors
 
-	spfAt map[*SPF]*yaml.Node // spf sections seen, for checks across sections
+	spfAt  map[*SPF]*yaml.Node   // spf sections seen, for checks across sections
+	top    map[string]*yaml.Node // the top-level keys the file sets (TopLevel)
+	bfdTop *BFD                  // the top-level bfd defaults (SectionBFD)
 }
 
 // Field handles the value v of the key k.
@@ -263,7 +265,7 @@ func (w *Walker) Duration(k, v *yaml.Node, lo, hi time.Duration) (time.Duration,
 		return 0, false
 	}
 	if d < lo || d > hi {
-		w.Errf(v, "%s: %s out of range %s..%s", k.Value, v.Value, fmtDur(lo), fmtDur(hi))
+		w.Errf(v, "%s: %s out of range %s..%s", k.Value, v.Value, FormatDuration(lo), FormatDuration(hi))
 		return 0, false
 	}
 	return d, true
@@ -278,7 +280,9 @@ func (w *Walker) SetDuration(dst *time.Duration, lo, hi time.Duration) Field {
 	}
 }
 
-func fmtDur(d time.Duration) string {
+// FormatDuration writes a duration as the config does: whole seconds as
+// "90s" (not "1m30s"), anything else as time.Duration does.
+func FormatDuration(d time.Duration) string {
 	if d%time.Second == 0 {
 		return fmt.Sprintf("%ds", d/time.Second)
 	}

@@ -19,141 +19,171 @@ import (
 
 // coreRoutes registers the API of the core: status and reload, and the
 // protocol-neutral views of the rib (routes, FARE, SPF log, topologies)
-// and of the kernel (fib).
+// and of the kernel (fib, BFD sessions).
 func (d *Daemon) coreRoutes() {
 	s := d.srv
-	s.Handle("GET /status", func(r *http.Request) (any, error) {
-		st := d.Status()
-		if ms := d.moduleStatus(); len(ms) > 0 {
-			st.ModuleStatus = ms
-		}
-		return st, nil
-	})
-	s.Handle("POST /reload", func(r *http.Request) (any, error) {
-		res, err := d.Reload(r.Context())
-		var re *ReloadError
-		switch {
-		case errors.As(err, &re):
-			return nil, api.Unprocessable(err)
-		case err != nil && !res.Reloaded:
-			return nil, api.Unprocessable(err)
-		case err != nil:
-			return nil, err // applied with errors: 503 with the reason
-		}
-		return res, nil
-	})
-	s.Handle("GET /running-config", func(r *http.Request) (any, error) {
-		cfg := d.Config()
-		out, err := config.Render(cfg)
-		if err != nil {
-			return nil, err
-		}
-		return wire.RunningConfig{File: cfg.File, YAML: string(out)}, nil
-	})
-	s.Handle("POST /log/level", func(r *http.Request) (any, error) {
-		var req wire.LogLevel
-		if err := api.Decode(r, &req); err != nil {
-			return nil, err
-		}
-		l, ok := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[strings.ToLower(req.Level)]
-		if !ok {
-			return nil, api.Errorf("level: %q is not debug, info, warn or error", req.Level)
-		}
-		if d.opt.Level == nil {
-			return nil, api.Unprocessable(errors.New("this daemon's logger has a fixed level"))
-		}
-		old := d.opt.Level.Level()
-		d.opt.Level.Set(l)
-		d.log.Info("log level changed by the API", "from", old, "to", l)
-		return wire.LogLevel{Level: strings.ToLower(l.String())}, nil
-	})
-	s.Handle("GET /route", func(r *http.Request) (any, error) {
-		snap := d.core.RIB.Snapshot()
-		if q := api.Query(r, "prefix"); q != "" {
-			rt, err := lookup(snap, q)
-			if err != nil {
-				return nil, err
-			}
-			return []rib.Route{*rt}, nil
-		}
-		return snap.Routes, nil
-	})
-	s.Handle("GET /fare", func(r *http.Request) (any, error) {
-		q := api.Query(r, "prefix")
-		if q == "" {
-			return nil, api.Errorf("prefix: required")
-		}
-		snap := d.core.RIB.Snapshot()
+	s.Handle("GET /status", d.getStatus)
+	s.Handle("POST /reload", d.postReload)
+	s.Handle("GET /running-config", d.getRunningConfig)
+	s.Handle("POST /log/level", d.postLogLevel)
+	s.Handle("GET /route", d.getRoute)
+	s.Handle("GET /fare", d.getFARE)
+	s.Handle("GET /spf/log", d.getSPFLog)
+	s.Handle("GET /lsdb", d.getLSDB)
+	s.Handle("GET /fib", d.getFIB)
+	s.Handle("GET /fib/capabilities", d.getFIBCapabilities)
+	// BFD is a core service: its sessions belong to the modules that ask
+	// for them, the speaker to the daemon.
+	s.Handle("GET /bfd/sessions", d.getBFDSessions)
+}
+
+// getStatus serves GET /status.
+func (d *Daemon) getStatus(r *http.Request) (any, error) {
+	st := d.Status()
+	if ms := d.moduleStatus(); len(ms) > 0 {
+		st.ModuleStatus = ms
+	}
+	return st, nil
+}
+
+// postReload serves POST /reload.
+func (d *Daemon) postReload(r *http.Request) (any, error) {
+	res, err := d.Reload(r.Context())
+	var re *ReloadError
+	switch {
+	case errors.As(err, &re):
+		return nil, api.Unprocessable(err)
+	case err != nil && !res.Reloaded:
+		return nil, api.Unprocessable(err)
+	case err != nil:
+		return nil, err // applied with errors: 503 with the reason
+	}
+	return res, nil
+}
+
+// getRunningConfig serves GET /running-config.
+func (d *Daemon) getRunningConfig(r *http.Request) (any, error) {
+	cfg := d.Config()
+	out, err := config.Render(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return wire.RunningConfig{File: cfg.File, YAML: string(out)}, nil
+}
+
+// postLogLevel serves POST /log/level.
+func (d *Daemon) postLogLevel(r *http.Request) (any, error) {
+	var req wire.LogLevel
+	if err := api.Decode(r, &req); err != nil {
+		return nil, err
+	}
+	l, ok := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[strings.ToLower(req.Level)]
+	if !ok {
+		return nil, api.Errorf("level: %q is not debug, info, warn or error", req.Level)
+	}
+	if d.opt.Level == nil {
+		return nil, api.Unprocessable(errors.New("this daemon's logger has a fixed level"))
+	}
+	old := d.opt.Level.Level()
+	d.opt.Level.Set(l)
+	d.log.Info("log level changed by the API", "from", old, "to", l)
+	return wire.LogLevel{Level: strings.ToLower(l.String())}, nil
+}
+
+// getRoute serves GET /route.
+func (d *Daemon) getRoute(r *http.Request) (any, error) {
+	snap := d.core.RIB.Snapshot()
+	if q := api.Query(r, "prefix"); q != "" {
 		rt, err := lookup(snap, q)
 		if err != nil {
 			return nil, err
 		}
-		return wire.FareView{Route: *rt, WeightMax: snap.WeightMax}, nil
-	})
-	s.Handle("GET /spf/log", func(r *http.Request) (any, error) {
-		snap := d.core.RIB.Snapshot()
-		delays := d.core.RIB.Delays() // now, not as of the last computation
-		v := wire.SPFView{Log: snap.Log, Delays: delays, LastSync: snap.FIB, FIBError: snap.FIBError, Anomalies: snap.Anomalies}
-		// "delay" predates per-protocol back-off: the first protocol's.
-		for _, p := range []string{"isis", "ospf"} {
-			if dv, ok := delays[p]; ok {
-				v.Delay = dv
-				break
-			}
+		return []rib.Route{*rt}, nil
+	}
+	return snap.Routes, nil
+}
+
+// getFARE serves GET /fare.
+func (d *Daemon) getFARE(r *http.Request) (any, error) {
+	q := api.Query(r, "prefix")
+	if q == "" {
+		return nil, api.Errorf("prefix: required")
+	}
+	snap := d.core.RIB.Snapshot()
+	rt, err := lookup(snap, q)
+	if err != nil {
+		return nil, err
+	}
+	return wire.FareView{Route: *rt, WeightMax: snap.WeightMax}, nil
+}
+
+// getSPFLog serves GET /spf/log.
+func (d *Daemon) getSPFLog(r *http.Request) (any, error) {
+	snap := d.core.RIB.Snapshot()
+	delays := d.core.RIB.Delays() // now, not as of the last computation
+	v := wire.SPFView{Log: snap.Log, Delays: delays, LastSync: snap.FIB, FIBError: snap.FIBError, Anomalies: snap.Anomalies}
+	// "delay" predates per-protocol back-off: the first protocol's
+	// (of the module table).
+	for _, s := range routingSpecs(d.specs) {
+		if dv, ok := delays[s.Name]; ok {
+			v.Delay = dv
+			break
 		}
-		return v, nil
-	})
-	s.Handle("GET /lsdb", func(r *http.Request) (any, error) {
-		level, err := levelParam(r)
-		if err != nil {
-			return nil, err
+	}
+	return v, nil
+}
+
+// getLSDB serves GET /lsdb.
+func (d *Daemon) getLSDB(r *http.Request) (any, error) {
+	level, err := levelParam(r)
+	if err != nil {
+		return nil, err
+	}
+	area, err := config.CanonArea(api.Query(r, "area"))
+	if err != nil {
+		return nil, api.BadRequest(err)
+	}
+	proto := api.Query(r, "protocol")
+	out := []lsdb.View{}
+	for _, g := range d.core.RIB.Snapshot().Graphs {
+		if (level == 0 || g.Level == level) && (area == "" || g.Area == area) && (proto == "" || g.Protocol == proto) {
+			out = append(out, g.View())
 		}
-		area := api.Query(r, "area")
-		if area != "" {
-			a, err := config.ParseArea(area)
-			if err != nil {
-				return nil, api.BadRequest(err)
-			}
-			area = config.AreaString(a)
-		}
-		proto := api.Query(r, "protocol")
-		out := []lsdb.View{}
-		for _, g := range d.core.RIB.Snapshot().Graphs {
-			if (level == 0 || g.Level == level) && (area == "" || g.Area == area) && (proto == "" || g.Protocol == proto) {
-				out = append(out, g.View())
-			}
-		}
-		return out, nil
-	})
-	s.Handle("GET /fib", func(r *http.Request) (any, error) {
-		caps, err := fib.Probe(d.opt.NetNS)
-		if err != nil {
-			return nil, err
-		}
-		routes, nhs, err := fib.Dump(d.opt.NetNS, d.core.Protocol)
-		if err != nil {
-			return nil, err
-		}
-		if routes == nil {
-			routes = []fib.KernelRoute{}
-		}
-		if nhs == nil {
-			nhs = []fib.KernelNexthop{}
-		}
-		v := wire.FIBView{Capabilities: caps, Routes: routes, Nexthops: nhs, Conflicts: []wire.FIBConflict{}}
-		if d.core.FIB != nil {
-			v.Conflicts = append(v.Conflicts, d.core.FIB.Conflicts()...)
-		}
-		return v, nil
-	})
-	s.Handle("GET /fib/capabilities", func(r *http.Request) (any, error) {
-		return fib.Probe(d.opt.NetNS)
-	})
-	// BFD is a core service: its sessions belong to the modules that ask
-	// for them, the speaker to the daemon.
-	s.Handle("GET /bfd/sessions", func(r *http.Request) (any, error) {
-		return d.core.BFD.View(r.Context())
-	})
+	}
+	return out, nil
+}
+
+// getFIB serves GET /fib.
+func (d *Daemon) getFIB(r *http.Request) (any, error) {
+	caps, err := fib.Probe(d.opt.NetNS)
+	if err != nil {
+		return nil, err
+	}
+	routes, nhs, err := fib.Dump(d.opt.NetNS, d.core.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	if routes == nil {
+		routes = []fib.KernelRoute{}
+	}
+	if nhs == nil {
+		nhs = []fib.KernelNexthop{}
+	}
+	v := wire.FIBView{Capabilities: caps, Routes: routes, Nexthops: nhs, Conflicts: []wire.FIBConflict{}}
+	if d.core.FIB != nil {
+		v.Conflicts = append(v.Conflicts, d.core.FIB.Conflicts()...)
+	}
+	return v, nil
+}
+
+// getFIBCapabilities serves GET /fib/capabilities.
+func (d *Daemon) getFIBCapabilities(r *http.Request) (any, error) {
+	return fib.Probe(d.opt.NetNS)
+}
+
+// getBFDSessions serves GET /bfd/sessions.
+func (d *Daemon) getBFDSessions(r *http.Request) (any, error) {
+	return d.core.BFD.View(r.Context())
 }
 
 // lookup answers 400 for a malformed prefix and 404 for an unknown one.

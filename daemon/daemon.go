@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fared/fared/api"
 	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/bfd"
@@ -248,11 +246,11 @@ func (d *Daemon) specNames() []string {
 // buildCore opens the kernel FIB (adopting what a previous run left) and
 // creates the rib and the BFD speaker.
 func (d *Daemon) buildCore(cfg *config.Config) error {
-	d.core = &Core{Log: d.log, Protocol: fibProtocol(cfg)}
+	d.core = &Core{Log: d.log, Protocol: fibProtocol(cfg, d.specs)}
 	d.core.BFD = bfd.New(bfd.Options{Logger: d.log, Guard: d.core.Guard("bfd")})
 	d.metrics.reg.MustRegister(d.core.BFD.Collector())
 	if cfg.FIB.Enabled {
-		fc := FIBConfig(cfg)
+		fc := FIBConfig(cfg, d.specs)
 		fc.NetNS, fc.Logger = d.opt.NetNS, d.log
 		k, err := fib.Open(fc)
 		if err != nil {
@@ -267,7 +265,10 @@ func (d *Daemon) buildCore(cfg *config.Config) error {
 		d.log.Info("kernel FIB", "capabilities", fmt.Sprintf("%+v", k.Capabilities()), "on_shutdown", cfg.FIB.OnShutdown)
 		d.core.FIB = k
 	}
-	rc := rib.Config{Routing: routing(cfg), Default: ribRouting(cfg.Routing("")), Log: d.log, Ready: d.converged, Observe: d.metrics.observe}
+	rc := rib.Config{Routing: map[string]rib.Routing{}, Default: ribRouting(cfg.Routing(""), nil), Log: d.log, Ready: d.converged, Observe: d.metrics.observe}
+	for _, s := range routingSpecs(d.specs) {
+		rc.Routing[s.Name] = ribRouting(cfg.Routing(s.Name), s.Routing.Select)
+	}
 	if d.core.FIB != nil {
 		rc.FIB = d.core.FIB
 	}
@@ -371,37 +372,50 @@ func (d *Daemon) noteInterface(ev netif.Event) {
 	}
 }
 
-// FIBConfig is the kernel FIB a config asks for.
-func FIBConfig(cfg *config.Config) fib.Config {
-	fc := fib.Config{Protocol: fibProtocol(cfg), Metric: cfg.FIB.Metric, KeepOnShutdown: cfg.FIB.OnShutdown == "keep"}
+// FIBConfig is the kernel FIB a config asks for, with the module table
+// the daemon runs (which tells the kernel protocol of its routes).
+func FIBConfig(cfg *config.Config, specs []Spec) fib.Config {
+	fc := fib.Config{Protocol: fibProtocol(cfg, specs), Metric: cfg.FIB.Metric, KeepOnShutdown: cfg.FIB.OnShutdown == "keep"}
 	if r := cfg.FIB.Resilient; r != nil {
 		fc.Resilient = &fib.Resilient{Buckets: r.Buckets, IdleTimer: r.IdleTimer, UnbalancedTimer: r.UnbalancedTimer}
 	}
 	return fc
 }
 
-// routing turns the config's per-protocol settings into the rib's.
-func routing(cfg *config.Config) map[string]rib.Routing {
-	out := map[string]rib.Routing{}
-	for _, p := range []string{"isis", "ospf"} {
-		out[p] = ribRouting(cfg.Routing(p))
+// routingSpecs are the routing protocols of the module table, in its
+// order.
+func routingSpecs(specs []Spec) []Spec {
+	var out []Spec
+	for _, s := range specs {
+		if s.Routing != nil {
+			out = append(out, s)
+		}
 	}
 	return out
 }
 
-func ribRouting(r config.Routing) rib.Routing {
+// ribRouting turns the config's settings of one protocol into the rib's.
+func ribRouting(r config.Routing, sel rib.Selection) rib.Routing {
 	t := r.SPF
-	return rib.Routing{ECMPOnly: r.ECMPOnly, Distance: r.Distance, Delay: spf.DelayConfig{InitialDelay: t.InitialDelay,
+	return rib.Routing{ECMPOnly: r.ECMPOnly, Distance: r.Distance, Select: sel, Delay: spf.DelayConfig{InitialDelay: t.InitialDelay,
 		ShortDelay: t.ShortDelay, LongDelay: t.LongDelay, TimeToLearn: t.TimeToLearn, Holddown: t.Holddown}}
 }
 
-// fibProtocol is the kernel protocol of our routes and nexthops: isis,
-// or ospf for an OSPF-only daemon (one FIB holds all of fared's routes).
-func fibProtocol(cfg *config.Config) uint8 {
-	if cfg.ISIS == nil && cfg.OSPF != nil {
-		return unix.RTPROT_OSPF
+// fibProtocol is the kernel protocol of our routes and nexthops (one FIB
+// holds all of fared's routes): that of the first routing protocol of the
+// module table the config runs, else of the table's first routing
+// protocol; 0 (the fib package's default) for a table without one.
+func fibProtocol(cfg *config.Config, specs []Spec) uint8 {
+	rs := routingSpecs(specs)
+	for _, s := range rs {
+		if s.Configured(cfg) {
+			return s.Routing.KernelProto
+		}
 	}
-	return unix.RTPROT_ISIS
+	if len(rs) > 0 {
+		return rs[0].Routing.KernelProto
+	}
+	return 0
 }
 
 // hostChecks reads the kernel switches a router depends on and returns

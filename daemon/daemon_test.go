@@ -25,6 +25,8 @@ import (
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/daemon"
 	"github.com/fared/fared/internal/netif"
+	"github.com/fared/fared/isis"
+	"github.com/fared/fared/ospf"
 )
 
 // toy is a module written the way a new module is: its own config
@@ -325,9 +327,9 @@ func TestConcurrentReloads(t *testing.T) {
 }
 
 // TestReloadSPFTimers: new rib SPF timers reach the rib's back-off on
-// reload, per protocol, with a protocol section's override winning.
+// reload, per routing protocol of the module table (configured or not).
 func TestReloadSPFTimers(t *testing.T) {
-	h := start(t, toyBase+"rib:\n  spf: {initial-delay: 2s}\n", toySpec)
+	h := start(t, toyBase+"rib:\n  spf: {initial-delay: 2s}\n", toySpec, isis.Spec, ospf.Spec)
 	if d := h.d.RIB().Routing("isis").Delay.InitialDelay; d != 2*time.Second {
 		t.Fatalf("initial delay at start %v", d)
 	}

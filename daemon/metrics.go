@@ -306,7 +306,7 @@ var (
 	descRoutes = prometheus.NewDesc("fared_rib_routes",
 		"Routes in the routing table, by protocol.", []string{"protocol"}, nil)
 	descTopoNodes = prometheus.NewDesc("fared_topology_nodes",
-		"Nodes (routers and pseudonodes) in the topology SPF last ran on, by protocol and topology (IS-IS level, OSPF area).", []string{"protocol", "topology"}, nil)
+		"Nodes (routers and pseudonodes) in the topology SPF last ran on, by protocol and topology (a level or an area).", []string{"protocol", "topology"}, nil)
 	descTopoLinks = prometheus.NewDesc("fared_topology_links",
 		"Directed links in the topology SPF last ran on.", []string{"protocol", "topology"}, nil)
 	descTopoPrefixes = prometheus.NewDesc("fared_topology_prefixes",

@@ -1,6 +1,6 @@
 // Package daemon puts fared together: a small core (the kernel FIB, the
-// rib, the link monitor and the control API) and the modules that run on
-// it (IS-IS, OSPF, and the policy modules). docs/architecture.md draws the
+// rib, the link monitor, BFD and the control API) and the modules that
+// run on it (the routing protocols and the policy modules). docs/architecture.md draws the
 // picture; this file is the contract a module signs.
 package daemon
 
@@ -34,6 +34,29 @@ type Spec struct {
 	// only the running system can tell (interfaces, sockets) and fail;
 	// it must not start goroutines: Run does.
 	New func(core *Core, cfg *config.Config) (Module, error)
+	// Routing is set by a routing protocol: what the core needs of it
+	// before any instance runs (Routing). nil for every other module.
+	Routing *Routing
+}
+
+// Routing describes a routing protocol to the core. The module submits
+// its topologies to Core.RIB with lsdb graphs whose Protocol is the
+// module's Name; its config section registers with a Distance and
+// implements config.RoutingSection and config.InterfaceLister. The core
+// then gives the rib the protocol's settings (distance, ecmp-only, SPF
+// back-off: config.Config.Routing(Name)) and Select, at start and on
+// every reload; drops its topologies when the module stops; and lists
+// it in /v1/spf/log's delays.
+type Routing struct {
+	// KernelProto is the kernel route protocol (RTPROT_*) of fared's
+	// routes and nexthops when this is the first routing protocol of the
+	// module table that the config runs (one FIB holds all of fared's
+	// routes, under one protocol number).
+	KernelProto uint8
+	// Select is the protocol's part of the rib's merge of topologies:
+	// which of its routes take part, and how they rank against each other
+	// before the metric (rib.Selection). nil: every route, by metric.
+	Select rib.Selection
 }
 
 // Why a module's Run context ends, as context.Cause(ctx) tells: the
@@ -102,7 +125,7 @@ type Core struct {
 	// Protocol is the kernel route protocol of fared's routes.
 	Protocol uint8
 	// BFD is the daemon's one BFD speaker (RFC 5880/5881): every module
-	// that needs liveness (IS-IS, OSPF, iNOF's BGP) asks it for sessions,
+	// that needs liveness (the routing protocols, iNOF's BGP) asks it for sessions,
 	// and clients asking for the same (interface, peer) share one. The
 	// daemon runs it (before the modules, until after them) and serves
 	// /v1/bfd/sessions.

@@ -179,16 +179,17 @@ func sameResilient(a, b *config.Resilient) bool {
 	return *a == *b
 }
 
-// applyRIB hands each protocol's new ecmp-only, SPF timers and distance
-// to the rib.
+// applyRIB hands each routing protocol's new ecmp-only, SPF timers and
+// distance to the rib.
 func (d *Daemon) applyRIB(old, nc *config.Config) Change {
 	var c Change
-	for _, p := range []string{"isis", "ospf"} {
+	for _, s := range routingSpecs(d.specs) {
+		p := s.Name
 		o, n := old.Routing(p), nc.Routing(p)
 		if o == n {
 			continue
 		}
-		d.core.RIB.SetRouting(p, ribRouting(n))
+		d.core.RIB.SetRouting(p, ribRouting(n, s.Routing.Select))
 		if o.ECMPOnly != n.ECMPOnly {
 			c.Changed = append(c.Changed, fmt.Sprintf("%s: ecmp-only %v -> %v", p, o.ECMPOnly, n.ECMPOnly))
 		}

@@ -47,34 +47,6 @@ func (p *tparser) authKeys(what string, v *yaml.Node) []AuthKey {
 	return out
 }
 
-// faredAuth is a fared key chain (docs/config.md, "Authentication").
-type faredAuth struct {
-	Keys []AuthKey `yaml:"keys"`
-}
-
-func faredAuthOf(n *Node) *faredAuth {
-	if len(n.Auth) == 0 {
-		return nil
-	}
-	return &faredAuth{Keys: n.Auth}
-}
-
-// faredISISAuth is isis.authentication for the node's levels.
-func faredISISAuth(n *Node) map[string]*faredAuth {
-	a := faredAuthOf(n)
-	if a == nil {
-		return nil
-	}
-	m := map[string]*faredAuth{}
-	if n.Level != "2" {
-		m["level-1"] = a
-	}
-	if n.Level != "1" {
-		m["level-2"] = a
-	}
-	return m
-}
-
 // frrISISKey is the key isisd uses: it has one password per level and
 // per circuit, HMAC-MD5 or clear only.
 func frrISISKey(n *Node) (AuthKey, bool) {

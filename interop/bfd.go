@@ -94,24 +94,6 @@ func frrBFDIface(n *Node, proto string) string {
 	return " isis bfd\n isis bfd profile " + bfdProfile + "\n"
 }
 
-// faredBFD is the bfd key of a fared isis/ospf section.
-type faredBFD struct {
-	Interval       string     `yaml:"interval"`
-	Multiplier     int        `yaml:"multiplier"`
-	Authentication *faredAuth `yaml:"authentication,omitempty"`
-}
-
-func faredBFDOf(n *Node) *faredBFD {
-	if n.BFD == nil {
-		return nil
-	}
-	b := &faredBFD{Interval: n.BFD.Interval.String(), Multiplier: n.BFD.Multiplier}
-	if len(n.BFD.Auth) > 0 {
-		b.Authentication = &faredAuth{Keys: n.BFD.Auth}
-	}
-	return b
-}
-
 // renderBIRDBFD is protocol bfd of a BIRD node with the bfd option: every
 // interface with the node's timers and keys. BIRD's OSPF asks it for a
 // session per neighbour (`bfd yes`, renderBIRD).

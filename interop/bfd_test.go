@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/isis"
+	"github.com/fared/fared/ospf"
 )
 
 func TestBFDNodeOption(t *testing.T) {
@@ -50,7 +52,7 @@ links:
 			t.Errorf("%s: r2 without the option renders bfd", proto)
 		}
 		// fared's rendered config parses with BFD on every interface.
-		b, err := renderFaredConfig(f1, l.Topo.Defaults)
+		b, err := RenderFared(f1, l.Topo.Defaults)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,16 +61,16 @@ links:
 			t.Fatalf("%v\n%s", err, b)
 		}
 		if proto == "ospf" {
-			sec := c.OSPF.BFD
-			for _, it := range c.OSPF.Interfaces {
+			sec := ospf.Section(c).BFD
+			for _, it := range ospf.Section(c).Interfaces {
 				if eff := config.EffectiveBFD(sec, it.BFD); eff == nil || eff.Interval != 50*time.Millisecond || eff.Multiplier != 3 {
 					t.Errorf("ospf %s: %+v", it.Name, eff)
 				}
 			}
 			continue
 		}
-		sec := c.ISIS.BFD
-		for _, it := range c.ISIS.Interfaces {
+		sec := isis.Section(c).BFD
+		for _, it := range isis.Section(c).Interfaces {
 			if eff := config.EffectiveBFD(sec, it.BFD); eff == nil || eff.Interval != 50*time.Millisecond || eff.Multiplier != 3 {
 				t.Errorf("isis %s: %+v", it.Name, eff)
 			}
@@ -122,7 +124,7 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := renderFaredConfig(l.Node("f1"), l.Topo.Defaults)
+	b, err := RenderFared(l.Node("f1"), l.Topo.Defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +132,7 @@ links:
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	if a := c.OSPF.Interfaces[0].BFD.Authentication; a == nil || a.Keys[0].Algorithm != "meticulous-keyed-sha1" || a.Keys[0].Secret != "s3cret" {
+	if a := ospf.Section(c).Interfaces[0].BFD.Authentication; a == nil || a.Keys[0].Algorithm != "meticulous-keyed-sha1" || a.Keys[0].Secret != "s3cret" {
 		t.Fatalf("fared's bfd authentication: %+v\n%s", a, b)
 	}
 	conf, err := RenderBIRD(l.Node("b1"), l.Topo.Defaults)

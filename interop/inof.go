@@ -438,36 +438,43 @@ func (l *Lab) inofSection(n *Node) map[string]any {
 // renderNodeConfig renders fared.yaml of a fared or host node: the
 // protocol section (fared nodes), the inof section, and config: extras.
 func (l *Lab) renderNodeConfig(n *Node) ([]byte, error) {
-	var base []byte
-	if n.Kind == "host" {
-		c := map[string]any{"hostname": n.Hostname, "router-id": n.Loopback.String(), "log-level": l.Topo.Defaults.LogLevel,
-			"socket": n.Socket, "fib": map[string]any{"enabled": false}}
-		b, err := yaml.Marshal(c)
-		if err != nil {
-			return nil, err
-		}
-		base = append([]byte("# rendered by farelab for host "+n.Name+"\n"), b...)
-	} else {
-		var err error
-		if base, err = renderFaredConfig(n, l.Topo.Defaults); err != nil {
-			return nil, err
-		}
+	base, err := l.renderBase(n)
+	if err != nil {
+		return nil, err
 	}
+	var secs [][]byte
 	if sec := l.inofSection(n); sec != nil {
 		b, err := yaml.Marshal(map[string]any{"inof": sec})
 		if err != nil {
 			return nil, err
 		}
-		base = append(base, b...)
+		secs = append(secs, b)
 	}
 	if n.Extra != "" {
 		extra, err := l.withINCTrust(n, n.Extra)
 		if err != nil {
 			return nil, err
 		}
-		base = append(base, extra...)
+		secs = append(secs, []byte(extra))
 	}
-	return base, nil
+	if len(secs) == 0 {
+		return base, nil
+	}
+	return mergeSections(base, secs...)
+}
+
+// renderBase is a node's config without module sections: a fared node's
+// with its protocol's section, a host's with no kernel FIB.
+func (l *Lab) renderBase(n *Node) ([]byte, error) {
+	if n.Kind != "host" {
+		return RenderFared(n, l.Topo.Defaults)
+	}
+	c, err := faredCore(n, l.Topo.Defaults)
+	if err != nil {
+		return nil, err
+	}
+	c.FIB.Enabled = false
+	return renderConfig(c, "host "+n.Name)
 }
 
 // LLDPInfo is the content of the iNOF LLDP TLV of host n (after OUI and

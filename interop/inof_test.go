@@ -10,6 +10,7 @@ import (
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/inof"
 	"github.com/fared/fared/inof/l2"
+	"github.com/fared/fared/isis"
 )
 
 const inofTopo = `name: inof
@@ -124,7 +125,7 @@ func TestINOFRender(t *testing.T) {
 	// The leaf's IS-IS runs passive toward hosts (their subnets reach the
 	// fabric), with adjacencies toward the spines.
 	c := parseRendered(t, l, "leaf1")
-	for _, f := range c.ISIS.Interfaces {
+	for _, f := range isis.Section(c).Interfaces {
 		if f.Passive != strings.HasPrefix(f.Name, "h1-") && f.Passive != strings.HasPrefix(f.Name, "tgt-") {
 			t.Fatalf("leaf1 isis interface %s passive=%v", f.Name, f.Passive)
 		}
@@ -135,7 +136,7 @@ func TestINOFRender(t *testing.T) {
 		t.Fatalf("host %+v", h)
 	}
 	hc := parseRendered(t, l, "h1")
-	if hc.FIB.Enabled || hc.ISIS != nil || inof.Section(hc).Hook != "/bin/true" || len(inof.Section(hc).Interfaces) != 2 {
+	if hc.FIB.Enabled || isis.Section(hc) != nil || inof.Section(hc).Hook != "/bin/true" || len(inof.Section(hc).Interfaces) != 2 {
 		t.Fatalf("h1 config %+v", hc)
 	}
 	// A fared host without inof carries its other sections (unknown to
@@ -230,7 +231,7 @@ links:
 		t.Fatalf("leaf inof %+v", sw)
 	}
 	c := parseRendered(t, l, "leaf")
-	for _, f := range c.ISIS.Interfaces {
+	for _, f := range isis.Section(c).Interfaces {
 		if f.Name == "seg" && !f.Passive {
 			t.Fatal("IS-IS not passive on the shared port")
 		}

@@ -234,7 +234,7 @@ func (l *Lab) WriteFaredConfig(node string) error {
 	if n.Kind != "fared" {
 		return fmt.Errorf("node %s is %s, not fared", node, n.Kind)
 	}
-	cfg, err := renderFaredConfig(n, l.Topo.Defaults)
+	cfg, err := RenderFared(n, l.Topo.Defaults)
 	if err != nil {
 		return err
 	}

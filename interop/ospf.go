@@ -34,14 +34,6 @@ func renderFRRProtocol(n *Node, d Defaults) string {
 	return RenderISISd(n, d)
 }
 
-// renderFaredConfig renders fared.yaml for the node's protocol.
-func renderFaredConfig(n *Node, d Defaults) ([]byte, error) {
-	if n.Protocol == "ospf" {
-		return RenderFaredOSPF(n, d)
-	}
-	return RenderFared(n, d)
-}
-
 // teInterfaceCommand shows the TE link parameters the daemon holds.
 func teInterfaceCommand(n *Node) string {
 	if n.Protocol == "ospf" {
@@ -179,78 +171,6 @@ func RenderOSPFd(n *Node, d Defaults) string {
 	}
 	b.WriteString("exit\n!\n")
 	return b.String()
-}
-
-type faredOSPFConfig struct {
-	Hostname string    `yaml:"hostname"`
-	RouterID string    `yaml:"router-id"`
-	LogLevel string    `yaml:"log-level,omitempty"`
-	Socket   string    `yaml:"socket,omitempty"`
-	OSPF     faredOSPF `yaml:"ospf"`
-}
-
-type faredOSPF struct {
-	RetransmitInterval string            `yaml:"retransmit-interval"`
-	BFD                *faredBFD         `yaml:"bfd,omitempty"`
-	Interfaces         []faredOSPFIface  `yaml:"interfaces"`
-	Prefixes           []faredOSPFPrefix `yaml:"prefixes"`
-}
-
-type faredOSPFIface struct {
-	Name           string     `yaml:"name"`
-	Area           string     `yaml:"area"`
-	Type           string     `yaml:"type"`
-	Cost           int        `yaml:"cost"`
-	Bandwidth      string     `yaml:"bandwidth"`
-	HelloInterval  string     `yaml:"hello-interval"`
-	DeadInterval   string     `yaml:"dead-interval"`
-	Priority       *int       `yaml:"priority,omitempty"`
-	Passive        bool       `yaml:"passive,omitempty"`
-	Authentication *faredAuth `yaml:"authentication,omitempty"`
-}
-
-type faredOSPFPrefix struct {
-	Prefix        string `yaml:"prefix"`
-	Area          string `yaml:"area"`
-	PathBandwidth string `yaml:"path-bandwidth,omitempty"`
-}
-
-// RenderFaredOSPF renders the YAML config of a fared OSPF node
-// (docs/config.md): the same intervals, costs and bandwidths as FRR's.
-func RenderFaredOSPF(n *Node, d Defaults) ([]byte, error) {
-	hello := frrSeconds(d.HelloInterval)
-	c := faredOSPFConfig{Hostname: n.Hostname, RouterID: n.Loopback.String(), LogLevel: d.LogLevel, Socket: n.Socket,
-		OSPF: faredOSPF{RetransmitInterval: "1s", BFD: faredBFDOf(n)}}
-	for _, f := range n.Interfaces {
-		fi := faredOSPFIface{Name: f.Name, Area: f.Area, Type: "p2p", Cost: min(f.Metric, 65535), Bandwidth: FormatBandwidth(f.Bandwidth),
-			HelloInterval: fmt.Sprintf("%ds", hello), DeadInterval: fmt.Sprintf("%ds", hello*d.HelloMultiplier), Passive: f.Edge,
-			Authentication: faredAuthOf(n)}
-		if f.Type == "lan" {
-			fi.Type = "broadcast"
-			if n.Priority >= 0 {
-				pr := n.Priority
-				fi.Priority = &pr
-			}
-		}
-		c.OSPF.Interfaces = append(c.OSPF.Interfaces, fi)
-	}
-	lo := netip.PrefixFrom(n.Loopback, 32)
-	c.OSPF.Prefixes = append(c.OSPF.Prefixes, faredOSPFPrefix{Prefix: lo.String(), Area: n.Area})
-	for _, p := range n.Prefixes {
-		if p.Prefix == lo || !p.Prefix.Addr().Is4() {
-			continue
-		}
-		fp := faredOSPFPrefix{Prefix: p.Prefix.String(), Area: n.Area}
-		if p.PathBandwidth > 0 {
-			fp.PathBandwidth = FormatBandwidth(p.PathBandwidth)
-		}
-		c.OSPF.Prefixes = append(c.OSPF.Prefixes, fp)
-	}
-	out, err := yaml.Marshal(c)
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte("# rendered by farelab for node "+n.Name+"\n"), out...), nil
 }
 
 // OSPFNbr is one row of FRR's `show ip ospf neighbor`.

@@ -3,12 +3,9 @@ package interop
 import (
 	"fmt"
 	"math"
-	"net/netip"
 	"strconv"
 	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
 )
 
 // isisTag is the IS-IS process tag of FRR nodes.
@@ -107,95 +104,4 @@ func RenderISISd(n *Node, d Defaults) string {
 		b.WriteString("exit\n!\n")
 	}
 	return b.String()
-}
-
-// fared config schema (docs/config.md), only the keys farelab sets.
-type faredConfig struct {
-	Hostname string    `yaml:"hostname"`
-	RouterID string    `yaml:"router-id"`
-	SystemID string    `yaml:"system-id"`
-	LogLevel string    `yaml:"log-level,omitempty"`
-	Socket   string    `yaml:"socket,omitempty"`
-	ISIS     faredISIS `yaml:"isis"`
-}
-
-type faredISIS struct {
-	Areas          []string              `yaml:"areas"`
-	Level          string                `yaml:"level"`
-	LSPGenInterval string                `yaml:"lsp-gen-interval"`
-	LeakL2ToL1     []string              `yaml:"leak-l2-to-l1,omitempty"`
-	Authentication map[string]*faredAuth `yaml:"authentication,omitempty"`
-	BFD            *faredBFD             `yaml:"bfd,omitempty"`
-	Interfaces     []faredIface          `yaml:"interfaces"`
-	Prefixes       []faredPrefix         `yaml:"prefixes"`
-}
-
-type faredIface struct {
-	Name            string     `yaml:"name"`
-	Type            string     `yaml:"type"`
-	Metric          int        `yaml:"metric"`
-	Bandwidth       string     `yaml:"bandwidth"`
-	HelloInterval   string     `yaml:"hello-interval"`
-	HelloMultiplier int        `yaml:"hello-multiplier"`
-	Priority        *int       `yaml:"priority,omitempty"`
-	Level           string     `yaml:"level,omitempty"`
-	Passive         bool       `yaml:"passive,omitempty"`
-	Authentication  *faredAuth `yaml:"authentication,omitempty"`
-}
-
-type faredPrefix struct {
-	Prefix        string `yaml:"prefix"`
-	PathBandwidth string `yaml:"path-bandwidth,omitempty"`
-}
-
-// RenderFared renders the YAML config of a fared node (docs/config.md).
-func RenderFared(n *Node, d Defaults) ([]byte, error) {
-	c := faredConfig{
-		Hostname: n.Hostname,
-		RouterID: n.Loopback.String(),
-		SystemID: n.SystemID,
-		LogLevel: d.LogLevel,
-		Socket:   n.Socket,
-		ISIS: faredISIS{
-			Areas:          []string{n.Area},
-			Level:          n.Level,
-			LSPGenInterval: d.LSPGenInterval.String(),
-			Authentication: faredISISAuth(n),
-			BFD:            faredBFDOf(n),
-		},
-	}
-	if n.Level == "1-2" {
-		// A lab L1L2 router leaks everything down (RFC 5302), so leaves
-		// weight paths to other pods by re-advertised Path Bandwidth.
-		c.ISIS.LeakL2ToL1 = []string{"0.0.0.0/0", "::/0"}
-	}
-	for _, f := range n.Interfaces {
-		fi := faredIface{Name: f.Name, Type: f.Type, Metric: f.Metric, Bandwidth: FormatBandwidth(f.Bandwidth),
-			HelloInterval: d.HelloInterval.String(), HelloMultiplier: d.HelloMultiplier, Passive: f.Edge, Authentication: faredAuthOf(n)}
-		if f.Level != n.Level {
-			fi.Level = f.Level
-		}
-		if f.Type == "lan" && n.Priority >= 0 {
-			pr := n.Priority
-			fi.Priority = &pr
-		}
-		c.ISIS.Interfaces = append(c.ISIS.Interfaces, fi)
-	}
-	lo := netip.PrefixFrom(n.Loopback, 32)
-	c.ISIS.Prefixes = append(c.ISIS.Prefixes, faredPrefix{Prefix: lo.String()})
-	for _, p := range n.Prefixes {
-		if p.Prefix == lo {
-			continue // already there; fared rejects duplicates
-		}
-		fp := faredPrefix{Prefix: p.Prefix.String()}
-		if p.PathBandwidth > 0 {
-			fp.PathBandwidth = FormatBandwidth(p.PathBandwidth)
-		}
-		c.ISIS.Prefixes = append(c.ISIS.Prefixes, fp)
-	}
-	out, err := yaml.Marshal(c)
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte("# rendered by farelab for node "+n.Name+"\n"), out...), nil
 }

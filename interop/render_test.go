@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/isis"
+	"github.com/fared/fared/ospf"
 )
 
 func demoLab(t *testing.T) *Lab {
@@ -171,7 +173,7 @@ func TestRenderFared(t *testing.T) {
 		c.SystemID != [6]byte{0, 0, 0, 0, 0, 3} || c.Socket != "/run/x/t1/leaf1/fared.sock" {
 		t.Errorf("config = %+v", c)
 	}
-	is := c.ISIS
+	is := isis.Section(c)
 	if is == nil || len(is.Areas) != 1 || string(is.Areas[0]) != "\x49\x00\x01" || is.Level != 2 || is.LSPGenInterval != 500*time.Millisecond {
 		t.Fatalf("isis = %+v", is)
 	}
@@ -235,7 +237,7 @@ links:
 	if r2 := RenderOSPFd(l.Node("r2"), topo.Defaults); !strings.Contains(r2, " ip ospf network broadcast\n") || !strings.Contains(r2, " ip ospf priority 5\n") {
 		t.Errorf("r2 ospfd.conf:\n%s", r2)
 	}
-	b, err := renderFaredConfig(l.Node("f1"), topo.Defaults)
+	b, err := RenderFared(l.Node("f1"), topo.Defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,8 +245,8 @@ links:
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	o := cfg.OSPF
-	if o == nil || cfg.ISIS != nil || len(o.Interfaces) != 2 || o.Interfaces[0].Area != 1 || o.Interfaces[0].Type != "p2p" ||
+	o := ospf.Section(cfg)
+	if o == nil || isis.Section(cfg) != nil || len(o.Interfaces) != 2 || o.Interfaces[0].Area != 1 || o.Interfaces[0].Type != "p2p" ||
 		o.Interfaces[1].Type != "broadcast" || o.Interfaces[1].Area != 0 || o.Interfaces[0].Bandwidth != 100e9 {
 		t.Fatalf("fared ospf config %+v\n%s", o, b)
 	}

@@ -1,13 +1,11 @@
 package isis
 
 import (
-	"context"
-	"errors"
 	"net/http"
 
 	"github.com/fared/fared/api"
 	apiwire "github.com/fared/fared/api/wire"
-	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp"
 )
 
 // Routes serves the IS-IS API:
@@ -22,10 +20,10 @@ import (
 //	POST /v1/isis/overload {"overload": "on"|"off"|"config"}
 //	POST /v1/isis/clear-adjacency {"interface": "eth0"} (all without one)
 func (in *Instance) Routes(r *api.Router) {
-	r.Handle("GET neighbors", func(r *http.Request) (any, error) { return answer(in.Neighbors(r.Context())) })
-	r.Handle("GET interfaces", func(r *http.Request) (any, error) { return answer(in.Interfaces(r.Context())) })
-	r.Handle("GET levels", func(r *http.Request) (any, error) { return answer(in.Levels(r.Context())) })
-	r.Handle("GET leaks", func(r *http.Request) (any, error) { return answer(in.Leaks(r.Context())) })
+	r.Handle("GET neighbors", func(r *http.Request) (any, error) { return igp.Answer(in.Neighbors(r.Context())) })
+	r.Handle("GET interfaces", func(r *http.Request) (any, error) { return igp.Answer(in.Interfaces(r.Context())) })
+	r.Handle("GET levels", func(r *http.Request) (any, error) { return igp.Answer(in.Levels(r.Context())) })
+	r.Handle("GET leaks", func(r *http.Request) (any, error) { return igp.Answer(in.Leaks(r.Context())) })
 	r.Handle("GET database", func(r *http.Request) (any, error) {
 		q := DatabaseQuery{LSPID: api.Query(r, "lsp")}
 		var err error
@@ -35,12 +33,12 @@ func (in *Instance) Routes(r *api.Router) {
 		if q.Detail, err = api.BoolQuery(r, "detail"); err != nil {
 			return nil, err
 		}
-		return answer(in.Database(r.Context(), q))
+		return igp.Answer(in.Database(r.Context(), q))
 	})
 	r.Handle("POST bandwidth", func(r *http.Request) (any, error) {
-		return bandwidthRoute(r, in.SetBandwidth)
+		return igp.BandwidthRoute(r, in.SetBandwidth)
 	})
-	r.Handle("GET overload", func(r *http.Request) (any, error) { return answer(in.Overload(r.Context())) })
+	r.Handle("GET overload", func(r *http.Request) (any, error) { return igp.Answer(in.Overload(r.Context())) })
 	r.Handle("POST overload", func(r *http.Request) (any, error) {
 		var req apiwire.ISISOverloadRequest
 		if err := api.Decode(r, &req); err != nil {
@@ -58,7 +56,7 @@ func (in *Instance) Routes(r *api.Router) {
 		if _, err := in.SetOverload(r.Context(), on); err != nil {
 			return nil, err
 		}
-		return answer(in.Overload(r.Context()))
+		return igp.Answer(in.Overload(r.Context()))
 	})
 	r.Handle("POST clear-adjacency", func(r *http.Request) (any, error) {
 		var req apiwire.ISISClearRequest
@@ -66,34 +64,8 @@ func (in *Instance) Routes(r *api.Router) {
 			return nil, err
 		}
 		n, err := in.ClearAdjacencies(r.Context(), req.Interface)
-		return answer(apiwire.Cleared{Cleared: n}, err)
+		return igp.Answer(apiwire.Cleared{Cleared: n}, err)
 	})
-}
-
-// bandwidthRoute serves POST bandwidth: set or clear a run-time override.
-func bandwidthRoute(r *http.Request, set func(ctx context.Context, iface string, bw config.Bandwidth) error) (any, error) {
-	var req apiwire.BandwidthRequest
-	if err := api.Decode(r, &req); err != nil {
-		return nil, err
-	}
-	if req.Interface == "" {
-		return nil, api.Errorf("interface: required")
-	}
-	var bw config.Bandwidth
-	if !req.Clear {
-		var err error
-		if bw, err = config.ParseBandwidth(req.Bandwidth); err != nil {
-			return nil, api.Errorf("bandwidth: %q is not a positive bandwidth (e.g. 40G); to drop an override use clear", req.Bandwidth)
-		}
-	}
-	if err := set(r.Context(), req.Interface, bw); err != nil {
-		return answer[any](nil, err)
-	}
-	out := apiwire.BandwidthOverride{Interface: req.Interface, Cleared: req.Clear}
-	if !req.Clear {
-		out.Bandwidth = bw.String()
-	}
-	return out, nil
 }
 
 func levelQuery(r *http.Request) (int, error) {
@@ -105,17 +77,4 @@ func levelQuery(r *http.Request) (int, error) {
 	default:
 		return 0, api.Errorf("level: %q is not 1 or 2", s)
 	}
-}
-
-// answer maps the instance's errors to HTTP: an unknown name is 404, a
-// loop that is not answering (stopping) 503.
-func answer[T any](v T, err error) (any, error) {
-	var nf ErrNotFound
-	if errors.As(err, &nf) {
-		return nil, api.NotFound(err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
 }

@@ -224,7 +224,7 @@ func (in *Instance) encodeLSP(l int, p *packet.LSP, keep bool) []byte {
 		var fallback bool
 		k, fallback, ok = sendKey(a, in.opt.Now())
 		if !ok {
-			in.logOnce(fmt.Sprintf("auth_no_send_key_l%d", l), "no level authentication key may send now: LSP sent without authentication", "level", l)
+			in.LogOnce(fmt.Sprintf("auth_no_send_key_l%d", l), "no level authentication key may send now: LSP sent without authentication", "level", l)
 		}
 		in.lspFallback(l, fallback, k)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/isis/packet"
 )
 
@@ -27,8 +28,8 @@ func shaKey(id uint16, s string) config.AuthKey {
 func startAuth(t *testing.T, n int, w *wire, typ string, hello, lsp *config.Auth) *memNode {
 	ifs := []memIf{{name: "e0", typ: typ, w: w, addr: netip.MustParsePrefix(fmt.Sprintf("10.253.0.%d/24", n))}}
 	cfg := testConfig(t, n, "2", ifs)
-	cfg.ISIS.Interfaces[0].Authentication = hello
-	cfg.ISIS.Authentication.Level2 = lsp
+	Section(cfg).Interfaces[0].Authentication = hello
+	Section(cfg).Authentication.Level2 = lsp
 	return startMemCfg(t, n, cfg, ifs, nil)
 }
 
@@ -76,13 +77,13 @@ func TestAuthAdjacencyAndSync(t *testing.T) {
 			hello, lsp := chain(md5Key(1, "hello")), chain(shaKey(9, "domain"))
 			r1 := startAuth(t, 1, w, typ, hello, lsp)
 			r2 := startAuth(t, 2, w, typ, hello, lsp)
-			poll(t, 10*time.Second, "adjacency up", func() error {
+			igptest.Poll(t, 10*time.Second, "adjacency up", func() error {
 				if err := neighborsUp(r1, 1); err != nil {
 					return err
 				}
 				return neighborsUp(r2, 1)
 			})
-			poll(t, 10*time.Second, "databases in sync", sameDB(r1, r2))
+			igptest.Poll(t, 10*time.Second, "databases in sync", sameDB(r1, r2))
 			if id, err := lspAuthKeyID(r2, r1); err != nil || id != 9 {
 				t.Fatalf("r1's LSP at r2: key id %d, %v", id, err)
 			}
@@ -107,7 +108,7 @@ func TestAuthMismatch(t *testing.T) {
 	w := &wire{}
 	r1 := startAuth(t, 1, w, "p2p", chain(md5Key(1, "a")), nil)
 	r2 := startAuth(t, 2, w, "p2p", chain(md5Key(1, "b")), nil)
-	poll(t, 10*time.Second, "hellos rejected", func() error {
+	igptest.Poll(t, 10*time.Second, "hellos rejected", func() error {
 		for _, r := range []*memNode{r1, r2} {
 			if counters(t, r)["rx_rejected_auth_mismatch"] < 3 {
 				return fmt.Errorf("counters %v", counters(t, r))
@@ -122,8 +123,8 @@ func TestAuthMismatch(t *testing.T) {
 	w2 := &wire{}
 	r3 := startAuth(t, 3, w2, "p2p", nil, chain(shaKey(1, "x")))
 	r4 := startAuth(t, 4, w2, "p2p", nil, chain(shaKey(2, "x")))
-	poll(t, 10*time.Second, "adjacency up", func() error { return neighborsUp(r3, 1) })
-	poll(t, 10*time.Second, "LSPs rejected for their key id", func() error {
+	igptest.Poll(t, 10*time.Second, "adjacency up", func() error { return neighborsUp(r3, 1) })
+	igptest.Poll(t, 10*time.Second, "LSPs rejected for their key id", func() error {
 		if c := counters(t, r3); c["rx_rejected_auth_key_id"] == 0 {
 			return fmt.Errorf("counters %v", c)
 		}
@@ -147,8 +148,8 @@ func TestAuthRollover(t *testing.T) {
 	}
 	r1 := startAuth(t, 1, w, "p2p", mk(), mk())
 	r2 := startAuth(t, 2, w, "p2p", mk(), mk())
-	poll(t, 10*time.Second, "adjacency up", func() error { return neighborsUp(r1, 1) })
-	poll(t, 10*time.Second, "databases in sync", sameDB(r1, r2))
+	igptest.Poll(t, 10*time.Second, "adjacency up", func() error { return neighborsUp(r1, 1) })
+	igptest.Poll(t, 10*time.Second, "databases in sync", sameDB(r1, r2))
 	if id, _ := lspAuthKeyID(r2, r1); id != 1 && time.Now().Before(at) {
 		t.Fatalf("before the rollover r1's LSP has key id %d", id)
 	}
@@ -157,7 +158,7 @@ func TestAuthRollover(t *testing.T) {
 		ns, _ := r.in.Neighbors(context.Background())
 		before[r] = ns[0]
 	}
-	poll(t, 15*time.Second, "LSPs re-signed with key 2", func() error {
+	igptest.Poll(t, 15*time.Second, "LSPs re-signed with key 2", func() error {
 		for _, p := range [][2]*memNode{{r1, r2}, {r2, r1}} {
 			if id, err := lspAuthKeyID(p[0], p[1]); err != nil || id != 2 {
 				return fmt.Errorf("key id %d, %v", id, err)
@@ -197,15 +198,15 @@ func TestAuthAllKeysExpired(t *testing.T) {
 	}
 	r1 := startAuth(t, 1, w, "p2p", mk(md5Key(1, "hello")), mk(shaKey(2, "lsp")))
 	r2 := startAuth(t, 2, w, "p2p", mk(md5Key(1, "hello")), mk(shaKey(2, "lsp")))
-	poll(t, 10*time.Second, "adjacency up", func() error { return neighborsUp(r1, 1) })
-	poll(t, 10*time.Second, "databases in sync", sameDB(r1, r2))
+	igptest.Poll(t, 10*time.Second, "adjacency up", func() error { return neighborsUp(r1, 1) })
+	igptest.Poll(t, 10*time.Second, "databases in sync", sameDB(r1, r2))
 	before := map[*memNode]NeighborView{}
 	for _, r := range []*memNode{r1, r2} {
 		ns, _ := r.in.Neighbors(context.Background())
 		before[r] = ns[0]
 	}
 	// Five hellos after T: longer than the hold time (3 s).
-	poll(t, 20*time.Second, "hellos with the expired key both ways", func() error {
+	igptest.Poll(t, 20*time.Second, "hellos with the expired key both ways", func() error {
 		for _, r := range []*memNode{r1, r2} {
 			if cs := counters(t, r); cs["tx_auth_expired_key"] < 5 || cs["rx_auth_expired_key"] < 5 {
 				return fmt.Errorf("counters %v", cs)

@@ -1,37 +1,17 @@
 package isis
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/isis/packet"
 )
-
-// logBuf collects log lines for the "logged once" checks.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), s)
-}
 
 func counter(t *testing.T, m *memNode, name string) uint64 {
 	t.Helper()
@@ -47,11 +27,11 @@ func counter(t *testing.T, m *memNode, name string) uint64 {
 // once, and must neither panic nor disturb the adjacency or the database.
 func TestBadInput(t *testing.T) {
 	w := &wire{}
-	logs := &logBuf{}
+	logs := &igptest.LogBuf{}
 	r1 := startMemLog(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.0/31")}}, slog.New(slog.NewTextHandler(logs, nil)))
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "adjacency up", func() error { return neighborsUp(r1, 1) })
-	poll(t, 10*time.Second, "sync", sameDB(r1, r2))
+	igptest.Poll(t, 10*time.Second, "adjacency up", func() error { return neighborsUp(r1, 1) })
+	igptest.Poll(t, 10*time.Second, "sync", sameDB(r1, r2))
 	inj := w.port([6]byte{0x02, 0xee, 0, 0, 0, 1})
 
 	r1sys := r1.in.SystemID()
@@ -105,13 +85,13 @@ func TestBadInput(t *testing.T) {
 			before := counter(t, r1, tc.counter)
 			inj.Send(MACAllISs, tc.pdu)
 			inj.Send(MACAllISs, tc.pdu)
-			poll(t, 5*time.Second, "counted twice", func() error {
+			igptest.Poll(t, 5*time.Second, "counted twice", func() error {
 				if got := counter(t, r1, tc.counter) - before; got != 2 {
 					return fmt.Errorf("%s: +%d, want +2", tc.counter, got)
 				}
 				return nil
 			})
-			if n := logs.count(tc.log); n != 1 {
+			if n := logs.Count(tc.log); n != 1 {
 				t.Errorf("%q logged %d times, want once", tc.log, n)
 			}
 			if err := neighborsUp(r1, 1); err != nil {
@@ -127,7 +107,7 @@ func TestBadInput(t *testing.T) {
 	if v, _ := r1.in.Database(context.Background(), DatabaseQuery{LSPID: packet.MakeLSPID(other, 0, 0).String()}); len(v) != 0 {
 		t.Fatalf("bad LSP stored: %+v", v)
 	}
-	poll(t, 5*time.Second, "sync after bad input", sameDB(r1, r2))
+	igptest.Poll(t, 5*time.Second, "sync after bad input", sameDB(r1, r2))
 	_ = binary.BigEndian
 }
 
@@ -138,7 +118,7 @@ func TestWrongAreaLevel1(t *testing.T) {
 	a, _ := packet.ParseArea("49.0002")
 	h := &packet.P2PHello{Header: packet.Header{Type: packet.TypeP2PHello}, CircuitType: 1, SourceID: packet.SystemID{0, 0, 0, 0, 0, 0x42}, HoldTime: 3, LocalCircuitID: 1,
 		TLVs: packet.TLVs{&packet.AreaAddresses{Areas: [][]byte{a}}, &packet.ProtocolsSupported{NLPIDs: []uint8{0xcc}}, &packet.ThreeWay{State: 2}}}
-	poll(t, 5*time.Second, "running", func() error {
+	igptest.Poll(t, 5*time.Second, "running", func() error {
 		ifs, _ := r1.in.Interfaces(context.Background())
 		if ifs[0].State != "up" {
 			return fmt.Errorf("down")
@@ -146,7 +126,7 @@ func TestWrongAreaLevel1(t *testing.T) {
 		return nil
 	})
 	inj.Send(MACAllISs, h.AppendTo(nil))
-	poll(t, 5*time.Second, "area mismatch counted", func() error {
+	igptest.Poll(t, 5*time.Second, "area mismatch counted", func() error {
 		if n := counter(t, r1, "rx_rejected_area_mismatch"); n != 1 {
 			return fmt.Errorf("rx_rejected_area_mismatch=%d", n)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp"
 )
 
 // BFD for IS-IS adjacencies (RFC 5882): one session per Up adjacency on
@@ -24,13 +25,7 @@ import (
 // the LSPs and SPF catch up.
 
 // Repairer is the rib's local-repair hook (rib.Manager).
-type Repairer interface {
-	NeighborDown(ifindex int, gws ...netip.Addr)
-	NeighborUp(ifindex int, gws ...netip.Addr)
-}
-
-// bfdEvent is a session's state change, posted to the instance loop.
-type bfdEvent struct{ ev bfd.Event }
+type Repairer = igp.Repairer
 
 // bfdPeer picks the session addresses of an adjacency (see above).
 func (c *circuit) bfdPeer(a *adjacency) (peer, local netip.Addr) {
@@ -70,28 +65,17 @@ func (in *Instance) bfdTick(now time.Time) {
 		}
 		c.upAdjs(func(a *adjacency) {
 			if peer, local := c.bfdPeer(a); peer.IsValid() {
-				want[bfd.Key{IfIndex: c.ifi.Index, Peer: peer}] = bfd.Want{Local: local, Iface: c.name, Params: bfd.Params{Interval: b.Interval, Multiplier: b.Multiplier, Auth: b.Authentication}}
+				want[bfd.Key{IfIndex: c.ifi.Index, Peer: peer}] = bfd.Want{Local: local, Iface: c.name, Params: igp.BFDParams(b)}
 			}
 		})
 	}
-	if in.bfd == nil {
-		if len(want) == 0 {
-			return
-		}
-		if in.opt.BFD == nil {
-			in.logOnce("bfd_no_manager", "BFD is configured but this instance has no BFD speaker: adjacencies run without it")
-			return
-		}
-		in.bfd = bfd.NewSessions(in.opt.BFD, "isis", in.opt.Logger, func(ev bfd.Event) { in.lp.PostNoWait(bfdEvent{ev}) })
-	}
-	in.bfd.Sync(want)
+	in.SyncBFD(want)
 }
 
 // onBFD takes an adjacency down when its session goes from Up to Down,
-// unless the peer said AdminDown (RFC 5882 §3.2: BFD was turned off
-// there, the neighbour itself is fine).
+// unless the peer said AdminDown (igp.Base.BFDFailed).
 func (in *Instance) onBFD(e bfd.Event) {
-	if in.bfd == nil || !in.bfd.Failed(e) {
+	if !in.BFDFailed(e) {
 		return
 	}
 	now := in.opt.Now()
@@ -121,15 +105,6 @@ func (in *Instance) onBFD(e bfd.Event) {
 		}
 	}
 	in.bfdTick(now) // the session goes with its adjacency
-}
-
-// bfdClose removes the instance's sessions (the peers hear AdminDown
-// unless another client still uses a session).
-func (in *Instance) bfdClose() {
-	if in.bfd != nil {
-		in.bfd.Close()
-		in.bfd = nil
-	}
 }
 
 // repairDown is local repair for an adjacency leaving Up.

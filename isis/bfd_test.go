@@ -15,6 +15,7 @@ import (
 
 	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp/igptest"
 )
 
 type repairLog struct {
@@ -69,10 +70,7 @@ func startMemBFD(t *testing.T, n int, cfg *config.Config, ifs []memIf, m *bfd.Ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	mn := &memNode{in: in, cancel: cancel, done: make(chan struct{})}
-	go func() { in.Run(ctx); close(mn.done) }()
-	t.Cleanup(mn.stop)
+	mn := &memNode{in: in, stop: igptest.Go(t, in.Run)}
 	return mn
 }
 
@@ -105,13 +103,13 @@ func TestBFDTakesAdjacencyDown(t *testing.T) {
 	var rep repairLog
 	r1 := startMemBFD(t, 1, testConfig(t, 1, "2", ifs1, sec), ifs1, m1, &rep)
 	r2 := startMemBFD(t, 2, testConfig(t, 2, "2", ifs2, sec), ifs2, m2, nil)
-	poll(t, 10*time.Second, "adjacency up", func() error {
+	igptest.Poll(t, 10*time.Second, "adjacency up", func() error {
 		if err := neighborsUp(r1, 1); err != nil {
 			return err
 		}
 		return neighborsUp(r2, 1)
 	})
-	poll(t, 10*time.Second, "BFD up", func() error {
+	igptest.Poll(t, 10*time.Second, "BFD up", func() error {
 		if err := bfdUp(ctx, m1); err != nil {
 			return err
 		}
@@ -121,7 +119,7 @@ func TestBFDTakesAdjacencyDown(t *testing.T) {
 		t.Fatalf("local repair before any failure: %v", d)
 	}
 	net.Mute(a2, true) // r2's BFD falls silent; its hellos do not
-	poll(t, 10*time.Second, "local repair of r2 on r1", func() error {
+	igptest.Poll(t, 10*time.Second, "local repair of r2 on r1", func() error {
 		if d := rep.downs(); !slices.Contains(d, "12 [10.254.0.1]") {
 			return fmt.Errorf("repairs %v", d)
 		}
@@ -136,7 +134,7 @@ func TestBFDTakesAdjacencyDown(t *testing.T) {
 	}
 	// Hellos bring it back; BFD comes Up again once r2 speaks.
 	net.Mute(a2, false)
-	poll(t, 15*time.Second, "adjacency and BFD back", func() error {
+	igptest.Poll(t, 15*time.Second, "adjacency and BFD back", func() error {
 		if err := neighborsUp(r1, 1); err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ import (
 type circuit struct {
 	in   *Instance
 	idx  int
-	cfg  config.ISISInterface
+	cfg  Interface
 	name string
 	// rxSite names the circuit's receive path in the panic guard's log
 	// (built once: the guard takes it on every PDU).
@@ -78,7 +78,7 @@ type lanLevel struct {
 	electAt time.Time
 }
 
-func newCircuit(in *Instance, idx int, ic config.ISISInterface) *circuit {
+func newCircuit(in *Instance, idx int, ic Interface) *circuit {
 	c := &circuit{in: in, idx: idx, cfg: ic, name: ic.Name, rxSite: "rx " + ic.Name, localID: uint8(idx + 1),
 		counters: map[string]uint64{}, logged: map[string]bool{}, keyFallback: map[string]*config.KeyFallback{}}
 	for l := 0; l < 2; l++ {

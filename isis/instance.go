@@ -20,6 +20,7 @@ import (
 	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/guard"
+	"github.com/fared/fared/internal/igp"
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/isis/packet"
@@ -61,13 +62,16 @@ type IfaceInfo = netif.Info
 // Instance is one IS-IS routing instance.
 type Instance struct {
 	cfg    *config.Config
-	icfg   *config.ISIS
+	icfg   *Config
 	log    *slog.Logger
 	opt    Options
 	sysID  packet.SystemID
 	areas  [][]byte
 	pbCode uint8
 
+	// Base: the loop's module methods, the convergence gate, log-once,
+	// the BFD sessions (internal/igp).
+	*igp.Base
 	lp    *loop.Loop   // events, queries, ticker: the instance goroutine
 	guard *guard.Guard // every received PDU and loop duty recovers through it
 
@@ -75,14 +79,6 @@ type Instance struct {
 	levels   [2]*level // [0] L1, [1] L2; nil when the level is off
 
 	graphs [2]atomic.Pointer[lsdb.Graph]
-	start  time.Time
-
-	// converged turns true (once) when every running circuit has an Up
-	// adjacency and the databases have been quiet for a second: the FIB
-	// keeps what a previous run left until then.
-	converged   atomic.Bool
-	lastChange  time.Time
-	lastChanges uint64
 
 	// Leaking between levels (L1L2 only): leaks[i] is what we advertise
 	// into level i+1; leakDirty/lastLeak/leakRuns are indexed by the level
@@ -92,8 +88,6 @@ type Instance struct {
 	lastLeak  [2]time.Time
 	leakRuns  [2]uint64
 
-	logged map[string]bool // instance-wide log-once kinds
-
 	lspKey [2]string // per level, the key our LSPs were last signed with (auth.go)
 	// lspKeyFallback: per level, LSPs are signed with an expired key.
 	lspKeyFallback [2]config.KeyFallback
@@ -101,7 +95,6 @@ type Instance struct {
 	// overloadSet is the overload bit set at run time (farectl isis
 	// overload), nil when the configured value is in force.
 	overloadSet *bool
-	bfd         *bfd.Sessions // BFD sessions of the adjacencies (bfd.go); nil: none
 
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -116,7 +109,7 @@ type rxEvent struct {
 // New validates what can be checked before the loop runs and returns an
 // instance ready for Run.
 func New(cfg *config.Config, opt Options) (*Instance, error) {
-	if cfg.ISIS == nil {
+	if Section(cfg) == nil {
 		return nil, fmt.Errorf("isis: no isis section in %s", cfg.File)
 	}
 	if opt.Logger == nil {
@@ -133,15 +126,15 @@ func New(cfg *config.Config, opt Options) (*Instance, error) {
 	}
 	in := &Instance{
 		cfg:    cfg,
-		icfg:   cfg.ISIS,
+		icfg:   Section(cfg),
 		log:    opt.Logger.With("proto", "isis"),
 		opt:    opt,
 		sysID:  packet.SystemID(cfg.SystemID),
-		areas:  cfg.ISIS.Areas,
-		pbCode: cfg.ISIS.PathBandwidthSubTLV,
+		areas:  Section(cfg).Areas,
+		pbCode: Section(cfg).PathBandwidthSubTLV,
 		lp:     loop.New(1024),
-		logged: map[string]bool{},
 	}
+	in.Base = igp.NewBase(in.lp, in.log, opt.BFD, Key, opt.Logger)
 	in.guard = guard.New("isis", in.log)
 	in.lp.Guard(in.guard)
 	for l := 1; l <= 2; l++ {
@@ -149,7 +142,7 @@ func New(cfg *config.Config, opt Options) (*Instance, error) {
 			in.levels[l-1] = newLevel(l)
 		}
 	}
-	for i, ic := range cfg.ISIS.Interfaces {
+	for i, ic := range Section(cfg).Interfaces {
 		in.circuits = append(in.circuits, newCircuit(in, i, ic))
 	}
 	return in, nil
@@ -178,54 +171,31 @@ func (in *Instance) Graph(level int) *lsdb.Graph {
 
 // Run is the instance goroutine. It returns when ctx is done.
 func (in *Instance) Run(ctx context.Context) error {
-	in.start = in.opt.Now()
-	for _, c := range in.circuits {
-		c.refresh(in.start)
-	}
-	defer in.shutdown()
-	in.lp.Run(ctx, tickInterval, in.opt.Now, handler{in})
-	return nil
+	return in.RunLoop(ctx, tickInterval, in.opt.Now, igp.Handlers{
+		Start: func(now time.Time) {
+			for _, c := range in.circuits {
+				c.refresh(now)
+			}
+		},
+		Stop: in.shutdown,
+		Refresh: func(name string) {
+			if c := in.circuit(name); c != nil {
+				c.refresh(in.opt.Now())
+			}
+		},
+		Reconfigure: in.reconfigure, SetBandwidth: in.setBandwidth, Clear: in.clearAdjacencies, BFD: in.onBFD,
+		Other: in.handle, Tick: in.tick, Settle: in.settle,
+	})
 }
 
-// handler adapts the instance to loop.Handler without exporting its
-// event methods.
-type handler struct{ in *Instance }
-
-func (h handler) Handle(ev any)        { h.in.handle(ev) }
-func (h handler) Tick(now time.Time)   { h.in.tick(now) }
-func (h handler) Settle(now time.Time) { h.in.settle(now) }
-
-// Query runs f inside the instance goroutine; f must copy what it returns.
-func (in *Instance) Query(ctx context.Context, f func()) error { return in.lp.Query(ctx, f) }
-
+// handle handles the instance's own events.
 func (in *Instance) handle(ev any) {
 	switch e := ev.(type) {
 	case rxEvent:
 		in.receiveGuarded(e.c, e.src, e.pdu)
-	case notifyEvent:
-		if c := in.circuit(e.name); c != nil {
-			c.refresh(in.opt.Now())
-		}
-	case reconfigEvent:
-		e.done <- in.reconfigure(e.cfg)
-	case bandwidthEvent:
-		e.done <- in.setBandwidth(e.iface, e.bw)
 	case overloadEvent:
 		e.done <- in.setOverload(e.on)
-	case clearEvent:
-		e.done <- in.clearAdjacencies(e.iface)
-	case bfdEvent:
-		in.onBFD(e.ev)
 	}
-}
-
-// logOnce logs an instance-wide condition the first time it is seen.
-func (in *Instance) logOnce(kind, msg string, args ...any) {
-	if in.logged[kind] {
-		return
-	}
-	in.logged[kind] = true
-	in.log.Warn(msg, append([]any{"kind", kind, "note", "logged once"}, args...)...)
 }
 
 // receiveGuarded processes one received PDU and contains any panic in it
@@ -258,42 +228,31 @@ func (in *Instance) tick(now time.Time) {
 	in.checkConverged(now)
 }
 
+// checkConverged: the databases quiet for a second, and every running,
+// non-passive circuit has an Up adjacency at one of its levels.
 func (in *Instance) checkConverged(now time.Time) {
-	if in.converged.Load() {
-		return
-	}
 	var changes uint64
 	for _, lv := range in.levels {
 		if lv != nil {
 			changes += lv.changes
 		}
 	}
-	if changes != in.lastChanges || in.lastChange.IsZero() {
-		in.lastChanges, in.lastChange = changes, now
-		return
-	}
-	if now.Sub(in.lastChange) < time.Second {
-		return
-	}
-	for _, c := range in.circuits {
-		if !c.running || c.cfg.Passive {
-			continue
+	in.CheckConverged(now, changes, func() bool {
+		for _, c := range in.circuits {
+			if !c.running || c.cfg.Passive {
+				continue
+			}
+			up := false
+			for l := 1; l <= 2; l++ {
+				up = up || (c.levelOn(l) && c.hasUpAdj(l))
+			}
+			if !up {
+				return false
+			}
 		}
-		up := false
-		for l := 1; l <= 2; l++ {
-			up = up || (c.levelOn(l) && c.hasUpAdj(l))
-		}
-		if !up {
-			return
-		}
-	}
-	in.converged.Store(true)
-	in.log.Info("initial convergence reached", "after", now.Sub(in.start).Round(time.Millisecond))
+		return true
+	})
 }
-
-// Converged reports whether the instance has finished its initial
-// database synchronisation (see checkConverged).
-func (in *Instance) Converged() bool { return in.converged.Load() }
 
 // settle does the work that events leave pending: LSP (re)generation subject
 // to the minimum generation interval, and graph snapshots.
@@ -335,7 +294,7 @@ func (in *Instance) settle(now time.Time) {
 }
 
 func (in *Instance) shutdown() {
-	in.bfdClose()
+	in.CloseBFD()
 	for _, c := range in.circuits {
 		c.close()
 	}

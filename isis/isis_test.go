@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fared/fared/internal/igp/igptest"
 )
 
 func neighborsUp(m *memNode, want int) error {
@@ -68,13 +70,13 @@ func TestP2PAdjacencyAndSync(t *testing.T) {
 	w := &wire{}
 	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.0/31")}})
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "adjacency up", func() error {
+	igptest.Poll(t, 10*time.Second, "adjacency up", func() error {
 		if err := neighborsUp(r1, 1); err != nil {
 			return err
 		}
 		return neighborsUp(r2, 1)
 	})
-	poll(t, 10*time.Second, "databases in sync", func() error {
+	igptest.Poll(t, 10*time.Second, "databases in sync", func() error {
 		if err := sameDB(r1, r2)(); err != nil {
 			return err
 		}
@@ -84,7 +86,7 @@ func TestP2PAdjacencyAndSync(t *testing.T) {
 		}
 		return nil
 	})
-	poll(t, 5*time.Second, "graph at r2", func() error {
+	igptest.Poll(t, 5*time.Second, "graph at r2", func() error {
 		g := r2.in.Graph(2)
 		if g == nil {
 			return fmt.Errorf("no graph")
@@ -117,7 +119,7 @@ func TestLANDISAndPseudonode(t *testing.T) {
 	for n := 1; n <= 3; n++ {
 		rs = append(rs, startMem(t, n, []memIf{{name: "lan0", typ: "lan", w: w, addr: netip.MustParsePrefix(fmt.Sprintf("10.253.0.%d/24", n))}}))
 	}
-	poll(t, 15*time.Second, "all adjacencies up", func() error {
+	igptest.Poll(t, 15*time.Second, "all adjacencies up", func() error {
 		for _, r := range rs {
 			if err := neighborsUp(r, 2); err != nil {
 				return err
@@ -127,7 +129,7 @@ func TestLANDISAndPseudonode(t *testing.T) {
 	})
 	// Equal priorities: the highest MAC (r3's 02:00:00:00:03:00) wins; its
 	// LAN id is r3's system id with circuit id 1.
-	poll(t, 10*time.Second, "DIS agreed", func() error {
+	igptest.Poll(t, 10*time.Second, "DIS agreed", func() error {
 		for _, r := range rs {
 			ifs, err := r.in.Interfaces(context.Background())
 			if err != nil {
@@ -140,7 +142,7 @@ func TestLANDISAndPseudonode(t *testing.T) {
 		}
 		return nil
 	})
-	poll(t, 10*time.Second, "pseudonode LSP and sync", func() error {
+	igptest.Poll(t, 10*time.Second, "pseudonode LSP and sync", func() error {
 		if err := sameDB(rs...)(); err != nil {
 			return err
 		}
@@ -173,11 +175,11 @@ func TestFragmentsAndRefresh(t *testing.T) {
 	}
 	r1 := startMemExtra(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.0/31")}}, extra, pfx.String())
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "sync", sameDB(r1, r2))
+	igptest.Poll(t, 10*time.Second, "sync", sameDB(r1, r2))
 	// 300 prefixes × (9 bytes + 6 bytes of Path Bandwidth sub-TLV) do not
 	// fit one 1492-byte LSP.
 	var frags int
-	poll(t, 10*time.Second, "fragments at r2", func() error {
+	igptest.Poll(t, 10*time.Second, "fragments at r2", func() error {
 		v, err := r2.in.Database(context.Background(), DatabaseQuery{})
 		if err != nil {
 			return err
@@ -226,7 +228,7 @@ func TestFragmentsAndRefresh(t *testing.T) {
 		return v[0].Seq
 	}
 	s0 := seq()
-	poll(t, 10*time.Second, "refresh", func() error {
+	igptest.Poll(t, 10*time.Second, "refresh", func() error {
 		if s := seq(); s < s0+2 {
 			return fmt.Errorf("seq %d, want ≥ %d", s, s0+2)
 		}

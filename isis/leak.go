@@ -182,7 +182,7 @@ func (in *Instance) Levels(ctx context.Context) ([]LevelView, error) {
 				continue
 			}
 			v := LevelView{Level: lv.n, LSPs: len(lv.db), Originated: lv.originated, LeakedInto: len(in.leaks[lv.n-1]),
-				Recomputations: in.leakRuns[lv.n-1], Converged: in.converged.Load(), SeqWraps: lv.seqWraps, SeqWaiting: len(lv.seqWait),
+				Recomputations: in.leakRuns[lv.n-1], Converged: in.Converged(), SeqWraps: lv.seqWraps, SeqWaiting: len(lv.seqWait),
 				Overload: in.overloaded()}
 			if lv.n == 1 {
 				v.Attached = in.icfg.AttachedBit && in.attached()

@@ -4,7 +4,6 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/fared/fared/config"
 	"github.com/fared/fared/lsdb"
 )
 
@@ -49,7 +48,7 @@ func graph(links []tlink, pfx []tpfx) *lsdb.Graph {
 // TestLeakMath: the re-advertised Path Bandwidth of draft-xu-lsr-fare §4.2,
 // computed by hand for each case.
 func TestLeakMath(t *testing.T) {
-	in := &Instance{icfg: &config.ISIS{Level: 3, LeakL2ToL1: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}}
+	in := &Instance{icfg: &Config{Level: 3, LeakL2ToL1: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}}
 	cases := []struct {
 		name   string
 		from   int

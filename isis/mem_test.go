@@ -1,7 +1,6 @@
 package isis
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +10,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp/igptest"
 )
 
 // wire is an in-memory broadcast segment: every frame sent by one port is
@@ -85,9 +84,8 @@ func (p *memPort) Close() error {
 
 // memNode is one instance wired to in-memory segments.
 type memNode struct {
-	in     *Instance
-	cancel context.CancelFunc
-	done   chan struct{}
+	in   *Instance
+	stop func() // igptest.Go's
 }
 
 type memIf struct {
@@ -157,7 +155,7 @@ func startMemCfg(t testing.TB, n int, cfg *config.Config, ifs []memIf, log *slog
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if testing.Verbose() && log == nil {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		log = slog.New(slog.NewTextHandler(igptest.Writer{T: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	in, err := New(cfg, Options{
 		Logger: log,
@@ -178,34 +176,6 @@ func startMemCfg(t testing.TB, n int, cfg *config.Config, ifs []memIf, log *slog
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m := &memNode{in: in, cancel: cancel, done: make(chan struct{})}
-	go func() { in.Run(ctx); close(m.done) }()
-	t.Cleanup(m.stop)
+	m := &memNode{in: in, stop: igptest.Go(t, in.Run)}
 	return m
-}
-
-func (m *memNode) stop() {
-	m.cancel()
-	<-m.done
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(b []byte) (int, error) { w.t.Log(string(b)); return len(b), nil }
-
-// poll retries f until it returns nil or the deadline passes.
-func poll(t testing.TB, d time.Duration, what string, f func() error) {
-	t.Helper()
-	end := time.Now().Add(d)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("%s: not reached within %v: %v", what, d, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

@@ -2,28 +2,21 @@ package isis
 
 import (
 	"context"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fared/fared/internal/igp"
 )
 
-// Prometheus metrics of the IS-IS module (docs/metrics.md). The promCollector
-// asks the instance's loop at scrape time through the same queries as the
-// API (Interfaces, Neighbors, Levels): the loop's state is never read from
-// another goroutine, and the metrics always agree with farectl.
+// Prometheus metrics of the IS-IS module (docs/metrics.md), asked of the
+// loop at scrape time (igp.Collector).
 
 // Collectors is the daemon.Collector capability.
 func (in *Instance) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{&promCollector{in: in}}
+	return []prometheus.Collector{&igp.Collector{Descs: []*prometheus.Desc{promRx, promRejected, promTx, promTxErr, promAdjChanges, promDIS, promEvents,
+		promIfUp, promAdj, promLSPs, promOriginated, promConverged, promScrape}, ScrapeError: promScrape, Scrape: in.scrape}}
 }
-
-// promScrapeTimeout bounds a scrape's wait for a busy loop: a loop that does
-// not answer costs its metrics, not the scrape.
-const promScrapeTimeout = 2 * time.Second
-
-type promCollector struct{ in *Instance }
 
 var (
 	promRx = prometheus.NewDesc("fared_isis_pdus_received_total",
@@ -55,20 +48,10 @@ var (
 	promScrape = prometheus.NewDesc("fared_isis_scrape_error", "The IS-IS instance did not answer the scrape.", nil, nil)
 )
 
-func (c *promCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{promRx, promRejected, promTx, promTxErr, promAdjChanges, promDIS, promEvents,
-		promIfUp, promAdj, promLSPs, promOriginated, promConverged, promScrape} {
-		ch <- d
-	}
-}
-
-func (c *promCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), promScrapeTimeout)
-	defer cancel()
-	ifs, err := c.in.Interfaces(ctx)
+func (in *Instance) scrape(ctx context.Context, ch chan<- prometheus.Metric) error {
+	ifs, err := in.Interfaces(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(promScrape, err)
-		return
+		return err
 	}
 	for _, v := range ifs {
 		up := 0.0
@@ -76,24 +59,15 @@ func (c *promCollector) Collect(ch chan<- prometheus.Metric) {
 			up = 1
 		}
 		ch <- prometheus.MustNewConstMetric(promIfUp, prometheus.GaugeValue, up, v.Name)
-		names := make([]string, 0, len(v.Counters))
-		for k := range v.Counters {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			ch <- promCounter(v.Name, k, float64(v.Counters[k]))
-		}
+		igp.Counters(ch, v.Name, v.Counters, promCounter)
 	}
-	nbrs, err := c.in.Neighbors(ctx)
+	nbrs, err := in.Neighbors(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(promScrape, err)
-		return
+		return err
 	}
-	lvls, err := c.in.Levels(ctx)
+	lvls, err := in.Levels(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(promScrape, err)
-		return
+		return err
 	}
 	// Every (level, state) of a running level, zero included, so that a
 	// dashboard sees an adjacency going away as a drop to 0.
@@ -106,14 +80,7 @@ func (c *promCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, n := range nbrs {
 		adj[[2]string{n.Level, n.State}]++
 	}
-	keys := make([][2]string, 0, len(adj))
-	for k := range adj {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
-	for _, k := range keys {
-		ch <- prometheus.MustNewConstMetric(promAdj, prometheus.GaugeValue, float64(adj[k]), k[0], k[1])
-	}
+	igp.Pairs(ch, promAdj, adj)
 	conv := 0.0
 	for _, l := range lvls {
 		ln := levelName(l.Level)
@@ -124,15 +91,14 @@ func (c *promCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(promConverged, prometheus.GaugeValue, conv)
+	return nil
 }
 
 // promCounter files one interface counter (the names circuit.count and
-// circuit.reject use) under its metric; a counter this promCollector does not
-// know is still exported, as an event.
-func promCounter(iface, name string, v float64) prometheus.Metric {
-	cm := func(d *prometheus.Desc, labels ...string) prometheus.Metric {
-		return prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, append([]string{iface}, labels...)...)
-	}
+// circuit.reject use) under its metric and labels after the interface; a
+// counter it does not know is still exported, as an event.
+func promCounter(name string) (*prometheus.Desc, []string) {
+	cm := func(d *prometheus.Desc, labels ...string) (*prometheus.Desc, []string) { return d, labels }
 	switch {
 	case strings.HasPrefix(name, "rx_rejected_"):
 		return cm(promRejected, strings.TrimPrefix(name, "rx_rejected_"))

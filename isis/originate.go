@@ -78,7 +78,7 @@ func (in *Instance) install(lv *level, id packet.LSPID, seq uint32, tlvs packet.
 		return
 	}
 	if _, err := tlvs.Fit(); err != nil {
-		in.logOnce("lsp_fit", "LSP content that cannot be encoded is left out", "lsp", id.String(), "err", err)
+		in.LogOnce("lsp_fit", "LSP content that cannot be encoded is left out", "lsp", id.String(), "err", err)
 	}
 	life := uint16(in.icfg.LSPLifetime / time.Second)
 	p := &packet.LSP{Header: packet.Header{Type: lspType(lv.n)}, Lifetime: life, ID: id, Seq: seq, Flags: in.lspFlags(lv, id), TLVs: tlvs}
@@ -319,7 +319,7 @@ func (in *Instance) lspMTU() int {
 		}
 	}
 	if m < minLSPMTU {
-		in.logOnce("lsp_mtu", "an IS-IS interface MTU is below the smallest LSP size; LSPs may not cross it", "lsp_size", minLSPMTU)
+		in.LogOnce("lsp_mtu", "an IS-IS interface MTU is below the smallest LSP size; LSPs may not cross it", "lsp_size", minLSPMTU)
 		m = minLSPMTU
 	}
 	return m

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/daemon"
+	"github.com/fared/fared/internal/igp"
 
 	apiwire "github.com/fared/fared/api/wire"
 	"github.com/fared/fared/config"
@@ -16,32 +17,9 @@ import (
 	"github.com/fared/fared/lsdb"
 )
 
-type notifyEvent struct{ name string }
-
-type reconfigEvent struct {
-	cfg  *config.Config
-	done chan<- Report
-}
-
-type bandwidthEvent struct {
-	iface string
-	bw    config.Bandwidth // 0: clear the override
-	done  chan<- error
-}
-
 type overloadEvent struct {
 	on   *bool // nil: back to the configured value
 	done chan<- bool
-}
-
-type clearEvent struct {
-	iface string // "": every interface
-	done  chan<- clearResult
-}
-
-type clearResult struct {
-	n   int
-	err error
 }
 
 // Report is what a reload did: Changed lists what was applied, in words
@@ -49,20 +27,14 @@ type clearResult struct {
 // Warnings what was not.
 type Report = daemon.Change
 
-// Notify tells the instance that an interface changed (from the netlink
-// monitor), so it re-reads it now instead of at the next poll.
-func (in *Instance) Notify(name string) {
-	in.lp.TryPost(notifyEvent{name}) // if the queue is full, the poll catches up
-}
-
 // Check validates a new configuration against the running instance and
 // changes nothing: what it accepts, Reconfigure applies in full.
 func (in *Instance) Check(cfg *config.Config) error {
-	if cfg.ISIS == nil {
+	if Section(cfg) == nil {
 		return fmt.Errorf("no isis section")
 	}
 	// One-byte circuit ids (the pseudonode id of a LAN): 255 circuits.
-	if n := len(cfg.ISIS.Interfaces); n > 255 {
+	if n := len(Section(cfg).Interfaces); n > 255 {
 		return fmt.Errorf("%d interfaces: IS-IS circuit ids are one byte, at most 255 interfaces", n)
 	}
 	return nil
@@ -76,18 +48,7 @@ func (in *Instance) Check(cfg *config.Config) error {
 // instance's adjacencies under the new id (the process and the database
 // of the others' LSPs stay).
 func (in *Instance) Reconfigure(ctx context.Context, cfg *config.Config) (Report, error) {
-	return loop.Ask(ctx, in.lp, func(r chan<- Report) any { return reconfigEvent{cfg: cfg, done: r} })
-}
-
-// SetBandwidth overrides an interface's bandwidth at run time (bits/s); 0
-// clears the override. An override survives reloads that leave the
-// interface's configured bandwidth as it was.
-func (in *Instance) SetBandwidth(ctx context.Context, iface string, bw config.Bandwidth) error {
-	err, aerr := loop.Ask(ctx, in.lp, func(r chan<- error) any { return bandwidthEvent{iface: iface, bw: bw, done: r} })
-	if aerr != nil {
-		return aerr
-	}
-	return err
+	return in.AskReconfigure(ctx, cfg)
 }
 
 // SetOverload sets the overload bit at run time (a maintenance drain);
@@ -102,11 +63,7 @@ func (in *Instance) SetOverload(ctx context.Context, on *bool) (bool, error) {
 // through the normal hello exchange. It returns how many were Up or
 // initialising.
 func (in *Instance) ClearAdjacencies(ctx context.Context, iface string) (int, error) {
-	r, err := loop.Ask(ctx, in.lp, func(r chan<- clearResult) any { return clearEvent{iface: iface, done: r} })
-	if err != nil {
-		return 0, err
-	}
-	return r.n, r.err
+	return in.AskClear(ctx, iface)
 }
 
 // Overload reports the overload bit in force and where it comes from.
@@ -137,17 +94,42 @@ func (in *Instance) overloaded() bool {
 }
 
 func (in *Instance) reconfigure(nc *config.Config) Report {
-	var rep Report
-	ni := nc.ISIS
+	var rep igp.Report
+	ni := Section(nc)
 	if ni == nil { // the daemon stops the module instead of calling this
-		rep.Warnings = append(rep.Warnings, "isis section removed: the module stops")
-		return rep
+		rep.Warn("isis section removed: the module stops")
+		return rep.Change
 	}
 	now := in.opt.Now()
+	old := in.icfg
+	sysChanged, areasChanged := in.reconfigureInstance(nc, ni, now, rep.Changed)
+	in.reconfigureCircuits(old, ni, sysChanged, now, rep.Changed)
+	if areasChanged {
+		dropped := 0
+		for _, c := range in.circuits {
+			dropped += c.recheckAreas(now)
+		}
+		rep.Changed("areas %v -> %v (re-originated; %d level-1 adjacencies without a common area dropped)",
+			formatAreas(old.Areas), formatAreas(ni.Areas), dropped)
+	}
+	in.reportSettings(old, ni, rep.Changed)
+	in.reconfigureOverload(old, ni, rep.Changed)
+	if old.LSPLifetime != ni.LSPLifetime || old.LSPRefresh != ni.LSPRefresh {
+		in.reissueOwn(now)
+	}
+	in.markLeak(1)
+	in.markLeak(2)
+	in.scheduleAll()
+	return rep.Log(in.log)
+}
+
+// reconfigureInstance applies the instance-wide keys that change what the
+// instance is: system id, names, levels, areas, the Path Bandwidth
+// codepoint. It reports whether the system id and the areas changed.
+func (in *Instance) reconfigureInstance(nc *config.Config, ni *Config, now time.Time, changed igp.Changer) (sysChanged, areasChanged bool) {
 	old, oldCfg := in.icfg, in.cfg
 	newSys := packet.SystemID(nc.SystemID)
-	sysChanged := newSys != in.sysID
-	changed := func(format string, args ...any) { rep.Changed = append(rep.Changed, fmt.Sprintf(format, args...)) }
+	sysChanged = newSys != in.sysID
 
 	// Our LSPs at the levels we stop running, or all of them under a
 	// changing system id, are purged now, while the adjacencies that
@@ -175,7 +157,6 @@ func (in *Instance) reconfigure(nc *config.Config) Report {
 		}
 	}
 
-	// Instance-wide settings.
 	in.cfg, in.icfg = nc, ni
 	if sysChanged {
 		changed("system-id %s -> %s (instance restarted: %d own LSPs purged, adjacencies re-formed and LSPs re-originated under the new id)",
@@ -188,7 +169,7 @@ func (in *Instance) reconfigure(nc *config.Config) Report {
 	if oldCfg.RouterID != nc.RouterID {
 		changed("router-id %s -> %s (TE router id and addresses re-originated)", oldCfg.RouterID, nc.RouterID)
 	}
-	areasChanged := !slices.EqualFunc(ni.Areas, old.Areas, func(a, b []byte) bool { return string(a) == string(b) })
+	areasChanged = !slices.EqualFunc(ni.Areas, old.Areas, func(a, b []byte) bool { return string(a) == string(b) })
 	in.areas = ni.Areas
 	if ni.Level != old.Level {
 		for _, l := range dropLevels {
@@ -213,8 +194,15 @@ func (in *Instance) reconfigure(nc *config.Config) Report {
 		}
 		changed("path-bandwidth-subtlv %d -> %d (prefixes re-originated, databases re-read)", old.PathBandwidthSubTLV, ni.PathBandwidthSubTLV)
 	}
+	return sysChanged, areasChanged
+}
 
-	// Circuits, in the new configuration's order.
+// reconfigureCircuits makes the circuits those of the new configuration,
+// in its order: removed ones go down, new ones come up, one whose type,
+// passive flag or levels changed (or all, under a new system id) restarts
+// with its circuit id, counters and (unless its configured bandwidth
+// changed) its run-time bandwidth override; the others update in place.
+func (in *Instance) reconfigureCircuits(old, ni *Config, sysChanged bool, now time.Time, changed igp.Changer) {
 	want := map[string]bool{}
 	for _, ic := range ni.Interfaces {
 		want[ic.Name] = true
@@ -234,11 +222,7 @@ func (in *Instance) reconfigure(nc *config.Config) Report {
 			changed("interface %s: added", ic.Name)
 		case circuitRestart(c.cfg, old, ic, ni) != "" || sysChanged:
 			why := circuitRestart(c.cfg, old, ic, ni)
-			ov := c.bwOverride
-			if ov != 0 && ic.Bandwidth != c.cfg.Bandwidth {
-				changed("interface %s: bandwidth override %s dropped (configured bandwidth changed)", ic.Name, ov)
-				ov = 0
-			}
+			ov := igp.KeepOverride(changed, ic.Name, c.bwOverride, c.cfg.Bandwidth, ic.Bandwidth)
 			counters := c.counters
 			in.dropCircuit(c, now)
 			c = in.newCircuitAt(ic, int(c.localID)-1)
@@ -257,16 +241,11 @@ func (in *Instance) reconfigure(nc *config.Config) Report {
 			c.refresh(now)
 		}
 	}
+}
 
-	if areasChanged {
-		dropped := 0
-		for _, c := range in.circuits {
-			dropped += c.recheckAreas(now)
-		}
-		changed("areas %v -> %v (re-originated; %d level-1 adjacencies without a common area dropped)",
-			formatAreas(old.Areas), formatAreas(ni.Areas), dropped)
-	}
-	in.reportSettings(old, ni, changed)
+// reconfigureOverload: a new configured overload bit drops a run-time
+// override; an unchanged one keeps it.
+func (in *Instance) reconfigureOverload(old, ni *Config, changed igp.Changer) {
 	if old.Overload != ni.Overload {
 		if in.overloadSet != nil {
 			changed("overload: run-time override %s dropped (configured value changed)", onOff(*in.overloadSet))
@@ -276,67 +255,54 @@ func (in *Instance) reconfigure(nc *config.Config) Report {
 	} else if in.overloadSet != nil {
 		changed("overload: run-time override %s kept (configured value unchanged)", onOff(*in.overloadSet))
 	}
-	if old.LSPLifetime != ni.LSPLifetime || old.LSPRefresh != ni.LSPRefresh {
-		// Copies out there carry the old lifetime: re-issue them now so
-		// that none expires before the new refresh interval comes round.
-		for _, lv := range in.levels {
-			if lv == nil {
-				continue
-			}
-			for id := range lv.ownFrags {
-				if e := lv.db[id]; e != nil && e.own && e.purged.IsZero() {
-					in.reoriginate(lv, e, now)
-				}
+}
+
+// reissueOwn re-issues our live LSPs after a lifetime or refresh change:
+// copies out there carry the old lifetime, and none may expire before the
+// new refresh interval comes round.
+func (in *Instance) reissueOwn(now time.Time) {
+	for _, lv := range in.levels {
+		if lv == nil {
+			continue
+		}
+		for id := range lv.ownFrags {
+			if e := lv.db[id]; e != nil && e.own && e.purged.IsZero() {
+				in.reoriginate(lv, e, now)
 			}
 		}
 	}
-	in.markLeak(1)
-	in.markLeak(2)
-	in.scheduleAll()
-	for _, c := range rep.Changed {
-		in.log.Info("reload", "change", c)
-	}
-	for _, w := range rep.Warnings {
-		in.log.Warn("reload", "warning", w)
-	}
-	return rep
 }
 
 // reportSettings words the changes of the instance-wide keys that need
 // nothing beyond the new values (origination picks them up).
-func (in *Instance) reportSettings(old, ni *config.ISIS, changed func(string, ...any)) {
-	strip := func(c *config.ISIS) config.ISIS {
+func (in *Instance) reportSettings(old, ni *Config, changed igp.Changer) {
+	strip := func(c *Config) Config {
 		s := *c
 		s.Interfaces, s.Areas, s.Level, s.PathBandwidthSubTLV, s.Overload = nil, nil, 0, 0, false
 		return s
 	}
 	a, b := strip(old), strip(ni)
-	for _, d := range config.Diff(&a, &b) {
-		how := "applied"
+	igp.Settings(&a, &b, func(d string) string {
 		switch {
 		case strings.HasPrefix(d, "prefixes"), strings.HasPrefix(d, "lsp-mtu"), strings.HasPrefix(d, "attached-bit"):
-			how = "re-originated"
+			return "re-originated"
 		case strings.HasPrefix(d, "lsp-lifetime"), strings.HasPrefix(d, "lsp-refresh"):
-			how = "own LSPs re-originated with it"
+			return "own LSPs re-originated with it"
 		case strings.HasPrefix(d, "hello-padding"):
-			how = "applied at the next hello"
+			return "applied at the next hello"
 		case strings.HasPrefix(d, "leak-l2-to-l1"), strings.HasPrefix(d, "readvertise-hold"):
-			how = "leaks recomputed"
-		case strings.HasPrefix(d, "ecmp-only"), strings.HasPrefix(d, "spf"):
-			how = "applied by the rib"
-		case strings.HasPrefix(d, "bfd"):
-			how = "sessions follow within a tick; new timers by Poll/Final"
+			return "leaks recomputed"
 		case strings.HasPrefix(d, "authentication"):
-			how = "LSPs and SNPs signed and checked with it from now; own LSPs re-signed"
+			return "LSPs and SNPs signed and checked with it from now; own LSPs re-signed"
 		}
-		changed("%s (%s)", d, how)
-	}
+		return igp.HowCommon(d)
+	}, changed)
 }
 
 // circuitRestart says why an interface must restart to take its new
 // configuration ("" when it updates in place): a new circuit type,
 // passive flag or set of levels changes what the adjacencies are.
-func circuitRestart(o config.ISISInterface, oi *config.ISIS, n config.ISISInterface, ni *config.ISIS) string {
+func circuitRestart(o Interface, oi *Config, n Interface, ni *Config) string {
 	var why []string
 	if o.Type != n.Type {
 		why = append(why, fmt.Sprintf("type %s -> %s", o.Type, n.Type))
@@ -352,22 +318,13 @@ func circuitRestart(o config.ISISInterface, oi *config.ISIS, n config.ISISInterf
 
 // updateCircuit applies what changes in place: metric, bandwidth, hello
 // timers, priority. Nothing here drops an adjacency.
-func (in *Instance) updateCircuit(c *circuit, ic config.ISISInterface, now time.Time, changed func(string, ...any)) {
+func (in *Instance) updateCircuit(c *circuit, ic Interface, now time.Time, changed igp.Changer) {
 	o := c.cfg
 	c.cfg = ic
 	if o.Metric != ic.Metric {
 		changed("interface %s: metric %d -> %d (re-originated)", c.name, o.Metric, ic.Metric)
 	}
-	if o.Bandwidth != ic.Bandwidth {
-		how := "re-originated"
-		if c.bwOverride != 0 {
-			how = fmt.Sprintf("run-time override %s dropped, re-originated", c.bwOverride)
-			c.bwOverride = 0
-		}
-		changed("interface %s: bandwidth %s -> %s (%s)", c.name, bwName(o.Bandwidth), bwName(ic.Bandwidth), how)
-	} else if c.bwOverride != 0 {
-		changed("interface %s: bandwidth override %s kept (configured bandwidth unchanged)", c.name, c.bwOverride)
-	}
+	igp.Bandwidth(changed, c.name, o.Bandwidth, ic.Bandwidth, &c.bwOverride)
 	if o.HelloInterval != ic.HelloInterval || o.HelloMultiplier != ic.HelloMultiplier {
 		// The next hello carries the new hold time: send it now so a
 		// neighbour never holds us for less than the new interval.
@@ -392,15 +349,10 @@ func (in *Instance) updateCircuit(c *circuit, ic config.ISISInterface, now time.
 			changed("interface %s: priority %d -> %d (DIS election re-run)", c.name, o.Priority, ic.Priority)
 		}
 	}
-	for _, d := range config.Diff(o.Authentication, ic.Authentication) {
-		// Hellos are signed and checked with c.cfg: the next hello uses
-		// the new chain.
-		changed("interface %s: authentication %s (applied to the next hello)", c.name, d)
-	}
-	for _, d := range config.Diff(o.BFD, ic.BFD) {
-		// bfdTick reconciles the sessions with c.cfg every tick.
-		changed("interface %s: bfd %s (sessions follow within a tick; new timers by Poll/Final)", c.name, d)
-	}
+	// Hellos are signed and checked with c.cfg: the next hello uses the
+	// new chain; bfdTick reconciles the sessions with c.cfg every tick.
+	igp.Auth(changed, c.name, o.Authentication, ic.Authentication, "applied to the next hello")
+	igp.BFD(changed, c.name, o.BFD, ic.BFD)
 	c.refresh(now) // bandwidth
 	in.scheduleAll()
 }
@@ -408,7 +360,7 @@ func (in *Instance) updateCircuit(c *circuit, ic config.ISISInterface, now time.
 // newCircuitAt makes the circuit for ic with circuit id idx+1, or the
 // lowest free one when idx < 0. A restarted circuit keeps its id, so its
 // pseudonode LSP id stays.
-func (in *Instance) newCircuitAt(ic config.ISISInterface, idx int) *circuit {
+func (in *Instance) newCircuitAt(ic Interface, idx int) *circuit {
 	if idx < 0 {
 		used := map[uint8]bool{}
 		for _, c := range in.circuits {
@@ -494,12 +446,7 @@ func (in *Instance) setBandwidth(name string, bw config.Bandwidth) error {
 	c.bwOverride = bw
 	c.refresh(in.opt.Now())
 	in.scheduleAll()
-	if bw == 0 {
-		in.log.Info("bandwidth override cleared", "iface", name, "was", old.String(), "configured", bwName(c.cfg.Bandwidth), "bandwidth_bytes", c.bw)
-	} else {
-		in.log.Info("bandwidth override set", "iface", name, "bandwidth", bw.String(), "configured", bwName(c.cfg.Bandwidth),
-			"note", "kept across reloads that leave this interface's configured bandwidth unchanged")
-	}
+	igp.LogOverride(in.log, name, old, bw, c.cfg.Bandwidth, c.bw)
 	return nil
 }
 
@@ -518,7 +465,7 @@ func (in *Instance) setOverload(on *bool) bool {
 	return in.overloaded()
 }
 
-func (in *Instance) clearAdjacencies(name string) clearResult {
+func (in *Instance) clearAdjacencies(name string) igp.ClearResult {
 	now := in.opt.Now()
 	n, found := 0, false
 	for _, c := range in.circuits {
@@ -548,18 +495,10 @@ func (in *Instance) clearAdjacencies(name string) clearResult {
 		c.helloDue = [2]time.Time{now, now}
 	}
 	if !found {
-		return clearResult{err: ErrNotFound{What: "interface " + name}}
+		return igp.ClearResult{Err: ErrNotFound{What: "interface " + name}}
 	}
 	in.log.Info("adjacencies cleared by operator", "iface", name, "count", n)
-	return clearResult{n: n}
-}
-
-// bwName shows a configured bandwidth; 0 means the interface speed.
-func bwName(b config.Bandwidth) string {
-	if b == 0 {
-		return "speed"
-	}
-	return b.String()
+	return igp.ClearResult{N: n}
 }
 
 func onOff(b bool) string {

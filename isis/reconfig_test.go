@@ -8,12 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/isis/packet"
 )
 
@@ -91,37 +91,13 @@ func startLiveLog(t testing.TB, n int, y string, kernel map[string]kif, log *slo
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m := &memNode{in: in, cancel: cancel, done: make(chan struct{})}
-	go func() { in.Run(ctx); close(m.done) }()
-	t.Cleanup(m.stop)
+	m := &memNode{in: in, stop: igptest.Go(t, in.Run)}
 	return &liveNode{memNode: m, n: n}
 }
 
 func (l *liveNode) reload(t testing.TB, y string) Report {
 	t.Helper()
-	cfg := parseCfg(t, y)
-	if err := l.in.Check(cfg); err != nil {
-		t.Fatalf("check: %v", err)
-	}
-	rep, err := l.in.Reconfigure(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
-}
-
-func hasLine(rep Report, parts ...string) error {
-	for _, c := range rep.Changed {
-		ok := true
-		for _, p := range parts {
-			ok = ok && strings.Contains(c, p)
-		}
-		if ok {
-			return nil
-		}
-	}
-	return fmt.Errorf("no change line with %q in %q (warnings %q)", parts, rep.Changed, rep.Warnings)
+	return igptest.Reload(t, l.in, parseCfg(t, y))
 }
 
 // upOn lists the Up adjacencies of m as "sysid@iface".
@@ -181,14 +157,14 @@ func TestReloadAddRemoveInterface(t *testing.T) {
 	r1 := startLive(t, 1, liveYAML(1, "", one), k1)
 	r2 := startLive(t, 2, liveYAML(2, "", "  interfaces:\n"+ifLine("e0", "p2p", "")), map[string]kif{"e0": {w: w12, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.1/31")}}})
 	r3 := startLive(t, 3, liveYAML(3, "", "  interfaces:\n"+ifLine("e0", "p2p", "")), map[string]kif{"e0": {w: w13, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.3/31")}}})
-	poll(t, 10*time.Second, "r1-r2 up", wantUp(r1.memNode, "0000.0000.0002@e0"))
+	igptest.Poll(t, 10*time.Second, "r1-r2 up", wantUp(r1.memNode, "0000.0000.0002@e0"))
 
 	rep := r1.reload(t, liveYAML(1, "", both))
-	if err := hasLine(rep, "interface e1: added"); err != nil {
+	if err := igptest.HasLine(rep, "interface e1: added"); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 10*time.Second, "r1 up with r2 and r3", wantUp(r1.memNode, "0000.0000.0002@e0", "0000.0000.0003@e1"))
-	poll(t, 10*time.Second, "r2 sees r1 linked to r3", func() error {
+	igptest.Poll(t, 10*time.Second, "r1 up with r2 and r3", wantUp(r1.memNode, "0000.0000.0002@e0", "0000.0000.0003@e1"))
+	igptest.Poll(t, 10*time.Second, "r2 sees r1 linked to r3", func() error {
 		ls, err := linksOf(r2.memNode, 2, "0000.0000.0001")
 		if err != nil {
 			return err
@@ -201,13 +177,13 @@ func TestReloadAddRemoveInterface(t *testing.T) {
 	assertNoFlap(t, r2.memNode)
 
 	rep = r1.reload(t, liveYAML(1, "", one))
-	if err := hasLine(rep, "interface e1: removed"); err != nil {
+	if err := igptest.HasLine(rep, "interface e1: removed"); err != nil {
 		t.Fatal(err)
 	}
 	if up, _ := upOn(r1.memNode); fmt.Sprint(up) != "[0000.0000.0002@e0]" {
 		t.Fatalf("after removal r1 has %v up", up)
 	}
-	poll(t, 10*time.Second, "r2 sees r1's link to r3 gone", func() error {
+	igptest.Poll(t, 10*time.Second, "r2 sees r1's link to r3 gone", func() error {
 		ls, err := linksOf(r2.memNode, 2, "0000.0000.0001")
 		if err != nil {
 			return err
@@ -217,7 +193,7 @@ func TestReloadAddRemoveInterface(t *testing.T) {
 		}
 		return nil
 	})
-	poll(t, 10*time.Second, "r3 times r1 out", wantUp(r3.memNode))
+	igptest.Poll(t, 10*time.Second, "r3 times r1 out", wantUp(r3.memNode))
 	assertNoFlap(t, r2.memNode)
 }
 
@@ -244,16 +220,16 @@ func TestReloadHelloKeepsAdjacency(t *testing.T) {
 			w := &wire{}
 			r1 := startLive(t, 1, liveYAML(1, "", "  interfaces:\n"+ifLine("e0", typ, "")), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.253.0.1/24")}}})
 			r2 := startLive(t, 2, liveYAML(2, "", "  interfaces:\n"+ifLine("e0", typ, "")), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.253.0.2/24")}}})
-			poll(t, 10*time.Second, "up", wantUp(r2.memNode, "0000.0000.0001@e0"))
+			igptest.Poll(t, 10*time.Second, "up", wantUp(r2.memNode, "0000.0000.0001@e0"))
 			y := liveYAML(1, "", "  interfaces:\n    - {name: e0, type: "+typ+", hello-interval: 2s, hello-multiplier: 4, bandwidth: 10G}\n")
 			rep := r1.reload(t, y)
-			if err := hasLine(rep, "interface e0: hello-interval 1s -> 2s (applied at the next hello)"); err != nil {
+			if err := igptest.HasLine(rep, "interface e0: hello-interval 1s -> 2s (applied at the next hello)"); err != nil {
 				t.Fatal(err)
 			}
-			if err := hasLine(rep, "interface e0: hello-multiplier 3 -> 4"); err != nil {
+			if err := igptest.HasLine(rep, "interface e0: hello-multiplier 3 -> 4"); err != nil {
 				t.Fatal(err)
 			}
-			poll(t, 10*time.Second, "r2 holds r1 for 8s", func() error {
+			igptest.Poll(t, 10*time.Second, "r2 holds r1 for 8s", func() error {
 				ns, err := r2.in.Neighbors(context.Background())
 				if err != nil {
 					return err
@@ -297,26 +273,26 @@ func TestReloadCircuitLevelRestartsOnlyIt(t *testing.T) {
 			return nil
 		}
 	}
-	poll(t, 10*time.Second, "r2 adjacent at L2 only", levelOf(r2.memNode, "L2"))
-	poll(t, 10*time.Second, "r3 adjacent at L1L2", levelOf(r3.memNode, "L1L2"))
+	igptest.Poll(t, 10*time.Second, "r2 adjacent at L2 only", levelOf(r2.memNode, "L2"))
+	igptest.Poll(t, 10*time.Second, "r3 adjacent at L1L2", levelOf(r3.memNode, "L1L2"))
 	rep := r1.reload(t, liveYAML(1, "", body("1-2")))
-	if err := hasLine(rep, "interface e0: level 2 -> 1-2 (circuit restarted)"); err != nil {
+	if err := igptest.HasLine(rep, "interface e0: level 2 -> 1-2 (circuit restarted)"); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 10*time.Second, "r2 adjacent at L1L2", levelOf(r2.memNode, "L1L2"))
+	igptest.Poll(t, 10*time.Second, "r2 adjacent at L1L2", levelOf(r2.memNode, "L1L2"))
 	assertNoFlap(t, r3.memNode)
 
 	// Back to an L2-only instance: L1 goes (its graph with it), every
 	// circuit now runs L2 only.
 	rep = r1.reload(t, liveYAML(1, "", "  interfaces:\n"+ifLine("e0", "p2p", "")+ifLine("e1", "p2p", "")))
-	if err := hasLine(rep, "level 1-2 -> 2 (levels added: [], removed: [1]"); err != nil {
+	if err := igptest.HasLine(rep, "level 1-2 -> 2 (levels added: [], removed: [1]"); err != nil {
 		t.Fatal(err)
 	}
 	if g := r1.in.Graph(1); g != nil {
 		t.Fatalf("level-1 graph still there: %+v", g)
 	}
-	poll(t, 10*time.Second, "r2 adjacent at L2", levelOf(r2.memNode, "L2"))
-	poll(t, 10*time.Second, "r3 adjacent at L2", levelOf(r3.memNode, "L2"))
+	igptest.Poll(t, 10*time.Second, "r2 adjacent at L2", levelOf(r2.memNode, "L2"))
+	igptest.Poll(t, 10*time.Second, "r3 adjacent at L2", levelOf(r3.memNode, "L2"))
 }
 
 // TestReloadSystemID: a new system id purges our LSPs and re-originates
@@ -328,14 +304,14 @@ func TestReloadSystemID(t *testing.T) {
 	body := "  interfaces:\n" + ifLine("e0", "p2p", "") + "  prefixes:\n    - {prefix: 10.255.0.1/32}\n"
 	r1 := startLive(t, 1, liveYAML(1, "", body), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.0/31")}}})
 	r2 := startLive(t, 2, liveYAML(2, "", "  interfaces:\n"+ifLine("e0", "p2p", "")), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.1/31")}}})
-	poll(t, 10*time.Second, "up", wantUp(r2.memNode, "0000.0000.0001@e0"))
-	poll(t, 10*time.Second, "sync", sameDB(r1.memNode, r2.memNode))
+	igptest.Poll(t, 10*time.Second, "up", wantUp(r2.memNode, "0000.0000.0001@e0"))
+	igptest.Poll(t, 10*time.Second, "sync", sameDB(r1.memNode, r2.memNode))
 	rep := r1.reload(t, liveYAML(1, "0000.0000.00a1", body))
-	if err := hasLine(rep, "system-id 0000.0000.0001 -> 0000.0000.00a1 (instance restarted: 1 own LSPs purged"); err != nil {
+	if err := igptest.HasLine(rep, "system-id 0000.0000.0001 -> 0000.0000.00a1 (instance restarted: 1 own LSPs purged"); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 15*time.Second, "r2 adjacent to the new id", wantUp(r2.memNode, "0000.0000.00a1@e0"))
-	poll(t, 15*time.Second, "r2: one live LSP of r1, the old one purged", func() error {
+	igptest.Poll(t, 15*time.Second, "r2 adjacent to the new id", wantUp(r2.memNode, "0000.0000.00a1@e0"))
+	igptest.Poll(t, 15*time.Second, "r2: one live LSP of r1, the old one purged", func() error {
 		v, err := r2.in.Database(context.Background(), DatabaseQuery{})
 		if err != nil {
 			return err
@@ -356,8 +332,8 @@ func TestReloadSystemID(t *testing.T) {
 		}
 		return nil
 	})
-	poll(t, 10*time.Second, "sync", sameDB(r1.memNode, r2.memNode))
-	poll(t, 10*time.Second, "r2 routes to r1's loopback through the new id", func() error {
+	igptest.Poll(t, 10*time.Second, "sync", sameDB(r1.memNode, r2.memNode))
+	igptest.Poll(t, 10*time.Second, "r2 routes to r1's loopback through the new id", func() error {
 		g := r2.in.Graph(2)
 		if g == nil {
 			return errors.New("no graph")
@@ -376,112 +352,37 @@ func TestReloadSystemID(t *testing.T) {
 // changes goes unmentioned), and none is refused.
 func TestReloadReportsEverySetting(t *testing.T) {
 	w := &wire{}
-	base := map[string]string{
-		"level": "2", "path-bandwidth-subtlv": "200", "lsp-lifetime": "1200s", "lsp-refresh": "900s",
-		"lsp-gen-interval": "50ms", "csnp-interval": "1s", "psnp-interval": "200ms", "lsp-mtu": "1492",
-		"hello-padding": "true", "overload": "false", "ecmp-only": "false", "attached-bit": "true",
-		"leak-l2-to-l1": "[]", "readvertise-hold": "1s", "areas": "[49.0001]",
-		"authentication": "{level-2: {keys: [{id: 1, algorithm: md5, secret: a}]}}",
-		"bfd":            "{interval: 100ms, multiplier: 3}",
+	e := igptest.EverySetting{
+		Head: "hostname: r1\nrouter-id: 10.255.0.1\nsystem-id: 0000.0000.0001\nisis:\n",
+		Base: map[string]string{
+			"level": "2", "path-bandwidth-subtlv": "200", "lsp-lifetime": "1200s", "lsp-refresh": "900s",
+			"lsp-gen-interval": "50ms", "csnp-interval": "1s", "psnp-interval": "200ms", "lsp-mtu": "1492",
+			"hello-padding": "true", "overload": "false", "ecmp-only": "false", "attached-bit": "true",
+			"leak-l2-to-l1": "[]", "readvertise-hold": "1s", "areas": "[49.0001]",
+			"authentication": "{level-2: {keys: [{id: 1, algorithm: md5, secret: a}]}}",
+			"bfd":            "{interval: 100ms, multiplier: 3}",
+		},
+		ChangedTo: map[string]string{
+			"level": "1-2", "path-bandwidth-subtlv": "201", "lsp-lifetime": "1300s", "lsp-refresh": "800s",
+			"lsp-gen-interval": "100ms", "csnp-interval": "2s", "psnp-interval": "300ms", "lsp-mtu": "1400",
+			"hello-padding": "false", "overload": "true", "ecmp-only": "true", "attached-bit": "false",
+			"leak-l2-to-l1": "[10.0.0.0/8]", "readvertise-hold": "2s", "areas": "[49.0002]",
+			"authentication": "{level-2: {keys: [{id: 2, algorithm: hmac-sha-256, secret: b}]}}",
+			"bfd":            "{interval: 200ms, multiplier: 4}",
+		},
+		Iface: map[string][2]string{
+			"metric": {"10", "20"}, "bandwidth": {"10G", "20G"}, "passive": {"false", "true"}, "hello-interval": {"1s", "2s"},
+			"hello-multiplier": {"3", "4"}, "priority": {"64", "65"}, "type": {"lan", "p2p"},
+			"authentication": {"{keys: [{id: 1, algorithm: md5, secret: a}]}", "{keys: [{id: 2, algorithm: md5, secret: b}]}"},
+			"bfd":            {"{interval: 100ms, multiplier: 3}", "{interval: 200ms, multiplier: 4}"},
+		},
+		Tail:    "  prefixes:\n    - {prefix: 10.255.0.1/32}\n",
+		Section: Config{}, Interface: Interface{},
+		Skip: []string{"Interfaces", "Prefixes", "SPF", "Name", "Line", "Level"},
 	}
-	changedTo := map[string]string{
-		"level": "1-2", "path-bandwidth-subtlv": "201", "lsp-lifetime": "1300s", "lsp-refresh": "800s",
-		"lsp-gen-interval": "100ms", "csnp-interval": "2s", "psnp-interval": "300ms", "lsp-mtu": "1400",
-		"hello-padding": "false", "overload": "true", "ecmp-only": "true", "attached-bit": "false",
-		"leak-l2-to-l1": "[10.0.0.0/8]", "readvertise-hold": "2s", "areas": "[49.0002]",
-		"authentication": "{level-2: {keys: [{id: 2, algorithm: hmac-sha-256, secret: b}]}}",
-		"bfd":            "{interval: 200ms, multiplier: 4}",
-	}
-	iface := map[string][2]string{
-		"metric": {"10", "20"}, "bandwidth": {"10G", "20G"}, "passive": {"false", "true"}, "hello-interval": {"1s", "2s"},
-		"hello-multiplier": {"3", "4"}, "priority": {"64", "65"}, "type": {"lan", "p2p"},
-		"authentication": {"{keys: [{id: 1, algorithm: md5, secret: a}]}", "{keys: [{id: 2, algorithm: md5, secret: b}]}"},
-		"bfd":            {"{interval: 100ms, multiplier: 3}", "{interval: 200ms, multiplier: 4}"},
-	}
-	render := func(top map[string]string, ifk, ifv string) string {
-		y := "hostname: r1\nrouter-id: 10.255.0.1\nsystem-id: 0000.0000.0001\nisis:\n"
-		for k, v := range top {
-			y += fmt.Sprintf("  %s: %s\n", k, v)
-		}
-		f := map[string]string{"name": "e0"}
-		for k, v := range iface {
-			f[k] = v[0]
-		}
-		if ifk != "" {
-			f[ifk] = ifv
-		}
-		y += "  interfaces:\n    - {"
-		for k, v := range f {
-			y += k + ": " + v + ", "
-		}
-		y += "}\n  prefixes:\n    - {prefix: 10.255.0.1/32}\n"
-		return y
-	}
-	// Every field of the config types is covered by the lists above.
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(config.ISISInterface{})) {
-		k := kebabName(f.Name)
-		if _, ok := iface[k]; !ok && f.IsExported() && f.Name != "Name" && f.Name != "Line" && f.Name != "Level" {
-			t.Errorf("interface key %s not exercised", k)
-		}
-	}
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(config.ISIS{})) {
-		k := kebabName(f.Name)
-		if _, ok := base[k]; !ok && f.IsExported() && f.Name != "Interfaces" && f.Name != "Prefixes" && f.Name != "SPF" {
-			t.Errorf("isis key %s not exercised", k)
-		}
-	}
-	r1 := startLive(t, 1, render(base, "", ""), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.253.0.1/24")}}})
-	for k, v := range changedTo {
-		top := map[string]string{}
-		for a, b := range base {
-			top[a] = b
-		}
-		top[k] = v
-		rep := r1.reload(t, render(top, "", ""))
-		if len(rep.Warnings) > 0 {
-			t.Errorf("%s: warnings %q", k, rep.Warnings)
-		}
-		if err := hasLine(rep, k); err != nil {
-			t.Errorf("%s: %v", k, err)
-		}
-		r1.backTo(t, render(base, "", ""), k)
-	}
-	for k, v := range iface {
-		rep := r1.reload(t, render(base, k, v[1]))
-		if err := hasLine(rep, "interface e0: "+k); err != nil {
-			t.Errorf("%s: %v", k, err)
-		}
-		r1.backTo(t, render(base, "", ""), k)
-	}
-}
-
-// backTo reloads y and fails if the way back is not reported either.
-func (l *liveNode) backTo(t *testing.T, y, key string) {
-	t.Helper()
-	rep := l.reload(t, y)
-	if len(rep.Changed) == 0 {
-		t.Errorf("%s: changing it back reported nothing", key)
-	}
-}
-
-func kebabName(s string) string {
-	special := map[string]string{"LSPMTU": "lsp-mtu", "PathBandwidthSubTLV": "path-bandwidth-subtlv", "LeakL2ToL1": "leak-l2-to-l1",
-		"LSPLifetime": "lsp-lifetime", "LSPRefresh": "lsp-refresh", "LSPGenInterval": "lsp-gen-interval", "CSNPInterval": "csnp-interval",
-		"PSNPInterval": "psnp-interval", "ECMPOnly": "ecmp-only", "BFD": "bfd"}
-	if k, ok := special[s]; ok {
-		return k
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if c >= 'A' && c <= 'Z' {
-			if i > 0 {
-				b.WriteByte('-')
-			}
-			c += 'a' - 'A'
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	r1 := startLive(t, 1, e.Render(e.Base, "", ""), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.253.0.1/24")}}})
+	e.Reload = func(y string) Report { return r1.reload(t, y) }
+	e.Run(t)
 }
 
 // TestBandwidthOverrideAcrossReloads: a run-time override is logged, is
@@ -493,7 +394,7 @@ func TestBandwidthOverrideAcrossReloads(t *testing.T) {
 	y := func(bw string) string {
 		return liveYAML(1, "", "  interfaces:\n    - {name: e0, type: p2p, hello-interval: 1s, bandwidth: "+bw+"}\n")
 	}
-	log := &logBuf{}
+	log := &igptest.LogBuf{}
 	r1 := startLiveLog(t, 1, y("10G"), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.0/31")}}},
 		slog.New(slog.NewTextHandler(log, nil)))
 	bwOf := func() float32 {
@@ -503,7 +404,7 @@ func TestBandwidthOverrideAcrossReloads(t *testing.T) {
 		}
 		return ifs[0].BandwidthBytes
 	}
-	poll(t, 5*time.Second, "up", func() error {
+	igptest.Poll(t, 5*time.Second, "up", func() error {
 		if bwOf() != 1.25e9 {
 			return fmt.Errorf("bandwidth %v", bwOf())
 		}
@@ -515,11 +416,11 @@ func TestBandwidthOverrideAcrossReloads(t *testing.T) {
 	if bwOf() != 5e9 {
 		t.Fatalf("override not applied: %v", bwOf())
 	}
-	if log.count("bandwidth override set") != 1 {
+	if log.Count("bandwidth override set") != 1 {
 		t.Fatalf("override not logged")
 	}
 	rep := r1.reload(t, y("10G"))
-	if err := hasLine(rep, "interface e0: bandwidth override 40G kept"); err != nil {
+	if err := igptest.HasLine(rep, "interface e0: bandwidth override 40G kept"); err != nil {
 		t.Fatal(err)
 	}
 	if bwOf() != 5e9 {
@@ -528,12 +429,12 @@ func TestBandwidthOverrideAcrossReloads(t *testing.T) {
 	if err := r1.in.SetBandwidth(context.Background(), "e0", 0); err != nil {
 		t.Fatal(err)
 	}
-	if bwOf() != 1.25e9 || log.count("bandwidth override cleared") != 1 {
-		t.Fatalf("clear: bandwidth %v, logged %d", bwOf(), log.count("bandwidth override cleared"))
+	if bwOf() != 1.25e9 || log.Count("bandwidth override cleared") != 1 {
+		t.Fatalf("clear: bandwidth %v, logged %d", bwOf(), log.Count("bandwidth override cleared"))
 	}
 	_ = r1.in.SetBandwidth(context.Background(), "e0", 40e9)
 	rep = r1.reload(t, y("20G"))
-	if err := hasLine(rep, "interface e0: bandwidth 10G -> 20G (run-time override 40G dropped"); err != nil {
+	if err := igptest.HasLine(rep, "interface e0: bandwidth 10G -> 20G (run-time override 40G dropped"); err != nil {
 		t.Fatal(err)
 	}
 	if bwOf() != 2.5e9 {
@@ -552,7 +453,7 @@ func TestOverloadAtRunTime(t *testing.T) {
 	y := liveYAML(1, "", "  interfaces:\n"+ifLine("e0", "p2p", ""))
 	r1 := startLive(t, 1, y, map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.0/31")}}})
 	r2 := startLive(t, 2, liveYAML(2, "", "  interfaces:\n"+ifLine("e0", "p2p", "")), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.1/31")}}})
-	poll(t, 10*time.Second, "up", wantUp(r2.memNode, "0000.0000.0001@e0"))
+	igptest.Poll(t, 10*time.Second, "up", wantUp(r2.memNode, "0000.0000.0001@e0"))
 	ol := func(want bool) func() error {
 		return func() error {
 			v, err := r2.in.Database(context.Background(), DatabaseQuery{LSPID: "0000.0000.0001.00-00"})
@@ -565,20 +466,20 @@ func TestOverloadAtRunTime(t *testing.T) {
 			return nil
 		}
 	}
-	poll(t, 5*time.Second, "not overloaded", ol(false))
+	igptest.Poll(t, 5*time.Second, "not overloaded", ol(false))
 	on := true
 	if got, err := r1.in.SetOverload(context.Background(), &on); err != nil || !got {
 		t.Fatalf("SetOverload: %v %v", got, err)
 	}
-	poll(t, 5*time.Second, "overloaded at r2", ol(true))
+	igptest.Poll(t, 5*time.Second, "overloaded at r2", ol(true))
 	rep := r1.reload(t, y)
-	if err := hasLine(rep, "overload: run-time override on kept"); err != nil {
+	if err := igptest.HasLine(rep, "overload: run-time override on kept"); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := r1.in.SetOverload(context.Background(), nil); got {
 		t.Fatal("clearing the override kept overload on")
 	}
-	poll(t, 5*time.Second, "back to not overloaded", ol(false))
+	igptest.Poll(t, 5*time.Second, "back to not overloaded", ol(false))
 }
 
 // TestClearAdjacency: clearing drops our side and, through the three-way
@@ -587,7 +488,7 @@ func TestClearAdjacency(t *testing.T) {
 	w := &wire{}
 	r1 := startLive(t, 1, liveYAML(1, "", "  interfaces:\n"+ifLine("e0", "p2p", "")), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.0/31")}}})
 	r2 := startLive(t, 2, liveYAML(2, "", "  interfaces:\n"+ifLine("e0", "p2p", "")), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.1/31")}}})
-	poll(t, 10*time.Second, "up", wantUp(r2.memNode, "0000.0000.0001@e0"))
+	igptest.Poll(t, 10*time.Second, "up", wantUp(r2.memNode, "0000.0000.0001@e0"))
 	if _, err := r1.in.ClearAdjacencies(context.Background(), "nope"); !errors.As(err, new(ErrNotFound)) {
 		t.Fatalf("unknown interface: %v", err)
 	}
@@ -606,15 +507,15 @@ func TestClearAdjacency(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("cleared %d, %v", n, err)
 	}
-	poll(t, 10*time.Second, "r2 saw the adjacency go down", func() error {
+	igptest.Poll(t, 10*time.Second, "r2 saw the adjacency go down", func() error {
 		if d := downs(); d <= before {
 			ns, _ := r2.in.Neighbors(context.Background())
 			return fmt.Errorf("adjacency_down %d (before the clear %d); neighbours %+v", d, before, ns)
 		}
 		return nil
 	})
-	poll(t, 10*time.Second, "up again", wantUp(r2.memNode, "0000.0000.0001@e0"))
-	poll(t, 10*time.Second, "up again at r1", wantUp(r1.memNode, "0000.0000.0002@e0"))
+	igptest.Poll(t, 10*time.Second, "up again", wantUp(r2.memNode, "0000.0000.0001@e0"))
+	igptest.Poll(t, 10*time.Second, "up again at r1", wantUp(r1.memNode, "0000.0000.0002@e0"))
 }
 
 // TestLoopbackScopeNotAdvertised: a passive lo with 127.0.0.1/8, ::1/128
@@ -629,8 +530,8 @@ func TestLoopbackScopeNotAdvertised(t *testing.T) {
 	}
 	r1 := startLive(t, 1, liveYAML(1, "", "  interfaces:\n    - {name: lo, passive: true, metric: 1}\n"+ifLine("e0", "p2p", "")), k1)
 	r2 := startLive(t, 2, liveYAML(2, "", "  interfaces:\n"+ifLine("e0", "p2p", "")), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.1/31")}}})
-	poll(t, 10*time.Second, "up", wantUp(r2.memNode, "0000.0000.0001@e0"))
-	poll(t, 10*time.Second, "r1's LSP at r2 carries exactly the global prefixes", func() error {
+	igptest.Poll(t, 10*time.Second, "up", wantUp(r2.memNode, "0000.0000.0001@e0"))
+	igptest.Poll(t, 10*time.Second, "r1's LSP at r2 carries exactly the global prefixes", func() error {
 		v, err := r2.in.Database(context.Background(), DatabaseQuery{LSPID: "0000.0000.0001.00-00", Detail: true})
 		if err != nil || len(v) != 1 {
 			return fmt.Errorf("%v %+v", err, v)
@@ -688,7 +589,7 @@ func TestConfiguredPrefixWinsOverPassive(t *testing.T) {
 		"  prefixes:\n    - {prefix: 10.10.2.0/24, metric: 5, path-bandwidth: 100G}\n"
 	startLive(t, 1, liveYAML(1, "", body), k1)
 	r2 := startLive(t, 2, liveYAML(2, "", "  interfaces:\n"+ifLine("e0", "p2p", "")), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.1/31")}}})
-	poll(t, 10*time.Second, "r2's graph: 10.10.2.0/24 once, metric 5, PB 100G", func() error {
+	igptest.Poll(t, 10*time.Second, "r2's graph: 10.10.2.0/24 once, metric 5, PB 100G", func() error {
 		g := r2.in.Graph(2)
 		if g == nil {
 			return errors.New("no graph")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/isis/packet"
 )
 
@@ -38,7 +39,7 @@ func TestLANHelloManyNeighborsSplitsTLV6(t *testing.T) {
 	w := &wire{}
 	r1 := startMem(t, 1, []memIf{{name: "lan0", typ: "lan", w: w, addr: netip.MustParsePrefix("10.253.0.1/24")}})
 	inj := w.port([6]byte{0x02, 0xee, 0, 0, 0, 1})
-	poll(t, 5*time.Second, "r1's interface up", func() error {
+	igptest.Poll(t, 5*time.Second, "r1's interface up", func() error {
 		ifs, err := r1.in.Interfaces(context.Background())
 		if err != nil || ifs[0].State != "up" {
 			return fmt.Errorf("%v %v", ifs, err)
@@ -51,7 +52,7 @@ func TestLANHelloManyNeighborsSplitsTLV6(t *testing.T) {
 		inj.Send(MACAllL2ISs, lanHelloFrom(packet.SystemID{0, 0, 0, 0, 0x5f, byte(i)}, 0))
 	}
 	var last *packet.LANHello
-	poll(t, 10*time.Second, "r1's hello lists all 60", func() error {
+	igptest.Poll(t, 10*time.Second, "r1's hello lists all 60", func() error {
 		for {
 			select {
 			case f := <-inj.rx:
@@ -191,7 +192,7 @@ func TestLANHelloTruncatesToMTUUpFirst(t *testing.T) {
 // it kill the instance goroutine and the process.
 func TestReceivePanicRecovered(t *testing.T) {
 	w := &wire{}
-	logs := &logBuf{}
+	logs := &igptest.LogBuf{}
 	r1 := startMemLog(t, 1, []memIf{{name: "lan0", typ: "lan", w: w, addr: netip.MustParsePrefix("10.253.0.1/24")}}, slog.New(slog.NewTextHandler(logs, nil)))
 	inj := w.port([6]byte{0x02, 0xee, 0, 0, 0, 1})
 	ctx := context.Background()
@@ -205,25 +206,25 @@ func TestReceivePanicRecovered(t *testing.T) {
 	hello := lanHelloFrom(packet.SystemID{0, 0, 0, 0, 0, 0x42}, 0)
 	inj.Send(MACAllL2ISs, hello)
 	inj.Send(MACAllL2ISs, hello)
-	poll(t, 5*time.Second, "two panics counted", func() error {
+	igptest.Poll(t, 5*time.Second, "two panics counted", func() error {
 		if n := counter(t, r1, "rx_panics"); n != 2 {
 			return fmt.Errorf("rx_panics=%d", n)
 		}
 		return nil
 	})
-	if n := logs.count("BUG: panic"); n != 1 {
+	if n := logs.Count("BUG: panic"); n != 1 {
 		t.Errorf("logged %d times, want once", n)
 	}
-	if !strings.Contains(logs.b.String(), "assignment to entry in nil map") || !strings.Contains(logs.b.String(), "rxLANHello") ||
-		!strings.Contains(logs.b.String(), `site="rx lan0"`) {
-		t.Errorf("log lacks the panic or its stack:\n%s", logs.b.String())
+	if !strings.Contains(logs.String(), "assignment to entry in nil map") || !strings.Contains(logs.String(), "rxLANHello") ||
+		!strings.Contains(logs.String(), `site="rx lan0"`) {
+		t.Errorf("log lacks the panic or its stack:\n%s", logs.String())
 	}
 	// The instance is alive and, its state repaired, processes hellos again.
 	if err := r1.in.Query(ctx, func() { r1.in.circuits[0].lan[1].adjs = saved }); err != nil {
 		t.Fatal(err)
 	}
 	inj.Send(MACAllL2ISs, hello)
-	poll(t, 5*time.Second, "hello processed after the panics", func() error {
+	igptest.Poll(t, 5*time.Second, "hello processed after the panics", func() error {
 		ns, err := r1.in.Neighbors(ctx)
 		if err != nil {
 			return err
@@ -315,7 +316,7 @@ func TestSeqWrapPurgesAndWaits(t *testing.T) {
 		w := &wire{}
 		r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.0/31")}})
 		r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.1/31")}})
-		poll(t, 10*time.Second, "adjacency and sync", func() error {
+		igptest.Poll(t, 10*time.Second, "adjacency and sync", func() error {
 			if err := neighborsUp(r1, 1); err != nil {
 				return err
 			}
@@ -331,7 +332,7 @@ func TestSeqWrapPurgesAndWaits(t *testing.T) {
 		id := packet.MakeLSPID(r1.in.sysID, 0, 0)
 		_, raw := lspBytes(id, math.MaxUint32, 1200, &packet.AreaAddresses{Areas: [][]byte{{0x49, 0, 1}}})
 		w.port([6]byte{0x02, 0xee, 0, 0, 0, 1}).Send(MACAllISs, raw)
-		poll(t, 10*time.Second, "r1's LSP purged at 0xFFFFFFFF on both", func() error {
+		igptest.Poll(t, 10*time.Second, "r1's LSP purged at 0xFFFFFFFF on both", func() error {
 			for _, r := range []*memNode{r1, r2} {
 				v, err := r.in.Database(ctx, DatabaseQuery{LSPID: id.String()})
 				if err != nil {
@@ -441,7 +442,7 @@ func TestLSPSizeFollowsInterfaceMTU(t *testing.T) {
 	}
 	r1 := startMemCfg(t, 1, testConfig(t, 1, "2", ifs(1), "", pfx.String()), ifs(1), nil)
 	r2 := startMemCfg(t, 2, testConfig(t, 2, "2", ifs(2)), ifs(2), nil)
-	poll(t, 15*time.Second, "r2 has all of r1's prefixes", func() error {
+	igptest.Poll(t, 15*time.Second, "r2 has all of r1's prefixes", func() error {
 		g := r2.in.Graph(2)
 		if g == nil {
 			return fmt.Errorf("no graph")
@@ -490,7 +491,7 @@ func TestJumboMTUStaysWithinLLC(t *testing.T) {
 	}
 	r1 := startMemCfg(t, 1, testConfig(t, 1, "2", ifs(1)), ifs(1), nil)
 	r2 := startMemCfg(t, 2, testConfig(t, 2, "2", ifs(2)), ifs(2), nil)
-	poll(t, 15*time.Second, "adjacency Up on a jumbo link", func() error {
+	igptest.Poll(t, 15*time.Second, "adjacency Up on a jumbo link", func() error {
 		for _, r := range []*memNode{r1, r2} {
 			ns, err := r.in.Neighbors(context.Background())
 			if err != nil {

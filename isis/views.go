@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apiwire "github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/igp"
 
 	"github.com/fared/fared/isis/packet"
 	"github.com/fared/fared/lsdb"
@@ -226,9 +227,7 @@ func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSPView, e
 }
 
 // ErrNotFound marks a query for something that does not exist (API: 404).
-type ErrNotFound struct{ What string }
-
-func (e ErrNotFound) Error() string { return e.What + " not found" }
+type ErrNotFound = igp.ErrNotFound
 
 // resolveLSPID accepts "0000.0000.0001.00-00", "0000.0000.0001" (fragment
 // 0 of the node) or "hostname[.pp[-ff]]".

@@ -12,7 +12,7 @@ import (
 
 // Authentication (RFC 2328 appendix D, RFC 5709).
 //
-// Each interface has one key chain (config.OSPFInterface.Authentication):
+// Each interface has one key chain (Interface.Authentication):
 // packets go out with the chain's send key and are accepted with any key
 // of its accept lifetime whose id they name, so a rollover is: add the new
 // key on every router, then move the send lifetime. Cryptographic packets

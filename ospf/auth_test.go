@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/ospf/packet"
 )
 
@@ -20,7 +21,7 @@ func key(id uint16, alg, secret string) config.AuthKey {
 func startAuth(t *testing.T, n int, w *wire, a *config.Auth) *memNode {
 	ifs := []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx(fmt.Sprintf("10.254.0.%d/31", n-1))}}
 	cfg := parse(t, testYAML(n, ifs, ""))
-	cfg.OSPF.Interfaces[0].Authentication = a
+	Section(cfg).Interfaces[0].Authentication = a
 	return startMemCfg(t, cfg, ifs, nil)
 }
 
@@ -49,8 +50,8 @@ func TestAuthFull(t *testing.T) {
 			w := &wire{}
 			a := &config.Auth{Keys: []config.AuthKey{key(3, alg, "secret")}}
 			r1, r2 := startAuth(t, 1, w, a), startAuth(t, 2, w, a)
-			poll(t, 10*time.Second, "Full", fullCount(r1, 1))
-			poll(t, 10*time.Second, "identical LSDBs", sameDBn(10, r1, r2))
+			igptest.Poll(t, 10*time.Second, "Full", fullCount(r1, 1))
+			igptest.Poll(t, 10*time.Second, "identical LSDBs", sameDBn(10, r1, r2))
 			noRejects(t, r1)
 			noRejects(t, r2)
 			if c := ifCounters(t, r1); c["rx_auth_key_3"] == 0 || c["tx_auth_key_3"] == 0 {
@@ -75,7 +76,7 @@ func TestAuthMismatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &wire{}
 			r1, r2 := startAuth(t, 1, w, tc.a1), startAuth(t, 2, w, tc.a2)
-			poll(t, 10*time.Second, "hellos rejected", func() error {
+			igptest.Poll(t, 10*time.Second, "hellos rejected", func() error {
 				for _, r := range []*memNode{r1, r2} {
 					if c := ifCounters(t, r); c["rx_rejected_"+tc.kind] < 2 {
 						return fmt.Errorf("counters %v", c)
@@ -99,7 +100,7 @@ func TestAuthReplay(t *testing.T) {
 	w := &wire{}
 	a := &config.Auth{Keys: []config.AuthKey{key(1, "md5", "k")}}
 	r1, r2 := startAuth(t, 1, w, a), startAuth(t, 2, w, a)
-	poll(t, 10*time.Second, "Full", fullCount(r1, 1))
+	igptest.Poll(t, 10*time.Second, "Full", fullCount(r1, 1))
 	// A hello from r2 signed with a sequence number below its current one.
 	h := &packet.Hello{Header: packet.Header{RouterID: r2.in.rid, AreaID: areaAddr(0), AuType: packet.AuCrypto},
 		HelloInterval: 1, DeadInterval: 3, Options: optE, Neighbors: nil}
@@ -112,13 +113,13 @@ func TestAuthReplay(t *testing.T) {
 	}
 	src := pfx("10.254.0.1/31").Addr()
 	r1.in.lp.Post(rxEvent{ifc: r1.in.ifaces[0], src: src, dst: AllSPFRouters, pkt: b})
-	poll(t, 5*time.Second, "replay rejected", func() error {
+	igptest.Poll(t, 5*time.Second, "replay rejected", func() error {
 		if c := ifCounters(t, r1); c["rx_rejected_auth_seq"] != 1 {
 			return fmt.Errorf("counters %v", c)
 		}
 		return nil
 	})
-	poll(t, time.Second, "still Full", fullCount(r1, 1))
+	igptest.Poll(t, time.Second, "still Full", fullCount(r1, 1))
 }
 
 // Rollover: both accept keys 1 (MD5) and 2 (HMAC-SHA-256); key 1 sends
@@ -133,9 +134,9 @@ func TestAuthRollover(t *testing.T) {
 		return &config.Auth{Keys: []config.AuthKey{k1, k2}}
 	}
 	r1, r2 := startAuth(t, 1, w, mk()), startAuth(t, 2, w, mk())
-	poll(t, 10*time.Second, "Full", fullCount(r1, 1))
+	igptest.Poll(t, 10*time.Second, "Full", fullCount(r1, 1))
 	before, _ := r1.in.Neighbors(context.Background())
-	poll(t, 10*time.Second, "key 2 in use both ways", func() error {
+	igptest.Poll(t, 10*time.Second, "key 2 in use both ways", func() error {
 		for _, r := range []*memNode{r1, r2} {
 			if c := ifCounters(t, r); c["rx_auth_key_2"] < 3 {
 				return fmt.Errorf("counters %v", c)
@@ -167,7 +168,7 @@ func TestCryptoAuthKeepsHellosInOrder(t *testing.T) {
 		{&config.Auth{Keys: []config.AuthKey{key(1, "md5", "a")}}, true},
 		{&config.Auth{Keys: []config.AuthKey{key(1, "hmac-sha-256", "a")}}, true},
 	} {
-		ifc.setCfg(config.OSPFInterface{Authentication: tc.auth})
+		ifc.setCfg(Interface{Authentication: tc.auth})
 		if got := ifc.ordered.Load(); got != tc.want {
 			t.Errorf("%+v: ordered %v, want %v", tc.auth, got, tc.want)
 		}
@@ -188,10 +189,10 @@ func TestAuthAllKeysExpired(t *testing.T) {
 		return &config.Auth{Keys: []config.AuthKey{k}}
 	}
 	r1, r2 := startAuth(t, 1, w, mk()), startAuth(t, 2, w, mk())
-	poll(t, 10*time.Second, "Full", fullCount(r1, 1))
+	igptest.Poll(t, 10*time.Second, "Full", fullCount(r1, 1))
 	before, _ := r1.in.Neighbors(context.Background())
 	// Five hellos after T: longer than the dead interval (3 s).
-	poll(t, 20*time.Second, "packets with the expired key both ways", func() error {
+	igptest.Poll(t, 20*time.Second, "packets with the expired key both ways", func() error {
 		for _, r := range []*memNode{r1, r2} {
 			if c := ifCounters(t, r); c["tx_auth_expired_key"] < 5 || c["rx_auth_expired_key"] < 5 {
 				return fmt.Errorf("counters %v", c)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/ospf/packet"
 )
 
@@ -36,13 +37,13 @@ func addr(s string) netip.Addr { return netip.MustParseAddr(s) }
 // unknown type is not bad: it is stored and flooded unchanged to r3.
 func TestBadInput(t *testing.T) {
 	w1, w2 := &wire{}, &wire{}
-	logs := &logBuf{}
+	logs := &igptest.LogBuf{}
 	ifs1 := []memIf{{name: "e0", typ: "p2p", w: w1, addr: pfx("10.254.0.0/31")}, {name: "e1", typ: "p2p", w: w2, addr: pfx("10.254.0.2/31")}}
 	r1 := startMemCfg(t, parse(t, testYAML(1, ifs1, "")), ifs1, slog.New(slog.NewTextHandler(logs, nil)))
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w1, addr: pfx("10.254.0.1/31")}})
 	r3 := startMem(t, 3, []memIf{{name: "e0", typ: "p2p", w: w2, addr: pfx("10.254.0.3/31")}})
-	poll(t, 10*time.Second, "r1 Full with both", fullCount(r1, 2))
-	poll(t, 10*time.Second, "sync", sameDBn(17, r1, r2, r3))
+	igptest.Poll(t, 10*time.Second, "r1 Full with both", fullCount(r1, 2))
+	igptest.Poll(t, 10*time.Second, "sync", sameDBn(17, r1, r2, r3))
 	// The injector speaks as r2 from r2's address.
 	inj := w1.port(addr("10.254.0.1"))
 	hdr := func(area string) packet.Header {
@@ -97,13 +98,13 @@ func TestBadInput(t *testing.T) {
 			before := ifCounter(t, r1, "e0", tc.counter)
 			inj.Send(AllSPFRouters, tc.pkt)
 			inj.Send(AllSPFRouters, tc.pkt)
-			poll(t, 5*time.Second, "counted twice", func() error {
+			igptest.Poll(t, 5*time.Second, "counted twice", func() error {
 				if got := ifCounter(t, r1, "e0", tc.counter) - before; got != 2 {
 					return fmt.Errorf("%s: +%d, want +2", tc.counter, got)
 				}
 				return nil
 			})
-			if n := logs.count(tc.log); n != 1 {
+			if n := logs.Count(tc.log); n != 1 {
 				t.Errorf("%q logged %d times, want once", tc.log, n)
 			}
 			if err := fullCount(r1, 2)(); err != nil {
@@ -127,7 +128,7 @@ func TestBadInput(t *testing.T) {
 	}()
 	for _, l := range []packet.LSA{good, unknownType} {
 		inj.Send(AllSPFRouters, lsu(l))
-		poll(t, 5*time.Second, "flooded to r3", func() error {
+		igptest.Poll(t, 5*time.Second, "flooded to r3", func() error {
 			v, _ := r3.in.Database(context.Background(), DatabaseQuery{Type: fmt.Sprint(l.Type), Detail: true})
 			for _, e := range v {
 				if e.AdvRouter == "10.255.0.99" {
@@ -147,18 +148,18 @@ func TestBadInput(t *testing.T) {
 	if err := fullCount(r1, 2)(); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 5*time.Second, "r1 and r3 agree", sameDB(r1, r3))
+	igptest.Poll(t, 5*time.Second, "r1 and r3 agree", sameDB(r1, r3))
 }
 
 // TestMTUMismatch: a DBD announcing an MTU larger than ours is counted and
 // refused: no adjacency forms on our side.
 func TestMTUMismatch(t *testing.T) {
 	w := &wire{}
-	logs := &logBuf{}
+	logs := &igptest.LogBuf{}
 	ifs1 := []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}}
 	r1 := startMemCfg(t, parse(t, testYAML(1, ifs1, "")), ifs1, slog.New(slog.NewTextHandler(logs, nil)))
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31"), mtu: 9000}})
-	poll(t, 10*time.Second, "MTU mismatch counted", func() error {
+	igptest.Poll(t, 10*time.Second, "MTU mismatch counted", func() error {
 		if n := ifCounter(t, r1, "e0", "rx_rejected_mtu_mismatch"); n < 2 {
 			return fmt.Errorf("rx_rejected_mtu_mismatch=%d", n)
 		}
@@ -171,7 +172,7 @@ func TestMTUMismatch(t *testing.T) {
 	if err := fullCount(r2, 0)(); err != nil {
 		t.Fatal(err)
 	}
-	if n := logs.count("kind=mtu_mismatch"); n != 1 {
+	if n := logs.Count("kind=mtu_mismatch"); n != 1 {
 		t.Errorf("mtu_mismatch logged %d times", n)
 	}
 }

@@ -1,11 +1,11 @@
 package ospf
 
 import (
-	"net/netip"
 	"time"
 
 	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp"
 )
 
 // BFD for OSPF neighbours (RFC 5882), as FRR's ospfd runs it: one session
@@ -21,12 +21,7 @@ import (
 // and SPF catch up.
 
 // Repairer is the rib's local-repair hook (rib.Manager).
-type Repairer interface {
-	NeighborDown(ifindex int, gws ...netip.Addr)
-	NeighborUp(ifindex int, gws ...netip.Addr)
-}
-
-type bfdEvent struct{ ev bfd.Event }
+type Repairer = igp.Repairer
 
 func (in *Instance) bfdTick(now time.Time) {
 	want := map[bfd.Key]bfd.Want{}
@@ -37,30 +32,17 @@ func (in *Instance) bfdTick(now time.Time) {
 		}
 		for _, n := range ifc.nbrs {
 			if n.state >= Nbr2Way {
-				want[bfd.Key{IfIndex: ifc.ifi.Index, Peer: n.addr}] = bfd.Want{Local: ifc.addr.Addr(), Iface: ifc.name, Params: bfd.Params{Interval: b.Interval, Multiplier: b.Multiplier, Auth: b.Authentication}}
+				want[bfd.Key{IfIndex: ifc.ifi.Index, Peer: n.addr}] = bfd.Want{Local: ifc.addr.Addr(), Iface: ifc.name, Params: igp.BFDParams(b)}
 			}
 		}
 	}
-	if in.bfd == nil {
-		if len(want) == 0 {
-			return
-		}
-		if in.opt.BFD == nil {
-			if !in.bfdNoSpeaker {
-				in.bfdNoSpeaker = true
-				in.log.Warn("BFD is configured but this instance has no BFD speaker: neighbours run without it")
-			}
-			return
-		}
-		in.bfd = bfd.NewSessions(in.opt.BFD, "ospf", in.opt.Logger, func(ev bfd.Event) { in.lp.PostNoWait(bfdEvent{ev}) })
-	}
-	in.bfd.Sync(want)
+	in.SyncBFD(want)
 }
 
 // onBFD kills the neighbour whose session went from Up to Down, unless
 // the peer said AdminDown (RFC 5882 §3.2).
 func (in *Instance) onBFD(e bfd.Event) {
-	if in.bfd == nil || !in.bfd.Failed(e) {
+	if !in.BFDFailed(e) {
 		return
 	}
 	now := in.opt.Now()
@@ -77,13 +59,6 @@ func (in *Instance) onBFD(e bfd.Event) {
 		}
 	}
 	in.bfdTick(now)
-}
-
-func (in *Instance) bfdClose() {
-	if in.bfd != nil {
-		in.bfd.Close()
-		in.bfd = nil
-	}
 }
 
 // repair is local repair on a neighbour's state change: one that falls

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/ospf/packet"
 )
 
@@ -190,22 +191,22 @@ func TestSeqNumberMaxFlushesThenRestarts(t *testing.T) {
 	tp := tapWire(w)
 	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}})
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
+	igptest.Poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
 
 	setOwnSeq(t, r1, teLinkKey, packet.MaxSequenceNumber-1, false)
 	if err := r1.in.SetBandwidth(context.Background(), "e0", config.Bandwidth(20e9)); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 10*time.Second, "r2 holds the TE link LSA at 0x7fffffff", liveSeq(r2, teLinkKey, packet.MaxSequenceNumber))
-	poll(t, 10*time.Second, "r2 sees 20G", linkBW(r2, 2.5e9))
+	igptest.Poll(t, 10*time.Second, "r2 holds the TE link LSA at 0x7fffffff", liveSeq(r2, teLinkKey, packet.MaxSequenceNumber))
+	igptest.Poll(t, 10*time.Second, "r2 sees 20G", linkBW(r2, 2.5e9))
 
 	since := tp.mark()
 	if err := r1.in.SetBandwidth(context.Background(), "e0", config.Bandwidth(30e9)); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 10*time.Second, "r2 holds the new instance at 0x80000001", liveSeq(r2, teLinkKey, packet.InitialSequenceNumber))
-	poll(t, 10*time.Second, "r2 sees 30G", linkBW(r2, 3.75e9))
-	poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
+	igptest.Poll(t, 10*time.Second, "r2 holds the new instance at 0x80000001", liveSeq(r2, teLinkKey, packet.InitialSequenceNumber))
+	igptest.Poll(t, 10*time.Second, "r2 sees 30G", linkBW(r2, 3.75e9))
+	igptest.Poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
 	checkWrapOrder(t, tp, since, teLinkKey, addr("10.254.0.0"), addr("10.254.0.1"))
 	noReserved(t, tp)
 }
@@ -220,9 +221,9 @@ func TestSeqNumberNeverReserved(t *testing.T) {
 	ifs1 := []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}}
 	r1 := startMem(t, 1, ifs1)
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
+	igptest.Poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
 	setOwnSeq(t, r1, teLinkKey, packet.MaxSequenceNumber, true) // as if originated that often
-	poll(t, 10*time.Second, "r2 holds the TE link LSA at 0x7fffffff", liveSeq(r2, teLinkKey, packet.MaxSequenceNumber))
+	igptest.Poll(t, 10*time.Second, "r2 holds the TE link LSA at 0x7fffffff", liveSeq(r2, teLinkKey, packet.MaxSequenceNumber))
 
 	since := tp.mark()
 	r1.stop()
@@ -235,11 +236,11 @@ func TestSeqNumberNeverReserved(t *testing.T) {
 	}
 	w.mu.Unlock()
 	r1 = startMem(t, 1, ifs1)
-	poll(t, 15*time.Second, "Full again", fullCount(r1, 1))
+	igptest.Poll(t, 15*time.Second, "Full again", fullCount(r1, 1))
 	noReserved(t, tp)
-	poll(t, 15*time.Second, "r2 holds the TE link LSA at 0x80000001", liveSeq(r2, teLinkKey, packet.InitialSequenceNumber))
-	poll(t, 10*time.Second, "r2 sees 10G", linkBW(r2, 1.25e9))
-	poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
+	igptest.Poll(t, 15*time.Second, "r2 holds the TE link LSA at 0x80000001", liveSeq(r2, teLinkKey, packet.InitialSequenceNumber))
+	igptest.Poll(t, 10*time.Second, "r2 sees 10G", linkBW(r2, 1.25e9))
+	igptest.Poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
 	checkWrapOrder(t, tp, since, teLinkKey, addr("10.254.0.0"), addr("10.254.0.1"))
 	noReserved(t, tp)
 }
@@ -313,9 +314,9 @@ func TestLinkLocalOpaqueScopedToLink(t *testing.T) {
 	r3 := startMem(t, 3, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.3/24"), prio: 1}})
 	r4 := startMem(t, 4, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.4/24"), prio: 1}})
 	r5 := startMem(t, 5, []memIf{{name: "e0", typ: "p2p", w: p2p, addr: pfx("10.254.0.1/31")}})
-	poll(t, 20*time.Second, "DR Full with all", fullCount(r1, 3))
-	poll(t, 20*time.Second, "BDR Full with all", fullCount(r2, 4))
-	poll(t, 20*time.Second, "sync", sameDB(r1, r2, r3, r4, r5))
+	igptest.Poll(t, 20*time.Second, "DR Full with all", fullCount(r1, 3))
+	igptest.Poll(t, 20*time.Second, "BDR Full with all", fullCount(r2, 4))
+	igptest.Poll(t, 20*time.Second, "sync", sameDB(r1, r2, r3, r4, r5))
 	ifs, _ := r4.in.Interfaces(context.Background())
 	if ifs[0].State != "DROther" {
 		t.Fatalf("r4 is %s, want DROther", ifs[0].State)
@@ -324,10 +325,10 @@ func TestLinkLocalOpaqueScopedToLink(t *testing.T) {
 	originateLink(t, r3, "e0", 1, "lan3")
 	want := map[string]string{"200.0.0.1/10.255.0.3": "lan3"}
 	for _, m := range []*memNode{r1, r2, r4} {
-		poll(t, 10*time.Second, "on the LAN", holdsLink(m, "e0", want))
+		igptest.Poll(t, 10*time.Second, "on the LAN", holdsLink(m, "e0", want))
 	}
 	// Let r2 flood whatever it would flood, then check nothing left the LAN.
-	poll(t, 10*time.Second, "area databases unchanged", sameDB(r2, r5))
+	igptest.Poll(t, 10*time.Second, "area databases unchanged", sameDB(r2, r5))
 	for _, c := range []struct {
 		m   *memNode
 		ifn string
@@ -348,21 +349,21 @@ func TestLinkLocalOpaqueInDatabaseExchange(t *testing.T) {
 	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.1/24"), prio: 10}})
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.2/24"), prio: 5}})
 	r3 := startMem(t, 3, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.3/24"), prio: 1}})
-	poll(t, 20*time.Second, "DR Full", fullCount(r1, 2))
-	poll(t, 20*time.Second, "BDR Full", fullCount(r2, 2))
+	igptest.Poll(t, 20*time.Second, "DR Full", fullCount(r1, 2))
+	igptest.Poll(t, 20*time.Second, "BDR Full", fullCount(r2, 2))
 	originateLink(t, r3, "e0", 1, "lan3")
 	want := map[string]string{"200.0.0.1/10.255.0.3": "lan3"}
-	poll(t, 10*time.Second, "DR holds it", holdsLink(r1, "e0", want))
-	poll(t, 10*time.Second, "BDR holds it", holdsLink(r2, "e0", want))
+	igptest.Poll(t, 10*time.Second, "DR holds it", holdsLink(r1, "e0", want))
+	igptest.Poll(t, 10*time.Second, "BDR holds it", holdsLink(r2, "e0", want))
 	base := map[*memNode]uint64{}
 	for _, m := range []*memNode{r1, r2} {
 		base[m] = ifCounter(t, m, "e0", "seq_mismatch")
 	}
 
 	r4 := startMem(t, 4, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.4/24"), prio: 0}})
-	poll(t, 20*time.Second, "newcomer Full with DR and BDR", fullCount(r4, 2))
-	poll(t, 10*time.Second, "newcomer holds r3's link-scope LSA", holdsLink(r4, "e0", want))
-	poll(t, 10*time.Second, "sync", sameDB(r1, r2, r3, r4))
+	igptest.Poll(t, 20*time.Second, "newcomer Full with DR and BDR", fullCount(r4, 2))
+	igptest.Poll(t, 10*time.Second, "newcomer holds r3's link-scope LSA", holdsLink(r4, "e0", want))
+	igptest.Poll(t, 10*time.Second, "sync", sameDB(r1, r2, r3, r4))
 	for _, c := range []string{"seq_mismatch", "rx_bad_lsreq"} {
 		if n := ifCounter(t, r4, "e0", c); n != 0 {
 			t.Errorf("newcomer %s = %d", c, n)
@@ -390,17 +391,17 @@ func TestLinkLocalOpaqueParallelLinks(t *testing.T) {
 	ta, tb := tapWire(wa), tapWire(wb)
 	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: wa, addr: pfx("10.254.0.0/31")}, {name: "e1", typ: "p2p", w: wb, addr: pfx("10.254.0.2/31")}})
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: wa, addr: pfx("10.254.0.1/31")}, {name: "e1", typ: "p2p", w: wb, addr: pfx("10.254.0.3/31")}})
-	poll(t, 10*time.Second, "Full on both links", fullCount(r1, 2))
-	poll(t, 10*time.Second, "Full on both links", fullCount(r2, 2))
+	igptest.Poll(t, 10*time.Second, "Full on both links", fullCount(r1, 2))
+	igptest.Poll(t, 10*time.Second, "Full on both links", fullCount(r2, 2))
 	originateLink(t, r2, "e0", 1, "lnkA")
 	originateLink(t, r2, "e1", 1, "lnkB")
 	for _, m := range []*memNode{r1, r2} {
-		poll(t, 10*time.Second, "link A's instance on link A", holdsLink(m, "e0", map[string]string{"200.0.0.1/10.255.0.2": "lnkA"}))
-		poll(t, 10*time.Second, "link B's instance on link B", holdsLink(m, "e1", map[string]string{"200.0.0.1/10.255.0.2": "lnkB"}))
+		igptest.Poll(t, 10*time.Second, "link A's instance on link A", holdsLink(m, "e0", map[string]string{"200.0.0.1/10.255.0.2": "lnkA"}))
+		igptest.Poll(t, 10*time.Second, "link B's instance on link B", holdsLink(m, "e1", map[string]string{"200.0.0.1/10.255.0.2": "lnkB"}))
 	}
-	poll(t, 10*time.Second, "sync", sameDB(r1, r2))
+	igptest.Poll(t, 10*time.Second, "sync", sameDB(r1, r2))
 	// Both are acknowledged on their link: nothing left to retransmit.
-	poll(t, 10*time.Second, "acknowledged", func() error {
+	igptest.Poll(t, 10*time.Second, "acknowledged", func() error {
 		ns, _ := r2.in.Neighbors(context.Background())
 		for _, n := range ns {
 			if n.Retransmit != 0 {
@@ -461,12 +462,12 @@ func injectHellos(t *testing.T, w *wire, dead uint32) {
 // out its wait timer, which is 60 s in this test.
 func TestBackupSeenWithoutBDR(t *testing.T) {
 	w := &wire{}
-	logs := &logBuf{}
+	logs := &igptest.LogBuf{}
 	ifs := []memIf{{name: "e0", typ: "broadcast", w: w, addr: pfx("10.253.0.1/24"), prio: 1}}
 	y := strings.Replace(testYAML(1, ifs, ""), "dead-interval: 3s", "dead-interval: 60s", 1)
 	r1 := startMemCfg(t, parse(t, y), ifs, slog.New(slog.NewTextHandler(logs, nil)))
 	injectHellos(t, w, 60)
-	poll(t, 10*time.Second, "BDR well before the 60 s wait timer", func() error {
+	igptest.Poll(t, 10*time.Second, "BDR well before the 60 s wait timer", func() error {
 		ifs, err := r1.in.Interfaces(context.Background())
 		if err != nil {
 			return err
@@ -480,7 +481,7 @@ func TestBackupSeenWithoutBDR(t *testing.T) {
 	if len(ns) != 1 || ns[0].DR != "10.253.0.2" || ns[0].BDR != "" {
 		t.Fatalf("neighbour as seen %+v: want DR 10.253.0.2 and no BDR", ns)
 	}
-	if n := logs.count("event=BackupSeen"); n != 1 {
+	if n := logs.Count("event=BackupSeen"); n != 1 {
 		t.Errorf("elections on BackupSeen logged %d times, want 1", n)
 	}
 }
@@ -496,9 +497,9 @@ func TestSummaryAtLSInfinitySuppressed(t *testing.T) {
 	if2 := []memIf{{name: "e0", typ: "p2p", w: w1, addr: pfx("10.254.0.1/31")}, {name: "e1", typ: "p2p", w: w2, addr: pfx("10.254.0.2/31"), area: "0.0.0.1"}}
 	r2 := startMemCfg(t, parse(t, testYAML(2, if2, "    - {prefix: 10.255.0.2/32, area: 0.0.0.0}\n")), if2, nil)
 	r3 := startMem(t, 3, []memIf{{name: "e0", typ: "p2p", w: w2, addr: pfx("10.254.0.3/31"), area: "0.0.0.1"}})
-	poll(t, 10*time.Second, "r2 Full with both", fullCount(r2, 2))
-	poll(t, 10*time.Second, "r1 Full", fullCount(r1, 1))
-	poll(t, 10*time.Second, "r3 Full", fullCount(r3, 1))
+	igptest.Poll(t, 10*time.Second, "r2 Full with both", fullCount(r2, 2))
+	igptest.Poll(t, 10*time.Second, "r1 Full", fullCount(r1, 1))
+	igptest.Poll(t, 10*time.Second, "r3 Full", fullCount(r3, 1))
 
 	// A Summary LSA of 10.99.0.0/24 in the backbone, advertised by r1 (as
 	// another ABR would), injected from r1's address.
@@ -535,10 +536,10 @@ func TestSummaryAtLSInfinitySuppressed(t *testing.T) {
 		}
 	}
 	send(packet.InitialSequenceNumber+10, 100)
-	poll(t, 10*time.Second, "summary with cost 10+100", summaryAt(110))
+	igptest.Poll(t, 10*time.Second, "summary with cost 10+100", summaryAt(110))
 	send(packet.InitialSequenceNumber+11, 0xFFFFFE) // r2's cost: 10 + 0xFFFFFE >= LSInfinity
-	poll(t, 10*time.Second, "summary flushed", summaryAt(-1))
-	poll(t, 10*time.Second, "not in r3's graph", func() error {
+	igptest.Poll(t, 10*time.Second, "summary flushed", summaryAt(-1))
+	igptest.Poll(t, 10*time.Second, "not in r3's graph", func() error {
 		g := r3.in.Graph("0.0.0.1")
 		if g == nil {
 			return fmt.Errorf("no graph")
@@ -563,11 +564,11 @@ func TestSummaryAtLSInfinitySuppressed(t *testing.T) {
 // packet, and the daemon and its adjacency carry on.
 func TestReceivePanicRecovered(t *testing.T) {
 	w := &wire{}
-	logs := &logBuf{}
+	logs := &igptest.LogBuf{}
 	ifs1 := []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}}
 	r1 := startMemCfg(t, parse(t, testYAML(1, ifs1, "")), ifs1, slog.New(slog.NewTextHandler(logs, nil)))
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
+	igptest.Poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
 	bug := addr("10.255.0.66").As4()
 	r1.in.Query(context.Background(), func() {
 		r1.in.rxFault = func(b []byte) {
@@ -583,16 +584,16 @@ func TestReceivePanicRecovered(t *testing.T) {
 	inj := w.port(addr("10.254.0.1"))
 	inj.Send(AllSPFRouters, pkt)
 	inj.Send(AllSPFRouters, pkt)
-	poll(t, 5*time.Second, "both counted", func() error {
+	igptest.Poll(t, 5*time.Second, "both counted", func() error {
 		if n := ifCounter(t, r1, "e0", "rx_rejected_panic"); n != 2 {
 			return fmt.Errorf("rx_rejected_panic = %d, want 2", n)
 		}
 		return nil
 	})
-	if n := logs.count("BUG: panic"); n != 1 {
+	if n := logs.Count("BUG: panic"); n != 1 {
 		t.Errorf("panic logged %d times, want once", n)
 	}
-	if n := logs.count(hex.EncodeToString(pkt)); n != 1 {
+	if n := logs.Count(hex.EncodeToString(pkt)); n != 1 {
 		t.Errorf("the packet's bytes logged %d times, want once", n)
 	}
 	// Still alive and adjacent, and still processing packets.
@@ -600,7 +601,7 @@ func TestReceivePanicRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := ifCounter(t, r1, "e0", "rx_hello")
-	poll(t, 5*time.Second, "hellos still processed", func() error {
+	igptest.Poll(t, 5*time.Second, "hellos still processed", func() error {
 		if ifCounter(t, r1, "e0", "rx_hello") <= before {
 			return fmt.Errorf("no hello processed since")
 		}
@@ -609,5 +610,5 @@ func TestReceivePanicRecovered(t *testing.T) {
 	if err := r1.in.SetBandwidth(context.Background(), "e0", config.Bandwidth(20e9)); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 10*time.Second, "flooding still works", sameDBn(10, r1, r2))
+	igptest.Poll(t, 10*time.Second, "flooding still works", sameDBn(10, r1, r2))
 }

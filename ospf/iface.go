@@ -35,7 +35,7 @@ func (s IfState) String() string {
 type iface struct {
 	in   *Instance
 	idx  int
-	cfg  config.OSPFInterface
+	cfg  Interface
 	name string
 	// rxSite names the interface's receive path in the panic guard's log
 	// (built once: the guard takes it on every packet).
@@ -88,7 +88,7 @@ type iface struct {
 }
 
 // setCfg installs the interface's configuration (the loop only).
-func (ifc *iface) setCfg(ic config.OSPFInterface) {
+func (ifc *iface) setCfg(ic Interface) {
 	ifc.cfg = ic
 	crypto := false
 	if a := ic.Authentication; a != nil {
@@ -99,7 +99,7 @@ func (ifc *iface) setCfg(ic config.OSPFInterface) {
 	ifc.ordered.Store(crypto)
 }
 
-func newIface(in *Instance, idx int, ic config.OSPFInterface) *iface {
+func newIface(in *Instance, idx int, ic Interface) *iface {
 	ifc := &iface{in: in, idx: idx, name: ic.Name, rxSite: "rx " + ic.Name, area: in.area(ic.Area),
 		nbrs: map[netip.Addr]*neighbor{}, counters: map[string]uint64{}, logged: map[string]bool{}}
 	ifc.setCfg(ic)

@@ -26,6 +26,7 @@ import (
 	"github.com/fared/fared/bfd"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/guard"
+	"github.com/fared/fared/internal/igp"
 	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/lsdb"
@@ -78,12 +79,15 @@ type IfaceInfo = netif.Info
 // Instance is one OSPFv2 routing instance.
 type Instance struct {
 	cfg    *config.Config
-	ocfg   *config.OSPF
+	ocfg   *Config
 	log    *slog.Logger
 	opt    Options
 	rid    netip.Addr
 	pbCode uint16
 
+	// Base: the loop's module methods, the convergence gate, log-once,
+	// the BFD sessions (internal/igp).
+	*igp.Base
 	lp    *loop.Loop   // events, queries, ticker: the instance goroutine
 	guard *guard.Guard // every received packet and loop duty recovers through it
 
@@ -92,7 +96,6 @@ type Instance struct {
 	as     *area   // AS-scope database (types 5 and 11)
 
 	graphs sync.Map // area name -> *atomic.Pointer[lsdb.Graph]
-	start  time.Time
 
 	// Opaque ids of Extended Prefix LSAs, stable for the life of the
 	// instance.
@@ -106,13 +109,6 @@ type Instance struct {
 	// before the last change.
 	formerRIDs map[netip.Addr]time.Time
 	lastRID    netip.Addr
-	bfd        *bfd.Sessions // BFD sessions of the neighbours (bfd.go); nil: none
-	// bfdNoSpeaker: BFD was wanted without a speaker (logged once).
-	bfdNoSpeaker bool
-
-	converged   atomic.Bool
-	lastChange  time.Time
-	lastChanges uint64
 
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -131,10 +127,10 @@ type rxEvent struct {
 // New validates what can be checked before the loop runs and returns an
 // instance ready for Run.
 func New(cfg *config.Config, opt Options) (*Instance, error) {
-	if cfg.OSPF == nil {
+	if Section(cfg) == nil {
 		return nil, fmt.Errorf("ospf: no ospf section in %s", cfg.File)
 	}
-	rid := cfg.OSPFRouterID()
+	rid := RouterID(cfg)
 	if !rid.IsValid() || !rid.Is4() {
 		return nil, fmt.Errorf("ospf: no router id")
 	}
@@ -152,28 +148,29 @@ func New(cfg *config.Config, opt Options) (*Instance, error) {
 	}
 	in := &Instance{
 		cfg:    cfg,
-		ocfg:   cfg.OSPF,
+		ocfg:   Section(cfg),
 		log:    opt.Logger.With("proto", "ospf"),
 		opt:    opt,
 		rid:    rid,
-		pbCode: cfg.OSPF.PathBandwidthSubTLV,
+		pbCode: Section(cfg).PathBandwidthSubTLV,
 		lp:     loop.New(4096),
 		pfxIDs: map[netip.Prefix]uint32{},
 	}
+	in.Base = igp.NewBase(in.lp, in.log, opt.BFD, Key, opt.Logger)
 	in.guard = guard.New("ospf", in.log)
 	in.lp.Guard(in.guard)
 	in.as = newArea(in, 0, true)
-	for _, a := range cfg.OSPF.Areas() {
+	for _, a := range Section(cfg).Areas() {
 		in.areas = append(in.areas, newArea(in, a, false))
 	}
-	for _, p := range cfg.OSPF.Prefixes {
+	for _, p := range Section(cfg).Prefixes {
 		if !p.External && in.area(p.Area) == nil {
 			// A prefix in an area without interfaces still needs a Router
 			// LSA to hang on; config refuses this, tests may not.
 			in.areas = append(in.areas, newArea(in, p.Area, false))
 		}
 	}
-	for i, ic := range cfg.OSPF.Interfaces {
+	for i, ic := range Section(cfg).Interfaces {
 		in.ifaces = append(in.ifaces, newIface(in, i, ic))
 	}
 	return in, nil
@@ -243,43 +240,26 @@ func (in *Instance) LSDB() []*lsdb.Graph {
 
 // Run is the instance goroutine. It returns when ctx is done.
 func (in *Instance) Run(ctx context.Context) error {
-	in.start = in.opt.Now()
-	for _, ifc := range in.ifaces {
-		ifc.refresh(in.start)
-	}
-	defer in.shutdown()
-	in.lp.Run(ctx, tickInterval, in.opt.Now, handler{in})
-	return nil
-}
-
-// handler adapts the instance to loop.Handler without exporting its
-// event methods.
-type handler struct{ in *Instance }
-
-func (h handler) Handle(ev any)        { h.in.handle(ev) }
-func (h handler) Tick(now time.Time)   { h.in.tick(now) }
-func (h handler) Settle(now time.Time) { h.in.settle(now) }
-
-// Query runs f inside the instance goroutine; f must copy what it returns.
-func (in *Instance) Query(ctx context.Context, f func()) error { return in.lp.Query(ctx, f) }
-
-func (in *Instance) handle(ev any) {
-	switch e := ev.(type) {
-	case rxEvent:
-		in.receive(e.ifc, e.src, e.dst, e.pkt)
-	case notifyEvent:
-		if ifc := in.iface(e.name); ifc != nil {
-			ifc.refresh(in.opt.Now())
-		}
-	case reconfigEvent:
-		e.done <- in.reconfigure(e.cfg)
-	case bandwidthEvent:
-		e.done <- in.setBandwidth(e.iface, e.bw)
-	case clearEvent:
-		e.done <- in.clearNeighbors(e.rid)
-	case bfdEvent:
-		in.onBFD(e.ev)
-	}
+	return in.RunLoop(ctx, tickInterval, in.opt.Now, igp.Handlers{
+		Start: func(now time.Time) {
+			for _, ifc := range in.ifaces {
+				ifc.refresh(now)
+			}
+		},
+		Stop: in.shutdown,
+		Refresh: func(name string) {
+			if ifc := in.iface(name); ifc != nil {
+				ifc.refresh(in.opt.Now())
+			}
+		},
+		Reconfigure: in.reconfigure, SetBandwidth: in.setBandwidth, Clear: in.clearNeighbors, BFD: in.onBFD,
+		Other: func(ev any) {
+			if e, ok := ev.(rxEvent); ok {
+				in.receive(e.ifc, e.src, e.dst, e.pkt)
+			}
+		},
+		Tick: in.tick, Settle: in.settle,
+	})
 }
 
 // tick runs the timer-driven duties: interface polling, hellos, wait and
@@ -307,37 +287,25 @@ func (in *Instance) allDBs() []*area {
 	return append(out, in.as)
 }
 
+// checkConverged: the databases quiet for a second, and every running,
+// non-passive interface has a Full neighbour.
 func (in *Instance) checkConverged(now time.Time) {
-	if in.converged.Load() {
-		return
-	}
 	var changes uint64
 	for _, a := range in.allDBs() {
 		changes += a.changes
 	}
-	if changes != in.lastChanges || in.lastChange.IsZero() {
-		in.lastChanges, in.lastChange = changes, now
-		return
-	}
-	if now.Sub(in.lastChange) < time.Second {
-		return
-	}
-	for _, ifc := range in.ifaces {
-		if !ifc.running || ifc.cfg.Passive {
-			continue
+	in.CheckConverged(now, changes, func() bool {
+		for _, ifc := range in.ifaces {
+			if !ifc.running || ifc.cfg.Passive {
+				continue
+			}
+			if !ifc.hasFull() {
+				return false
+			}
 		}
-		if !ifc.hasFull() {
-			return
-		}
-	}
-	in.converged.Store(true)
-	in.log.Info("initial convergence reached", "after", now.Sub(in.start).Round(time.Millisecond))
+		return true
+	})
 }
-
-// Converged reports whether the instance has finished its initial database
-// synchronisation: every running interface has a Full adjacency and the
-// databases have been quiet for a second.
-func (in *Instance) Converged() bool { return in.converged.Load() }
 
 // settle does the work events leave pending: origination (subject to the
 // generation interval), ABR summaries, graph snapshots, flooding.
@@ -388,7 +356,7 @@ func (in *Instance) publish(a *area) {
 }
 
 func (in *Instance) shutdown() {
-	in.bfdClose()
+	in.CloseBFD()
 	for _, ifc := range in.ifaces {
 		ifc.close()
 	}

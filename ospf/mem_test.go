@@ -12,9 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/ospf/packet"
 )
 
@@ -89,9 +89,8 @@ func (p *memPort) Close() error {
 }
 
 type memNode struct {
-	in     *Instance
-	cancel context.CancelFunc
-	done   chan struct{}
+	in   *Instance
+	stop func() // igptest.Go's
 }
 
 type memIf struct {
@@ -168,32 +167,8 @@ func startMemCfg(t testing.TB, cfg *config.Config, ifs []memIf, log *slog.Logger
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m := &memNode{in: in, cancel: cancel, done: make(chan struct{})}
-	go func() { in.Run(ctx); close(m.done) }()
-	t.Cleanup(m.stop)
+	m := &memNode{in: in, stop: igptest.Go(t, in.Run)}
 	return m
-}
-
-func (m *memNode) stop() {
-	m.cancel()
-	<-m.done
-}
-
-// poll retries f until it returns nil or the deadline passes.
-func poll(t testing.TB, d time.Duration, what string, f func() error) {
-	t.Helper()
-	end := time.Now().Add(d)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("%s: not reached within %v: %v", what, d, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // fullCount succeeds when m has exactly want Full neighbours.
@@ -264,31 +239,6 @@ func sameDBn(want int, ms ...*memNode) func() error {
 		}
 		return sameDB(ms...)()
 	}
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(b []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(b)))
-	return len(b), nil
-}
-
-// logBuf collects log lines for the "logged once" checks.
-type logBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), s)
 }
 
 func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }

@@ -2,28 +2,22 @@ package ospf
 
 import (
 	"context"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fared/fared/internal/igp"
 )
 
-// Prometheus metrics of the OSPF module (docs/metrics.md). The promCollector
-// asks the instance's loop at scrape time through the API's own queries
-// (Interfaces, Neighbors, Database): the loop's state is never read from
-// another goroutine, and the metrics agree with farectl.
+// Prometheus metrics of the OSPF module (docs/metrics.md), asked of the
+// loop at scrape time (igp.Collector) through the API's own queries
+// (Interfaces, Neighbors, Database).
 
 // Collectors is the daemon.Collector capability.
 func (in *Instance) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{&promCollector{in: in}}
+	return []prometheus.Collector{&igp.Collector{Descs: []*prometheus.Desc{promRx, promRejected, promTx, promTxErr, promAdjChanges, promDR, promEvents,
+		promIfState, promNbrs, promLSAs, promConverged, promScrape}, ScrapeError: promScrape, Scrape: in.scrape}}
 }
-
-// promScrapeTimeout bounds a scrape's wait for a busy loop: a loop that does
-// not answer costs its metrics, not the scrape.
-const promScrapeTimeout = 2 * time.Second
-
-type promCollector struct{ in *Instance }
 
 var (
 	promRx = prometheus.NewDesc("fared_ospf_packets_received_total",
@@ -54,38 +48,20 @@ var (
 	promScrape = prometheus.NewDesc("fared_ospf_scrape_error", "The OSPF instance did not answer the scrape.", nil, nil)
 )
 
-func (c *promCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{promRx, promRejected, promTx, promTxErr, promAdjChanges, promDR, promEvents,
-		promIfState, promNbrs, promLSAs, promConverged, promScrape} {
-		ch <- d
-	}
-}
-
-func (c *promCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), promScrapeTimeout)
-	defer cancel()
-	ifs, err := c.in.Interfaces(ctx)
+func (in *Instance) scrape(ctx context.Context, ch chan<- prometheus.Metric) error {
+	ifs, err := in.Interfaces(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(promScrape, err)
-		return
+		return err
 	}
 	areas := map[string]bool{}
 	for _, v := range ifs {
 		areas[v.Area] = true
 		ch <- prometheus.MustNewConstMetric(promIfState, prometheus.GaugeValue, 1, v.Name, v.Area, v.State)
-		names := make([]string, 0, len(v.Counters))
-		for k := range v.Counters {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			ch <- promCounter(v.Name, k, float64(v.Counters[k]))
-		}
+		igp.Counters(ch, v.Name, v.Counters, promCounter)
 	}
-	nbrs, err := c.in.Neighbors(ctx)
+	nbrs, err := in.Neighbors(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(promScrape, err)
-		return
+		return err
 	}
 	// Full in every area with an interface, zero included, so that a lost
 	// adjacency shows as a drop to 0.
@@ -96,47 +72,29 @@ func (c *promCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, n := range nbrs {
 		nb[[2]string{n.Area, n.State}]++
 	}
-	promPairs(ch, promNbrs, nb)
-	lsas, err := c.in.Database(ctx, DatabaseQuery{})
+	igp.Pairs(ch, promNbrs, nb)
+	lsas, err := in.Database(ctx, DatabaseQuery{})
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(promScrape, err)
-		return
+		return err
 	}
 	db := map[[2]string]int{}
 	for _, l := range lsas {
 		db[[2]string{l.Area, l.TypeName}]++
 	}
-	promPairs(ch, promLSAs, db)
+	igp.Pairs(ch, promLSAs, db)
 	conv := 0.0
-	if c.in.Converged() {
+	if in.Converged() {
 		conv = 1
 	}
 	ch <- prometheus.MustNewConstMetric(promConverged, prometheus.GaugeValue, conv)
-}
-
-func promPairs(ch chan<- prometheus.Metric, d *prometheus.Desc, m map[[2]string]int) {
-	keys := make([][2]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
-	for _, k := range keys {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(m[k]), k[0], k[1])
-	}
+	return nil
 }
 
 // promCounter files one interface counter (the names iface.count and
-// iface.reject use) under its metric; a counter this promCollector does not
-// know is still exported, as an event.
-func promCounter(iface, name string, v float64) prometheus.Metric {
-	cm := func(d *prometheus.Desc, labels ...string) prometheus.Metric {
-		return prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, append([]string{iface}, labels...)...)
-	}
+// iface.reject use) under its metric and labels after the interface; a
+// counter it does not know is still exported, as an event.
+func promCounter(name string) (*prometheus.Desc, []string) {
+	cm := func(d *prometheus.Desc, labels ...string) (*prometheus.Desc, []string) { return d, labels }
 	switch name {
 	case "rx_hello", "rx_dbd", "rx_lsr", "rx_lsu", "rx_lsack":
 		return cm(promRx, strings.TrimPrefix(name, "rx_"))

@@ -2,49 +2,13 @@ package ospf
 
 import (
 	"context"
-	"fmt"
 	"net/netip"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/fared/fared/internal/scrape"
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/ospf/packet"
 )
-
-// gather scrapes a node's OSPF collectors through a pedantic registry and
-// lints the names.
-func promGather(t *testing.T, m *memNode) (scrape.Families, error) {
-	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(m.in.Collectors()...)
-	mfs, err := reg.Gather()
-	if err != nil {
-		return nil, err
-	}
-	probs, err := testutil.GatherAndLint(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range probs {
-		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
-	}
-	f := scrape.Families{}
-	for _, mf := range mfs {
-		f[mf.GetName()] = mf
-	}
-	return f, nil
-}
-
-func promIs(f scrape.Families, want float64, name string, labels ...string) error {
-	v, ok := f.Sum(name, labels...)
-	if !ok || v != want {
-		return fmt.Errorf("%s%v = %v (present %v), want %v; series %v", name, labels, v, ok, want, f.Series(name))
-	}
-	return nil
-}
 
 // The OSPF metrics: neighbours by area and state, the interface state,
 // the database by area and type, per-interface packet counts; a packet
@@ -55,18 +19,18 @@ func TestPrometheusMetrics(t *testing.T) {
 	w := &wire{}
 	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}})
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "Full", fullCount(r1, 1))
-	poll(t, 10*time.Second, "sync", sameDB(r1, r2))
+	igptest.Poll(t, 10*time.Second, "Full", fullCount(r1, 1))
+	igptest.Poll(t, 10*time.Second, "sync", sameDB(r1, r2))
 
-	f, err := promGather(t, r1)
+	f, err := igptest.Gather(t, r1.in.Collectors()...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, err := range []error{
-		promIs(f, 1, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full"),
-		promIs(f, 1, "fared_ospf_interface_state", "interface", "e0", "area", "0.0.0.0", "state", "Point-to-Point"),
-		promIs(f, 2, "fared_ospf_lsdb_lsas", "area", "0.0.0.0", "type", "router"), // one router-LSA each
-		promIs(f, 1, "fared_ospf_adjacency_changes_total", "interface", "e0", "to", "full"),
+		igptest.MetricIs(f, 1, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full"),
+		igptest.MetricIs(f, 1, "fared_ospf_interface_state", "interface", "e0", "area", "0.0.0.0", "state", "Point-to-Point"),
+		igptest.MetricIs(f, 2, "fared_ospf_lsdb_lsas", "area", "0.0.0.0", "type", "router"), // one router-LSA each
+		igptest.MetricIs(f, 1, "fared_ospf_adjacency_changes_total", "interface", "e0", "to", "full"),
 	} {
 		if err != nil {
 			t.Error(err)
@@ -95,31 +59,31 @@ func TestPrometheusMetrics(t *testing.T) {
 	b := h.AppendTo(nil)
 	b[12] ^= 0xff
 	w.port(addr("10.254.0.1")).Send(AllSPFRouters, b)
-	poll(t, 5*time.Second, "rejection counted", func() error {
-		f, err := promGather(t, r1)
+	igptest.Poll(t, 5*time.Second, "rejection counted", func() error {
+		f, err := igptest.Gather(t, r1.in.Collectors()...)
 		if err != nil {
 			return err
 		}
-		return promIs(f, 1, "fared_ospf_packets_rejected_total", "interface", "e0", "reason", "bad_checksum")
+		return igptest.MetricIs(f, 1, "fared_ospf_packets_rejected_total", "interface", "e0", "reason", "bad_checksum")
 	})
-	if f, _ = promGather(t, r1); promIs(f, 1, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full") != nil {
+	if f, _ = igptest.Gather(t, r1.in.Collectors()...); igptest.MetricIs(f, 1, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full") != nil {
 		t.Fatal("adjacency lost to a bad packet")
 	}
 
 	// r2 goes silent: after the dead interval (3 s) no Full neighbour.
 	r2.stop()
-	poll(t, 10*time.Second, "neighbour gone in the metrics", func() error {
-		f, err := promGather(t, r1)
+	igptest.Poll(t, 10*time.Second, "neighbour gone in the metrics", func() error {
+		f, err := igptest.Gather(t, r1.in.Collectors()...)
 		if err != nil {
 			return err
 		}
-		if err := promIs(f, 0, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full"); err != nil {
+		if err := igptest.MetricIs(f, 0, "fared_ospf_neighbors", "area", "0.0.0.0", "state", "Full"); err != nil {
 			return err
 		}
-		return promIs(f, 1, "fared_ospf_adjacency_changes_total", "interface", "e0", "to", "down")
+		return igptest.MetricIs(f, 1, "fared_ospf_adjacency_changes_total", "interface", "e0", "to", "down")
 	})
 	r1.stop()
-	if _, err := promGather(t, r1); err == nil {
+	if _, err := igptest.Gather(t, r1.in.Collectors()...); err == nil {
 		t.Fatal("a stopped instance answered")
 	}
 }

@@ -5,36 +5,17 @@ import (
 
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/daemon"
-	"github.com/fared/fared/internal/netif"
+	"github.com/fared/fared/internal/igp"
 	"github.com/fared/fared/lsdb"
 )
 
 // Spec is OSPF's entry in fared's module table: configured by the ospf
-// section, its API below /v1/ospf/.
-var Spec = daemon.Spec{
-	Name:       "ospf",
-	Configured: func(c *config.Config) bool { return c.OSPF != nil },
-	New: func(core *daemon.Core, cfg *config.Config) (daemon.Module, error) {
-		in, err := New(cfg, Options{Logger: core.Log, Repair: core.RIB, BFD: core.BFD, OnGraph: func(area string, g *lsdb.Graph) {
-			core.RIB.Submit(g, fmt.Sprintf("ospf area %s lsdb", area))
-		}})
-		if err != nil {
-			return nil, err
-		}
-		return in, nil
-	},
-}
-
-// The Instance is the module: it runs, checks and applies reloads, serves
+// section, its API below /v1/ospf/. The Instance is the module
+// (igp.Module): it runs, checks and applies reloads (reconfig.go), serves
 // its API (api.go), exports its metrics (metrics.go), and hears of links
-// (LinkEvent) and gates the FIB's start-up hold (Converged).
-var _ interface {
-	daemon.Module
-	daemon.LinkWatcher
-	daemon.Converger
-	daemon.Collector
-} = (*Instance)(nil)
-
-// LinkEvent makes the instance re-read an interface now (the monitor saw it
-// change) instead of at the next poll.
-func (in *Instance) LinkEvent(ev netif.Event) { in.Notify(ev.Name) }
+// and gates the FIB's start-up hold (igp.Base).
+var Spec = igp.Spec(Key, routing, func(core *daemon.Core, cfg *config.Config) (*Instance, error) {
+	return New(cfg, Options{Logger: core.Log, Repair: core.RIB, BFD: core.BFD, OnGraph: func(area string, g *lsdb.Graph) {
+		core.RIB.Submit(g, fmt.Sprintf("ospf area %s lsdb", area))
+	}})
+})

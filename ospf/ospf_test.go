@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/lsdb"
 )
 
@@ -18,12 +19,12 @@ func TestP2PFull(t *testing.T) {
 	w := &wire{}
 	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}})
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "r1 Full", fullCount(r1, 1))
-	poll(t, 10*time.Second, "r2 Full", fullCount(r2, 1))
+	igptest.Poll(t, 10*time.Second, "r1 Full", fullCount(r1, 1))
+	igptest.Poll(t, 10*time.Second, "r2 Full", fullCount(r2, 1))
 	// Per router: Router LSA, TE router address, TE link, 2 Extended
 	// Prefix LSAs (loopback, link subnet).
-	poll(t, 10*time.Second, "identical LSDBs", sameDBn(10, r1, r2))
-	poll(t, 5*time.Second, "graph", func() error {
+	igptest.Poll(t, 10*time.Second, "identical LSDBs", sameDBn(10, r1, r2))
+	igptest.Poll(t, 5*time.Second, "graph", func() error {
 		g := r1.in.Graph("0.0.0.0")
 		if g == nil {
 			return fmt.Errorf("no graph")
@@ -73,15 +74,15 @@ func TestBroadcastDR(t *testing.T) {
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "broadcast", w: w, addr: pfx("10.253.0.2/24"), prio: 5}})
 	r3 := startMem(t, 3, []memIf{{name: "e0", typ: "broadcast", w: w, addr: pfx("10.253.0.3/24"), prio: 1}})
 	for _, m := range []*memNode{r1, r2} {
-		poll(t, 15*time.Second, "Full with both others", fullCount(m, 2))
+		igptest.Poll(t, 15*time.Second, "Full with both others", fullCount(m, 2))
 	}
-	poll(t, 15*time.Second, "r3 Full with DR and BDR", fullCount(r3, 2))
-	poll(t, 10*time.Second, "identical LSDBs", sameDB(r1, r2, r3))
+	igptest.Poll(t, 15*time.Second, "r3 Full with DR and BDR", fullCount(r3, 2))
+	igptest.Poll(t, 10*time.Second, "identical LSDBs", sameDB(r1, r2, r3))
 	ifs, _ := r3.in.Interfaces(context.Background())
 	if ifs[0].DR != "10.253.0.1" || ifs[0].BDR != "10.253.0.2" || ifs[0].State != "DROther" {
 		t.Fatalf("r3 sees DR %s BDR %s state %s", ifs[0].DR, ifs[0].BDR, ifs[0].State)
 	}
-	poll(t, 10*time.Second, "network LSA", func() error {
+	igptest.Poll(t, 10*time.Second, "network LSA", func() error {
 		db, _ := r2.in.Database(context.Background(), DatabaseQuery{Type: "network"})
 		if len(db) != 1 || db[0].ID != "10.253.0.1" || db[0].AdvRouter != "10.255.0.1" {
 			return fmt.Errorf("network LSAs %+v", db)
@@ -90,7 +91,7 @@ func TestBroadcastDR(t *testing.T) {
 	})
 	// r3's graph: the pseudonode with three routers, r1's transit link
 	// with its bandwidth, and next hops via the LAN to both others.
-	poll(t, 5*time.Second, "graph", func() error {
+	igptest.Poll(t, 5*time.Second, "graph", func() error {
 		g := r3.in.Graph("0.0.0.0")
 		if g == nil {
 			return fmt.Errorf("no graph")
@@ -117,9 +118,9 @@ func TestBroadcastDROthers(t *testing.T) {
 	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "broadcast", w: w, addr: pfx("10.253.0.1/24"), prio: 1}})
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "broadcast", w: w, addr: pfx("10.253.0.2/24"), prio: 0}})
 	r3 := startMem(t, 3, []memIf{{name: "e0", typ: "broadcast", w: w, addr: pfx("10.253.0.3/24"), prio: 0}})
-	poll(t, 15*time.Second, "DR Full with both", fullCount(r1, 2))
-	poll(t, 15*time.Second, "r2 Full with DR only", fullCount(r2, 1))
-	poll(t, 15*time.Second, "identical LSDBs", sameDB(r1, r2, r3))
+	igptest.Poll(t, 15*time.Second, "DR Full with both", fullCount(r1, 2))
+	igptest.Poll(t, 15*time.Second, "r2 Full with DR only", fullCount(r2, 1))
+	igptest.Poll(t, 15*time.Second, "identical LSDBs", sameDB(r1, r2, r3))
 	ns, _ := r2.in.Neighbors(context.Background())
 	for _, n := range ns {
 		if n.RouterID == "10.255.0.3" && n.State != "2-Way" {
@@ -135,9 +136,9 @@ func TestThreeRouterChain(t *testing.T) {
 	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w1, addr: pfx("10.254.0.0/31")}})
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w1, addr: pfx("10.254.0.1/31")}, {name: "e1", typ: "p2p", w: w2, addr: pfx("10.254.0.2/31")}})
 	r3 := startMem(t, 3, []memIf{{name: "e0", typ: "p2p", w: w2, addr: pfx("10.254.0.3/31")}})
-	poll(t, 10*time.Second, "r2 Full with both", fullCount(r2, 2))
-	poll(t, 10*time.Second, "identical LSDBs", sameDB(r1, r2, r3))
-	poll(t, 5*time.Second, "r3 loopback in r1's graph", func() error {
+	igptest.Poll(t, 10*time.Second, "r2 Full with both", fullCount(r2, 2))
+	igptest.Poll(t, 10*time.Second, "identical LSDBs", sameDB(r1, r2, r3))
+	igptest.Poll(t, 5*time.Second, "r3 loopback in r1's graph", func() error {
 		g := r1.in.Graph("0.0.0.0")
 		if g == nil {
 			return fmt.Errorf("no graph")
@@ -152,8 +153,8 @@ func TestThreeRouterChain(t *testing.T) {
 	// Stop r3: r2 notices after the dead interval, and its Router LSA
 	// drops the link, in everybody's database.
 	r3.stop()
-	poll(t, 10*time.Second, "r2 down to one neighbour", fullCount(r2, 1))
-	poll(t, 10*time.Second, "r1 and r2 agree", sameDB(r1, r2))
+	igptest.Poll(t, 10*time.Second, "r2 down to one neighbour", fullCount(r2, 1))
+	igptest.Poll(t, 10*time.Second, "r1 and r2 agree", sameDB(r1, r2))
 }
 
 // TestRestartOwnLSAs: a router that restarts gets its old LSAs back from
@@ -164,13 +165,13 @@ func TestRestartOwnLSAs(t *testing.T) {
 	ifs1 := []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}}
 	r1 := startMem(t, 1, ifs1)
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
+	igptest.Poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
 	// Bump r1's sequence numbers a few times.
 	for i := 0; i < 3; i++ {
 		r1.in.SetBandwidth(context.Background(), "e0", config.Bandwidth(1e9*float64(i+2)))
 		time.Sleep(100 * time.Millisecond)
 	}
-	poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
+	igptest.Poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
 	teSeq := func(m *memNode) int32 {
 		v, _ := m.in.Database(context.Background(), DatabaseQuery{Type: "opaque-area"})
 		for _, e := range v {
@@ -191,8 +192,8 @@ func TestRestartOwnLSAs(t *testing.T) {
 	}
 	w.mu.Unlock()
 	r1 = startMem(t, 1, ifs1)
-	poll(t, 15*time.Second, "Full again", fullCount(r1, 1))
-	poll(t, 15*time.Second, "sync after restart", sameDBn(10, r1, r2))
+	igptest.Poll(t, 15*time.Second, "Full again", fullCount(r1, 1))
+	igptest.Poll(t, 15*time.Second, "sync after restart", sameDBn(10, r1, r2))
 	if after := teSeq(r1); after <= before {
 		t.Fatalf("own TE link LSA at %s, was %s before the restart: old copy not outbid", seqHex(after), seqHex(before))
 	}
@@ -229,13 +230,13 @@ func TestFlushWithdrawn(t *testing.T) {
 			return nil
 		}
 	}
-	poll(t, 10*time.Second, "prefix with path bandwidth", hasPfx(true))
+	igptest.Poll(t, 10*time.Second, "prefix with path bandwidth", hasPfx(true))
 	nc := parse(t, testYAML(1, ifs, ""))
 	if _, err := r1.in.Reconfigure(context.Background(), nc); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 10*time.Second, "prefix withdrawn", hasPfx(false))
-	poll(t, 10*time.Second, "sync", sameDB(r1, r2))
+	igptest.Poll(t, 10*time.Second, "prefix withdrawn", hasPfx(false))
+	igptest.Poll(t, 10*time.Second, "sync", sameDB(r1, r2))
 }
 
 // TestABR: r1 (area 1) - r2 (ABR, areas 1 and 0) - r3 (area 0). r3 learns
@@ -250,7 +251,7 @@ func TestABR(t *testing.T) {
 	if2 := []memIf{{name: "e0", typ: "p2p", w: w1, addr: pfx("10.254.0.1/31"), area: "0.0.0.1"}, {name: "e1", typ: "p2p", w: w2, addr: pfx("10.254.0.2/31"), area: "0.0.0.0"}}
 	r2 := startMemCfg(t, parse(t, testYAML(2, if2, "    - {prefix: 10.255.0.2/32, area: 0.0.0.0}\n")), if2, nil)
 	r3 := startMem(t, 3, []memIf{{name: "e0", typ: "p2p", w: w2, addr: pfx("10.254.0.3/31")}})
-	poll(t, 10*time.Second, "r2 Full with both", fullCount(r2, 2))
+	igptest.Poll(t, 10*time.Second, "r2 Full with both", fullCount(r2, 2))
 	find := func(m *memNode, area, prefix, adv string) func() error {
 		return func() error {
 			g := m.in.Graph(area)
@@ -269,10 +270,10 @@ func TestABR(t *testing.T) {
 			return fmt.Errorf("%s from %s not in %s graph", prefix, adv, area)
 		}
 	}
-	poll(t, 10*time.Second, "r3 sees r1's prefix via r2", find(r3, "0.0.0.0", "10.10.1.0/24", "10.255.0.2"))
-	poll(t, 10*time.Second, "r3 sees r1's loopback via r2", find(r3, "0.0.0.0", "10.255.0.1/32", "10.255.0.2"))
-	poll(t, 10*time.Second, "r1 sees r3's loopback via r2", find(r1, "0.0.0.1", "10.255.0.3/32", "10.255.0.2"))
-	poll(t, 10*time.Second, "r1 sees r2's backbone loopback", find(r1, "0.0.0.1", "10.255.0.2/32", "10.255.0.2"))
+	igptest.Poll(t, 10*time.Second, "r3 sees r1's prefix via r2", find(r3, "0.0.0.0", "10.10.1.0/24", "10.255.0.2"))
+	igptest.Poll(t, 10*time.Second, "r3 sees r1's loopback via r2", find(r3, "0.0.0.0", "10.255.0.1/32", "10.255.0.2"))
+	igptest.Poll(t, 10*time.Second, "r1 sees r3's loopback via r2", find(r1, "0.0.0.1", "10.255.0.3/32", "10.255.0.2"))
+	igptest.Poll(t, 10*time.Second, "r1 sees r2's backbone loopback", find(r1, "0.0.0.1", "10.255.0.2/32", "10.255.0.2"))
 	// The ABR explains it: from area 1, advertiser r1, original 40G,
 	// capacity 10G (the link), result 10G.
 	sv, err := r2.in.Summaries(context.Background())
@@ -311,8 +312,8 @@ func TestExternal(t *testing.T) {
 	y := testYAML(1, ifs, "    - {prefix: 10.255.0.1/32}\n    - {prefix: 192.0.2.0/24, external: true, metric: 20, path-bandwidth: 8G}\n")
 	r1 := startMemCfg(t, parse(t, y), ifs, nil)
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "sync", sameDB(r1, r2))
-	poll(t, 10*time.Second, "external in r2's graph", func() error {
+	igptest.Poll(t, 10*time.Second, "sync", sameDB(r1, r2))
+	igptest.Poll(t, 10*time.Second, "external in r2's graph", func() error {
 		g := r2.in.Graph("0.0.0.0")
 		if g == nil {
 			return fmt.Errorf("no graph")

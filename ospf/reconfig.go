@@ -9,56 +9,27 @@ import (
 	"time"
 
 	"github.com/fared/fared/daemon"
+	"github.com/fared/fared/internal/igp"
 
 	"github.com/fared/fared/config"
-	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/lsdb"
 )
-
-type notifyEvent struct{ name string }
-
-type reconfigEvent struct {
-	cfg  *config.Config
-	done chan<- Report
-}
-
-type bandwidthEvent struct {
-	iface string
-	bw    config.Bandwidth // 0: clear the override
-	done  chan<- error
-}
-
-type clearEvent struct {
-	rid  string // "": every neighbour
-	done chan<- clearResult
-}
-
-type clearResult struct {
-	n   int
-	err error
-}
 
 // Report is what a reload did: Changed lists what was applied, in words
 // ("interface eth1: cost 10 -> 20 (re-originated)"), Warnings what was not.
 type Report = daemon.Change
 
-// Notify tells the instance that an interface changed (from the netlink
-// monitor), so it re-reads it now instead of at the next poll.
-func (in *Instance) Notify(name string) {
-	in.lp.TryPost(notifyEvent{name}) // if the queue is full, the poll catches up
-}
-
 // Check validates a new configuration against the running instance and
 // changes nothing: what it accepts, Reconfigure applies in full.
 func (in *Instance) Check(cfg *config.Config) error {
-	if cfg.OSPF == nil {
+	if Section(cfg) == nil {
 		return fmt.Errorf("no ospf section")
 	}
-	if rid := cfg.OSPFRouterID(); !rid.IsValid() || !rid.Is4() {
+	if rid := RouterID(cfg); !rid.IsValid() || !rid.Is4() {
 		return fmt.Errorf("no router id")
 	}
 	// TE Link LSAs take their opaque id from the interface (24 bits).
-	if n := len(cfg.OSPF.Interfaces); n >= 1<<24 {
+	if n := len(Section(cfg).Interfaces); n >= 1<<24 {
 		return fmt.Errorf("%d interfaces: more than the TE opaque ids allow", n)
 	}
 	return nil
@@ -73,43 +44,28 @@ func (in *Instance) Check(cfg *config.Config) error {
 // restarts that interface only; a new router id flushes our LSAs and
 // restarts the adjacencies under the new id (the process stays).
 func (in *Instance) Reconfigure(ctx context.Context, cfg *config.Config) (Report, error) {
-	return loop.Ask(ctx, in.lp, func(r chan<- Report) any { return reconfigEvent{cfg: cfg, done: r} })
-}
-
-// SetBandwidth overrides an interface's bandwidth at run time (bits/s); 0
-// clears the override. An override survives reloads that leave the
-// interface's configured bandwidth as it was.
-func (in *Instance) SetBandwidth(ctx context.Context, iface string, bw config.Bandwidth) error {
-	err, aerr := loop.Ask(ctx, in.lp, func(r chan<- error) any { return bandwidthEvent{iface: iface, bw: bw, done: r} })
-	if aerr != nil {
-		return aerr
-	}
-	return err
+	return in.AskReconfigure(ctx, cfg)
 }
 
 // ClearNeighbors drops one neighbour (by router id) or all (rid ""), as
 // vtysh's `clear ip ospf neighbor` does: each comes back through hellos
 // and a new database exchange. It returns how many were dropped.
 func (in *Instance) ClearNeighbors(ctx context.Context, rid string) (int, error) {
-	r, err := loop.Ask(ctx, in.lp, func(r chan<- clearResult) any { return clearEvent{rid: rid, done: r} })
-	if err != nil {
-		return 0, err
-	}
-	return r.n, r.err
+	return in.AskClear(ctx, rid)
 }
 
 func (in *Instance) reconfigure(nc *config.Config) Report {
-	var rep Report
-	no := nc.OSPF
+	var rep igp.Report
+	no := Section(nc)
 	if no == nil { // the daemon stops the module instead of calling this
-		rep.Warnings = append(rep.Warnings, "ospf section removed: the module stops")
-		return rep
+		rep.Warn("ospf section removed: the module stops")
+		return rep.Change
 	}
 	now := in.opt.Now()
 	old := in.ocfg
-	changed := func(format string, args ...any) { rep.Changed = append(rep.Changed, fmt.Sprintf(format, args...)) }
+	changed := rep.Changed
 
-	if rid := nc.OSPFRouterID(); rid != in.rid {
+	if rid := RouterID(nc); rid != in.rid {
 		n := in.restartRouterID(rid, now)
 		changed("router-id %s -> %s (instance restarted: %d own LSAs flushed, adjacencies re-formed and LSAs re-originated under the new id)",
 			in.formerRID(), rid, n)
@@ -129,6 +85,41 @@ func (in *Instance) reconfigure(nc *config.Config) Report {
 			in.areas = append(in.areas, newArea(in, id, false))
 		}
 	}
+	in.reconfigureIfaces(no, now, changed)
+	// Areas left without interfaces (config keeps no prefix in them).
+	for _, a := range slices.Clone(in.areas) {
+		if !slices.Contains(no.Areas(), a.id) && !in.prefixArea(a.id) {
+			in.dropArea(a)
+			changed("area %s: left (no interface in it any more; its routes withdrawn)", a.name)
+		}
+	}
+
+	var pfx []Prefix
+	for _, p := range no.Prefixes {
+		if !p.External && in.area(p.Area) == nil {
+			rep.Warn("prefix %s: area %s is not attached, ignored", p.Prefix, config.AreaString(p.Area))
+			continue
+		}
+		pfx = append(pfx, p)
+	}
+	keep := *no
+	keep.Prefixes = pfx
+	in.ocfg = &keep
+	in.reportSettings(old, no, changed)
+	in.scheduleSummaries()
+	in.scheduleAll()
+	for _, a := range in.areas {
+		a.graphDirty = true
+	}
+	return rep.Log(in.log)
+}
+
+// reconfigureIfaces makes the interfaces those of the new configuration,
+// in its order: removed ones say goodbye and go down, new ones come up,
+// one whose type, passive flag or area changed restarts with its index,
+// counters and (unless its configured bandwidth changed) its run-time
+// bandwidth override; the others update in place.
+func (in *Instance) reconfigureIfaces(no *Config, now time.Time, changed igp.Changer) {
 	want := map[string]bool{}
 	for _, ic := range no.Interfaces {
 		want[ic.Name] = true
@@ -148,11 +139,7 @@ func (in *Instance) reconfigure(nc *config.Config) Report {
 			changed("interface %s: added (area %s)", ic.Name, config.AreaString(ic.Area))
 		case ifaceRestart(ifc.cfg, ic) != "":
 			why := ifaceRestart(ifc.cfg, ic)
-			ov := ifc.bwOverride
-			if ov != 0 && ic.Bandwidth != ifc.cfg.Bandwidth {
-				changed("interface %s: bandwidth override %s dropped (configured bandwidth changed)", ic.Name, ov)
-				ov = 0
-			}
+			ov := igp.KeepOverride(changed, ic.Name, ifc.bwOverride, ifc.cfg.Bandwidth, ic.Bandwidth)
 			counters := ifc.counters
 			in.dropIface(ifc, now)
 			ifc = in.newIfaceAt(ic, ifc.idx)
@@ -169,38 +156,6 @@ func (in *Instance) reconfigure(nc *config.Config) Report {
 			ifc.refresh(now)
 		}
 	}
-	// Areas left without interfaces (config keeps no prefix in them).
-	for _, a := range slices.Clone(in.areas) {
-		if !slices.Contains(no.Areas(), a.id) && !in.prefixArea(a.id) {
-			in.dropArea(a)
-			changed("area %s: left (no interface in it any more; its routes withdrawn)", a.name)
-		}
-	}
-
-	var pfx []config.OSPFPrefix
-	for _, p := range no.Prefixes {
-		if !p.External && in.area(p.Area) == nil {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("prefix %s: area %s is not attached, ignored", p.Prefix, config.AreaString(p.Area)))
-			continue
-		}
-		pfx = append(pfx, p)
-	}
-	keep := *no
-	keep.Prefixes = pfx
-	in.ocfg = &keep
-	in.reportSettings(old, no, changed)
-	in.scheduleSummaries()
-	in.scheduleAll()
-	for _, a := range in.areas {
-		a.graphDirty = true
-	}
-	for _, c := range rep.Changed {
-		in.log.Info("reload", "change", c)
-	}
-	for _, w := range rep.Warnings {
-		in.log.Warn("reload", "warning", w)
-	}
-	return rep
 }
 
 func (in *Instance) prefixArea(id uint32) bool {
@@ -214,30 +169,24 @@ func (in *Instance) prefixArea(id uint32) bool {
 
 // reportSettings words the changes of the instance-wide keys that take
 // effect with the new values (origination and timers read them).
-func (in *Instance) reportSettings(old, no *config.OSPF, changed func(string, ...any)) {
-	strip := func(c *config.OSPF) config.OSPF {
+func (in *Instance) reportSettings(old, no *Config, changed igp.Changer) {
+	strip := func(c *Config) Config {
 		s := *c
 		s.Interfaces, s.RouterID, s.PathBandwidthSubTLV = nil, netip.Addr{}, 0
 		return s
 	}
 	a, b := strip(old), strip(no)
-	for _, d := range config.Diff(&a, &b) {
-		how := "applied"
-		switch {
-		case strings.HasPrefix(d, "prefixes"):
-			how = "re-originated"
-		case strings.HasPrefix(d, "ecmp-only"), strings.HasPrefix(d, "spf"):
-			how = "applied by the rib"
-		case strings.HasPrefix(d, "bfd"):
-			how = "sessions follow within a tick; new timers by Poll/Final"
+	igp.Settings(&a, &b, func(d string) string {
+		if strings.HasPrefix(d, "prefixes") {
+			return "re-originated"
 		}
-		changed("%s (%s)", d, how)
-	}
+		return igp.HowCommon(d)
+	}, changed)
 }
 
 // ifaceRestart says why an interface must restart to take its new
 // configuration ("" when it updates in place).
-func ifaceRestart(o, n config.OSPFInterface) string {
+func ifaceRestart(o, n Interface) string {
 	var why []string
 	if o.Type != n.Type {
 		why = append(why, fmt.Sprintf("type %s -> %s", o.Type, n.Type))
@@ -253,22 +202,13 @@ func ifaceRestart(o, n config.OSPFInterface) string {
 
 // updateIface applies what changes in place: cost, bandwidth, hello and
 // dead intervals, priority.
-func (in *Instance) updateIface(ifc *iface, ic config.OSPFInterface, now time.Time, changed func(string, ...any)) {
+func (in *Instance) updateIface(ifc *iface, ic Interface, now time.Time, changed igp.Changer) {
 	o := ifc.cfg
 	ifc.setCfg(ic)
 	if o.Cost != ic.Cost {
 		changed("interface %s: cost %d -> %d (re-originated)", ifc.name, o.Cost, ic.Cost)
 	}
-	if o.Bandwidth != ic.Bandwidth {
-		how := "re-originated"
-		if ifc.bwOverride != 0 {
-			how = fmt.Sprintf("run-time override %s dropped, re-originated", ifc.bwOverride)
-			ifc.bwOverride = 0
-		}
-		changed("interface %s: bandwidth %s -> %s (%s)", ifc.name, bwName(o.Bandwidth), bwName(ic.Bandwidth), how)
-	} else if ifc.bwOverride != 0 {
-		changed("interface %s: bandwidth override %s kept (configured bandwidth unchanged)", ifc.name, ifc.bwOverride)
-	}
+	igp.Bandwidth(changed, ifc.name, o.Bandwidth, ic.Bandwidth, &ifc.bwOverride)
 	const match = "applied at the next hello; the neighbours must use the same, RFC 2328 §10.5"
 	if o.HelloInterval != ic.HelloInterval {
 		ifc.helloDue = now
@@ -287,16 +227,12 @@ func (in *Instance) updateIface(ifc *iface, ic config.OSPFInterface, now time.Ti
 			changed("interface %s: priority %d -> %d (DR election re-run)", ifc.name, o.Priority, ic.Priority)
 		}
 	}
-	for _, d := range config.Diff(o.BFD, ic.BFD) {
-		// bfdTick reconciles the sessions with ifc.cfg every tick.
-		changed("interface %s: bfd %s (sessions follow within a tick; new timers by Poll/Final)", ifc.name, d)
-	}
-	for _, d := range config.Diff(o.Authentication, ic.Authentication) {
-		// Sign and verify read ifc.cfg: the next packet uses the new
-		// chain; keys accepted per their lifetimes make a hitless
-		// rollover (docs/config.md).
-		changed("interface %s: authentication %s (applied to the next packet)", ifc.name, d)
-	}
+	// bfdTick reconciles the sessions with ifc.cfg every tick. Sign and
+	// verify read ifc.cfg: the next packet uses the new chain; keys
+	// accepted per their lifetimes make a hitless rollover
+	// (docs/config.md).
+	igp.BFD(changed, ifc.name, o.BFD, ic.BFD)
+	igp.Auth(changed, ifc.name, o.Authentication, ic.Authentication, "applied to the next packet")
 	ifc.refresh(now) // bandwidth
 	in.scheduleRegen(ifc.area)
 }
@@ -304,7 +240,7 @@ func (in *Instance) updateIface(ifc *iface, ic config.OSPFInterface, now time.Ti
 // newIfaceAt makes the interface for ic with index idx (its TE Link LSA
 // opaque id is idx+1), or the lowest free one when idx < 0. A restarted
 // interface keeps its index, so its TE LSA keeps its id.
-func (in *Instance) newIfaceAt(ic config.OSPFInterface, idx int) *iface {
+func (in *Instance) newIfaceAt(ic Interface, idx int) *iface {
 	if idx < 0 {
 		used := map[int]bool{}
 		for _, ifc := range in.ifaces {
@@ -420,22 +356,17 @@ func (in *Instance) setBandwidth(name string, bw config.Bandwidth) error {
 	ifc.bwOverride = bw
 	ifc.refresh(in.opt.Now())
 	in.scheduleAll()
-	if bw == 0 {
-		in.log.Info("bandwidth override cleared", "iface", name, "was", old.String(), "configured", bwName(ifc.cfg.Bandwidth), "bandwidth_bytes", ifc.bw)
-	} else {
-		in.log.Info("bandwidth override set", "iface", name, "bandwidth", bw.String(), "configured", bwName(ifc.cfg.Bandwidth),
-			"note", "kept across reloads that leave this interface's configured bandwidth unchanged")
-	}
+	igp.LogOverride(in.log, name, old, bw, ifc.cfg.Bandwidth, ifc.bw)
 	return nil
 }
 
-func (in *Instance) clearNeighbors(rid string) clearResult {
+func (in *Instance) clearNeighbors(rid string) igp.ClearResult {
 	now := in.opt.Now()
 	var want netip.Addr
 	if rid != "" {
 		a, err := netip.ParseAddr(rid)
 		if err != nil || !a.Is4() {
-			return clearResult{err: ErrBadQuery{Err: fmt.Errorf("router id %q is not an IPv4 address", rid)}}
+			return igp.ClearResult{Err: ErrBadQuery{Err: fmt.Errorf("router id %q is not an IPv4 address", rid)}}
 		}
 		want = a
 	}
@@ -459,16 +390,8 @@ func (in *Instance) clearNeighbors(rid string) clearResult {
 		}
 	}
 	if n == 0 && want.IsValid() {
-		return clearResult{err: ErrNotFound{What: "neighbor " + rid}}
+		return igp.ClearResult{Err: ErrNotFound{What: "neighbor " + rid}}
 	}
 	in.log.Info("neighbors cleared by operator", "router_id", rid, "count", n)
-	return clearResult{n: n}
-}
-
-// bwName shows a configured bandwidth; 0 means the interface speed.
-func bwName(b config.Bandwidth) string {
-	if b == 0 {
-		return "speed"
-	}
-	return b.String()
+	return igp.ClearResult{N: n}
 }

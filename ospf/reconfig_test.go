@@ -8,12 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/rib"
 	"github.com/fared/fared/spf"
@@ -75,37 +74,13 @@ func startLiveOpts(t testing.TB, y string, kernel map[string]kif, opts Options) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m := &memNode{in: in, cancel: cancel, done: make(chan struct{})}
-	go func() { in.Run(ctx); close(m.done) }()
-	t.Cleanup(m.stop)
+	m := &memNode{in: in, stop: igptest.Go(t, in.Run)}
 	return &liveNode{m}
 }
 
 func (l *liveNode) reload(t testing.TB, y string) Report {
 	t.Helper()
-	cfg := parse(t, y)
-	if err := l.in.Check(cfg); err != nil {
-		t.Fatalf("check: %v", err)
-	}
-	rep, err := l.in.Reconfigure(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
-}
-
-func hasLine(rep Report, parts ...string) error {
-	for _, c := range rep.Changed {
-		ok := true
-		for _, p := range parts {
-			ok = ok && strings.Contains(c, p)
-		}
-		if ok {
-			return nil
-		}
-	}
-	return fmt.Errorf("no change line with %q in %q (warnings %q)", parts, rep.Changed, rep.Warnings)
+	return igptest.Reload(t, l.in, parse(t, y))
 }
 
 // nbrs lists m's neighbours as "rid=state@iface/area".
@@ -153,21 +128,21 @@ func TestReloadAddRemoveInterface(t *testing.T) {
 	r1 := startLive(t, liveYAML(1, "", one), k1)
 	r2 := startLive(t, liveYAML(2, "", "  interfaces:\n"+slow("e0")), map[string]kif{"e0": {w: w12, addrs: p2("10.254.0.1/31")}})
 	r3 := startLive(t, liveYAML(3, "", "  interfaces:\n"+slow("e0")), map[string]kif{"e0": {w: w13, addrs: p2("10.254.0.3/31")}})
-	poll(t, 10*time.Second, "r1 Full with r2", fullCount(r1.memNode, 1))
+	igptest.Poll(t, 10*time.Second, "r1 Full with r2", fullCount(r1.memNode, 1))
 	rep := r1.reload(t, liveYAML(1, "", one+slow("e1")))
-	if err := hasLine(rep, "interface e1: added (area 0.0.0.0)"); err != nil {
+	if err := igptest.HasLine(rep, "interface e1: added (area 0.0.0.0)"); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 10*time.Second, "r1 Full with both", fullCount(r1.memNode, 2))
-	poll(t, 10*time.Second, "r3 Full with r1", wantNbrs(r3.memNode, "10.255.0.1=Full@e0/0.0.0.0"))
+	igptest.Poll(t, 10*time.Second, "r1 Full with both", fullCount(r1.memNode, 2))
+	igptest.Poll(t, 10*time.Second, "r3 Full with r1", wantNbrs(r3.memNode, "10.255.0.1=Full@e0/0.0.0.0"))
 	noFlaps(t, r2.memNode)
 
 	rep = r1.reload(t, liveYAML(1, "", one))
-	if err := hasLine(rep, "interface e1: removed (final hello without neighbours sent"); err != nil {
+	if err := igptest.HasLine(rep, "interface e1: removed (final hello without neighbours sent"); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 5*time.Second, "r3 drops r1 on the goodbye hello", wantNbrs(r3.memNode, "10.255.0.1=Init@e0/0.0.0.0"))
-	poll(t, 10*time.Second, "r2 no longer sees r1 linked to r3", func() error {
+	igptest.Poll(t, 5*time.Second, "r3 drops r1 on the goodbye hello", wantNbrs(r3.memNode, "10.255.0.1=Init@e0/0.0.0.0"))
+	igptest.Poll(t, 10*time.Second, "r2 no longer sees r1 linked to r3", func() error {
 		g := r2.in.Graph("0.0.0.0")
 		if g == nil {
 			return errors.New("no graph")
@@ -191,16 +166,16 @@ func TestReloadHelloBothSides(t *testing.T) {
 	}
 	r1 := startLive(t, liveYAML(1, "", long("1s", "10s")), map[string]kif{"e0": {w: w, addrs: p2("10.254.0.0/31")}})
 	r2 := startLive(t, liveYAML(2, "", long("1s", "10s")), map[string]kif{"e0": {w: w, addrs: p2("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "Full", fullCount(r1.memNode, 1))
+	igptest.Poll(t, 10*time.Second, "Full", fullCount(r1.memNode, 1))
 	rep := r1.reload(t, liveYAML(1, "", long("2s", "12s")))
-	if err := hasLine(rep, "interface e0: hello-interval 1s -> 2s (applied at the next hello"); err != nil {
+	if err := igptest.HasLine(rep, "interface e0: hello-interval 1s -> 2s (applied at the next hello"); err != nil {
 		t.Fatal(err)
 	}
-	if err := hasLine(rep, "interface e0: dead-interval 10s -> 12s"); err != nil {
+	if err := igptest.HasLine(rep, "interface e0: dead-interval 10s -> 12s"); err != nil {
 		t.Fatal(err)
 	}
 	r2.reload(t, liveYAML(2, "", long("2s", "12s")))
-	poll(t, 10*time.Second, "r2 hears r1's new intervals", func() error {
+	igptest.Poll(t, 10*time.Second, "r2 hears r1's new intervals", func() error {
 		ns, _ := r1.in.Neighbors(context.Background())
 		if len(ns) != 1 || ns[0].DeadIn <= 10 {
 			return fmt.Errorf("neighbours %+v", ns)
@@ -225,17 +200,17 @@ func TestReloadAreaMove(t *testing.T) {
 	}
 	r1 := startLive(t, liveYAML(1, "", body(1, "0")), map[string]kif{"e0": {w: w, addrs: p2("10.254.0.0/31")}})
 	r2 := startLive(t, liveYAML(2, "", body(2, "0")), map[string]kif{"e0": {w: w, addrs: p2("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "Full in area 0", wantNbrs(r1.memNode, "10.255.0.2=Full@e0/0.0.0.0"))
+	igptest.Poll(t, 10*time.Second, "Full in area 0", wantNbrs(r1.memNode, "10.255.0.2=Full@e0/0.0.0.0"))
 	rep := r1.reload(t, liveYAML(1, "", body(1, "1")))
-	if err := hasLine(rep, "interface e0: area 0.0.0.0 -> 0.0.0.1 (interface restarted)"); err != nil {
+	if err := igptest.HasLine(rep, "interface e0: area 0.0.0.0 -> 0.0.0.1 (interface restarted)"); err != nil {
 		t.Fatal(err)
 	}
-	if err := hasLine(rep, "area 0.0.0.0: left"); err != nil {
+	if err := igptest.HasLine(rep, "area 0.0.0.0: left"); err != nil {
 		t.Fatal(err)
 	}
 	r2.reload(t, liveYAML(2, "", body(2, "1")))
-	poll(t, 15*time.Second, "Full in area 1", wantNbrs(r1.memNode, "10.255.0.2=Full@e0/0.0.0.1"))
-	poll(t, 10*time.Second, "r1 routes to r2's loopback in area 1", func() error {
+	igptest.Poll(t, 15*time.Second, "Full in area 1", wantNbrs(r1.memNode, "10.255.0.2=Full@e0/0.0.0.1"))
+	igptest.Poll(t, 10*time.Second, "r1 routes to r2's loopback in area 1", func() error {
 		if r1.in.Graph("0.0.0.0") != nil {
 			return errors.New("area 0 graph still there")
 		}
@@ -250,7 +225,7 @@ func TestReloadAreaMove(t *testing.T) {
 		}
 		return fmt.Errorf("prefixes %+v", g.Prefixes)
 	})
-	poll(t, 10*time.Second, "sync", sameDB(r1.memNode, r2.memNode))
+	igptest.Poll(t, 10*time.Second, "sync", sameDB(r1.memNode, r2.memNode))
 }
 
 // liveLSAs lists the live LSAs a node holds by advertising router.
@@ -275,11 +250,11 @@ func TestReloadRouterID(t *testing.T) {
 	body := "  interfaces:\n" + oif("e0", "p2p", "0", "") + "  prefixes:\n    - {prefix: 10.255.0.1/32}\n"
 	r1 := startLive(t, liveYAML(1, "", body), map[string]kif{"e0": {w: w, addrs: p2("10.254.0.0/31")}})
 	r2 := startLive(t, liveYAML(2, "", "  interfaces:\n"+oif("e0", "p2p", "0", "")), map[string]kif{"e0": {w: w, addrs: p2("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "Full", fullCount(r2.memNode, 1))
-	poll(t, 10*time.Second, "sync", sameDBn(9, r1.memNode, r2.memNode))
+	igptest.Poll(t, 10*time.Second, "Full", fullCount(r2.memNode, 1))
+	igptest.Poll(t, 10*time.Second, "sync", sameDBn(9, r1.memNode, r2.memNode))
 	before := liveLSAs(r2.memNode)["10.255.0.1"]
 	rep := r1.reload(t, liveYAML(1, "10.255.0.11", body))
-	if err := hasLine(rep, fmt.Sprintf("router-id 10.255.0.1 -> 10.255.0.11 (instance restarted: %d own LSAs flushed", before)); err != nil {
+	if err := igptest.HasLine(rep, fmt.Sprintf("router-id 10.255.0.1 -> 10.255.0.11 (instance restarted: %d own LSAs flushed", before)); err != nil {
 		t.Fatal(err)
 	}
 	// Router, TE router address, TE link, Extended Prefix of the loopback
@@ -294,8 +269,8 @@ func TestReloadRouterID(t *testing.T) {
 			return wantNbrs(r2.memNode, nu+"=Full@e0/0.0.0.0")()
 		}
 	}
-	poll(t, 15*time.Second, "r2: only the new id's LSAs, Full with it", onlyNew("10.255.0.1", "10.255.0.11"))
-	poll(t, 10*time.Second, "sync", sameDB(r1.memNode, r2.memNode))
+	igptest.Poll(t, 15*time.Second, "r2: only the new id's LSAs, Full with it", onlyNew("10.255.0.1", "10.255.0.11"))
+	igptest.Poll(t, 10*time.Second, "sync", sameDB(r1.memNode, r2.memNode))
 
 	// Lose everything r1 sends while it changes id again.
 	w.mu.Lock()
@@ -306,107 +281,44 @@ func TestReloadRouterID(t *testing.T) {
 	w.mu.Lock()
 	w.drop = nil
 	w.mu.Unlock()
-	poll(t, 20*time.Second, "r2: the lost flush repaired, only 10.255.0.12's LSAs", onlyNew("10.255.0.11", "10.255.0.12"))
+	igptest.Poll(t, 20*time.Second, "r2: the lost flush repaired, only 10.255.0.12's LSAs", onlyNew("10.255.0.11", "10.255.0.12"))
 }
 
 // TestReloadReportsEverySetting: each key of the ospf section and of an
 // interface, changed on its own, is reported, and none is refused.
 func TestReloadReportsEverySetting(t *testing.T) {
 	w := &wire{}
-	base := map[string]string{
-		"router-id": "10.255.0.1", "path-bandwidth-subtlv": "32770", "lsa-refresh": "1800s", "lsa-gen-interval": "50ms",
-		"min-ls-arrival": "0s", "retransmit-interval": "1s", "ecmp-only": "false",
-		"bfd": "{interval: 100ms, multiplier: 3}",
-	}
-	changedTo := map[string]string{
-		"router-id": "10.255.0.9", "path-bandwidth-subtlv": "32771", "lsa-refresh": "1700s", "lsa-gen-interval": "60ms",
-		"min-ls-arrival": "1s", "retransmit-interval": "2s", "ecmp-only": "true",
-		"bfd": "{interval: 200ms, multiplier: 4}",
-	}
-	iface := map[string][2]string{
-		"area": {"0.0.0.0", "0.0.0.1"}, "type": {"broadcast", "p2p"}, "cost": {"10", "20"}, "bandwidth": {"10G", "20G"},
-		"hello-interval": {"1s", "2s"}, "dead-interval": {"4s", "5s"}, "priority": {"1", "2"}, "passive": {"false", "true"},
-		"authentication": {"{keys: [{id: 1, algorithm: md5, secret: a}]}", "{keys: [{id: 2, algorithm: md5, secret: b}]}"},
-		"bfd":            {"{interval: 100ms, multiplier: 3}", "{interval: 200ms, multiplier: 4}"},
-	}
-	render := func(top map[string]string, ifk, ifv string) string {
-		y := "hostname: r1\nrouter-id: 10.255.0.1\nospf:\n"
-		for k, v := range top {
-			y += fmt.Sprintf("  %s: %s\n", k, v)
-		}
-		f := map[string]string{"name": "e0"}
-		for k, v := range iface {
-			f[k] = v[0]
-		}
-		if ifk != "" {
-			f[ifk] = ifv
-		}
-		y += "  interfaces:\n    - {"
-		for k, v := range f {
-			y += k + ": " + v + ", "
-		}
-		y += "}\n  prefixes:\n    - {prefix: 10.255.0.1/32}\n"
-		return y
-	}
-	kebab := func(s string) string {
-		special := map[string]string{"PathBandwidthSubTLV": "path-bandwidth-subtlv", "LSARefresh": "lsa-refresh", "LSAGenInterval": "lsa-gen-interval",
-			"MinLSArrival": "min-ls-arrival", "ECMPOnly": "ecmp-only", "RouterID": "router-id", "BFD": "bfd"}
-		if k, ok := special[s]; ok {
-			return k
-		}
-		var b strings.Builder
-		for i, c := range s {
-			if c >= 'A' && c <= 'Z' {
-				if i > 0 {
-					b.WriteByte('-')
-				}
-				c += 'a' - 'A'
+	e := igptest.EverySetting{
+		Head: "hostname: r1\nrouter-id: 10.255.0.1\nospf:\n",
+		Base: map[string]string{
+			"router-id": "10.255.0.1", "path-bandwidth-subtlv": "32770", "lsa-refresh": "1800s", "lsa-gen-interval": "50ms",
+			"min-ls-arrival": "0s", "retransmit-interval": "1s", "ecmp-only": "false",
+			"bfd": "{interval: 100ms, multiplier: 3}",
+		},
+		ChangedTo: map[string]string{
+			"router-id": "10.255.0.9", "path-bandwidth-subtlv": "32771", "lsa-refresh": "1700s", "lsa-gen-interval": "60ms",
+			"min-ls-arrival": "1s", "retransmit-interval": "2s", "ecmp-only": "true",
+			"bfd": "{interval: 200ms, multiplier: 4}",
+		},
+		Iface: map[string][2]string{
+			"area": {"0.0.0.0", "0.0.0.1"}, "type": {"broadcast", "p2p"}, "cost": {"10", "20"}, "bandwidth": {"10G", "20G"},
+			"hello-interval": {"1s", "2s"}, "dead-interval": {"4s", "5s"}, "priority": {"1", "2"}, "passive": {"false", "true"},
+			"authentication": {"{keys: [{id: 1, algorithm: md5, secret: a}]}", "{keys: [{id: 2, algorithm: md5, secret: b}]}"},
+			"bfd":            {"{interval: 100ms, multiplier: 3}", "{interval: 200ms, multiplier: 4}"},
+		},
+		Tail: "  prefixes:\n    - {prefix: 10.255.0.1/32}\n",
+		Fix: func(k, y string) string {
+			if k == "area" { // the prefix follows its interface
+				return strings.Replace(y, "{prefix: 10.255.0.1/32}", "{prefix: 10.255.0.1/32, area: 0.0.0.1}", 1)
 			}
-			b.WriteRune(c)
-		}
-		return b.String()
+			return y
+		},
+		Section: Config{}, Interface: Interface{},
+		Skip: []string{"Interfaces", "Prefixes", "SPF", "Name", "Line"},
 	}
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(config.OSPFInterface{})) {
-		if _, ok := iface[kebab(f.Name)]; !ok && f.Name != "Name" && f.Name != "Line" {
-			t.Errorf("interface key %s not exercised", kebab(f.Name))
-		}
-	}
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(config.OSPF{})) {
-		if _, ok := base[kebab(f.Name)]; !ok && f.Name != "Interfaces" && f.Name != "Prefixes" && f.Name != "SPF" {
-			t.Errorf("ospf key %s not exercised", kebab(f.Name))
-		}
-	}
-	r1 := startLive(t, render(base, "", ""), map[string]kif{"e0": {w: w, addrs: p2("10.253.0.1/24")}})
-	for k, v := range changedTo {
-		top := map[string]string{}
-		for a, b := range base {
-			top[a] = b
-		}
-		top[k] = v
-		rep := r1.reload(t, render(top, "", ""))
-		if len(rep.Warnings) > 0 {
-			t.Errorf("%s: warnings %q", k, rep.Warnings)
-		}
-		if err := hasLine(rep, k); err != nil {
-			t.Errorf("%s: %v", k, err)
-		}
-		if rep := r1.reload(t, render(base, "", "")); len(rep.Changed) == 0 {
-			t.Errorf("%s: changing it back reported nothing", k)
-		}
-	}
-	for k, v := range iface {
-		y := render(base, k, v[1])
-		if k == "area" {
-			y = strings.Replace(y, "{prefix: 10.255.0.1/32}", "{prefix: 10.255.0.1/32, area: 0.0.0.1}", 1)
-		}
-		rep := r1.reload(t, y)
-		if err := hasLine(rep, "interface e0: "+k); err != nil {
-			t.Errorf("%s: %v", k, err)
-		}
-		if rep := r1.reload(t, render(base, "", "")); len(rep.Changed) == 0 {
-			t.Errorf("%s: changing it back reported nothing", k)
-		}
-	}
+	r1 := startLive(t, e.Render(e.Base, "", ""), map[string]kif{"e0": {w: w, addrs: p2("10.253.0.1/24")}})
+	e.Reload = func(y string) Report { return r1.reload(t, y) }
+	e.Run(t)
 }
 
 // TestBandwidthOverrideAcrossReloads: as in IS-IS, an override is logged,
@@ -417,7 +329,7 @@ func TestBandwidthOverrideAcrossReloads(t *testing.T) {
 	y := func(bw string) string {
 		return liveYAML(1, "", "  interfaces:\n    - {name: e0, type: p2p, area: 0, bandwidth: "+bw+"}\n")
 	}
-	log := &logBuf{}
+	log := &igptest.LogBuf{}
 	r1 := startLiveLog(t, y("10G"), map[string]kif{"e0": {w: w, addrs: p2("10.254.0.0/31")}}, slog.New(slog.NewTextHandler(log, nil)))
 	bwOf := func() float32 {
 		ifs, err := r1.in.Interfaces(context.Background())
@@ -426,23 +338,23 @@ func TestBandwidthOverrideAcrossReloads(t *testing.T) {
 		}
 		return ifs[0].BandwidthBytes
 	}
-	poll(t, 5*time.Second, "up", func() error {
+	igptest.Poll(t, 5*time.Second, "up", func() error {
 		if bwOf() != 1.25e9 {
 			return fmt.Errorf("bandwidth %v", bwOf())
 		}
 		return nil
 	})
-	if err := r1.in.SetBandwidth(context.Background(), "e0", 40e9); err != nil || bwOf() != 5e9 || log.count("bandwidth override set") != 1 {
+	if err := r1.in.SetBandwidth(context.Background(), "e0", 40e9); err != nil || bwOf() != 5e9 || log.Count("bandwidth override set") != 1 {
 		t.Fatalf("set: %v, bandwidth %v", err, bwOf())
 	}
-	if err := hasLine(r1.reload(t, y("10G")), "interface e0: bandwidth override 40G kept"); err != nil || bwOf() != 5e9 {
+	if err := igptest.HasLine(r1.reload(t, y("10G")), "interface e0: bandwidth override 40G kept"); err != nil || bwOf() != 5e9 {
 		t.Fatalf("%v, bandwidth %v", err, bwOf())
 	}
-	if err := r1.in.SetBandwidth(context.Background(), "e0", 0); err != nil || bwOf() != 1.25e9 || log.count("bandwidth override cleared") != 1 {
+	if err := r1.in.SetBandwidth(context.Background(), "e0", 0); err != nil || bwOf() != 1.25e9 || log.Count("bandwidth override cleared") != 1 {
 		t.Fatalf("clear: %v, bandwidth %v", err, bwOf())
 	}
 	_ = r1.in.SetBandwidth(context.Background(), "e0", 40e9)
-	if err := hasLine(r1.reload(t, y("20G")), "interface e0: bandwidth 10G -> 20G (run-time override 40G dropped"); err != nil || bwOf() != 2.5e9 {
+	if err := igptest.HasLine(r1.reload(t, y("20G")), "interface e0: bandwidth 10G -> 20G (run-time override 40G dropped"); err != nil || bwOf() != 2.5e9 {
 		t.Fatalf("%v, bandwidth %v", err, bwOf())
 	}
 }
@@ -453,7 +365,7 @@ func TestClearNeighbor(t *testing.T) {
 	w := &wire{}
 	r1 := startLive(t, liveYAML(1, "", "  interfaces:\n"+oif("e0", "p2p", "0", "")), map[string]kif{"e0": {w: w, addrs: p2("10.254.0.0/31")}})
 	r2 := startLive(t, liveYAML(2, "", "  interfaces:\n"+oif("e0", "p2p", "0", "")), map[string]kif{"e0": {w: w, addrs: p2("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "Full", fullCount(r2.memNode, 1))
+	igptest.Poll(t, 10*time.Second, "Full", fullCount(r2.memNode, 1))
 	if _, err := r1.in.ClearNeighbors(context.Background(), "10.9.9.9"); !errors.As(err, new(ErrNotFound)) {
 		t.Fatalf("unknown neighbour: %v", err)
 	}
@@ -463,14 +375,14 @@ func TestClearNeighbor(t *testing.T) {
 	if n, err := r1.in.ClearNeighbors(context.Background(), "10.255.0.2"); err != nil || n != 1 {
 		t.Fatalf("cleared %d, %v", n, err)
 	}
-	poll(t, 10*time.Second, "r2 saw it go and came back", func() error {
+	igptest.Poll(t, 10*time.Second, "r2 saw it go and came back", func() error {
 		ns, _ := r2.in.Neighbors(context.Background())
 		if len(ns) != 1 || ns[0].Flaps != 1 || ns[0].State != "Full" {
 			return fmt.Errorf("neighbours %+v", ns)
 		}
 		return nil
 	})
-	poll(t, 10*time.Second, "r1 Full again", fullCount(r1.memNode, 1))
+	igptest.Poll(t, 10*time.Second, "r1 Full again", fullCount(r1.memNode, 1))
 }
 
 // TestConfiguredPrefixWinsOverPassive is issue 17's case: 10.10.2.1/24 on
@@ -487,8 +399,8 @@ func TestConfiguredPrefixWinsOverPassive(t *testing.T) {
 		"  prefixes:\n    - {prefix: 10.10.2.0/24, metric: 5, path-bandwidth: 100G}\n"
 	startLive(t, liveYAML(1, "", body), k1)
 	r2 := startLive(t, liveYAML(2, "", "  interfaces:\n"+oif("e0", "p2p", "0", "")), map[string]kif{"e0": {w: w, addrs: p2("10.254.0.1/31")}})
-	poll(t, 10*time.Second, "Full", fullCount(r2.memNode, 1))
-	poll(t, 10*time.Second, "r2's graph: 10.10.2.0/24 metric 5, PB 100G; no 127/8", func() error {
+	igptest.Poll(t, 10*time.Second, "Full", fullCount(r2.memNode, 1))
+	igptest.Poll(t, 10*time.Second, "r2's graph: 10.10.2.0/24 metric 5, PB 100G; no 127/8", func() error {
 		g := r2.in.Graph("0.0.0.0")
 		if g == nil {
 			return errors.New("no graph")
@@ -549,17 +461,17 @@ func TestReloadLeftAreaWithdrawsRoutes(t *testing.T) {
 		}
 		return false
 	}
-	poll(t, 15*time.Second, "routes to r2 and r3", func() error {
+	igptest.Poll(t, 15*time.Second, "routes to r2 and r3", func() error {
 		if !has("10.255.0.2/32") || !has("10.255.0.3/32") {
 			return fmt.Errorf("routes %+v", m.Snapshot().Routes)
 		}
 		return nil
 	})
 	rep := r1.reload(t, liveYAML(1, "", "  interfaces:\n"+oif("e0", "p2p", "0", "")+"  prefixes:\n    - {prefix: 10.255.0.1/32, area: 0}\n"))
-	if err := hasLine(rep, "area 0.0.0.1: left"); err != nil {
+	if err := igptest.HasLine(rep, "area 0.0.0.1: left"); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 15*time.Second, "r3's route withdrawn, r2's kept", func() error {
+	igptest.Poll(t, 15*time.Second, "r3's route withdrawn, r2's kept", func() error {
 		if !has("10.255.0.2/32") || has("10.255.0.3/32") {
 			return fmt.Errorf("routes %+v", m.Snapshot().Routes)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/ospf/packet"
 	"github.com/fared/fared/rib"
@@ -393,7 +394,7 @@ func TestExternalForwardingAddressUnreachable(t *testing.T) {
 // every area (the SPF log's node count is the sum of the areas').
 func selRib(t *testing.T, d *selDB, prefix string, areas ...string) string {
 	t.Helper()
-	m := rib.New(rib.Config{})
+	m := rib.New(rib.Config{Routing: map[string]rib.Routing{Key: {Select: routing.Select}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	nodes := 0
@@ -404,7 +405,7 @@ func selRib(t *testing.T, d *selDB, prefix string, areas ...string) string {
 	}
 	go m.Run(ctx)
 	got := "none"
-	poll(t, 5*time.Second, "rib computed every area", func() error {
+	igptest.Poll(t, 5*time.Second, "rib computed every area", func() error {
 		s := m.Snapshot()
 		n := 0
 		for _, e := range s.Log {
@@ -427,4 +428,41 @@ func selRib(t *testing.T, d *selDB, prefix string, areas ...string) string {
 		return nil
 	})
 	return got
+}
+
+// The path type decides between areas before the metric (RFC 2328 §11,
+// §16.4(6)): intra-area, inter-area, type-1 external, type-2 external;
+// type 2 compares its type-2 metric, then (in the rib) the distance.
+func TestPathTypeRank(t *testing.T) {
+	rk := routing.Select(nil)
+	g := &lsdb.Graph{Protocol: Key, Area: "0.0.0.1"}
+	r := func(sr *spf.Route) uint64 {
+		v, use := rk(g, nil, sr)
+		if !use {
+			t.Fatalf("%+v not used", sr)
+		}
+		return v
+	}
+	intra, inter := r(&spf.Route{}), r(&spf.Route{Inter: true})
+	e1 := r(&spf.Route{External: true})
+	e2a, e2b := r(&spf.Route{External: true, Type2: true, Type2Metric: 20}), r(&spf.Route{External: true, Type2: true, Type2Metric: 50})
+	if !(intra < inter && inter < e1 && e1 < e2a && e2a < e2b) {
+		t.Errorf("ranks intra %d inter %d E1 %d E2/20 %d E2/50 %d", intra, inter, e1, e2a, e2b)
+	}
+	if r(nil) != intra {
+		t.Error("a route of unknown kind is not intra-area")
+	}
+	// An ABR with an active backbone ignores other areas' inter-area
+	// routes (RFC 2328 §16.2); without one they count.
+	bb := &lsdb.Graph{Protocol: Key, Area: backbone}
+	active := routing.Select([]rib.Topology{{Graph: bb, Result: &spf.Result{Neighbors: []int32{1}}}})
+	if _, use := active(g, nil, &spf.Route{Inter: true}); use {
+		t.Error("inter-area route of area 1 used with an active backbone")
+	}
+	if _, use := active(bb, nil, &spf.Route{Inter: true}); !use {
+		t.Error("backbone inter-area route not used")
+	}
+	if _, use := routing.Select([]rib.Topology{{Graph: bb, Result: &spf.Result{}}})(g, nil, &spf.Route{Inter: true}); !use {
+		t.Error("inter-area route of area 1 not used without a backbone neighbour")
+	}
 }

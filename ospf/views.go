@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apiwire "github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/igp"
 
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/ospf/packet"
@@ -120,27 +121,23 @@ func ParseLSAType(s string) (uint8, error) {
 }
 
 // ErrBadQuery marks a malformed query (API: 400).
-type ErrBadQuery struct{ Err error }
-
-func (e ErrBadQuery) Error() string { return e.Err.Error() }
+type ErrBadQuery = igp.ErrBadQuery
 
 // ErrNotFound marks a query for something that does not exist (API: 404).
-type ErrNotFound struct{ What string }
-
-func (e ErrNotFound) Error() string { return e.What + " not found" }
+type ErrNotFound = igp.ErrNotFound
 
 // Database returns LSAs sorted by area (links after the areas, AS scope
 // last), type, id and advertising router.
 func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSAView, error) {
 	typ, err := ParseLSAType(q.Type)
 	if err != nil {
-		return nil, ErrBadQuery{err}
+		return nil, ErrBadQuery{Err: err}
 	}
 	var areaID *uint32
 	if q.Area != "" && !strings.EqualFold(q.Area, "AS") {
 		a, err := config.ParseArea(q.Area)
 		if err != nil {
-			return nil, ErrBadQuery{err}
+			return nil, ErrBadQuery{Err: err}
 		}
 		areaID = &a
 	}

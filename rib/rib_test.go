@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fared/fared/fare"
 	"github.com/fared/fared/fib"
 	"github.com/fared/fared/lsdb"
+	"github.com/fared/fared/spf"
 )
 
 // recorder is an Installer that keeps what it was asked to install.
@@ -120,15 +122,29 @@ func TestResolveAndHold(t *testing.T) {
 	}
 }
 
-// TestLevelPreference: an up route beats a down one whatever the level;
-// between two up routes level 1 wins (RFC 5302 §3.3, ISO 10589 §7.2.12).
+// levelRank ranks as IS-IS does (isis.Routing; its tests check it): up
+// before down, then level 1 before level 2.
+func levelRank([]Topology) Ranker {
+	return func(g *lsdb.Graph, fr *fare.Route, _ *spf.Route) (uint64, bool) {
+		var down uint64
+		if fr.Down {
+			down = 1
+		}
+		return down<<8 | uint64(g.Level), true
+	}
+}
+
+// TestLevelPreference: the merge applies the protocol's ranks across its
+// topologies: with IS-IS's, an up route beats a down one whatever the
+// level; between two up routes level 1 wins (RFC 5302 §3.3, ISO 10589
+// §7.2.12).
 func TestLevelPreference(t *testing.T) {
 	for _, tc := range []struct {
 		l1Down, l2Down bool
 		want           int
 	}{{false, false, 1}, {true, false, 2}, {false, true, 1}, {true, true, 1}} {
 		rec := &recorder{}
-		m := New(Config{FIB: rec})
+		m := New(Config{FIB: rec, Routing: map[string]Routing{"isis": {Select: levelRank}}})
 		ctx, cancel := context.WithCancel(context.Background())
 		go m.Run(ctx)
 		m.Submit(square(1, tc.l1Down), "l1")
@@ -173,34 +189,48 @@ func TestProtocolPreference(t *testing.T) {
 	}
 }
 
-// TestOSPFMergePreference: between areas, the OSPF path type decides
-// before the metric (RFC 2328 §11, §16.4(6)): intra-area, inter-area,
-// type-1 external, type-2 external; type 2 compares its type-2 metric, then
-// the distance. IS-IS keeps up before down, L1 before L2, then metric.
-func TestOSPFMergePreference(t *testing.T) {
-	o := func(metric uint64) Route { return Route{Protocol: "ospf", Metric: metric} }
-	k := func(kind int, t2 uint32) pathKind { return pathKind{kind: kind, t2: t2} }
+// TestMergePreference: the distance first; within one protocol the rank
+// its Selection computes (the OSPF path type, IS-IS up/down and level:
+// their tests check their rankers), then the metric; between protocols at
+// one distance up before down, the lower level, then the metric; on a tie
+// the first stays.
+func TestMergePreference(t *testing.T) {
+	r := func(proto string, metric uint64) Route { return Route{Protocol: proto, Metric: metric} }
 	cases := []struct {
 		name   string
 		a      Route
-		ka     pathKind
+		ra     uint64
 		b      Route
-		kb     pathKind
+		rb     uint64
 		better bool
 	}{
-		{"intra 100 beats inter 1", o(100), k(ospfIntra, 0), o(1), k(ospfInter, 0), true},
-		{"inter 100 beats E1 1", o(100), k(ospfInter, 0), o(1), k(ospfE1, 0), true},
-		{"E1 100 beats E2 1/1", o(100), k(ospfE1, 0), o(1), k(ospfE2, 1), true},
-		{"E2 X 100 Y 20 beats X 10 Y 50", o(100), k(ospfE2, 20), o(10), k(ospfE2, 50), true},
-		{"E2 equal Y: X 10 beats X 100", o(10), k(ospfE2, 20), o(100), k(ospfE2, 20), true},
-		{"equal: first stays", o(10), k(ospfIntra, 0), o(10), k(ospfIntra, 0), false},
-		{"ospf beats isis", o(100), k(ospfE2, 9), Route{Protocol: "isis", Metric: 1}, pathKind{}, true},
-		{"isis up L2 beats down L1", Route{Protocol: "isis", Level: 2, Metric: 50}, pathKind{}, Route{Protocol: "isis", Level: 1, Metric: 1, Down: true}, pathKind{}, true},
-		{"isis L1 beats L2", Route{Protocol: "isis", Level: 1, Metric: 50}, pathKind{}, Route{Protocol: "isis", Level: 2, Metric: 1}, pathKind{}, true},
+		{"rank 0 metric 100 beats rank 1 metric 1", r("ospf", 100), 0, r("ospf", 1), 1, true},
+		{"rank 1<<32|20 beats rank 1<<32|50", r("ospf", 100), 1<<32 | 20, r("ospf", 10), 1<<32 | 50, true},
+		{"equal rank: metric 10 beats 100", r("ospf", 10), 3, r("ospf", 100), 3, true},
+		{"equal: first stays", r("ospf", 10), 0, r("ospf", 10), 0, false},
+		{"distance before rank", r("ospf", 100), 99, r("isis", 1), 0, true},
+		{"isis up L2 beats down L1", Route{Protocol: "isis", Level: 2, Metric: 50}, 2, Route{Protocol: "isis", Level: 1, Metric: 1, Down: true}, 1<<8 | 1, true},
+		{"isis L1 beats L2", Route{Protocol: "isis", Level: 1, Metric: 50}, 1, Route{Protocol: "isis", Level: 2, Metric: 1}, 2, true},
 	}
 	for _, c := range cases {
 		dist := map[string]int{"ospf": 110, "isis": 115} // FRR's defaults
-		if got := better(c.a, c.ka, dist[c.a.Protocol], c.b, c.kb, dist[c.b.Protocol]); got != c.better {
+		if got := better(c.a, c.ra, dist[c.a.Protocol], c.b, c.rb, dist[c.b.Protocol]); got != c.better {
+			t.Errorf("%s: better = %v", c.name, got)
+		}
+	}
+	// Two protocols at one distance: ranks are the protocols' own and do
+	// not compare; up before down, the lower level (none: 0), the metric.
+	for _, c := range []struct {
+		name   string
+		a, b   Route
+		better bool
+	}{
+		{"up beats down", Route{Protocol: "b", Level: 2, Metric: 9}, Route{Protocol: "a", Level: 1, Down: true, Metric: 1}, true},
+		{"no level beats L1", Route{Protocol: "b", Metric: 9}, Route{Protocol: "a", Level: 1, Metric: 1}, true},
+		{"then the metric", Route{Protocol: "b", Metric: 1}, Route{Protocol: "a", Metric: 9}, true},
+		{"tie: first stays", Route{Protocol: "b", Metric: 1}, Route{Protocol: "a", Metric: 1}, false},
+	} {
+		if got := better(c.a, 7, 100, c.b, 0, 100); got != c.better {
 			t.Errorf("%s: better = %v", c.name, got)
 		}
 	}

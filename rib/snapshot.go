@@ -109,3 +109,60 @@ func sameKernel(a, b *Route) bool {
 	}
 	return true
 }
+
+// diffRoutes counts the prefixes whose kernel state differs between the
+// route lists a and b (sameKernel), gone ones included. Snapshots are
+// sorted by prefix and unique: then one merge walk does it.
+func diffRoutes(a, b []Route) int {
+	if sortedUnique(a) && sortedUnique(b) {
+		n := 0
+		for i, j := 0, 0; i < len(a) || j < len(b); {
+			switch {
+			case j == len(b) || (i < len(a) && prefixLess(a[i].Prefix, b[j].Prefix)):
+				n++ // gone
+				i++
+			case i == len(a) || prefixLess(b[j].Prefix, a[i].Prefix):
+				if !sameKernel(nil, &b[j]) {
+					n++
+				}
+				j++
+			default:
+				if !sameKernel(&a[i], &b[j]) {
+					n++
+				}
+				i++
+				j++
+			}
+		}
+		return n
+	}
+	am := make(map[netip.Prefix]*Route, len(a))
+	for i := range a {
+		am[a[i].Prefix] = &a[i]
+	}
+	n := 0
+	seen := make(map[netip.Prefix]bool, len(b))
+	for i := range b {
+		r := &b[i]
+		seen[r.Prefix] = true
+		if !sameKernel(am[r.Prefix], r) {
+			n++
+		}
+	}
+	for p := range am {
+		if !seen[p] {
+			n++
+		}
+	}
+	return n
+}
+
+// sortedUnique reports whether rs is sorted by prefix without repeats.
+func sortedUnique(rs []Route) bool {
+	for i := 1; i < len(rs); i++ {
+		if !prefixLess(rs[i-1].Prefix, rs[i].Prefix) {
+			return false
+		}
+	}
+	return true
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/interop"
+	"github.com/fared/fared/isis"
 )
 
 var bins struct{ fared, farectl string }
@@ -64,7 +65,7 @@ func TestDefaultFaredBFD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := config.EffectiveBFD(c.ISIS.BFD, c.ISIS.Interfaces[0].BFD); got == nil || *got != (config.BFD{Interval: 50 * time.Millisecond, Multiplier: 3}) {
+	if got := config.EffectiveBFD(isis.Section(c).BFD, isis.Section(c).Interfaces[0].BFD); got == nil || *got != (config.BFD{Interval: 50 * time.Millisecond, Multiplier: 3}) {
 		t.Errorf("isis e0: %+v", got)
 	}
 }

@@ -58,7 +58,7 @@ func run() int {
 			fmt.Fprintf(os.Stderr, "fared: a fared is serving %s: stop it before --flush (it would put its routes back)\n", sock)
 			return 1
 		}
-		st, err := fib.Flush(0, daemon.FIBConfig(cfg))
+		st, err := fib.Flush(0, daemon.FIBConfig(cfg, modules))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "fared:", err)
 			return 1

@@ -1,19 +1,30 @@
-package config
+package ospf
 
 import (
-	"encoding/binary"
 	"fmt"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/fared/fared/config"
 )
 
-// OSPF is the ospf section (OSPFv2, RFC 2328 with RFC 3630 TE and RFC 7684
-// Extended Prefix LSAs). See docs/config.md and docs/ospf.md.
-type OSPF struct {
+// Key is the section's config key, the module's name and API prefix.
+const Key = "ospf"
+
+func init() {
+	config.Register(config.Section{Key: Key, Parse: parseSection, Check: checkSection, Distance: 110})
+}
+
+// Section returns the ospf section of a config, or nil.
+func Section(c *config.Config) *Config { return config.SectionOf[Config](c, Key) }
+
+// Config is the ospf section (OSPFv2, RFC 2328 with RFC 3630 TE and RFC
+// 7684 Extended Prefix LSAs). See docs/config.md and docs/ospf.md. Its
+// default administrative distance is 110 (FRR's).
+type Config struct {
 	// RouterID defaults to the top-level router-id.
 	RouterID netip.Addr `render:",omitzero"`
 	// PathBandwidthSubTLV is the codepoint of the FARE Path Bandwidth
@@ -32,64 +43,58 @@ type OSPF struct {
 	RetransmitInterval time.Duration
 
 	// ECMPOnly and SPF override the rib section for OSPF's topologies
-	// (nil, zero timers: not set). Read them through Config.Routing.
+	// (nil, zero timers: not set). Read them through config.Config.Routing.
 	ECMPOnly *bool
-	SPF      SPF `render:",omitzero"`
+	SPF      config.SPF `render:",omitzero"`
 	// BFD on every interface's neighbours (nil: none); config/bfd.go.
-	BFD *BFD `render:",omitzero"`
+	BFD *config.BFD `render:",omitzero"`
 
-	Interfaces []OSPFInterface
-	Prefixes   []OSPFPrefix
+	Interfaces []Interface
+	Prefixes   []Prefix
 }
 
-// OSPFInterface is one entry of ospf.interfaces.
-type OSPFInterface struct {
+// Interface is one entry of ospf.interfaces.
+type Interface struct {
 	Name          string
 	Area          uint32 `render:"area"` // area id (dotted on the wire and in output)
 	Type          string // "p2p" or "broadcast"
 	Cost          uint16
-	Bandwidth     Bandwidth `render:",omitzero"` // 0: the interface speed
+	Bandwidth     config.Bandwidth `render:",omitzero"` // 0: the interface speed
 	HelloInterval time.Duration
 	DeadInterval  time.Duration
 	Priority      uint8
 	Passive       bool
 	// Authentication of every packet on the interface (nil: AuType 0).
-	Authentication *Auth `render:",omitzero"`
+	Authentication *config.Auth `render:",omitzero"`
 	// BFD in force on the interface: its own bfd key resolved against
 	// the section's at parse time (nil or Off: none).
-	BFD  *BFD `render:",omitzero"`
+	BFD  *config.BFD `render:",omitzero"`
 	Line int
 }
 
-// OSPFPrefix is one entry of ospf.prefixes.
-type OSPFPrefix struct {
+// Prefix is one entry of ospf.prefixes.
+type Prefix struct {
 	Prefix        netip.Prefix
 	Area          uint32 `render:"area"` // area of the stub link; unused when External
 	Metric        uint32
-	PathBandwidth Bandwidth `render:",omitzero"` // 0 = not set: no constraint
-	External      bool      // AS-External LSA (type 5) instead of a stub link
+	PathBandwidth config.Bandwidth `render:",omitzero"` // 0 = not set: no constraint
+	External      bool             // AS-External LSA (type 5) instead of a stub link
 	Line          int
 }
 
-// AreaString formats an area id as a dotted quad.
-func AreaString(a uint32) string {
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], a)
-	return netip.AddrFrom4(b).String()
-}
+// authRules: keyed MD5 uses a 16-byte key (RFC 2328 D.4.3); the simple
+// password fills the 8-byte header field; one interface has one AuType;
+// RFC 5709 HMAC-SHA keys have one-byte ids.
+var authRules = config.AuthRules{Proto: "OSPF", MaxID: 255, MaxClear: 8, MaxMD5: 16, OneType: true,
+	Algs: map[string]bool{"clear": true, "md5": true, "hmac-sha-1": true, "hmac-sha-256": true, "hmac-sha-384": true, "hmac-sha-512": true}}
 
-// ParseArea parses an OSPF area id: dotted quad ("0.0.0.1") or a decimal
-// number ("1").
-func ParseArea(s string) (uint32, error) {
-	s = strings.TrimSpace(s)
-	if a, err := netip.ParseAddr(s); err == nil && a.Is4() {
-		return binary.BigEndian.Uint32(a.AsSlice()), nil
-	}
-	n, err := strconv.ParseUint(s, 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("invalid area %q (want a dotted quad like 0.0.0.0 or a number)", s)
-	}
-	return uint32(n), nil
+// RIBOverrides are the section's overrides of the rib section
+// (config.RoutingSection).
+func (o *Config) RIBOverrides() (*bool, *config.SPF) { return o.ECMPOnly, &o.SPF }
+
+// InterfaceRefs lists the section's interfaces (config.InterfaceLister).
+func (o *Config) InterfaceRefs() []config.IfaceRef {
+	return config.RefsOf(o.Interfaces, func(i Interface) (string, int) { return i.Name, i.Line })
 }
 
 // assignedExtPrefixSubTLVs are the assigned codepoints of the IANA registry
@@ -100,7 +105,7 @@ var assignedExtPrefixSubTLVs = map[int64]string{
 }
 
 // Areas returns the distinct areas of the interfaces, in config order.
-func (o *OSPF) Areas() []uint32 {
+func (o *Config) Areas() []uint32 {
 	var out []uint32
 	seen := map[uint32]bool{}
 	for _, i := range o.Interfaces {
@@ -112,12 +117,12 @@ func (o *OSPF) Areas() []uint32 {
 	return out
 }
 
-func (p *Walker) area(dst *uint32) Field {
+func areaField(w *config.Walker, dst *uint32) config.Field {
 	return func(k, v *yaml.Node) {
-		if s, ok := p.Text(k, v); ok {
-			a, err := ParseArea(s)
+		if s, ok := w.Text(k, v); ok {
+			a, err := config.ParseArea(s)
 			if err != nil {
-				p.Errf(v, "%s: %v", k.Value, err)
+				w.Errf(v, "%s: %v", k.Value, err)
 				return
 			}
 			*dst = a
@@ -125,22 +130,35 @@ func (p *Walker) area(dst *uint32) Field {
 	}
 }
 
-func (p *Walker) ospf(k, v *yaml.Node) *OSPF {
-	if !p.Want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
-		return nil
-	}
-	o := &OSPF{
+// Defaults is the section of a file that sets no key: what parsing starts
+// from (farelab fills it in to write a file).
+func Defaults() *Config {
+	return &Config{
 		PathBandwidthSubTLV: 32770,
 		LSARefresh:          30 * time.Minute,
 		LSAGenInterval:      time.Second,
 		MinLSArrival:        time.Second,
 		RetransmitInterval:  5 * time.Second,
 	}
+}
+
+// DefaultInterface is an interface entry that sets nothing but its name
+// (its dead-interval is then 4 hello-intervals).
+func DefaultInterface() Interface {
+	return Interface{Type: "broadcast", Cost: 10, HelloInterval: 10 * time.Second, DeadInterval: 40 * time.Second, Priority: 1}
+}
+
+func parseSection(w *config.Walker, k, v *yaml.Node) any {
+	if !w.Want(k, v, "a mapping", v.Kind == yaml.MappingNode) {
+		return nil
+	}
+	p := w
+	o := Defaults()
 	ifLines, pfxLines := map[string]int{}, map[netip.Prefix]int{}
 	areaSet := map[*yaml.Node]bool{} // prefixes with an explicit area
 	var pfxNodes []*yaml.Node
-	p.Mapping(v, map[string]Field{
-		"router-id": p.routerID(&o.RouterID),
+	p.Mapping(v, map[string]config.Field{
+		"router-id": p.RouterID(&o.RouterID),
 		"path-bandwidth-subtlv": func(k, v *yaml.Node) {
 			n, ok := p.Integer(k, v, 1, 33023)
 			if !ok {
@@ -157,10 +175,10 @@ func (p *Walker) ospf(k, v *yaml.Node) *OSPF {
 		"min-ls-arrival":      p.SetDuration(&o.MinLSArrival, 0, time.Minute),
 		"retransmit-interval": p.SetDuration(&o.RetransmitInterval, time.Second, 65535*time.Second),
 		"ecmp-only":           p.BoolPtr(&o.ECMPOnly),
-		"spf":                 p.spf(&o.SPF),
-		"bfd":                 p.bfd(&o.BFD),
+		"spf":                 p.SPF(&o.SPF),
+		"bfd":                 p.BFD(&o.BFD),
 		"interfaces": p.List(func(v *yaml.Node) {
-			it := p.ospfIface(v)
+			it := parseIface(p, v)
 			if first, dup := ifLines[it.Name]; dup && it.Name != "" {
 				p.Errf(v, "duplicate interface %q (first at line %d)", it.Name, first)
 			} else {
@@ -169,7 +187,7 @@ func (p *Walker) ospf(k, v *yaml.Node) *OSPF {
 			o.Interfaces = append(o.Interfaces, it)
 		}),
 		"prefixes": p.List(func(v *yaml.Node) {
-			pf, hasArea := p.ospfPrefix(v)
+			pf, hasArea := parsePrefix(p, v)
 			if first, dup := pfxLines[pf.Prefix]; dup && pf.Prefix.IsValid() {
 				p.Errf(v, "duplicate prefix %s (first at line %d)", pf.Prefix, first)
 			} else {
@@ -206,36 +224,47 @@ func (p *Walker) ospf(k, v *yaml.Node) *OSPF {
 			known = known || a == pf.Area
 		}
 		if !known {
-			p.Errf(pfxNodes[i], "prefix %s: area %s has no interface", pf.Prefix, AreaString(pf.Area))
+			p.Errf(pfxNodes[i], "prefix %s: area %s has no interface", pf.Prefix, config.AreaString(pf.Area))
 		}
 	}
 	return o
 }
 
-func (p *Walker) ospfIface(v *yaml.Node) OSPFInterface {
-	it := OSPFInterface{Type: "broadcast", Cost: 10, HelloInterval: 10 * time.Second, Priority: 1, Line: v.Line}
-	seen := p.Mapping(v, map[string]Field{
+// checkSection takes the BFD settings in force from the top-level bfd defaults,
+// once the whole file is read.
+func checkSection(w *config.Walker, c *config.Config, section any) {
+	o := section.(*Config)
+	o.BFD = w.SectionBFD(o.BFD)
+	for i := range o.Interfaces {
+		o.Interfaces[i].BFD = config.InheritBFD(o.BFD, o.Interfaces[i].BFD)
+	}
+}
+
+func parseIface(p *config.Walker, v *yaml.Node) Interface {
+	it := DefaultInterface()
+	it.Line = v.Line
+	seen := p.Mapping(v, map[string]config.Field{
 		"name": p.Str(&it.Name, func(s string) string {
 			if s == "" || len(s) > 15 || strings.ContainsAny(s, "/ \t") {
 				return fmt.Sprintf("invalid interface name %q", s)
 			}
 			return ""
 		}),
-		"area": p.area(&it.Area),
+		"area": areaField(p, &it.Area),
 		"type": p.Str(&it.Type, func(s string) string {
 			if s != "p2p" && s != "broadcast" {
 				return fmt.Sprintf("must be p2p or broadcast, got %q", s)
 			}
 			return ""
 		}),
-		"cost":           SetInt(p, &it.Cost, 1, 65535),
+		"cost":           config.SetInt(p, &it.Cost, 1, 65535),
 		"bandwidth":      p.Bandwidth(&it.Bandwidth),
 		"hello-interval": p.SetDuration(&it.HelloInterval, time.Second, 65535*time.Second),
 		"dead-interval":  p.SetDuration(&it.DeadInterval, time.Second, 65535*time.Second),
-		"priority":       SetInt(p, &it.Priority, 0, 255),
+		"priority":       config.SetInt(p, &it.Priority, 0, 255),
 		"passive":        p.Bool(&it.Passive),
-		"authentication": p.auth(ospfAuthRules, &it.Authentication),
-		"bfd":            p.bfd(&it.BFD),
+		"authentication": p.Auth(authRules, &it.Authentication),
+		"bfd":            p.BFD(&it.BFD),
 	})
 	if seen["name"] == nil {
 		p.Errf(v, "missing required key \"name\"")
@@ -249,14 +278,14 @@ func (p *Walker) ospfIface(v *yaml.Node) OSPFInterface {
 	} else if it.DeadInterval%time.Second != 0 {
 		p.Errf(seen["dead-interval"], "interface %s: dead-interval %s: must be whole seconds", it.Name, it.DeadInterval)
 	} else if it.DeadInterval <= it.HelloInterval {
-		p.Errf(seen["dead-interval"], "interface %s: dead-interval %s must be longer than hello-interval %s", it.Name, fmtDur(it.DeadInterval), fmtDur(it.HelloInterval))
+		p.Errf(seen["dead-interval"], "interface %s: dead-interval %s must be longer than hello-interval %s", it.Name, config.FormatDuration(it.DeadInterval), config.FormatDuration(it.HelloInterval))
 	}
 	return it
 }
 
-func (p *Walker) ospfPrefix(v *yaml.Node) (OSPFPrefix, bool) {
-	pf := OSPFPrefix{Line: v.Line}
-	seen := p.Mapping(v, map[string]Field{
+func parsePrefix(p *config.Walker, v *yaml.Node) (Prefix, bool) {
+	pf := Prefix{Line: v.Line}
+	seen := p.Mapping(v, map[string]config.Field{
 		"prefix": func(k, v *yaml.Node) {
 			s, ok := p.Text(k, v)
 			if !ok {
@@ -274,8 +303,8 @@ func (p *Walker) ospfPrefix(v *yaml.Node) (OSPFPrefix, bool) {
 				pf.Prefix = pp
 			}
 		},
-		"area":           p.area(&pf.Area),
-		"metric":         SetInt(p, &pf.Metric, 0, 0xFFFFFF),
+		"area":           areaField(p, &pf.Area),
+		"metric":         config.SetInt(p, &pf.Metric, 0, 0xFFFFFF),
 		"path-bandwidth": p.Bandwidth(&pf.PathBandwidth),
 		"external":       p.Bool(&pf.External),
 	})
@@ -291,18 +320,18 @@ func (p *Walker) ospfPrefix(v *yaml.Node) (OSPFPrefix, bool) {
 	return pf, seen["area"] != nil
 }
 
-// OSPFRouterID is the OSPF router id: ospf.router-id, else the top-level
+// RouterID is the OSPF router id: ospf.router-id, else the top-level
 // router-id.
-func (c *Config) OSPFRouterID() netip.Addr {
-	if c.OSPF != nil && c.OSPF.RouterID.IsValid() {
-		return c.OSPF.RouterID
+func RouterID(c *config.Config) netip.Addr {
+	if o := Section(c); o != nil && o.RouterID.IsValid() {
+		return o.RouterID
 	}
 	return c.RouterID
 }
 
-// omitKeys: an external prefix has no area (AS scope); writing area 0
-// would make it invalid.
-func (p OSPFPrefix) omitKeys() []string {
+// OmitKeys: an external prefix has no area (AS scope); writing area 0
+// would make it invalid (config.KeyOmitter).
+func (p Prefix) OmitKeys() []string {
 	if p.External {
 		return []string{"area"}
 	}

@@ -1,4 +1,4 @@
-package config
+package ospf
 
 import (
 	"net/netip"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fared/fared/config"
 )
 
 func TestOSPFParse(t *testing.T) {
@@ -22,51 +24,51 @@ ospf:
     - {prefix: 10.10.1.0/24, area: 0.0.0.1, path-bandwidth: 40G}
     - {prefix: 192.0.2.0/24, external: true, metric: 20}
 `
-	c, err := Parse("t.yaml", []byte(y))
+	c, err := config.Parse("t.yaml", []byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &OSPF{
+	want := &Config{
 		PathBandwidthSubTLV: 32771,
 		LSARefresh:          10 * time.Minute,
 		LSAGenInterval:      time.Second,
 		MinLSArrival:        time.Second,
 		RetransmitInterval:  5 * time.Second,
-		Interfaces: []OSPFInterface{
+		Interfaces: []Interface{
 			{Name: "eth0", Area: 0, Type: "p2p", Cost: 20, Bandwidth: 100e9, HelloInterval: time.Second, DeadInterval: 4 * time.Second, Priority: 1, Line: 7},
 			{Name: "eth1", Area: 1, Type: "broadcast", Cost: 10, HelloInterval: 10 * time.Second, DeadInterval: 40 * time.Second, Priority: 0, Line: 8},
 			{Name: "lo", Area: 0, Type: "broadcast", Cost: 10, HelloInterval: 10 * time.Second, DeadInterval: 40 * time.Second, Priority: 1, Passive: true, Line: 9},
 		},
-		Prefixes: []OSPFPrefix{
+		Prefixes: []Prefix{
 			{Prefix: netip.MustParsePrefix("10.10.1.0/24"), Area: 1, PathBandwidth: 40e9, Line: 11},
 			{Prefix: netip.MustParsePrefix("192.0.2.0/24"), Metric: 20, External: true, Line: 12},
 		},
 	}
-	if !reflect.DeepEqual(c.OSPF, want) {
-		t.Errorf("got  %+v\nwant %+v", c.OSPF, want)
+	if !reflect.DeepEqual(Section(c), want) {
+		t.Errorf("got  %+v\nwant %+v", Section(c), want)
 	}
-	if c.OSPFRouterID() != netip.MustParseAddr("10.255.0.1") {
-		t.Errorf("router id %v", c.OSPFRouterID())
+	if RouterID(c) != netip.MustParseAddr("10.255.0.1") {
+		t.Errorf("router id %v", RouterID(c))
 	}
-	if got := c.OSPF.Areas(); !reflect.DeepEqual(got, []uint32{0, 1}) {
+	if got := Section(c).Areas(); !reflect.DeepEqual(got, []uint32{0, 1}) {
 		t.Errorf("areas %v", got)
 	}
 }
 
 func TestOSPFDefaults(t *testing.T) {
-	c, err := Parse("t.yaml", []byte("router-id: 10.0.0.1\nhostname: x\nospf:\n  router-id: 10.9.9.9\n  interfaces: [{name: e0, area: 0.0.0.2}]\n  prefixes: [{prefix: 10.0.0.1/32}]\n"))
+	c, err := config.Parse("t.yaml", []byte("router-id: 10.0.0.1\nhostname: x\nospf:\n  router-id: 10.9.9.9\n  interfaces: [{name: e0, area: 0.0.0.2}]\n  prefixes: [{prefix: 10.0.0.1/32}]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.OSPFRouterID().String() != "10.9.9.9" {
-		t.Errorf("router id %v", c.OSPFRouterID())
+	if RouterID(c).String() != "10.9.9.9" {
+		t.Errorf("router id %v", RouterID(c))
 	}
 	// A prefix without an area goes to the only area.
-	if c.OSPF.Prefixes[0].Area != 2 || AreaString(2) != "0.0.0.2" {
-		t.Errorf("prefix area %d", c.OSPF.Prefixes[0].Area)
+	if Section(c).Prefixes[0].Area != 2 || config.AreaString(2) != "0.0.0.2" {
+		t.Errorf("prefix area %d", Section(c).Prefixes[0].Area)
 	}
-	if c.OSPF.Interfaces[0].DeadInterval != 40*time.Second || c.OSPF.PathBandwidthSubTLV != 32770 {
-		t.Errorf("defaults %+v", c.OSPF)
+	if Section(c).Interfaces[0].DeadInterval != 40*time.Second || Section(c).PathBandwidthSubTLV != 32770 {
+		t.Errorf("defaults %+v", Section(c))
 	}
 }
 
@@ -84,7 +86,7 @@ func TestOSPFErrors(t *testing.T) {
 		{"ospf:\n  interfaces: [{name: e0, cost: 0}]\n", "t.yaml:4: cost: 0 out of range 1..65535"},
 		{"ospf:\n  bogus: 1\n", "t.yaml:4: unknown key \"bogus\""},
 	} {
-		_, err := Parse("t.yaml", []byte("router-id: 10.0.0.1\nhostname: x\n"+tc.y))
+		_, err := config.Parse("t.yaml", []byte("router-id: 10.0.0.1\nhostname: x\n"+tc.y))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.y, err, tc.want)
 		}

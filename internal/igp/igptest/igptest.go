@@ -1,0 +1,151 @@
+// Package igptest holds the test helpers the IGP modules' tests share:
+// polling, running an instance for a test, reload reports, log capture
+// and metric scrapes.
+package igptest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/fared/fared/config"
+	"github.com/fared/fared/daemon"
+	"github.com/fared/fared/internal/scrape"
+)
+
+// Poll retries f until it returns nil or the deadline passes.
+func Poll(t testing.TB, d time.Duration, what string, f func() error) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s: not reached within %v: %v", what, d, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Go runs an instance's Run until stop is called (the test's end calls
+// it: stopping twice is fine).
+func Go(t testing.TB, run func(context.Context) error) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { run(ctx); close(done) }()
+	stop = func() {
+		cancel()
+		<-done
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// Reloader is a module's reload half.
+type Reloader interface {
+	Check(cfg *config.Config) error
+	Reconfigure(ctx context.Context, cfg *config.Config) (daemon.Change, error)
+}
+
+// Reload checks and applies cfg, as the daemon does, and returns the
+// report.
+func Reload(t testing.TB, m Reloader, cfg *config.Config) daemon.Change {
+	t.Helper()
+	if err := m.Check(cfg); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	rep, err := m.Reconfigure(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// HasLine succeeds when a change line of rep contains every part.
+func HasLine(rep daemon.Change, parts ...string) error {
+	for _, c := range rep.Changed {
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(c, p)
+		}
+		if ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("no change line with %q in %q (warnings %q)", parts, rep.Changed, rep.Warnings)
+}
+
+// Writer writes a test's log lines (slog handlers over it).
+type Writer struct{ T testing.TB }
+
+func (w Writer) Write(b []byte) (int, error) {
+	w.T.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// LogBuf collects log lines for the "logged once" checks.
+type LogBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *LogBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// Count counts the occurrences of s in what was logged.
+func (l *LogBuf) Count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.b.String(), s)
+}
+
+// String is what was logged.
+func (l *LogBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Gather scrapes collectors through a pedantic registry (what is
+// collected must match what is described) and lints the names.
+func Gather(t *testing.T, cs ...prometheus.Collector) (scrape.Families, error) {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(cs...)
+	mfs, err := reg.Gather()
+	if err != nil {
+		return nil, err
+	}
+	probs, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range probs {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	f := scrape.Families{}
+	for _, mf := range mfs {
+		f[mf.GetName()] = mf
+	}
+	return f, nil
+}
+
+// MetricIs succeeds when the series of name with labels sum to want.
+func MetricIs(f scrape.Families, want float64, name string, labels ...string) error {
+	v, ok := f.Sum(name, labels...)
+	if !ok || v != want {
+		return fmt.Errorf("%s%v = %v (present %v), want %v; series %v", name, labels, v, ok, want, f.Series(name))
+	}
+	return nil
+}

@@ -1,0 +1,269 @@
+package rib
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fared/fared/fare"
+	"github.com/fared/fared/spf"
+)
+
+// Run computes until ctx ends.
+func (m *Manager) Run(ctx context.Context) {
+	m.started = m.cfg.Now()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.mail:
+			m.takeMail()
+		case <-m.retry:
+			m.retryArmed = false
+			if !m.holding() {
+				// The hold ended, maybe while a computation waits out the
+				// SPF back-off: compute from the newest snapshots now, so
+				// the first write reflects the converged database.
+				var trig []string
+				var ran []*protoState
+				for _, ps := range m.protoSet {
+					trig = append(trig, ps.triggers...)
+					if !ps.due.IsZero() {
+						ran = append(ran, ps)
+					}
+					ps.triggers, ps.due = nil, time.Time{}
+				}
+				m.compute(nil, append(trig, "initial convergence"))
+				for _, ps := range ran {
+					ps.delay.Ran(m.cfg.Now())
+				}
+			} else {
+				m.armRetry()
+			}
+		case <-timer.C:
+		}
+		m.runDue()
+		if next := m.nextDue(); !next.IsZero() {
+			timer.Reset(max(0, next.Sub(m.cfg.Now())))
+		}
+	}
+}
+
+// takeMail moves what Submit, SetRouting and Drop left into Run's state
+// and arms the affected protocols' SPF timers.
+func (m *Manager) takeMail() {
+	m.mu.Lock()
+	pending, changed, dropped := m.pending, m.changed, m.dropped
+	m.pending, m.changed, m.dropped = map[string]update{}, map[string]bool{}, map[string]bool{}
+	routing := maps.Clone(m.routing)
+	m.mu.Unlock()
+	now := m.cfg.Now()
+	for p := range dropped {
+		for k := range m.levels {
+			if strings.HasPrefix(k, p+"/") {
+				delete(m.levels, k)
+			}
+		}
+		delete(m.protoSet, p)
+		m.delays.Delete(p)
+		m.compute(nil, []string{p + " stopped"})
+	}
+	for p := range changed {
+		ps := m.proto(p)
+		r := routing[p]
+		if r.Delay != ps.routing.Delay {
+			// New timers: a fresh back-off machine (in QUIET) that uses them.
+			ps.delay = spf.NewDelay(r.Delay, m.cfg.Now)
+			m.delays.Store(p, ps.delay)
+		}
+		if r.ECMPOnly != ps.routing.ECMPOnly {
+			for k, ls := range m.levels {
+				if strings.HasPrefix(k, p+"/") {
+					ls.done, ls.result = nil, nil // full recompute in the new mode
+				}
+			}
+			m.arm(ps, now, "ecmp-only changed")
+		}
+		ps.routing = r
+	}
+	for k, u := range pending {
+		if m.levels[k] == nil {
+			m.levels[k] = &levelState{}
+		}
+		m.levels[k].g = u.g
+		m.arm(m.proto(u.g.Protocol), now, u.triggers...)
+	}
+}
+
+// arm records an SPF event for the protocol: RFC 8405 gives the time of
+// the computation; a computation already armed keeps its time.
+func (m *Manager) arm(ps *protoState, now time.Time, triggers ...string) {
+	ps.triggers = append(ps.triggers, triggers...)
+	at := ps.delay.Event(now)
+	if ps.due.IsZero() {
+		ps.due = at
+	}
+}
+
+func (m *Manager) nextDue() time.Time {
+	var next time.Time
+	for _, ps := range m.protoSet {
+		if !ps.due.IsZero() && (next.IsZero() || ps.due.Before(next)) {
+			next = ps.due
+		}
+	}
+	return next
+}
+
+// runDue computes every protocol whose SPF time has come, in one pass.
+func (m *Manager) runDue() {
+	now := m.cfg.Now()
+	var due []string
+	var trig []string
+	for p, ps := range m.protoSet {
+		if !ps.due.IsZero() && !ps.due.After(now) {
+			due = append(due, p)
+			trig = append(trig, ps.triggers...)
+			ps.due, ps.triggers = time.Time{}, nil
+		}
+	}
+	if len(due) == 0 {
+		return
+	}
+	m.compute(due, trig)
+	for _, p := range due {
+		m.protoSet[p].delay.Ran(m.cfg.Now())
+	}
+}
+
+// compute runs SPF and FARE where the topologies of the given protocols
+// (nil: all) changed, and installs the merged table.
+func (m *Manager) compute(protocols []string, triggers []string) {
+	start := m.cfg.Now()
+	kind := "route-only"
+	nodes := 0
+	for _, ls := range m.levels {
+		if ls == nil || ls.g == nil || ls.g == ls.done {
+			continue
+		}
+		if protocols != nil && !slices.Contains(protocols, ls.g.Protocol) {
+			continue
+		}
+		opt := fare.Options{ECMPOnly: m.proto(ls.g.Protocol).routing.ECMPOnly}
+		if same, changed := topologyDiff(ls); same {
+			// Only prefixes or bandwidths changed: keep the DAG, redo
+			// FARE only below the links whose bandwidth changed.
+			prevR := ls.result
+			ls.result = spf.ReuseChanged(prevR, ls.g, changed)
+			ls.routes = spf.Routes(ls.result)
+			ls.table = fare.Update(ls.table, prevR, ls.result, ls.routes, changed, opt)
+		} else {
+			ls.result = spf.Run(ls.g)
+			ls.routes = spf.Routes(ls.result)
+			ls.table = fare.ComputeTable(ls.result, ls.routes, opt)
+			kind = "full"
+		}
+		ls.done = ls.g
+		nodes += len(ls.g.Nodes)
+	}
+	prev := m.snap.Load()
+	snap := m.build(prev.Routes)
+	snap.Computed = m.cfg.Now()
+	t1 := snap.Computed
+	synced, fibErr := m.install(snap)
+	t2 := m.cfg.Now()
+	changed := diffRoutes(prev.Routes, snap.Routes)
+	end := m.cfg.Now()
+	entry := spf.LogEntry{At: start, Trigger: joinTriggers(triggers), Kind: kind, Duration: end.Sub(start),
+		Compute: t1.Sub(start) + end.Sub(t2), Install: t2.Sub(t1), Nodes: nodes, RoutesChanged: changed}
+	m.spfLog.Add(entry)
+	if m.cfg.Observe != nil {
+		m.cfg.Observe(Observation{SPF: entry, Synced: synced, FIB: snap.FIB, FIBErrors: countErrors(fibErr), Reweighted: reweighted(prev.Routes, snap.Routes)})
+	}
+	snap.Log = m.spfLog.Entries()
+	snap.Delays = map[string]spf.DelayView{}
+	for p, ps := range m.protoSet {
+		snap.Delays[p] = ps.delay.View()
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.levels)) {
+		if ls := m.levels[k]; ls.done != nil {
+			snap.Graphs = append(snap.Graphs, ls.done)
+		}
+	}
+	m.publish(snap)
+	m.log.Debug("routes computed", "kind", kind, "routes", len(snap.Routes), "changed", changed, "took", m.cfg.Now().Sub(start))
+}
+
+// topologyDiff compares the level's new snapshot with the last computed
+// one (false when there is none, or the mode changed).
+func topologyDiff(ls *levelState) (bool, []int32) {
+	if ls.result == nil || ls.done == nil {
+		return false, nil
+	}
+	return spf.TopologyDiff(ls.done, ls.g, true)
+}
+
+func joinTriggers(ts []string) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range ts {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	if len(out) > 4 {
+		out = append(out[:4], fmt.Sprintf("+%d more", len(out)-4))
+	}
+	s := ""
+	for i, t := range out {
+		if i > 0 {
+			s += ", "
+		}
+		s += t
+	}
+	return s
+}
+
+// install writes the snapshot's routes to the kernel, unless the start-up
+// hold is still on; then it retries shortly. It reports whether it wrote,
+// and the kernel's errors.
+func (m *Manager) install(snap *Snapshot) (bool, error) {
+	if m.cfg.FIB == nil {
+		return false, nil
+	}
+	if m.holding() {
+		snap.FIBError = "holding the kernel table until initial convergence"
+		m.armRetry()
+		return false, nil
+	}
+	m.synced = true
+	st, err := m.cfg.FIB.Sync(snap.fibRoutes())
+	m.lastFIB = st
+	m.fibErr = ""
+	if err != nil {
+		m.fibErr = err.Error()
+		m.log.Error("kernel FIB update failed", "err", err)
+	}
+	snap.FIB, snap.FIBError = m.lastFIB, m.fibErr
+	return true, err
+}
+
+// holding: the kernel keeps the previous run's routes until the protocols
+// converged (or the hold expired).
+func (m *Manager) holding() bool {
+	return !m.synced && m.cfg.Ready != nil && !m.cfg.Ready() && m.cfg.Now().Sub(m.started) < m.cfg.StartupHold
+}
+
+func (m *Manager) armRetry() {
+	if m.retryArmed {
+		return
+	}
+	m.retryArmed = true
+	time.AfterFunc(250*time.Millisecond, func() { m.retry <- struct{}{} })
+}
