@@ -228,10 +228,10 @@ func faredBFD(n *Node) (*config.BFD, error) {
 // read the file: its section's setting (config.InheritBFD).
 func inheritedBFD(section *config.BFD) *config.BFD { return config.InheritBFD(section, nil) }
 
-// mergeSections appends top-level sections (YAML of a mapping: the inof
+// MergeSections merges top-level sections (YAML of a mapping: the inof
 // section, a node's config: extras) to a rendered config; a key the
 // config has already is replaced (a topology's rib: over the defaults).
-func mergeSections(base []byte, extras ...[]byte) ([]byte, error) {
+func MergeSections(base []byte, extras ...[]byte) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(base, &doc); err != nil {
 		return nil, err

@@ -460,7 +460,7 @@ func (l *Lab) renderNodeConfig(n *Node) ([]byte, error) {
 	if len(secs) == 0 {
 		return base, nil
 	}
-	return mergeSections(base, secs...)
+	return MergeSections(base, secs...)
 }
 
 // renderBase is a node's config without module sections: a fared node's

@@ -372,7 +372,10 @@ func (l *Lab) startFared(ctx context.Context, r *Router) error {
 		return err
 	}
 	if l.opts.FaredExtra != "" {
-		cfg = append(cfg, []byte("\n"+l.opts.FaredExtra)...)
+		// Merged, not appended: the rendered file states rib: already.
+		if cfg, err = interop.MergeSections(cfg, []byte(l.opts.FaredExtra)); err != nil {
+			return fmt.Errorf("fared extra: %w", err)
+		}
 	}
 	path := filepath.Join(n.Dir, "fared.yaml")
 	if err := os.WriteFile(path, cfg, 0o644); err != nil {
