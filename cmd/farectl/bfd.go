@@ -11,20 +11,11 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-func init() { nouns = append(nouns, bfdCommand) }
-
 // bfdCommand: farectl bfd sessions.
 func bfdCommand(g *globals) *cobra.Command {
-	bc := &cobra.Command{Use: "bfd", Short: "BFD sessions of the daemon's one BFD speaker (IS-IS, OSPF and iNOF share it)"}
-	bc.AddCommand(bfdSessionsCmd(g))
-	return bc
-}
-
-func bfdSessionsCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "sessions", Aliases: []string{"session", "peers"}, Short: "BFD sessions: state, clients, timers in force, authentication, counters", Args: cobra.NoArgs,
-		RunE: show(g, at("/bfd/sessions"), func(w io.Writer, v wire.BFDSessions) error { return printBFDSessions(w, v, time.Now()) }),
-	}
+	return group("bfd", "BFD sessions of the daemon's one BFD speaker (IS-IS, OSPF and iNOF share it)",
+		view(g, "sessions", "BFD sessions: state, clients, timers in force, authentication, counters", "/bfd/sessions",
+			func(w io.Writer, v wire.BFDSessions) error { return printBFDSessions(w, v, time.Now()) }, "session", "peers"))
 }
 
 // printBFDSessions writes the sessions as a table, then the speaker's

@@ -9,8 +9,6 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-func init() { nouns = append(nouns, runningConfigCommand, logCommand) }
-
 // runningConfigCommand: farectl running-config.
 func runningConfigCommand(g *globals) *cobra.Command {
 	return &cobra.Command{

@@ -11,19 +11,12 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-func init() { nouns = append(nouns, fibCommand) }
-
 // fibCommand: farectl fib | fib capabilities.
 func fibCommand(g *globals) *cobra.Command {
-	fibCmd := &cobra.Command{
-		Use: "fib", Short: "Our routes and nexthop objects as the kernel holds them (read back over netlink)", Args: cobra.NoArgs,
-		RunE: show(g, at("/fib"), printFIB),
-	}
-	fibCmd.AddCommand(&cobra.Command{
-		Use: "capabilities", Short: "What the kernel supports: nexthop objects, 16-bit weights, resilient groups", Args: cobra.NoArgs,
-		RunE: show(g, at("/fib/capabilities"), printFIBCapabilities),
-	})
-	return fibCmd
+	c := view(g, "fib", "Our routes and nexthop objects as the kernel holds them (read back over netlink)", "/fib", printFIB)
+	c.AddCommand(view(g, "capabilities", "What the kernel supports: nexthop objects, 16-bit weights, resilient groups", "/fib/capabilities",
+		printFIBCapabilities))
+	return c
 }
 
 // printFIB: a row per route with its group's members, the counts, then

@@ -3,7 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -14,6 +15,32 @@ func newTable(w io.Writer, header string) *tabwriter.Writer {
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, header)
 	return tw
+}
+
+// printTable prints header and below it, aligned, what row writes for
+// each element of v: a line, several, or none.
+func printTable[T any](w io.Writer, header string, v []T, row func(tw io.Writer, x T)) error {
+	tw := newTable(w, header)
+	for _, x := range v {
+		row(tw, x)
+	}
+	return tw.Flush()
+}
+
+// printCounters prints a line per counter, sorted by name; format takes
+// the name and the count.
+func printCounters(w io.Writer, format string, m map[string]uint64) {
+	for _, k := range sortedKeys(m) {
+		fmt.Fprintf(w, format, k, m[k])
+	}
+}
+
+// ownMark stars what this router originated.
+func ownMark(own bool) string {
+	if own {
+		return " *"
+	}
+	return ""
 }
 
 // dash shows an empty field as "-".
@@ -39,14 +66,7 @@ func onOff(b bool) string {
 	return "off"
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func b2i(b bool) int {
 	if b {

@@ -10,55 +10,15 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-func init() { nouns = append(nouns, incCommand) }
-
 // incCommand: farectl inc groups|trees|clients|switches|security|switch.
 func incCommand(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "inc", Short: "In-network computing: groups, trees, clients (on the manager), the data plane (on a switch)"}
-	cmd.AddCommand(incGroupsCmd(g), incTreesCmd(g), incClientsCmd(g), incSwitchesCmd(g), incSecurityCmd(g), incSwitchCmd(g))
-	return cmd
-}
-
-func incGroupsCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "groups", Short: "Collective groups: members, state, tree", Args: cobra.NoArgs,
-		RunE: show(g, at("/inc/groups"), printINCGroups),
-	}
-}
-
-func incTreesCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "trees", Short: "Aggregation trees: root, levels, members, bottleneck bandwidth, switches", Args: cobra.NoArgs,
-		RunE: show(g, at("/inc/trees"), printINCTrees),
-	}
-}
-
-func incClientsCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "clients", Short: "Clients: group, rank, address, QP, heartbeat, attachment", Args: cobra.NoArgs,
-		RunE: show(g, at("/inc/clients"), printINCClients),
-	}
-}
-
-func incSwitchesCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "switches", Short: "Switches registered with the manager", Args: cobra.NoArgs,
-		RunE: show(g, at("/inc/switches"), printINCSwitches),
-	}
-}
-
-func incSecurityCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "security", Short: "The manager's control-plane trust: TLS, client-auth, caps, refused calls by reason", Args: cobra.NoArgs,
-		RunE: show(g, at("/inc/security"), printINCSecurity),
-	}
-}
-
-func incSwitchCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "switch", Short: "This switch's data plane: slots in use, packets, duplicates suppressed, retransmissions served", Args: cobra.NoArgs,
-		RunE: show(g, at("/inc/switch"), printINCSwitch),
-	}
+	return group("inc", "In-network computing: groups, trees, clients (on the manager), the data plane (on a switch)",
+		view(g, "groups", "Collective groups: members, state, tree", "/inc/groups", printINCGroups),
+		view(g, "trees", "Aggregation trees: root, levels, members, bottleneck bandwidth, switches", "/inc/trees", printINCTrees),
+		view(g, "clients", "Clients: group, rank, address, QP, heartbeat, attachment", "/inc/clients", printINCClients),
+		view(g, "switches", "Switches registered with the manager", "/inc/switches", printINCSwitches),
+		view(g, "security", "The manager's control-plane trust: TLS, client-auth, caps, refused calls by reason", "/inc/security", printINCSecurity),
+		view(g, "switch", "This switch's data plane: slots in use, packets, duplicates suppressed, retransmissions served", "/inc/switch", printINCSwitch))
 }
 
 func printINCGroups(w io.Writer, v []wire.INCGroup) error {

@@ -10,19 +10,19 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-func init() { nouns = append(nouns, inofCommand) }
-
 // inofCommand: farectl inof hosts [bindings|conflicts] | release ID |
 // zones | zone add|del NAME [HOST...] | peers | events | status |
 // register | deregister.
 func inofCommand(g *globals) *cobra.Command {
-	ic := &cobra.Command{Use: "inof", Short: "iNOF: NVMe-oF hosts, zones, IBGP sessions, notifications"}
-	zc := &cobra.Command{Use: "zone", Short: "Change zones (on a reflector)"}
-	zc.AddCommand(inofZoneCmd(g, "add", "Add hosts to a zone, creating it"),
-		inofZoneCmd(g, "del", "Remove hosts from a zone, or the zone itself when no host is given"))
-	ic.AddCommand(inofHostsCmd(g), inofReleaseCmd(g), inofZonesCmd(g), zc, inofPeersCmd(g), inofEventsCmd(g), inofStatusCmd(g),
+	return group("inof", "iNOF: NVMe-oF hosts, zones, IBGP sessions, notifications",
+		inofHostsCmd(g), inofReleaseCmd(g),
+		view(g, "zones", "Zones and their members", "/inof/zones", printZones),
+		group("zone", "Change zones (on a reflector)", inofZoneCmd(g, "add", "Add hosts to a zone, creating it"),
+			inofZoneCmd(g, "del", "Remove hosts from a zone, or the zone itself when no host is given")),
+		view(g, "peers", "IBGP sessions (a host: its registrations with its switches)", "/inof/peers", printINOFPeers),
+		view(g, "events", "Notifications sent (a switch) or received (a host), oldest first", "/inof/events", printINOFEvents),
+		view(g, "status", "Summary and counters", "/inof/status", printINOFStatus),
 		inofRegisterCmd(g, "register"), inofRegisterCmd(g, "deregister"))
-	return ic
 }
 
 // inofHostsCmd: hosts, or with an argument the bindings or conflicts view.
@@ -62,39 +62,11 @@ func inofReleaseCmd(g *globals) *cobra.Command {
 	}
 }
 
-func inofZonesCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "zones", Short: "Zones and their members", Args: cobra.NoArgs,
-		RunE: show(g, at("/inof/zones"), printZones),
-	}
-}
-
 // inofZoneCmd: zone add|del NAME [HOST...]; fared answers with the zones.
 func inofZoneCmd(g *globals, verb, short string) *cobra.Command {
 	return &cobra.Command{
 		Use: verb + " NAME [HOST...]", Short: short, Args: cobra.MinimumNArgs(1),
 		RunE: act(g, "/inof/zones/"+verb, func(args []string) any { return wire.INOFZoneRequest{Name: args[0], Hosts: args[1:]} }, printZones),
-	}
-}
-
-func inofPeersCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "peers", Short: "IBGP sessions (a host: its registrations with its switches)", Args: cobra.NoArgs,
-		RunE: show(g, at("/inof/peers"), printINOFPeers),
-	}
-}
-
-func inofEventsCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "events", Short: "Notifications sent (a switch) or received (a host), oldest first", Args: cobra.NoArgs,
-		RunE: show(g, at("/inof/events"), printINOFEvents),
-	}
-}
-
-func inofStatusCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "status", Short: "Summary and counters", Args: cobra.NoArgs,
-		RunE: show(g, at("/inof/status"), printINOFStatus),
 	}
 }
 
@@ -104,7 +76,7 @@ func inofRegisterCmd(g *globals, op string) *cobra.Command {
 	return &cobra.Command{
 		Use: op, Short: "Host: " + op + " with every switch", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.emit(g.post(cmd.Context(), "/inof/"+op, nil, nil))
+			return g.emit(g.post(cmd.Context(), "/inof/"+op, nil))
 		},
 	}
 }

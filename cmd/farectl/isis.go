@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,69 +10,28 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-func init() { nouns = append(nouns, isisCommand) }
-
 // isisCommand: farectl isis neighbors | interfaces | database | levels |
 // leaks | bandwidth | overload | clear adjacency.
 func isisCommand(g *globals) *cobra.Command {
-	isisCmd := &cobra.Command{Use: "isis", Short: "IS-IS state"}
 	level := new(int)
-	isisCmd.PersistentFlags().IntVarP(level, "level", "l", 0, "only this level (1 or 2)")
-	isisCmd.AddCommand(isisNeighborsCmd(g, level), isisInterfacesCmd(g), isisDatabaseCmd(g, level), isisLevelsCmd(g), isisLeaksCmd(g),
+	c := group("isis", "IS-IS state",
+		view(g, "neighbors", "IS-IS adjacencies", "/isis/neighbors",
+			func(w io.Writer, v []wire.ISISNeighbor) error { return printISISNeighbors(w, v, *level) }, "neighbor", "nei"),
+		view(g, "interfaces", "IS-IS interfaces and their counters", "/isis/interfaces", printISISInterfaces, "interface", "int"),
+		isisDatabaseCmd(g, level),
+		view(g, "levels", "Per-level summary: LSPs, originations, ATT, leaking", "/isis/levels", printISISLevels),
+		view(g, "leaks", "Prefixes leaked between levels and where their Path Bandwidth came from", "/isis/leaks", printISISLeaks),
 		bandwidthCommand(g, "isis"), isisOverloadCommand(g), isisClearCommand(g))
-	return isisCmd
-}
-
-// isisNeighborsCmd: the adjacencies, those of one level with --level.
-func isisNeighborsCmd(g *globals, level *int) *cobra.Command {
-	return &cobra.Command{
-		Use: "neighbors", Aliases: []string{"neighbor", "nei"}, Short: "IS-IS adjacencies", Args: cobra.NoArgs,
-		RunE: show(g, at("/isis/neighbors"), func(w io.Writer, v []wire.ISISNeighbor) error { return printISISNeighbors(w, v, *level) }),
-	}
-}
-
-func isisInterfacesCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "interfaces", Aliases: []string{"interface", "int"}, Short: "IS-IS interfaces and their counters", Args: cobra.NoArgs,
-		RunE: show(g, at("/isis/interfaces"), printISISInterfaces),
-	}
-}
-
-func isisDatabaseCmd(g *globals, level *int) *cobra.Command {
-	var detail bool
-	path := func(args []string) string {
-		q := url.Values{}
-		if *level != 0 {
-			q.Set("level", fmt.Sprint(*level))
-		}
-		if len(args) == 1 {
-			q.Set("lsp", args[0])
-		}
-		if detail {
-			q.Set("detail", "true")
-		}
-		return "/isis/database?" + q.Encode()
-	}
-	c := &cobra.Command{
-		Use: "database [LSPID|HOSTNAME[.PP-FF]]", Aliases: []string{"db"}, Short: "IS-IS link-state database", Args: cobra.MaximumNArgs(1),
-		RunE: show(g, path, func(w io.Writer, v []wire.ISISLSP) error { return printISISDatabase(w, v, detail) }),
-	}
-	c.Flags().BoolVarP(&detail, "detail", "d", false, "decode every TLV and sub-TLV")
+	c.PersistentFlags().IntVarP(level, "level", "l", 0, "only this level (1 or 2)")
 	return c
 }
 
-func isisLevelsCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "levels", Short: "Per-level summary: LSPs, originations, ATT, leaking", Args: cobra.NoArgs,
-		RunE: show(g, at("/isis/levels"), printISISLevels),
-	}
-}
-
-func isisLeaksCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "leaks", Short: "Prefixes leaked between levels and where their Path Bandwidth came from", Args: cobra.NoArgs,
-		RunE: show(g, at("/isis/leaks"), printISISLeaks),
-	}
+// isisDatabaseCmd: the LSPs of --level, one with an argument.
+func isisDatabaseCmd(g *globals, level *int) *cobra.Command {
+	return databaseCommand(g, "database [LSPID|HOSTNAME[.PP-FF]]", "IS-IS link-state database", "decode every TLV and sub-TLV",
+		func(args []string, detail bool) string {
+			return query("/isis/database", "level", optional(*level), "lsp", firstArg(args), "detail", optional(detail))
+		}, printISISDatabase)
 }
 
 // isisOverloadCommand sets the overload bit at run time (maintenance
@@ -109,14 +67,11 @@ func isisClearCommand(g *globals) *cobra.Command {
 // printISISNeighbors: a row per adjacency (level 0: all, else those of
 // that level).
 func printISISNeighbors(w io.Writer, v []wire.ISISNeighbor, level int) error {
-	tw := newTable(w, "System Id\tHostname\tInterface\tLevel\tState\tHold\tSNPA\tIPv4")
-	for _, n := range v {
-		if level != 0 && !strings.Contains(n.Level, fmt.Sprint(level)) {
-			continue
+	return printTable(w, "System Id\tHostname\tInterface\tLevel\tState\tHold\tSNPA\tIPv4", v, func(tw io.Writer, n wire.ISISNeighbor) {
+		if level == 0 || strings.Contains(n.Level, fmt.Sprint(level)) {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\n", n.SystemID, n.Hostname, n.Interface, n.Level, n.State, n.ExpiresIn, n.SNPA, strings.Join(n.IPv4, ","))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\n", n.SystemID, n.Hostname, n.Interface, n.Level, n.State, n.ExpiresIn, n.SNPA, strings.Join(n.IPv4, ","))
-	}
-	return tw.Flush()
+	})
 }
 
 // printISISInterfaces: two lines per circuit, a line per LAN level, then
@@ -129,9 +84,7 @@ func printISISInterfaces(w io.Writer, v []wire.ISISInterface) error {
 		for _, l := range i.Levels {
 			fmt.Fprintf(w, "  L%d: DIS %v  LAN id %s  priority %d\n", l.Level, l.DIS, l.LANID, i.Priority)
 		}
-		for _, k := range sortedKeys(i.Counters) {
-			fmt.Fprintf(w, "    %-32s %d\n", k, i.Counters[k])
-		}
+		printCounters(w, "    %-32s %d\n", i.Counters)
 	}
 	return nil
 }
@@ -139,45 +92,35 @@ func printISISInterfaces(w io.Writer, v []wire.ISISInterface) error {
 // printISISDatabase: a row per LSP (ours starred); with detail, every
 // LSP's TLVs decoded below.
 func printISISDatabase(w io.Writer, v []wire.ISISLSP, detail bool) error {
-	tw := newTable(w, "Level\tLSP ID\tHostname\tSeq\tChecksum\tLifetime\tLen\tATT/P/OL")
-	for _, l := range v {
-		own := ""
-		if l.Own {
-			own = " *"
-		}
-		fmt.Fprintf(tw, "L%d\t%s%s\t%s\t%s\t%s\t%d\t%d\t%d/%d/%d\n", l.Level, l.LSPID, own, l.Hostname, l.SeqHex, l.ChecksumX, l.Lifetime, l.Length, b2i(l.Attached), 0, b2i(l.Overload))
-	}
-	if err := tw.Flush(); err != nil {
+	err := printTable(w, "Level\tLSP ID\tHostname\tSeq\tChecksum\tLifetime\tLen\tATT/P/OL", v, func(tw io.Writer, l wire.ISISLSP) {
+		fmt.Fprintf(tw, "L%d\t%s%s\t%s\t%s\t%s\t%d\t%d\t%d/%d/%d\n", l.Level, l.LSPID, ownMark(l.Own), l.Hostname, l.SeqHex, l.ChecksumX, l.Lifetime, l.Length,
+			b2i(l.Attached), 0, b2i(l.Overload))
+	})
+	if err != nil || !detail {
 		return err
 	}
-	if detail {
-		for _, l := range v {
-			fmt.Fprintf(w, "\n%s (L%d) seq %s checksum %s lifetime %d\n", l.LSPID, l.Level, l.SeqHex, l.ChecksumX, l.Lifetime)
-			for _, t := range l.TLVs {
-				printTLV(w, t)
-			}
+	for _, l := range v {
+		fmt.Fprintf(w, "\n%s (L%d) seq %s checksum %s lifetime %d\n", l.LSPID, l.Level, l.SeqHex, l.ChecksumX, l.Lifetime)
+		for _, t := range l.TLVs {
+			printTLV(w, t)
 		}
 	}
 	return nil
 }
 
 func printISISLevels(w io.Writer, v []wire.ISISLevel) error {
-	tw := newTable(w, "Level\tLSPs\tOriginated\tATT\tOverload\tLeaked into\tLeak recomputations from\tConverged")
-	for _, l := range v {
+	return printTable(w, "Level\tLSPs\tOriginated\tATT\tOverload\tLeaked into\tLeak recomputations from\tConverged", v, func(tw io.Writer, l wire.ISISLevel) {
 		fmt.Fprintf(tw, "L%d\t%d\t%d\t%v\t%s\t%d\t%d\t%v\n", l.Level, l.LSPs, l.Originated, l.Attached, onOff(l.Overload), l.LeakedInto, l.Recomputations, l.Converged)
-	}
-	return tw.Flush()
+	})
 }
 
 // printISISLeaks: a row per leaked prefix, its Path Bandwidth with the
 // two terms of the min it is.
 func printISISLeaks(w io.Writer, v []wire.ISISLeak) error {
-	tw := newTable(w, "Prefix\tFrom\tInto\tMetric\tDown\tPath bw\t= min(original\tcapacity to advertisers)\tAdvertisers")
-	for _, l := range v {
+	return printTable(w, "Prefix\tFrom\tInto\tMetric\tDown\tPath bw\t= min(original\tcapacity to advertisers)\tAdvertisers", v, func(tw io.Writer, l wire.ISISLeak) {
 		fmt.Fprintf(tw, "%s\tL%d\tL%d\t%d\t%v\t%s\t%s\t%s\t%s\n", l.Prefix, l.FromLevel, l.IntoLevel, l.Metric, l.Down,
 			formatBytesPerSec(l.PathBW), optBytesPerSec(l.OrigPathBW, "none"), formatBytesPerSec(l.Capacity), strings.Join(l.Advertisers, ","))
-	}
-	return tw.Flush()
+	})
 }
 
 func printISISOverload(w io.Writer, v wire.ISISOverload) error {

@@ -3,31 +3,18 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/url"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fared/fared/api/wire"
 )
 
-func init() { nouns = append(nouns, lsdbCommand) }
-
 // lsdbCommand: farectl lsdb [--level L] [--area A] [--protocol P].
 func lsdbCommand(g *globals) *cobra.Command {
 	var level int
 	var area, proto string
 	path := func([]string) string {
-		q := url.Values{}
-		if level != 0 {
-			q.Set("level", fmt.Sprint(level))
-		}
-		if area != "" {
-			q.Set("area", area)
-		}
-		if proto != "" {
-			q.Set("protocol", proto)
-		}
-		return "/lsdb?" + q.Encode()
+		return query("/lsdb", "level", optional(level), "area", area, "protocol", proto)
 	}
 	c := &cobra.Command{
 		Use: "lsdb", Short: "The protocol-neutral topology snapshots SPF ran on: every IS-IS level and OSPF area", Args: cobra.NoArgs,
@@ -42,34 +29,56 @@ func lsdbCommand(g *globals) *cobra.Command {
 // printLSDB: per topology (an IS-IS level or OSPF area) its links and its
 // prefixes, with the names of nodes where known.
 func printLSDB(w io.Writer, v []wire.Topology) error {
-	for _, gv := range v {
-		where := fmt.Sprintf("level %d", gv.Level)
-		if gv.Area != "" {
-			where = "area " + gv.Area
+	for _, t := range v {
+		where := fmt.Sprintf("level %d", t.Level)
+		if t.Area != "" {
+			where = "area " + t.Area
 		}
-		fmt.Fprintf(w, "%s %s, self %s: %d nodes, %d prefixes\n", gv.Protocol, where, gv.Self, len(gv.Nodes), len(gv.Prefixes))
-		tw := newTable(w, "Node\tName\tNeighbor\tName\tMetric\tMax bandwidth\tLocal\tRemote")
-		for _, n := range gv.Nodes {
-			name := n.Name
-			if n.Overload {
-				name += " (OL)"
-			}
-			if len(n.Links) == 0 {
-				fmt.Fprintf(tw, "%s\t%s\t-\t\t\t\t\t\n", n.ID, name)
-			}
-			for _, l := range n.Links {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", n.ID, name, l.To, l.ToName, l.Metric, optBytesPerSec(l.MaxBW, "-"), l.LocalAddr, l.RemoteAddr)
-			}
-		}
-		tw.Flush()
-		tw = newTable(w, "\nPrefix\tAdvertiser\tName\tMetric\tPath bandwidth")
-		for _, p := range gv.Prefixes {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", p.Prefix, p.Advertiser, p.Name, p.Metric, optBytesPerSec(p.PathBW, "-"))
-		}
-		if err := tw.Flush(); err != nil {
+		fmt.Fprintf(w, "%s %s, self %s: %d nodes, %d prefixes\n", t.Protocol, where, t.Self, len(t.Nodes), len(t.Prefixes))
+		if err := printTopology(w, t, true); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// printTopology prints a topology's nodes with their links, then its
+// prefixes. named: the neutral view's columns (nodes' names, an overloaded
+// node marked); else OSPF's (no names, external prefixes marked).
+func printTopology(w io.Writer, t wire.Topology, named bool) error {
+	nodeCols, prefixCols := "Node\tNeighbor\tMetric\tMax bandwidth\tLocal\tRemote", "\nPrefix\tAdvertiser\tMetric\tPath bandwidth\tExternal"
+	if named {
+		nodeCols, prefixCols = "Node\tName\tNeighbor\tName\tMetric\tMax bandwidth\tLocal\tRemote", "\nPrefix\tAdvertiser\tName\tMetric\tPath bandwidth"
+	}
+	err := printTable(w, nodeCols, t.Nodes, func(tw io.Writer, n wire.TopoNode) {
+		node, noLinks := n.ID, "-\t\t\t\t" // a node without links: its Neighbor "-", the link's columns empty
+		if named {
+			name := n.Name
+			if n.Overload {
+				name += " (OL)"
+			}
+			node, noLinks = n.ID+"\t"+name, "-\t\t\t\t\t"
+		}
+		if len(n.Links) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\n", node, noLinks)
+		}
+		for _, l := range n.Links {
+			to := l.To
+			if named {
+				to += "\t" + l.ToName
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", node, to, l.Metric, optBytesPerSec(l.MaxBW, "-"), l.LocalAddr, l.RemoteAddr)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return printTable(w, prefixCols, t.Prefixes, func(tw io.Writer, p wire.TopoPrefix) {
+		if named {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", p.Prefix, p.Advertiser, p.Name, p.Metric, optBytesPerSec(p.PathBW, "-"))
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%v\n", p.Prefix, p.Advertiser, p.Metric, optBytesPerSec(p.PathBW, "-"), p.External)
+		}
+	})
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,71 +10,32 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-func init() { nouns = append(nouns, ospfCommand) }
-
 // ospfCommand: farectl ospf neighbors | interfaces | database [TYPE]
 // [--area A] [--detail] | lsdb | summaries | bandwidth IFACE BW | clear
 // neighbor.
 func ospfCommand(g *globals) *cobra.Command {
-	oc := &cobra.Command{Use: "ospf", Short: "OSPF state"}
-	oc.AddCommand(ospfNeighborsCmd(g), ospfInterfacesCmd(g), ospfDatabaseCmd(g), ospfLSDBCmd(g), ospfSummariesCmd(g),
+	return group("ospf", "OSPF state",
+		view(g, "neighbors", "OSPF neighbours", "/ospf/neighbors", printOSPFNeighbors, "neighbor", "nei"),
+		view(g, "interfaces", "OSPF interfaces and their counters", "/ospf/interfaces", printOSPFInterfaces, "interface", "int"),
+		ospfDatabaseCmd(g),
+		lookup(g, "lsdb [AREA]", "The topology snapshot of each OSPF area", "/ospf/lsdb", "area", cobra.MaximumNArgs(1), printOSPFLSDB),
+		view(g, "summaries", "The Summary LSAs this ABR originates, with their Path Bandwidth re-advertisement (draft-xu-lsr-fare §4.2)",
+			"/ospf/summaries", printOSPFSummaries, "summary"),
 		bandwidthCommand(g, "ospf"), ospfClearCommand(g))
-	return oc
 }
 
-func ospfNeighborsCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "neighbors", Aliases: []string{"neighbor", "nei"}, Short: "OSPF neighbours", Args: cobra.NoArgs,
-		RunE: show(g, at("/ospf/neighbors"), printOSPFNeighbors),
-	}
-}
-
-func ospfInterfacesCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "interfaces", Aliases: []string{"interface", "int"}, Short: "OSPF interfaces and their counters", Args: cobra.NoArgs,
-		RunE: show(g, at("/ospf/interfaces"), printOSPFInterfaces),
-	}
-}
-
+// ospfDatabaseCmd: the LSAs of --area, those of one type with an
+// argument.
 func ospfDatabaseCmd(g *globals) *cobra.Command {
-	var detail bool
 	var area string
-	path := func(args []string) string {
-		q := url.Values{}
-		if area != "" {
-			q.Set("area", area)
-		}
-		if len(args) == 1 {
-			q.Set("type", args[0])
-		}
-		if detail {
-			q.Set("detail", "true")
-		}
-		return "/ospf/database?" + q.Encode()
-	}
-	c := &cobra.Command{
-		Use: "database [TYPE]", Aliases: []string{"db"}, Args: cobra.MaximumNArgs(1),
-		Short: "OSPF link-state database (TYPE: router, network, summary, asbr-summary, external, opaque-link, opaque-area, opaque-as or a number)",
-		RunE:  show(g, path, func(w io.Writer, v []wire.OSPFLSA) error { return printOSPFDatabase(w, v, detail) }),
-	}
-	c.Flags().BoolVarP(&detail, "detail", "d", false, "decode every LSA, TLV and sub-TLV")
+	c := databaseCommand(g, "database [TYPE]",
+		"OSPF link-state database (TYPE: router, network, summary, asbr-summary, external, opaque-link, opaque-area, opaque-as or a number)",
+		"decode every LSA, TLV and sub-TLV",
+		func(args []string, detail bool) string {
+			return query("/ospf/database", "area", area, "type", firstArg(args), "detail", optional(detail))
+		}, printOSPFDatabase)
 	c.Flags().StringVarP(&area, "area", "a", "", "only this area (dotted quad, number, or AS)")
 	return c
-}
-
-func ospfLSDBCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "lsdb [AREA]", Short: "The topology snapshot of each OSPF area", Args: cobra.MaximumNArgs(1),
-		RunE: show(g, withArg("/ospf/lsdb", "area"), printOSPFLSDB),
-	}
-}
-
-func ospfSummariesCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "summaries", Aliases: []string{"summary"}, Args: cobra.NoArgs,
-		Short: "The Summary LSAs this ABR originates, with their Path Bandwidth re-advertisement (draft-xu-lsr-fare §4.2)",
-		RunE:  show(g, at("/ospf/summaries"), printOSPFSummaries),
-	}
 }
 
 // ospfClearCommand: farectl ospf clear neighbor [ROUTER-ID].
@@ -87,11 +47,9 @@ func ospfClearCommand(g *globals) *cobra.Command {
 }
 
 func printOSPFNeighbors(w io.Writer, v []wire.OSPFNeighbor) error {
-	tw := newTable(w, "Neighbor ID\tPri\tState\tDead\tAddress\tInterface\tArea\tRole\tReq\tRxmt")
-	for _, n := range v {
+	return printTable(w, "Neighbor ID\tPri\tState\tDead\tAddress\tInterface\tArea\tRole\tReq\tRxmt", v, func(tw io.Writer, n wire.OSPFNeighbor) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%s\t%s\t%s\t%s\t%d\t%d\n", n.RouterID, n.Priority, n.State, n.DeadIn, n.Address, n.Interface, n.Area, n.Role, n.Requests, n.Retransmit)
-	}
-	return tw.Flush()
+	})
 }
 
 // printOSPFInterfaces: two lines per interface, then its counters.
@@ -101,9 +59,7 @@ func printOSPFInterfaces(w io.Writer, v []wire.OSPFInterface) error {
 			i.Name, i.Area, i.State, i.Type, i.Index, i.MTU, i.Cost, formatBytesPerSec(float64(i.BandwidthBytes)), overrideNote(i.BandwidthOverride))
 		fmt.Fprintf(w, "  address %s  hello %gs  dead %gs  priority %d  DR %s  BDR %s  neighbors %d  full %d\n",
 			i.Address, i.HelloInterval, i.DeadInterval, i.Priority, dash(i.DR), dash(i.BDR), i.Neighbors, i.Adjacencies)
-		for _, k := range sortedKeys(i.Counters) {
-			fmt.Fprintf(w, "    %-36s %d\n", k, i.Counters[k])
-		}
+		printCounters(w, "    %-36s %d\n", i.Counters)
 	}
 	return nil
 }
@@ -111,52 +67,30 @@ func printOSPFInterfaces(w io.Writer, v []wire.OSPFInterface) error {
 // printOSPFDatabase: a row per LSA (ours starred; a link-scope LSA names
 // its link); with detail, every LSA decoded below.
 func printOSPFDatabase(w io.Writer, v []wire.OSPFLSA, detail bool) error {
-	tw := newTable(w, "Area\tType\tLink State ID\tADV Router\tAge\tSeq#\tCkSum\tLen")
-	for _, l := range v {
-		own := ""
-		if l.Own {
-			own = " *"
-		}
+	err := printTable(w, "Area\tType\tLink State ID\tADV Router\tAge\tSeq#\tCkSum\tLen", v, func(tw io.Writer, l wire.OSPFLSA) {
 		area := l.Area
 		if l.Interface != "" {
 			area += " (" + l.Interface + ")" // link scope: one table per link
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%d\t%s\t%s\t%d\n", area, l.TypeName, l.ID, l.AdvRouter, own, l.Age, l.SeqHex, l.ChecksumX, l.Length)
-	}
-	if err := tw.Flush(); err != nil {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%d\t%s\t%s\t%d\n", area, l.TypeName, l.ID, l.AdvRouter, ownMark(l.Own), l.Age, l.SeqHex, l.ChecksumX, l.Length)
+	})
+	if err != nil || !detail {
 		return err
 	}
-	if detail {
-		for _, l := range v {
-			fmt.Fprintf(w, "\n%s %s %s adv %s seq %s checksum %s age %d\n", l.Area, l.TypeName, l.ID, l.AdvRouter, l.SeqHex, l.ChecksumX, l.Age)
-			if body, ok := l.Detail["body"].(map[string]any); ok {
-				printFields(w, body, "  ", nil)
-			}
+	for _, l := range v {
+		fmt.Fprintf(w, "\n%s %s %s adv %s seq %s checksum %s age %d\n", l.Area, l.TypeName, l.ID, l.AdvRouter, l.SeqHex, l.ChecksumX, l.Age)
+		if body, ok := l.Detail["body"].(map[string]any); ok {
+			printFields(w, body, "  ", nil)
 		}
 	}
 	return nil
 }
 
-// printOSPFLSDB: per area its links and its prefixes (OSPF's columns:
-// no names, external routes marked).
+// printOSPFLSDB: per area its links and its prefixes, in OSPF's columns.
 func printOSPFLSDB(w io.Writer, v []wire.Topology) error {
-	for _, gv := range v {
-		fmt.Fprintf(w, "ospf area %s, self %s: %d nodes, %d prefixes\n", gv.Area, gv.Self, len(gv.Nodes), len(gv.Prefixes))
-		tw := newTable(w, "Node\tNeighbor\tMetric\tMax bandwidth\tLocal\tRemote")
-		for _, n := range gv.Nodes {
-			if len(n.Links) == 0 {
-				fmt.Fprintf(tw, "%s\t-\t\t\t\t\n", n.ID)
-			}
-			for _, l := range n.Links {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", n.ID, l.To, l.Metric, optBytesPerSec(l.MaxBW, "-"), l.LocalAddr, l.RemoteAddr)
-			}
-		}
-		tw.Flush()
-		tw = newTable(w, "\nPrefix\tAdvertiser\tMetric\tPath bandwidth\tExternal")
-		for _, p := range gv.Prefixes {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%v\n", p.Prefix, p.Advertiser, p.Metric, optBytesPerSec(p.PathBW, "-"), p.External)
-		}
-		if err := tw.Flush(); err != nil {
+	for _, t := range v {
+		fmt.Fprintf(w, "ospf area %s, self %s: %d nodes, %d prefixes\n", t.Area, t.Self, len(t.Nodes), len(t.Prefixes))
+		if err := printTopology(w, t, false); err != nil {
 			return err
 		}
 	}
@@ -164,16 +98,14 @@ func printOSPFLSDB(w io.Writer, v []wire.Topology) error {
 }
 
 func printOSPFSummaries(w io.Writer, v []wire.OSPFSummary) error {
-	tw := newTable(w, "Into area\tPrefix\tMetric\tFrom area\tAdvertisers\tOriginal PB\tCapacity\tPath bandwidth")
-	for _, s := range v {
+	return printTable(w, "Into area\tPrefix\tMetric\tFrom area\tAdvertisers\tOriginal PB\tCapacity\tPath bandwidth", v, func(tw io.Writer, s wire.OSPFSummary) {
 		orig := "-"
 		if s.OrigPathBW != nil {
 			orig = formatBytesPerSec(float64(*s.OrigPathBW))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Area, s.Prefix, s.Metric, s.FromArea, strings.Join(s.Advertisers, ","),
 			orig, formatBytesPerSec(float64(s.Capacity)), formatBytesPerSec(float64(s.PathBW)))
-	}
-	return tw.Flush()
+	})
 }
 
 // printOSPFCleared says how many neighbours were dropped, and which

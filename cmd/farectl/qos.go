@@ -11,71 +11,25 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-func init() { nouns = append(nouns, qosCommand) }
-
 // qosCommand: farectl qos status | pfc [restore IFACE] | watchdog | ecn |
 // flows | ipcc | ecn-tuning.
 func qosCommand(g *globals) *cobra.Command {
-	qc := &cobra.Command{Use: "qos", Short: "Lossless QoS: PFC, deadlock watchdog, ECN, large/small flows"}
-	pfc := qosPFCCmd(g)
+	pfc := view(g, "pfc", "PFC per interface and priority: enabled, XOFF, PAUSE counters", "/qos/pfc", printQoSPFC)
 	pfc.AddCommand(qosPFCRestoreCmd(g))
-	qc.AddCommand(qosStatusCmd(g), pfc, qosWatchdogCmd(g), qosECNCmd(g), qosFlowsCmd(g), qosIPCCCmd(g), qosTuningCmd(g))
-	return qc
-}
-
-func qosStatusCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "status", Short: "Backend and supported features per interface", Args: cobra.NoArgs,
-		RunE: show(g, at("/qos/status"), printQoSStatus),
-	}
-}
-
-func qosPFCCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "pfc", Short: "PFC per interface and priority: enabled, XOFF, PAUSE counters", Args: cobra.NoArgs,
-		RunE: show(g, at("/qos/pfc"), printQoSPFC),
-	}
+	return group("qos", "Lossless QoS: PFC, deadlock watchdog, ECN, large/small flows",
+		view(g, "status", "Backend and supported features per interface", "/qos/status", printQoSStatus),
+		pfc,
+		view(g, "watchdog", "PFC deadlock watchdog: state per queue, detections, recoveries, limit", "/qos/watchdog", printQoSWatchdog),
+		view(g, "ecn", "WRED/ECN profiles and marks per queue", "/qos/ecn", printQoSECN),
+		view(g, "flows", "Large/small flows: classification and bytes per class", "/qos/flows", printQoSFlows),
+		view(g, "ipcc", "IPCC: RoCEv2 flow table, watched queues, switch-sent CNPs, bad packets", "/qos/ipcc", printQoSIPCC),
+		view(g, "ecn-tuning", "AI ECN / Adaptive RED: tuned thresholds per queue and the reasons", "/qos/ecn-tuning", printQoSTuning, "ai-ecn", "tuning"))
 }
 
 func qosPFCRestoreCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use: "restore IFACE", Short: "Turn PFC and deadlock detection back on after the deadlock limit", Args: cobra.ExactArgs(1),
 		RunE: act(g, "/qos/pfc/restore", func(args []string) any { return wire.QoSRestoreRequest{Interface: args[0]} }, printQoSRestore),
-	}
-}
-
-func qosWatchdogCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "watchdog", Short: "PFC deadlock watchdog: state per queue, detections, recoveries, limit", Args: cobra.NoArgs,
-		RunE: show(g, at("/qos/watchdog"), printQoSWatchdog),
-	}
-}
-
-func qosECNCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "ecn", Short: "WRED/ECN profiles and marks per queue", Args: cobra.NoArgs,
-		RunE: show(g, at("/qos/ecn"), printQoSECN),
-	}
-}
-
-func qosFlowsCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "flows", Short: "Large/small flows: classification and bytes per class", Args: cobra.NoArgs,
-		RunE: show(g, at("/qos/flows"), printQoSFlows),
-	}
-}
-
-func qosIPCCCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "ipcc", Short: "IPCC: RoCEv2 flow table, watched queues, switch-sent CNPs, bad packets", Args: cobra.NoArgs,
-		RunE: show(g, at("/qos/ipcc"), printQoSIPCC),
-	}
-}
-
-func qosTuningCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "ecn-tuning", Aliases: []string{"ai-ecn", "tuning"}, Short: "AI ECN / Adaptive RED: tuned thresholds per queue and the reasons", Args: cobra.NoArgs,
-		RunE: show(g, at("/qos/ecn-tuning"), printQoSTuning),
 	}
 }
 

@@ -10,22 +10,14 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-func init() { nouns = append(nouns, routeCommand, fareCommand) }
-
 // routeCommand: farectl route [PREFIX|ADDRESS].
 func routeCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "route [PREFIX|ADDRESS]", Short: "Computed routes with their weighted next hops", Args: cobra.MaximumNArgs(1),
-		RunE: show(g, withArg("/route", "prefix"), printRoutes),
-	}
+	return lookup(g, "route [PREFIX|ADDRESS]", "Computed routes with their weighted next hops", "/route", "prefix", cobra.MaximumNArgs(1), printRoutes)
 }
 
 // fareCommand: farectl fare PREFIX|ADDRESS.
 func fareCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "fare PREFIX|ADDRESS", Short: "How FARE weighs the next hops of one prefix", Args: cobra.ExactArgs(1),
-		RunE: show(g, withArg("/fare", "prefix"), printFare),
-	}
+	return lookup(g, "fare PREFIX|ADDRESS", "How FARE weighs the next hops of one prefix", "/fare", "prefix", cobra.ExactArgs(1), printFare)
 }
 
 // printRoutes: a row per next hop, the route's own columns on its first.

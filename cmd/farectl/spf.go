@@ -10,16 +10,11 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-func init() { nouns = append(nouns, spfCommand) }
-
 // spfCommand: farectl spf log.
 func spfCommand(g *globals) *cobra.Command {
-	spfCmd := &cobra.Command{Use: "spf", Short: "SPF state"}
-	spfCmd.AddCommand(&cobra.Command{
-		Use: "log", Short: "Recent SPF runs: trigger, kind, duration, nodes, routes changed", Args: cobra.NoArgs,
-		RunE: show(g, at("/spf/log"), func(w io.Writer, v wire.SPFView) error { return printSPFLog(w, v, time.Now()) }),
-	})
-	return spfCmd
+	return group("spf", "SPF state",
+		view(g, "log", "Recent SPF runs: trigger, kind, duration, nodes, routes changed", "/spf/log",
+			func(w io.Writer, v wire.SPFView) error { return printSPFLog(w, v, time.Now()) }))
 }
 
 // printSPFLog: each protocol's back-off state (its timers relative to

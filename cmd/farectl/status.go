@@ -10,8 +10,6 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-func init() { nouns = append(nouns, statusCommand, reloadCommand) }
-
 // statusCommand: farectl status.
 func statusCommand(g *globals) *cobra.Command {
 	return &cobra.Command{

@@ -9,6 +9,20 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
+// databaseCommand is `PROTO database [ARG]`: the LSDB at the path its
+// filters give, every entry decoded in full below the table with
+// --detail.
+func databaseCommand[T any](g *globals, use, short, detailHelp string, path func(args []string, detail bool) string,
+	pr func(w io.Writer, v T, detail bool) error) *cobra.Command {
+	var detail bool
+	c := &cobra.Command{
+		Use: use, Aliases: []string{"db"}, Short: short, Args: cobra.MaximumNArgs(1),
+		RunE: show(g, func(args []string) string { return path(args, detail) }, func(w io.Writer, v T) error { return pr(w, v, detail) }),
+	}
+	c.Flags().BoolVarP(&detail, "detail", "d", false, detailHelp)
+	return c
+}
+
 // bandwidthCommand overrides an interface's advertised bandwidth of one
 // protocol (isis, ospf) at run time, or drops the override (--clear).
 func bandwidthCommand(g *globals, proto string) *cobra.Command {
