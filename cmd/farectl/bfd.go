@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,8 +20,7 @@ func bfdCommand(g *globals) *cobra.Command {
 // printBFDSessions writes the sessions as a table, then the speaker's
 // counters (sorted).
 func printBFDSessions(w io.Writer, v wire.BFDSessions, now time.Time) error {
-	tw := newTable(w, "Interface\tPeer\tLocal\tState\tRemote\tDiag\tClients\tAuth\tTx\tDetect\tUp since\tUps\tDowns\tSent\tReceived\tRejected")
-	for _, s := range v.Sessions {
+	err := printTable(w, "Interface\tPeer\tLocal\tState\tRemote\tDiag\tClients\tAuth\tTx\tDetect\tUp since\tUps\tDowns\tSent\tReceived\tRejected", v.Sessions, func(tw io.Writer, s wire.BFDSession) {
 		since := "-"
 		if !s.UpSince.IsZero() && s.State == "Up" {
 			since = now.Sub(s.UpSince).Round(time.Second).String() + " ago"
@@ -39,14 +37,7 @@ func printBFDSessions(w io.Writer, v wire.BFDSessions, now time.Time) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t%v\t%s\t%d\t%d\t%d\t%d\t%d\n", s.Interface, s.Peer, s.Local, s.State, s.RemoteState,
 			s.Diag, dashJoin(s.Clients), auth, s.TxInterval, s.DetectTime, since, s.Ups, s.Downs, s.Sent, s.Received, s.Rejected)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	var b strings.Builder
-	for _, k := range sortedKeys(v.Counters) {
-		fmt.Fprintf(&b, "%s: %d\n", k, v.Counters[k])
-	}
-	_, err := io.WriteString(w, b.String())
+	})
+	printCounters(w, "%s: %d\n", v.Counters)
 	return err
 }

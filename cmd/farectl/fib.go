@@ -26,21 +26,17 @@ func printFIB(w io.Writer, v wire.FIBView) error {
 	for _, n := range v.Nexthops {
 		nhs[n.ID] = n
 	}
-	tw := newTable(w, "Prefix\tMetric\tNH id\tMembers (id:gateway@ifindex weight)")
-	for _, r := range v.Routes {
+	printTable(w, "Prefix\tMetric\tNH id\tMembers (id:gateway@ifindex weight)", v.Routes, func(tw io.Writer, r wire.KernelRoute) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", r.Prefix, r.Metric, r.NhID, describeNH(nhs, r.NhID))
-	}
-	tw.Flush()
+	})
 	fmt.Fprintf(w, "\n%d routes, %d nexthop objects\n", len(v.Routes), len(v.Nexthops))
 	if len(v.Conflicts) == 0 {
 		return nil
 	}
 	fmt.Fprintf(w, "\nNot installed: another protocol's route holds the same table, prefix and metric\n")
-	tw = newTable(w, "Prefix\tTable\tMetric\tHeld by\tType\tSince")
-	for _, c := range v.Conflicts {
+	return printTable(w, "Prefix\tTable\tMetric\tHeld by\tType\tSince", v.Conflicts, func(tw io.Writer, c wire.FIBConflict) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s (%d)\t%s\t%s\n", c.Prefix, c.Table, c.Metric, c.ProtocolName, c.Protocol, c.Type, c.Since.Format(time.DateTime))
-	}
-	return tw.Flush()
+	})
 }
 
 func printFIBCapabilities(w io.Writer, v wire.FIBCapabilities) error {

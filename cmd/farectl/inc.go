@@ -22,16 +22,14 @@ func incCommand(g *globals) *cobra.Command {
 }
 
 func printINCGroups(w io.Writer, v []wire.INCGroup) error {
-	tw := newTable(w, "Group\tRanks\tState\tGeneration\tTree\tRoot\tRebuilds\tTimeout reports\tReason")
-	for _, x := range v {
+	return printTable(w, "Group\tRanks\tState\tGeneration\tTree\tRoot\tRebuilds\tTimeout reports\tReason", v, func(tw io.Writer, x wire.INCGroup) {
 		tree := "-"
 		if x.TreeID != 0 {
 			tree = fmt.Sprint(x.TreeID)
 		}
 		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", x.Name, x.Joined, x.Size, x.State, x.Generation, tree,
 			firstNonEmpty(x.Root, "-"), x.Rebuilds, x.Timeouts, x.Reason)
-	}
-	return tw.Flush()
+	})
 }
 
 // printINCTrees: per tree a summary line, the roots it may not use, and a
@@ -50,12 +48,11 @@ func printINCTrees(w io.Writer, v []wire.INCTree) error {
 		if len(t.Excluded) > 0 {
 			fmt.Fprintf(w, "  not used after timeout reports: %s\n", strings.Join(t.Excluded, ", "))
 		}
-		tw := newTable(w, "  Switch\tAddress\tRole\tParent\tQP\tApplied\tChildren")
-		for _, s := range t.Switches {
+		err := printTable(w, "  Switch\tAddress\tRole\tParent\tQP\tApplied\tChildren", t.Switches, func(tw io.Writer, s wire.INCTreeSwitch) {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%v\t%s\n", s.Switch, s.Address, s.Role, firstNonEmpty(s.Parent, "-"), s.QP, s.Applied,
 				strings.Join(s.Children, ", "))
-		}
-		if err := tw.Flush(); err != nil {
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -63,21 +60,17 @@ func printINCTrees(w io.Writer, v []wire.INCTree) error {
 }
 
 func printINCClients(w io.Writer, v []wire.INCClient) error {
-	tw := newTable(w, "Client\tGroup\tRank\tAddress\tQP\tLast heartbeat\tGeneration\tSends to\tTimeout reports")
-	for _, x := range v {
+	return printTable(w, "Client\tGroup\tRank\tAddress\tQP\tLast heartbeat\tGeneration\tSends to\tTimeout reports", v, func(tw io.Writer, x wire.INCClient) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.1fs ago\t%d\t%s\t%d\n", x.ID, x.Group, x.Rank, x.Address, x.QP, x.LastSeenAgo,
 			x.Generation, firstNonEmpty(x.Attach, "-"), x.Timeouts)
-	}
-	return tw.Flush()
+	})
 }
 
 func printINCSwitches(w io.Writer, v []wire.INCRegisteredSwitch) error {
-	tw := newTable(w, "Switch\tAddress\tAlive\tIn topology\tTrees\tSlots\tRanks\tPayload\tConfig\tApplied\tError")
-	for _, x := range v {
+	return printTable(w, "Switch\tAddress\tAlive\tIn topology\tTrees\tSlots\tRanks\tPayload\tConfig\tApplied\tError", v, func(tw io.Writer, x wire.INCRegisteredSwitch) {
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%s\n", x.ID, x.Address, x.Alive, x.InTopology, x.Trees, x.MaxTrees,
 			x.MaxSlots, x.MaxRanks, x.MaxPayload, x.Version, x.Applied, x.Error)
-	}
-	return tw.Flush()
+	})
 }
 
 // printINCSwitch: the switch's registration, totals, CPU and refusals,
@@ -95,14 +88,12 @@ func printINCSwitch(w io.Writer, v wire.INCSwitch) error {
 		fmt.Fprintf(w, "data plane CPU %.2fs\n", v.CPU.Seconds)
 	}
 	printINCRefused(w, &v)
-	tw := newTable(w, "Tree\tQP\tRole\tChildren\tSlots in use\tPackets\tDuplicates\tServed\tResults\tPartials\tStale\tMismatch\tRefused")
-	for _, x := range v.Trees {
+	return printTable(w, "Tree\tQP\tRole\tChildren\tSlots in use\tPackets\tDuplicates\tServed\tResults\tPartials\tStale\tMismatch\tRefused", v.Trees, func(tw io.Writer, x wire.INCSwitchTree) {
 		c := x.Counters
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", x.TreeID, x.QP, x.Role, x.Children, x.SlotsInUse, x.Slots,
 			c.Packets, c.Duplicates, c.Served, c.Results, c.Partials, c.Stale, c.Mismatch,
 			c.BadQP+c.BadRKey+c.BadSource+c.BadIngress+c.BadRank)
-	}
-	return tw.Flush()
+	})
 }
 
 // printINCSecurity renders GET /v1/inc/security.
@@ -129,11 +120,9 @@ func printINCSecurity(w io.Writer, v wire.INCSecurity) error {
 	if len(v.Tokens) == 0 {
 		return nil
 	}
-	tw := newTable(w, "Token\tGroups\tClients")
-	for _, t := range v.Tokens {
+	return printTable(w, "Token\tGroups\tClients", v.Tokens, func(tw io.Writer, t wire.INCTokenUse) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\n", firstNonEmpty(t.Token, "(none)"), t.Groups, t.Clients)
-	}
-	return tw.Flush()
+	})
 }
 
 // printINCRefused prints the ingress check's state and the packets the

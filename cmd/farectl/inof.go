@@ -87,19 +87,16 @@ func printINOFRelease(w io.Writer, v wire.INOFRelease) error {
 }
 
 func printINOFPeers(w io.Writer, v []wire.INOFPeer) error {
-	tw := newTable(w, "Address\tState\tBFD\tUptime\tReceived\tInterface\tPort\tLast reason")
-	for _, p := range v {
+	return printTable(w, "Address\tState\tBFD\tUptime\tReceived\tInterface\tPort\tLast reason", v, func(tw io.Writer, p wire.INOFPeer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0fs\t%d\t%s\t%s\t%s\n", dash(p.Address), p.State, dash(p.BFD), p.UptimeSeconds, p.Received,
 			dash(p.Interface), dash(p.Port), dash(p.Reason))
-	}
-	return tw.Flush()
+	})
 }
 
 // printINOFEvents: a row per notification; the last column is whom a
 // switch told (and on which port), or how a host heard it.
 func printINOFEvents(w io.Writer, v []wire.INOFEvent) error {
-	tw := newTable(w, "Time\tEvent\tHost\tZone\tAddresses\tSwitch\tPort\tTo / via")
-	for _, e := range v {
+	return printTable(w, "Time\tEvent\tHost\tZone\tAddresses\tSwitch\tPort\tTo / via", v, func(tw io.Writer, e wire.INOFEvent) {
 		to := e.To
 		if e.ToPort != "" {
 			to += " on " + e.ToPort
@@ -112,13 +109,11 @@ func printINOFEvents(w io.Writer, v []wire.INOFEvent) error {
 			sw = e.SwitchName
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time, e.Type, e.Host, dash(e.Zone), dashJoin(e.Addresses), sw, e.Port, dash(to))
-	}
-	return tw.Flush()
+	})
 }
 
 func printINOFHosts(w io.Writer, v []wire.INOFHost) error {
-	tw := newTable(w, "Host\tRole\tSwitch\tPort\tAddresses\tZones\tSource\tNQN\tNotes")
-	for _, h := range v {
+	return printTable(w, "Host\tRole\tSwitch\tPort\tAddresses\tZones\tSource\tNQN\tNotes", v, func(tw io.Writer, h wire.INOFHost) {
 		sw := h.Switch
 		if h.SwitchName != "" {
 			sw = h.SwitchName + " (" + h.Switch + ")"
@@ -131,13 +126,11 @@ func printINOFHosts(w io.Writer, v []wire.INOFHost) error {
 			notes = append(notes, "unresponsive")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, h.Role, sw, h.Port, dashJoin(h.Addresses), dashJoin(h.Zones), h.Source, dash(h.NQN), dashJoin(notes))
-	}
-	return tw.Flush()
+	})
 }
 
 func printINOFBindings(w io.Writer, v []wire.INOFBinding) error {
-	tw := newTable(w, "Host\tPort\tMAC\tState\tPinned\tSince\tExpires")
-	for _, b := range v {
+	return printTable(w, "Host\tPort\tMAC\tState\tPinned\tSince\tExpires", v, func(tw io.Writer, b wire.INOFBinding) {
 		pin := "-"
 		switch {
 		case b.Static:
@@ -152,16 +145,13 @@ func printINOFBindings(w io.Writer, v []wire.INOFBinding) error {
 			exp = "never (release it)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.ID, b.Port, dash(b.MAC), b.State, pin, b.Since, exp)
-	}
-	return tw.Flush()
+	})
 }
 
 func printINOFConflicts(w io.Writer, v []wire.INOFConflict) error {
-	tw := newTable(w, "Host\tPort\tMAC\tReason\tBound\tCount\tLast")
-	for _, c := range v {
+	return printTable(w, "Host\tPort\tMAC\tReason\tBound\tCount\tLast", v, func(tw io.Writer, c wire.INOFConflict) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.ID, c.Port, dash(c.MAC), c.Reason, dash(c.Against), c.Count, c.Last)
-	}
-	return tw.Flush()
+	})
 }
 
 // printINOFStatus: a host's id and paths, or a switch's summary and its
@@ -184,8 +174,7 @@ func printINOFStatus(w io.Writer, v wire.INOFStatus) error {
 }
 
 func printZones(w io.Writer, v []wire.INOFZone) error {
-	tw := newTable(w, "Zone\tMembers\tNotes")
-	for _, z := range v {
+	return printTable(w, "Zone\tMembers\tNotes", v, func(tw io.Writer, z wire.INOFZone) {
 		note := ""
 		if z.Default {
 			note = "default"
@@ -194,6 +183,5 @@ func printZones(w io.Writer, v []wire.INOFZone) error {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", z.Name, dashJoin(z.Members), note)
-	}
-	return tw.Flush()
+	})
 }

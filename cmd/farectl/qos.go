@@ -43,8 +43,7 @@ func printQoSStatus(w io.Writer, v wire.QoSStatus) error {
 	if v.LastError != "" {
 		fmt.Fprintf(w, "last error: %s\n", v.LastError)
 	}
-	tw := newTable(w, "Interface\tFeature\tSupported\tHow / why not")
-	for _, i := range v.Interfaces {
+	return printTable(w, "Interface\tFeature\tSupported\tHow / why not", v.Interfaces, func(tw io.Writer, i wire.QoSIfaceStatus) {
 		for _, f := range i.Features {
 			yes := "yes"
 			if !f.Supported {
@@ -52,15 +51,13 @@ func printQoSStatus(w io.Writer, v wire.QoSStatus) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", i.Name, f.Feature, yes, f.Reason)
 		}
-	}
-	return tw.Flush()
+	})
 }
 
 // printQoSPFC: one row per interface and priority that is configured,
 // enabled or has seen PAUSE frames (idle priorities are left out).
 func printQoSPFC(w io.Writer, v wire.QoSPFC) error {
-	tw := newTable(w, "Interface\tMode\tPrio\tConfigured\tEnabled\tXOFF\tPAUSE rx\tPAUSE tx\tOnsets\tXOFF/XON/headroom")
-	for _, i := range v.Interfaces {
+	return printTable(w, "Interface\tMode\tPrio\tConfigured\tEnabled\tXOFF\tPAUSE rx\tPAUSE tx\tOnsets\tXOFF/XON/headroom", v.Interfaces, func(tw io.Writer, i wire.QoSPFCIface) {
 		for _, p := range i.Priorities {
 			if !p.Configured && !p.Enabled && p.PauseRx == 0 && p.PauseTx == 0 {
 				continue
@@ -72,8 +69,7 @@ func printQoSPFC(w io.Writer, v wire.QoSPFC) error {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%v\t%s\t%d\t%d\t%d\t%d/%d/%d\n", i.Name, i.Mode, p.Priority, p.Configured, p.Enabled,
 				xoff, p.PauseRx, p.PauseTx, p.XOFFOnsets, p.XOFFBytes, p.XONBytes, p.Headroom)
 		}
-	}
-	return tw.Flush()
+	})
 }
 
 func printQoSRestore(w io.Writer, v wire.QoSRestore) error {
@@ -94,17 +90,14 @@ func printQoSWatchdog(w io.Writer, v wire.QoSWatchdog) error {
 	}
 	fmt.Fprintf(w, "enabled %v  detection %gs  restoration %gs  poll %gs  action %s  limit %s\n\n",
 		v.Enabled, v.DetectionSeconds, v.RestorationSeconds, v.PollSeconds, v.Action, limit)
-	tw := newTable(w, "Interface\tMode\tDetections\tRecoveries\tLimit hits\tIn window\tRecovers at")
-	for _, i := range v.Interfaces {
+	printTable(w, "Interface\tMode\tDetections\tRecoveries\tLimit hits\tIn window\tRecovers at", v.Interfaces, func(tw io.Writer, i wire.QoSWatchdogIface) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", i.Name, i.Mode, i.Detections, i.Recoveries, i.LimitHits, i.InWindow, dash(i.RecoversAt))
-	}
-	tw.Flush()
+	})
 	fmt.Fprintln(w)
-	tw = newTable(w, "Interface\tPrio\tMode\tXOFF since\tDetections\tLast detection")
-	for _, q := range v.Queues {
+	err := printTable(w, "Interface\tPrio\tMode\tXOFF since\tDetections\tLast detection", v.Queues, func(tw io.Writer, q wire.QoSWatchdogQueue) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\n", q.Interface, q.Priority, q.Mode, dash(q.XOFFSince), q.Detections, dash(q.LastDetect))
-	}
-	if err := tw.Flush(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	if len(v.Events) > 0 {
@@ -125,19 +118,15 @@ func printQoSWatchdog(w io.Writer, v wire.QoSWatchdog) error {
 
 // printQoSECN: the WRED profiles (a row per colour), then the queues.
 func printQoSECN(w io.Writer, v wire.QoSECN) error {
-	tw := newTable(w, "Profile\tECN\tMark at\tColour\tMin\tMax\tProbability")
-	for _, p := range v.Profiles {
+	printTable(w, "Profile\tECN\tMark at\tColour\tMin\tMax\tProbability", v.Profiles, func(tw io.Writer, p wire.QoSProfile) {
 		for _, c := range p.Colors {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d%%\n", p.Name, p.ECN, p.Mark, c.Color, c.Min, c.Max, c.Probability)
 		}
-	}
-	tw.Flush()
+	})
 	fmt.Fprintln(w)
-	tw = newTable(w, "Interface\tPrio\tProfile\tMarks\tDrops\tDepth")
-	for _, q := range v.Queues {
+	return printTable(w, "Interface\tPrio\tProfile\tMarks\tDrops\tDepth", v.Queues, func(tw io.Writer, q wire.QoSECNQueue) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\n", q.Interface, q.Priority, q.Profile, q.Marks, q.Drops, q.Depth)
-	}
-	return tw.Flush()
+	})
 }
 
 // printQoSFlows: the elephant rule, then per interface its bytes per
@@ -152,11 +141,10 @@ func printQoSFlows(w io.Writer, v wire.QoSFlows) error {
 	for _, i := range v.Interfaces {
 		fmt.Fprintf(w, "\n%s: elephant bytes %d, mice bytes %d\n", i.Name, i.ElephantBytes, i.MiceBytes)
 		if len(i.Classes) > 0 {
-			tw := newTable(w, "  Class\tPrio\tBytes\tPackets\tBacklog\tDrops")
-			for _, c := range i.Classes {
+			err := printTable(w, "  Class\tPrio\tBytes\tPackets\tBacklog\tDrops", i.Classes, func(tw io.Writer, c wire.QoSClass) {
 				fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\n", c.Name, c.Priority, c.Bytes, c.Packets, c.Backlog, c.Drops)
-			}
-			if err := tw.Flush(); err != nil {
+			})
+			if err != nil {
 				return err
 			}
 		}
@@ -187,21 +175,17 @@ func printQoSIPCC(w io.Writer, v wire.QoSIPCC) error {
 	}
 	printIPCCCounters(w, v)
 	fmt.Fprintln(w)
-	tw := newTable(w, "Interface\tPrio\tDepth\tTrend\tBuffer use\tCNPs/interval\tActive flows\tCNPs\tCongested polls")
-	for _, q := range v.Queues {
+	printTable(w, "Interface\tPrio\tDepth\tTrend\tBuffer use\tCNPs/interval\tActive flows\tCNPs\tCongested polls", v.Queues, func(tw io.Writer, q wire.QoSIPCCQueue) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\n", q.Interface, q.Priority, q.Depth, q.Trend, q.Use, q.Count, q.Flows, q.CNPs, q.Congested)
-	}
-	tw.Flush()
+	})
 	fmt.Fprintln(w)
-	tw = newTable(w, "Source\tDestination\tDest QP\tSender QP\tIn\tOut\tPrio\tPackets\tBytes\tCNPs")
-	for _, f := range v.Flows {
+	return printTable(w, "Source\tDestination\tDest QP\tSender QP\tIn\tOut\tPrio\tPackets\tBytes\tCNPs", v.Flows, func(tw io.Writer, f wire.QoSIPCCFlow) {
 		sq := "unknown"
 		if f.Learned {
 			sq = fmt.Sprintf("%#x", f.SrcQP)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%#x\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", f.Src, f.Dst, f.DestQP, sq, f.In, f.Out, f.Priority, f.Packets, f.Bytes, f.CNPs)
-	}
-	return tw.Flush()
+	})
 }
 
 // printIPCCCounters: IPCC's settings and counters, a line per concern.
@@ -244,12 +228,11 @@ func printQoSTuning(w io.Writer, v wire.QoSTuning) error {
 	}
 	fmt.Fprintf(w, "algorithm %s  interval %gs  utilisation target %g  thresholds %d..%d\n\n",
 		v.Algorithm, v.IntervalSeconds, v.UtilTarget, v.MinThreshold, v.MaxThreshold)
-	tw := newTable(w, "Interface\tPrio\tModel\tConfigured\tApplied\tUtil\tMice\tMarks\tMean depth\tLast reason")
-	for _, q := range v.Queues {
+	err := printTable(w, "Interface\tPrio\tModel\tConfigured\tApplied\tUtil\tMice\tMarks\tMean depth\tLast reason", v.Queues, func(tw io.Writer, q wire.QoSTunedQueue) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%.2f\t%.2f\t%d\t%.0f\t%s\n", q.Interface, q.Priority, dash(q.Model), wred(q.Base), wred(q.Applied),
 			q.Utilisation, q.MiceShare, q.Marks, q.MeanDepth, q.Reason)
-	}
-	if err := tw.Flush(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	if len(v.Decisions) > 0 {

@@ -22,8 +22,7 @@ func fareCommand(g *globals) *cobra.Command {
 
 // printRoutes: a row per next hop, the route's own columns on its first.
 func printRoutes(w io.Writer, v []wire.Route) error {
-	tw := newTable(w, "Prefix\tFrom\tMetric\tMode\tVia\tInterface\tNeighbor\tWeight (bw)\tShare\tKernel weight")
-	for _, r := range v {
+	return printTable(w, "Prefix\tFrom\tMetric\tMode\tVia\tInterface\tNeighbor\tWeight (bw)\tShare\tKernel weight", v, func(tw io.Writer, r wire.Route) {
 		for i, h := range r.NextHops {
 			p, l, m, mode := "", "", "", ""
 			if i == 0 {
@@ -38,8 +37,7 @@ func printRoutes(w io.Writer, v []wire.Route) error {
 		if len(r.NextHops) == 0 {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t-\t\t\t\t\t\n", r.Prefix, where(r), r.Metric, r.Mode)
 		}
-	}
-	return tw.Flush()
+	})
 }
 
 // printFare: the prefix, the formula, and each next hop's terms of it.
@@ -47,13 +45,12 @@ func printFare(w io.Writer, v wire.FareView) error {
 	fmt.Fprintf(w, "%s  %s  metric %d  mode %s  advertisers %s  path bandwidth %s\n", v.Prefix, where(v.Route), v.Metric, v.Mode,
 		strings.Join(v.Advertisers, ","), optBytesPerSec(v.PathBW, "none (no constraint)"))
 	fmt.Fprintf(w, "weight = min(link bandwidth to neighbour, downstream capacity, path bandwidth); kernel weights: scaled to at most %d, then divided by their GCD\n\n", v.WeightMax)
-	tw := newTable(w, "Neighbor\tVia\tInterface\tLink bw\tNeighbor bw\tDownstream cap\tPath bw\tWeight\tShare\tKernel weight\tKernel share")
-	for _, h := range v.NextHops {
+	err := printTable(w, "Neighbor\tVia\tInterface\tLink bw\tNeighbor bw\tDownstream cap\tPath bw\tWeight\tShare\tKernel weight\tKernel share", v.NextHops, func(tw io.Writer, h wire.NextHop) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f%%\t%d\t%.2f%%\n", firstNonEmpty(h.NeighborName, h.Neighbor), h.Gateway, h.Interface,
 			formatBytesPerSec(h.LinkBW), formatBytesPerSec(h.NeighborBW), formatBytesPerSec(h.DownCap), formatBytesPerSec(h.PathBW),
 			formatBytesPerSec(h.Weight), 100*h.Share, h.KernelWeight, 100*h.KernelShare)
-	}
-	if err := tw.Flush(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nquantisation error: %.3f percentage points\n", v.QuantError)

@@ -24,11 +24,9 @@ func printSPFLog(w io.Writer, v wire.SPFView, now time.Time) error {
 		fmt.Fprintf(w, "%s SPF back-off (RFC 8405): %s\n", p, describeDelay(v.Delays[p], now))
 	}
 	fmt.Fprintln(w)
-	tw := newTable(w, "When\tKind\tDuration\tNodes\tRoutes changed\tTrigger")
-	for _, e := range v.Log {
+	return printTable(w, "When\tKind\tDuration\tNodes\tRoutes changed\tTrigger", v.Log, func(tw io.Writer, e wire.SPFLogEntry) {
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%d\t%d\t%s\n", e.At.Format(time.TimeOnly+".000"), e.Kind, e.Duration, e.Nodes, e.RoutesChanged, e.Trigger)
-	}
-	return tw.Flush()
+	})
 }
 
 // describeDelay says the RFC 8405 state and its pending timers in words.

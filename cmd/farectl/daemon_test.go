@@ -7,7 +7,7 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-func TestStatusPrinters(t *testing.T) {
+func TestDaemonPrinters(t *testing.T) {
 	testPrinters(t, []printerCase{
 		{name: "status", print: func(w io.Writer) error {
 			return printStatus(w, wire.Status{Version: "1.2.3", Hostname: "l1", RouterID: "10.255.0.5", Config: "/etc/fared/fared.yaml", Uptime: "1h2m3s",

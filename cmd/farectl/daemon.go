@@ -1,3 +1,5 @@
+// The daemon's own nouns: its status, reload, the configuration in force
+// and the log level.
 package main
 
 import (
@@ -12,10 +14,7 @@ import (
 
 // statusCommand: farectl status.
 func statusCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "status", Short: "Daemon status: version, router id, uptime, modules", Args: cobra.NoArgs,
-		RunE: show(g, at("/status"), printStatus),
-	}
+	return view(g, "status", "Daemon status: version, router id, uptime, modules", "/status", printStatus)
 }
 
 // reloadCommand: farectl reload.
@@ -26,6 +25,20 @@ func reloadCommand(g *globals) *cobra.Command {
 	}
 }
 
+// runningConfigCommand: farectl running-config.
+func runningConfigCommand(g *globals) *cobra.Command {
+	return view(g, "running-config", "The configuration in force, defaults included, as YAML (it parses back to the same)", "/running-config",
+		printRunningConfig)
+}
+
+// logCommand: farectl log level LEVEL.
+func logCommand(g *globals) *cobra.Command {
+	return group("log", "The daemon's logging", &cobra.Command{
+		Use: "level debug|info|warn|error", Short: "Set the log level until the next reload (which applies the config's)", Args: cobra.ExactArgs(1),
+		RunE: act(g, "/log/level", func(args []string) any { return wire.LogLevel{Level: args[0]} }, printLogLevel),
+	})
+}
+
 // printStatus: the daemon's identity, then the warnings and the panics
 // recovered per module (each a bug).
 func printStatus(w io.Writer, v wire.Status) error {
@@ -34,9 +47,7 @@ func printStatus(w io.Writer, v wire.Status) error {
 	for _, m := range v.Warnings {
 		fmt.Fprintf(w, "WARNING    %s\n", m)
 	}
-	for _, m := range sortedKeys(v.Panics) {
-		fmt.Fprintf(w, "BUG        %s: %d panics recovered (inputs dropped; the log has the first of each with its stack)\n", m, v.Panics[m])
-	}
+	printCounters(w, "BUG        %s: %d panics recovered (inputs dropped; the log has the first of each with its stack)\n", v.Panics)
 	return nil
 }
 
@@ -67,4 +78,14 @@ func printReload(w io.Writer, v wire.Reload) error {
 		}
 	}
 	return nil
+}
+
+func printRunningConfig(w io.Writer, v wire.RunningConfig) error {
+	_, err := fmt.Fprintf(w, "# running configuration of fared (from %s, with defaults)\n%s", v.File, v.YAML)
+	return err
+}
+
+func printLogLevel(w io.Writer, v wire.LogLevel) error {
+	_, err := fmt.Fprintf(w, "log level %s\n", v.Level)
+	return err
 }
