@@ -1,3 +1,4 @@
+// What IS-IS and OSPF share: the database, clear and bandwidth commands.
 package main
 
 import (
@@ -21,6 +22,31 @@ func databaseCommand[T any](g *globals, use, short, detailHelp string, path func
 	}
 	c.Flags().BoolVarP(&detail, "detail", "d", false, detailHelp)
 	return c
+}
+
+// clearCommand is `farectl PROTO clear WHAT [ARG]`: POST path with the
+// body body(ARG) ("" without: every one), then say what pr makes of the
+// count.
+func clearCommand(g *globals, parentShort string, c *cobra.Command, path string, body func(arg string) any,
+	pr func(w io.Writer, v wire.Cleared, arg string) error) *cobra.Command {
+	var arg string
+	c.Args = cobra.MaximumNArgs(1)
+	c.RunE = act(g, path, func(args []string) any {
+		arg = firstArg(args)
+		return body(arg)
+	}, func(w io.Writer, v wire.Cleared) error { return pr(w, v, arg) })
+	return group("clear", parentShort, c)
+}
+
+// printCleared says how many clear dropped (format takes the count and
+// what): every (arg "") or the one named (one+arg).
+func printCleared(w io.Writer, format string, v wire.Cleared, arg, every, one string) error {
+	what := every
+	if arg != "" {
+		what = one + arg
+	}
+	_, err := fmt.Fprintf(w, format, v.Cleared, what)
+	return err
 }
 
 // bandwidthCommand overrides an interface's advertised bandwidth of one

@@ -135,10 +135,5 @@ func printISISOverload(w io.Writer, v wire.ISISOverload) error {
 // printISISCleared says how many adjacencies were dropped, and where
 // (iface "": on every interface).
 func printISISCleared(w io.Writer, v wire.Cleared, iface string) error {
-	where := "on every interface"
-	if iface != "" {
-		where = "on " + iface
-	}
-	fmt.Fprintf(w, "isis: %d adjacencies cleared %s\n", v.Cleared, where)
-	return nil
+	return printCleared(w, "isis: %d adjacencies cleared %s\n", v, iface, "on every interface", "on ")
 }

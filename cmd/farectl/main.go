@@ -23,7 +23,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fared/fared/api/client"
-	"github.com/fared/fared/api/wire"
 )
 
 type globals struct {
@@ -178,18 +177,4 @@ func view[T any](g *globals, use, short, path string, pr func(io.Writer, T) erro
 // sent as the query parameter key.
 func lookup[T any](g *globals, use, short, path, key string, args cobra.PositionalArgs, pr func(io.Writer, T) error) *cobra.Command {
 	return &cobra.Command{Use: use, Short: short, Args: args, RunE: show(g, withArg(path, key), pr)}
-}
-
-// clearCommand is `farectl PROTO clear WHAT [ARG]`: POST path with the
-// body body(ARG) ("" without: every one), then say what pr makes of the
-// count.
-func clearCommand(g *globals, parentShort string, c *cobra.Command, path string, body func(arg string) any,
-	pr func(w io.Writer, v wire.Cleared, arg string) error) *cobra.Command {
-	var arg string
-	c.Args = cobra.MaximumNArgs(1)
-	c.RunE = act(g, path, func(args []string) any {
-		arg = firstArg(args)
-		return body(arg)
-	}, func(w io.Writer, v wire.Cleared) error { return pr(w, v, arg) })
-	return group("clear", parentShort, c)
 }

@@ -111,10 +111,5 @@ func printOSPFSummaries(w io.Writer, v []wire.OSPFSummary) error {
 // printOSPFCleared says how many neighbours were dropped, and which
 // (routerID "": every one).
 func printOSPFCleared(w io.Writer, v wire.Cleared, routerID string) error {
-	who := "every neighbour"
-	if routerID != "" {
-		who = "neighbour " + routerID
-	}
-	fmt.Fprintf(w, "ospf: %d neighbours cleared (%s)\n", v.Cleared, who)
-	return nil
+	return printCleared(w, "ospf: %d neighbours cleared (%s)\n", v, routerID, "every neighbour", "neighbour ")
 }
