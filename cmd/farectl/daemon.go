@@ -1,5 +1,6 @@
 // The daemon's own nouns: its status, reload, the configuration in force
 // and the log level.
+
 package main
 
 import (

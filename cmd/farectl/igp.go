@@ -1,4 +1,5 @@
 // What IS-IS and OSPF share: the database, clear and bandwidth commands.
+
 package main
 
 import (
