@@ -13,7 +13,6 @@ import (
 	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/fib"
-	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/rib"
 )
 
@@ -98,9 +97,9 @@ func (d *Daemon) getRoute(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []rib.Route{*rt}, nil
+		return []wire.Route{wireRoute(rt)}, nil
 	}
-	return snap.Routes, nil
+	return each(snap.Routes, wireRoute), nil
 }
 
 // getFARE serves GET /fare.
@@ -114,18 +113,18 @@ func (d *Daemon) getFARE(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return wire.FareView{Route: *rt, WeightMax: snap.WeightMax}, nil
+	return wire.FareView{Route: wireRoute(rt), WeightMax: snap.WeightMax}, nil
 }
 
 // getSPFLog serves GET /spf/log.
 func (d *Daemon) getSPFLog(r *http.Request) (any, error) {
 	snap := d.core.RIB.Snapshot()
 	delays := d.core.RIB.Delays() // now, not as of the last computation
-	v := wire.SPFView{Log: snap.Log, Delays: delays, LastSync: snap.FIB, FIBError: snap.FIBError, Anomalies: snap.Anomalies}
+	v := wireSPFView(snap, delays)
 	// "delay" predates per-protocol back-off: the first protocol's
 	// (of the module table).
 	for _, s := range routingSpecs(d.specs) {
-		if dv, ok := delays[s.Name]; ok {
+		if dv, ok := v.Delays[s.Name]; ok {
 			v.Delay = dv
 			break
 		}
@@ -144,10 +143,10 @@ func (d *Daemon) getLSDB(r *http.Request) (any, error) {
 		return nil, api.BadRequest(err)
 	}
 	proto := api.Query(r, "protocol")
-	out := []lsdb.View{}
+	out := []wire.Topology{}
 	for _, g := range d.core.RIB.Snapshot().Graphs {
 		if (level == 0 || g.Level == level) && (area == "" || g.Area == area) && (proto == "" || g.Protocol == proto) {
-			out = append(out, g.View())
+			out = append(out, WireTopology(g))
 		}
 	}
 	return out, nil
@@ -169,16 +168,17 @@ func (d *Daemon) getFIB(r *http.Request) (any, error) {
 	if nhs == nil {
 		nhs = []fib.KernelNexthop{}
 	}
-	v := wire.FIBView{Capabilities: caps, Routes: routes, Nexthops: nhs, Conflicts: []wire.FIBConflict{}}
+	var conflicts []fib.Conflict
 	if d.core.FIB != nil {
-		v.Conflicts = append(v.Conflicts, d.core.FIB.Conflicts()...)
+		conflicts = d.core.FIB.Conflicts()
 	}
-	return v, nil
+	return wireFIBView(caps, routes, nhs, conflicts), nil
 }
 
 // getFIBCapabilities serves GET /fib/capabilities.
 func (d *Daemon) getFIBCapabilities(r *http.Request) (any, error) {
-	return fib.Probe(d.opt.NetNS)
+	caps, err := fib.Probe(d.opt.NetNS)
+	return wireCapabilities(caps), err
 }
 
 // getBFDSessions serves GET /bfd/sessions.

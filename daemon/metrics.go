@@ -20,6 +20,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/fare"
 	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/nsenter"
 	"github.com/fared/fared/rib"
@@ -114,8 +115,8 @@ func newMetrics(d *Daemon) *metrics {
 
 // observe is the rib's Observe hook (the rib's goroutine).
 func (m *metrics) observe(o rib.Observation) {
-	m.spfRuns.WithLabelValues(o.SPF.Kind).Inc()
-	m.spfSeconds.WithLabelValues(o.SPF.Kind).Observe(o.SPF.Duration.Seconds())
+	m.spfRuns.WithLabelValues(o.SPF.Kind()).Inc()
+	m.spfSeconds.WithLabelValues(o.SPF.Kind()).Observe(o.SPF.Duration().Seconds())
 	m.reweighted.Add(float64(o.Reweighted))
 	if !o.Synced {
 		return
@@ -369,17 +370,11 @@ func (c *coreCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descTopoLinks, prometheus.GaugeValue, float64(len(g.Links)), g.Protocol, topo)
 		ch <- prometheus.MustNewConstMetric(descTopoPrefixes, prometheus.GaugeValue, float64(len(g.Prefixes)), g.Protocol, topo)
 	}
-	a := snap.Anomalies
-	for _, k := range []struct {
-		kind string
-		n    int
-	}{{"link_missing", a.LinkMissing}, {"link_nan", a.LinkNaN}, {"link_inf", a.LinkInf}, {"link_negative", a.LinkNegative},
-		{"link_zero", a.LinkZero}, {"path_nan", a.PathNaN}, {"path_inf", a.PathInf}, {"path_negative", a.PathNegative},
-		{"path_zero", a.PathZero}, {"routes_missing_bandwidth", a.RoutesMissingBW}, {"routes_zero_capacity", a.RoutesZeroCapacity}} {
-		ch <- prometheus.MustNewConstMetric(descAnomalies, prometheus.GaugeValue, float64(k.n), k.kind)
+	for k, n := range snap.Anomalies {
+		ch <- prometheus.MustNewConstMetric(descAnomalies, prometheus.GaugeValue, float64(n), fare.Anomaly(k).String())
 	}
 	ch <- prometheus.MustNewConstMetric(descUnresolved, prometheus.GaugeValue, float64(snap.FIB.RoutesUnresolved))
-	ch <- prometheus.MustNewConstMetric(descConflicting, prometheus.GaugeValue, float64(snap.FIB.RoutesConflicting))
+	ch <- prometheus.MustNewConstMetric(descConflicting, prometheus.GaugeValue, float64(snap.FIB.RoutesConflicting()))
 	at := 0.0
 	if !snap.Computed.IsZero() {
 		at = float64(snap.Computed.UnixNano()) / 1e9

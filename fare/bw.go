@@ -3,7 +3,6 @@ package fare
 import (
 	"math"
 
-	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
 )
@@ -18,8 +17,54 @@ var inf = math.Inf(1)
 // Anomalies counts bandwidth values that were not usable as received, and
 // routes that fell back to equal weights. Link counters cover every link on
 // the shortest-path DAG once (links elsewhere do not influence weights);
-// path counters cover every selected prefix advertisement once.
-type Anomalies = wire.FareAnomalies
+// path counters cover every selected prefix advertisement once. The
+// counts are indexed by kind so that sums and the metrics walk them all;
+// the API's JSON names each (daemon/wireconv.go).
+type Anomalies [numAnomalies]int
+
+// Anomaly is one kind of unusable value or fallback (docs/fare.md).
+type Anomaly int
+
+const (
+	LinkMissing  Anomaly = iota // no Maximum Link Bandwidth sub-TLV
+	LinkNaN                     // NaN → 0 (unusable)
+	LinkInf                     // +Inf → largest finite float32
+	LinkNegative                // < 0 or -Inf → 0 (unusable)
+	LinkZero                    // 0 as received (unusable)
+	PathNaN                     // Path Bandwidth NaN → 0
+	PathInf                     // +Inf → largest finite float32
+	PathNegative                // < 0 or -Inf → 0
+	PathZero                    // 0 as received
+	// RoutesMissingBW fell back to ECMP because a hop had no bandwidth.
+	RoutesMissingBW
+	// RoutesZeroCapacity fell back to ECMP because every first hop had
+	// zero capacity.
+	RoutesZeroCapacity
+	numAnomalies
+)
+
+// anomalyNames are the metric labels, the same words as the API's keys.
+var anomalyNames = [numAnomalies]string{"link_missing", "link_nan", "link_inf", "link_negative", "link_zero",
+	"path_nan", "path_inf", "path_negative", "path_zero", "routes_missing_bandwidth", "routes_zero_capacity"}
+
+func (k Anomaly) String() string { return anomalyNames[k] }
+
+// Total is the number of anomalous values and fallbacks.
+func (a Anomalies) Total() int {
+	n := 0
+	for _, c := range a {
+		n += c
+	}
+	return n
+}
+
+// Add returns the counts of a and b summed (several topologies).
+func (a Anomalies) Add(b Anomalies) Anomalies {
+	for i := range a {
+		a[i] += b[i]
+	}
+	return a
+}
 
 // linkValue maps a wire bandwidth to the value used in the math. known is
 // false when the sub-TLV was absent (the value is then +Inf, "unconstrained",
@@ -40,19 +85,19 @@ func linkValue(f float32, has bool) (v float64, known bool) {
 
 func countLink(a *Anomalies, f float32, has bool) {
 	if !has {
-		a.LinkMissing++
+		a[LinkMissing]++
 		return
 	}
 	x := float64(f)
 	switch {
 	case math.IsNaN(x):
-		a.LinkNaN++
+		a[LinkNaN]++
 	case math.IsInf(x, 1):
-		a.LinkInf++
+		a[LinkInf]++
 	case x < 0:
-		a.LinkNegative++
+		a[LinkNegative]++
 	case x == 0:
-		a.LinkZero++
+		a[LinkZero]++
 	}
 }
 
@@ -79,13 +124,13 @@ func countPath(a *Anomalies, f float32, has bool) {
 	x := float64(f)
 	switch {
 	case math.IsNaN(x):
-		a.PathNaN++
+		a[PathNaN]++
 	case math.IsInf(x, 1):
-		a.PathInf++
+		a[PathInf]++
 	case x < 0:
-		a.PathNegative++
+		a[PathNegative]++
 	case x == 0:
-		a.PathZero++
+		a[PathZero]++
 	}
 }
 

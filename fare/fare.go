@@ -582,9 +582,9 @@ func (e *engine) finish(rt *Route, hops []NextHop, total float64, zeros int) {
 func countMode(a *Anomalies, mode string) {
 	switch mode {
 	case ModeMissingBW:
-		a.RoutesMissingBW++
+		a[RoutesMissingBW]++
 	case ModeZeroCapacity:
-		a.RoutesZeroCapacity++
+		a[RoutesZeroCapacity]++
 	}
 }
 

@@ -269,7 +269,7 @@ func TestZeroAndBadBandwidths(t *testing.T) {
 	tb := compute(g, Options{})
 	rt := route(t, tb, "10.0.0.0/24")
 	wantWeights(t, rt, map[string]float64{"B": 1, "C": 1})
-	if rt.Mode != ModeZeroCapacity || tb.Anomalies.LinkZero != 2 {
+	if rt.Mode != ModeZeroCapacity || tb.Anomalies[LinkZero] != 2 {
 		t.Errorf("mode %s anomalies %+v", rt.Mode, tb.Anomalies)
 	}
 }
@@ -284,7 +284,7 @@ func TestMissingBandwidth(t *testing.T) {
 		Prefix("D", "10.0.0.0/24", 0)
 	tb := compute(tp.Build("A"), Options{})
 	rt := route(t, tb, "10.0.0.0/24")
-	if rt.Mode != ModeMissingBW || tb.Anomalies.LinkMissing != 1 || tb.Anomalies.RoutesMissingBW != 1 {
+	if rt.Mode != ModeMissingBW || tb.Anomalies[LinkMissing] != 1 || tb.Anomalies[RoutesMissingBW] != 1 {
 		t.Fatalf("mode %s anomalies %+v", rt.Mode, tb.Anomalies)
 	}
 	wantWeights(t, rt, map[string]float64{"B": 2, "C": 1})

@@ -65,7 +65,7 @@ func (f *FIB) adopt() error {
 		g := &group{id: k.ID, members: k.Group}
 		slices.SortFunc(g.members, func(a, b GroupMember) int { return cmp.Compare(a.ID, b.ID) })
 		f.groups[k.ID] = g
-		ok := (k.GroupType == "resilient") == (f.cfg.Resilient != nil)
+		ok := (k.GroupType == GroupResilient) == (f.cfg.Resilient != nil)
 		if ok && f.cfg.Resilient != nil {
 			ok = k.Resilient != nil && k.Resilient.Buckets == f.cfg.Resilient.Buckets
 		}

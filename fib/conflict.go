@@ -7,14 +7,26 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fared/fared/api/wire"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
 // Conflict is one prefix fared did not install: another protocol's route
-// holds it (api/wire has the shape).
-type Conflict = wire.FIBConflict
+// holds the same table, prefix and metric.
+type Conflict struct {
+	Prefix    netip.Prefix
+	Table     int
+	Metric    uint32
+	Protocol  uint8 // the holder's rtm_protocol
+	RouteType uint8 // the holder's rtm_type: RTN_UNICAST, RTN_BLACKHOLE, ...
+	Since     time.Time
+}
+
+// ProtocolName is iproute2's name for the holder's protocol.
+func (c Conflict) ProtocolName() string { return netlink.RouteProtocol(c.Protocol).String() }
+
+// Type names the holder's route type: unicast, blackhole, ...
+func (c Conflict) Type() string { return routeTypeName(c.RouteType) }
 
 type conflictEnt struct {
 	Conflict
@@ -85,11 +97,11 @@ func (f *FIB) existing(ws []*want) (takeover, retry []*want, err error) {
 			takeover = append(takeover, w)
 		default:
 			c := &conflictEnt{Conflict: Conflict{Prefix: w.prefix, Table: f.cfg.Table, Metric: f.cfg.Metric,
-				Protocol: h.protocol, ProtocolName: netlink.RouteProtocol(h.protocol).String(), Type: routeTypeName(h.typ), Since: now},
+				Protocol: h.protocol, RouteType: h.typ, Since: now},
 				nh: w.target, gen: f.gen}
 			f.conflicts[w.prefix] = c
 			f.log.Warn("fib: route not installed: the kernel holds another protocol's route with the same prefix, table and metric",
-				"prefix", w.prefix, "protocol", c.ProtocolName, "type", c.Type, "table", c.Table, "metric", c.Metric)
+				"prefix", w.prefix, "protocol", c.ProtocolName(), "type", c.Type(), "table", c.Table, "metric", c.Metric)
 		}
 	}
 	return takeover, retry, nil
@@ -186,7 +198,7 @@ func routeTypeName(t uint8) string {
 func (f *FIB) dropUnwanted() {
 	for p, c := range f.conflicts {
 		if c.gen != f.gen {
-			f.log.Info("fib: conflict over: prefix no longer wanted", "prefix", p, "protocol", c.ProtocolName)
+			f.log.Info("fib: conflict over: prefix no longer wanted", "prefix", p, "protocol", c.ProtocolName())
 			delete(f.conflicts, p)
 		}
 	}
@@ -194,14 +206,13 @@ func (f *FIB) dropUnwanted() {
 
 // endConflicts reports the conflicts in st at the end of every Sync.
 func (f *FIB) endConflicts(st *Stats) {
-	st.RoutesConflicting = len(f.conflicts)
 	st.Conflicts = f.conflictList()
 }
 
 // resolved is called when a prefix that conflicted got installed.
 func (f *FIB) resolved(p netip.Prefix) {
 	if c := f.conflicts[p]; c != nil {
-		f.log.Info("fib: conflict over: the other route is gone, ours is installed", "prefix", p, "protocol", c.ProtocolName)
+		f.log.Info("fib: conflict over: the other route is gone, ours is installed", "prefix", p, "protocol", c.ProtocolName())
 		delete(f.conflicts, p)
 	}
 }

@@ -109,7 +109,7 @@ func TestSyncNeverReplacesForeignRoute(t *testing.T) {
 	}
 	t.Logf("stats %+v", st)
 	checkForeign("after the first Sync")
-	if st.RoutesConflicting != 3 || st.RoutesAdded != 2 {
+	if st.RoutesConflicting() != 3 || st.RoutesAdded != 2 {
 		t.Errorf("stats %+v: want 3 conflicting, 2 added", st)
 	}
 	want := map[string]string{"10.150.0.0/24": "static/unicast", "10.152.0.0/24": "dhcp/blackhole", "fd50::/64": "static/unicast"}
@@ -119,7 +119,7 @@ func TestSyncNeverReplacesForeignRoute(t *testing.T) {
 			t.Errorf("conflicts %+v, want %v", cs, want)
 		}
 		for _, c := range cs {
-			if want[c.Prefix.String()] != c.ProtocolName+"/"+c.Type || c.Metric != 20 || c.Table != unix.RT_TABLE_MAIN || c.Since.IsZero() {
+			if want[c.Prefix.String()] != c.ProtocolName()+"/"+c.Type() || c.Metric != 20 || c.Table != unix.RT_TABLE_MAIN || c.Since.IsZero() {
 				t.Errorf("conflict %+v, want %s", c, want[c.Prefix.String()])
 			}
 		}
@@ -134,7 +134,7 @@ func TestSyncNeverReplacesForeignRoute(t *testing.T) {
 	// Later Syncs retry (one message per conflicting prefix, no dump) and
 	// log nothing new while the conflict lasts.
 	st, err = f.Sync(routes)
-	if err != nil || st.RoutesConflicting != 3 || st.Messages != 3 || st.RoutesAdded != 0 {
+	if err != nil || st.RoutesConflicting() != 3 || st.Messages != 3 || st.RoutesAdded != 0 {
 		t.Errorf("second Sync: %+v %v, want 3 conflicts retried with 3 messages", st, err)
 	}
 	checkForeign("after the second Sync")
@@ -148,7 +148,7 @@ func TestSyncNeverReplacesForeignRoute(t *testing.T) {
 	n.ip("route", "del", "10.150.0.0/24", "proto", "static", "metric", "20")
 	n.ip("-6", "route", "del", "fd50::/64", "proto", "static", "metric", "20")
 	st, err = f.Sync(routes)
-	if err != nil || st.RoutesConflicting != 2-1 || st.RoutesAdded != 2 {
+	if err != nil || st.RoutesConflicting() != 2-1 || st.RoutesAdded != 2 {
 		t.Errorf("Sync after the static routes went: %+v %v, want 2 added, 1 (the blackhole) still conflicting", st, err)
 	}
 	for _, p := range []string{"10.150.0.0/24", "fd50::/64"} {
@@ -185,7 +185,7 @@ func TestSyncWithdrawLeavesForeignRoute(t *testing.T) {
 	if err != nil {
 		t.Fatalf("withdraw: %v", err)
 	}
-	if st.RoutesConflicting != 0 || len(f.Conflicts()) != 0 || st.RoutesDeleted != 1 {
+	if st.RoutesConflicting() != 0 || len(f.Conflicts()) != 0 || st.RoutesDeleted != 1 {
 		t.Errorf("withdraw stats %+v: want our one route deleted and no conflicts left", st)
 	}
 	for _, c := range []struct {
@@ -218,7 +218,7 @@ func TestSyncTakesOverOwnProtocolRoute(t *testing.T) {
 	st := mustSync(t, f, []Route{{Prefix: pfx("10.170.0.0/24"), NextHops: []NextHop{nh(l[0].gw4, l[0].idx, 1)}}})
 	r, ok := n.routeByPrefix("10.170.0.0/24")
 	_, nhs := n.dump()
-	if !ok || nhs[r.NhID].Gateway != l[0].gw4 || st.RoutesConflicting != 0 || st.RoutesAdded != 1 {
+	if !ok || nhs[r.NhID].Gateway != l[0].gw4 || st.RoutesConflicting() != 0 || st.RoutesAdded != 1 {
 		t.Errorf("take-over: route %+v (nexthop %+v), stats %+v", r, nhs[r.NhID], st)
 	}
 	if rs := n.ipRoutes("10.170.0.0/24"); len(rs) != 1 {
@@ -301,7 +301,7 @@ func TestSyncNeverReplacesForeignRouteMultipath(t *testing.T) {
 	routes := []Route{{Prefix: pfx("10.195.0.0/24"), NextHops: []NextHop{nh(l[0].gw4, l[0].idx, 2), nh(l[1].gw4, l[1].idx, 1)}}}
 	for range 2 {
 		st, err := f.Sync(routes)
-		if err != nil || st.RoutesConflicting != 1 || len(st.Conflicts) != 1 || st.Conflicts[0].ProtocolName != "static" {
+		if err != nil || st.RoutesConflicting() != 1 || len(st.Conflicts) != 1 || st.Conflicts[0].ProtocolName() != "static" {
 			t.Errorf("Sync: %+v %v, want one conflict with the static route", st, err)
 		}
 		if rs := n.ipRoutes("10.195.0.0/24"); len(rs) != 1 || rs[0].Protocol != "static" || rs[0].Gateway != l[1].gw4.String() {
@@ -310,7 +310,7 @@ func TestSyncNeverReplacesForeignRouteMultipath(t *testing.T) {
 	}
 	n.ip("route", "del", "10.195.0.0/24", "proto", "static")
 	st := mustSync(t, f, routes)
-	if r, ok := n.routeByPrefix("10.195.0.0/24"); !ok || len(r.Paths) != 2 || st.RoutesConflicting != 0 {
+	if r, ok := n.routeByPrefix("10.195.0.0/24"); !ok || len(r.Paths) != 2 || st.RoutesConflicting() != 0 {
 		t.Errorf("after the static route went: %+v %v, %+v", r, ok, st)
 	}
 	mustSync(t, f, nil)

@@ -4,21 +4,67 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"time"
 
-	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/internal/nlmsg"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
-// The read-back shapes are the API's (api/wire).
-type (
-	KernelNexthop = wire.KernelNexthop
-	ResilientInfo = wire.ResilientInfo
-	KernelRoute   = wire.KernelRoute
-	KernelPath    = wire.KernelPath
+// KernelNexthop is one nexthop object as the kernel reports it.
+type KernelNexthop struct {
+	ID        uint32
+	Protocol  uint8
+	Family    uint8 // AF_INET or AF_INET6; 0 for groups and blackholes
+	Gateway   netip.Addr
+	IfIndex   int
+	Blackhole bool
+	Flags     uint32        // RTNH_F_*
+	Group     []GroupMember // weights decoded with weight_high
+	GroupType GroupType
+	Resilient *ResilientInfo
+}
+
+// GroupType is the kind of a nexthop group (NHA_GROUP_TYPE).
+type GroupType uint8
+
+const (
+	NotGroup       GroupType = iota // a single nexthop or a blackhole
+	GroupMpath                      // NEXTHOP_GRP_TYPE_MPATH
+	GroupResilient                  // NEXTHOP_GRP_TYPE_RES
 )
+
+// String is iproute2's word for the type ("" for NotGroup).
+func (t GroupType) String() string {
+	return [...]string{NotGroup: "", GroupMpath: "mpath", GroupResilient: "resilient"}[t]
+}
+
+// ResilientInfo is the NHA_RES_GROUP nest read back from the kernel: the
+// group's parameters and how long it has been unbalanced.
+type ResilientInfo struct {
+	Resilient
+	UnbalancedTime time.Duration
+}
+
+// KernelRoute is one unicast route as the kernel reports it.
+type KernelRoute struct {
+	Prefix   netip.Prefix
+	Table    int
+	Protocol uint8
+	Metric   uint32
+	NhID     uint32 // RTA_NH_ID; 0 for routes without a nexthop object
+	// Paths are the legacy next hops (RTA_GATEWAY/RTA_OIF or RTA_MULTIPATH)
+	// for routes without a nexthop object; weight is rtnh_hops+1.
+	Paths []KernelPath
+}
+
+// KernelPath is one legacy next hop of a route.
+type KernelPath struct {
+	Gateway netip.Addr
+	IfIndex int
+	Weight  uint32
+}
 
 // ParseNexthop decodes one RTM_NEWNEXTHOP/RTM_DELNEXTHOP payload (nhmsg and
 // its attributes), as a dump or a notification carries it.
@@ -50,15 +96,11 @@ func ParseNexthop(p []byte) (KernelNexthop, error) {
 			if k.Group, err = decodeGroup(a.Value); err != nil {
 				return k, err
 			}
-			if k.GroupType == "" {
-				k.GroupType = "mpath"
+			if k.GroupType == NotGroup {
+				k.GroupType = GroupMpath
 			}
 		case unix.NHA_GROUP_TYPE:
-			if ne.Uint16(a.Value) == nlmsg.NEXTHOP_GRP_TYPE_RES {
-				k.GroupType = "resilient"
-			} else {
-				k.GroupType = "mpath"
-			}
+			k.GroupType = cond(ne.Uint16(a.Value) == nlmsg.NEXTHOP_GRP_TYPE_RES, GroupResilient, GroupMpath)
 		case nlmsg.NHA_RES_GROUP:
 			r := &ResilientInfo{}
 			sub, err := nl.ParseRouteAttr(a.Value)
@@ -80,22 +122,14 @@ func ParseNexthop(p []byte) (KernelNexthop, error) {
 			k.Resilient = r
 		}
 	}
-	if k.Group == nil && !k.Blackhole {
-		switch fam {
-		case unix.AF_INET:
-			k.Family = "inet"
-		case unix.AF_INET6:
-			k.Family = "inet6"
-		}
+	if k.Group == nil && !k.Blackhole && (fam == unix.AF_INET || fam == unix.AF_INET6) {
+		k.Family = fam
 	}
 	return k, nil
 }
 
 func famOf(k KernelNexthop) uint8 {
-	if k.Family == "inet6" {
-		return unix.AF_INET6
-	}
-	return unix.AF_INET
+	return cond(k.Family == unix.AF_INET6, uint8(unix.AF_INET6), unix.AF_INET)
 }
 
 func (c *conn) dumpNexthops() ([]KernelNexthop, error) {

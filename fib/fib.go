@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/internal/nlmsg"
 	"github.com/vishvananda/netlink"
@@ -59,7 +58,27 @@ type Config struct {
 
 // Stats counts what one Sync changed. Messages is the number of netlink
 // requests sent (the cost of the Sync).
-type Stats = wire.FIBStats
+type Stats struct {
+	RoutesAdded     int
+	RoutesReplaced  int
+	RoutesDeleted   int
+	GroupsAdded     int
+	GroupsReplaced  int
+	GroupsDeleted   int
+	NexthopsAdded   int
+	NexthopsDeleted int
+	// RoutesUnresolved counts prefixes left with no usable next hop (none
+	// given, or all on links reported down): they are not in the kernel.
+	RoutesUnresolved int
+	// Conflicts are the prefixes not installed because another protocol's
+	// route holds the same table, prefix and metric, as of the end of the
+	// Sync.
+	Conflicts []Conflict
+	Messages  int
+}
+
+// RoutesConflicting counts the prefixes Conflicts lists.
+func (s Stats) RoutesConflicting() int { return len(s.Conflicts) }
 
 // nhKey identifies a single nexthop object. fam is the nexthop's own
 // family (that of the gateway, or of the route for device nexthops).

@@ -366,7 +366,7 @@ func TestResilientGroup(t *testing.T) {
 	}
 	_, nhs := n.dump()
 	g := nhs[r.NhID]
-	if g.GroupType != "resilient" || g.Resilient == nil {
+	if g.GroupType != GroupResilient || g.Resilient == nil {
 		t.Fatalf("group %+v is not resilient", g)
 	}
 	if g.Resilient.Buckets != 64 || g.Resilient.IdleTimer != 2*time.Second || g.Resilient.UnbalancedTimer != 10*time.Second {

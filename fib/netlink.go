@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/internal/nlmsg"
 	"golang.org/x/sys/unix"
 )
@@ -19,7 +18,10 @@ import (
 var ne = binary.NativeEndian
 
 // GroupMember is one entry of a kernel nexthop group.
-type GroupMember = wire.GroupMember
+type GroupMember struct {
+	ID     uint32
+	Weight uint32 // 1..65536 (1..256 on kernels without weight_high)
+}
 
 // Resilient configures resilient (consistent-hash) nexthop groups.
 type Resilient struct {

@@ -4,14 +4,17 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/internal/nlmsg"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
 // Capabilities is what the kernel's nexthop code supports.
-type Capabilities = wire.FIBCapabilities
+type Capabilities struct {
+	NexthopObjects bool // RTM_NEWNEXTHOP (Linux 5.3)
+	Weight16       bool // nexthop_grp.weight_high (Linux 6.12)
+	Resilient      bool // NEXTHOP_GRP_TYPE_RES (Linux 5.13)
+}
 
 // probeIDs are where Probe creates its throw-away objects: the top of the
 // id space, far from IDBase and from what iproute2 users pick by hand.

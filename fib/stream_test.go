@@ -42,7 +42,7 @@ func testSyncStreamsChunks(t *testing.T, chunk int) {
 	if err != nil {
 		t.Fatalf("Sync: %v", err)
 	}
-	if st.RoutesAdded != N-1 || st.RoutesConflicting != 1 || st.GroupsAdded != groups || st.NexthopsAdded != 3 {
+	if st.RoutesAdded != N-1 || st.RoutesConflicting() != 1 || st.GroupsAdded != groups || st.NexthopsAdded != 3 {
 		t.Fatalf("stats %+v: want %d routes added, 1 conflicting, %d groups, 3 nexthops", st, N-1, groups)
 	}
 	rs, nhs := n.dump()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fared/fared/daemon"
 	"github.com/fared/fared/isis/packet"
 	"github.com/fared/fared/lsdb"
 )
@@ -244,7 +245,7 @@ func TestBuildGraphMatchesReference(t *testing.T) {
 			}
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("round %d: graphs differ\ngot  %+v\nwant %+v", round, got.View(), want.View())
+			t.Fatalf("round %d: graphs differ\ngot  %+v\nwant %+v", round, daemon.WireTopology(got), daemon.WireTopology(want))
 		}
 		names := map[packet.SystemID]string{}
 		for id, e := range lv.db {

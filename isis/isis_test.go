@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fared/fared/daemon"
 	"github.com/fared/fared/internal/igp/igptest"
 )
 
@@ -93,7 +94,7 @@ func TestP2PAdjacencyAndSync(t *testing.T) {
 		}
 		n1 := g.Lookup("0000.0000.0001.00")
 		if n1 < 0 {
-			return fmt.Errorf("r1 missing from %+v", g.View())
+			return fmt.Errorf("r1 missing from %+v", daemon.WireTopology(g))
 		}
 		ls := g.LinksOf(n1)
 		a := g.LinkAddrs(g.Nodes[n1].First)
@@ -107,7 +108,7 @@ func TestP2PAdjacencyAndSync(t *testing.T) {
 			}
 		}
 		if !found {
-			return fmt.Errorf("r1 loopback with max path bandwidth missing: %+v", g.View().Prefixes)
+			return fmt.Errorf("r1 loopback with max path bandwidth missing: %+v", daemon.WireTopology(g).Prefixes)
 		}
 		return nil
 	})

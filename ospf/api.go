@@ -6,8 +6,8 @@ import (
 	"github.com/fared/fared/api"
 	apiwire "github.com/fared/fared/api/wire"
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/daemon"
 	"github.com/fared/fared/internal/igp"
-	"github.com/fared/fared/lsdb"
 )
 
 // Routes serves the OSPF API:
@@ -36,10 +36,10 @@ func (in *Instance) Routes(r *api.Router) {
 		if err != nil {
 			return nil, api.BadRequest(err)
 		}
-		out := []lsdb.View{}
+		out := []apiwire.Topology{}
 		for _, g := range in.LSDB() {
 			if area == "" || g.Area == area {
-				out = append(out, g.View())
+				out = append(out, daemon.WireTopology(g))
 			}
 		}
 		return out, nil

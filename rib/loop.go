@@ -145,7 +145,7 @@ func (m *Manager) runDue() {
 // (nil: all) changed, and installs the merged table.
 func (m *Manager) compute(protocols []string, triggers []string) {
 	start := m.cfg.Now()
-	kind := "route-only"
+	full := false
 	nodes := 0
 	for _, ls := range m.levels {
 		if ls == nil || ls.g == nil || ls.g == ls.done {
@@ -166,7 +166,7 @@ func (m *Manager) compute(protocols []string, triggers []string) {
 			ls.result = spf.Run(ls.g)
 			ls.routes = spf.Routes(ls.result)
 			ls.table = fare.ComputeTable(ls.result, ls.routes, opt)
-			kind = "full"
+			full = true
 		}
 		ls.done = ls.g
 		nodes += len(ls.g.Nodes)
@@ -179,7 +179,7 @@ func (m *Manager) compute(protocols []string, triggers []string) {
 	t2 := m.cfg.Now()
 	changed := diffRoutes(prev.Routes, snap.Routes)
 	end := m.cfg.Now()
-	entry := spf.LogEntry{At: start, Trigger: joinTriggers(triggers), Kind: kind, Duration: end.Sub(start),
+	entry := spf.LogEntry{At: start, Trigger: joinTriggers(triggers), Full: full,
 		Compute: t1.Sub(start) + end.Sub(t2), Install: t2.Sub(t1), Nodes: nodes, RoutesChanged: changed}
 	m.spfLog.Add(entry)
 	if m.cfg.Observe != nil {
@@ -196,7 +196,7 @@ func (m *Manager) compute(protocols []string, triggers []string) {
 		}
 	}
 	m.publish(snap)
-	m.log.Debug("routes computed", "kind", kind, "routes", len(snap.Routes), "changed", changed, "took", m.cfg.Now().Sub(start))
+	m.log.Debug("routes computed", "kind", entry.Kind(), "routes", len(snap.Routes), "changed", changed, "took", m.cfg.Now().Sub(start))
 }
 
 // topologyDiff compares the level's new snapshot with the last computed

@@ -146,11 +146,11 @@ func TestDelaysAreCurrent(t *testing.T) {
 	m.takeMail()
 	now = now.Add(time.Second)
 	m.runDue()
-	if st := m.Delays()["isis"].State; st != "SHORT_WAIT" && st != "LONG_WAIT" {
+	if st := m.Delays()["isis"].State; st != spf.ShortWait && st != spf.LongWait {
 		t.Fatalf("after an event: %s", st)
 	}
 	now = now.Add(time.Minute) // past the holddown: QUIET
-	if st := m.Delays()["isis"].State; st != "QUIET" {
+	if st := m.Delays()["isis"].State; st != spf.Quiet {
 		t.Fatalf("a minute later: %s, want QUIET (the snapshot says %s)", st, m.Snapshot().Delays["isis"].State)
 	}
 }

@@ -68,20 +68,20 @@ func TestObserve(t *testing.T) {
 	// 25G and 40G: weights 25:40, a new route (no reweight).
 	m.Submit(vee(25, 40, true), "t1")
 	o := next("first")
-	if o.SPF.Kind != "full" || !o.Synced || o.FIB.Messages != 5 || o.FIBErrors != 2 || o.Reweighted != 0 || o.SPF.Trigger != "t1" {
+	if o.SPF.Kind() != "full" || !o.Synced || o.FIB.Messages != 5 || o.FIBErrors != 2 || o.Reweighted != 0 || o.SPF.Trigger != "t1" {
 		t.Fatalf("first: %+v", o)
 	}
 	// B's link to 100G: same next hops, weights 25:100 → one route
 	// reweighted, and no Dijkstra (a bandwidth change is route-only).
 	m.Submit(vee(25, 100, true), "t2")
 	o = next("reweight")
-	if o.SPF.Kind != "route-only" || o.Reweighted != 1 {
+	if o.SPF.Kind() != "route-only" || o.Reweighted != 1 {
 		t.Fatalf("reweight: %+v", o)
 	}
 	// B's link gone: the next hops change, which is no reweight.
 	m.Submit(vee(25, 100, false), "t3")
 	o = next("topology change")
-	if o.SPF.Kind != "full" || o.Reweighted != 0 || o.SPF.RoutesChanged != 1 {
+	if o.SPF.Kind() != "full" || o.Reweighted != 0 || o.SPF.RoutesChanged != 1 {
 		t.Fatalf("topology change: %+v", o)
 	}
 }

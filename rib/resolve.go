@@ -20,11 +20,8 @@ type resolved struct {
 // (fr's are where the paths lead: for an OSPF external with a forwarding
 // address, the exits toward that address).
 func (m *Manager) route(g *lsdb.Graph, res *hopResolver, st *routeStore, fr *fare.Route, sr *spf.Route, maxW uint32) Route {
-	r := Route{Prefix: fr.Prefix, Protocol: g.Protocol, Level: g.Level, Area: g.Area, Metric: fr.Metric, Mode: fr.Mode, Down: fr.Down}
-	if fr.HasPathBW {
-		pb := fr.PathBW
-		r.PathBW = &pb
-	}
+	r := Route{Prefix: fr.Prefix, Protocol: g.Protocol, Level: g.Level, Area: g.Area, Metric: fr.Metric, Mode: fr.Mode, Down: fr.Down,
+		PathBW: fr.PathBW, HasPathBW: fr.HasPathBW}
 	a0 := len(st.advs)
 	if sr != nil {
 		st.advN = st.advN[:0]

@@ -4,7 +4,6 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/fare"
 	"github.com/fared/fared/fib"
 	"github.com/fared/fared/lsdb"
@@ -14,26 +13,60 @@ import (
 // Snapshot is the immutable result of one computation (farectl route,
 // fare, spf log).
 type Snapshot struct {
-	Computed  time.Time      `json:"computed"`
-	Routes    []Route        `json:"routes"`
-	WeightMax uint32         `json:"weight_max"` // 65535 with 16-bit kernel weights, else 255
-	Anomalies fare.Anomalies `json:"anomalies"`
-	FIB       fib.Stats      `json:"fib_last_sync"`
-	FIBError  string         `json:"fib_error,omitempty"`
-	Log       []spf.LogEntry `json:"-"`
+	Computed  time.Time
+	Routes    []Route
+	WeightMax uint32 // 65535 with 16-bit kernel weights, else 255
+	Anomalies fare.Anomalies
+	FIB       fib.Stats // what the last kernel write did
+	FIBError  string
+	Log       []spf.LogEntry
 	// Delays is the RFC 8405 back-off of each protocol.
-	Delays map[string]spf.DelayView `json:"-"`
+	Delays map[string]spf.DelayView
 	// Graphs are the topologies the routes were computed from, sorted by
 	// protocol and level or area.
-	Graphs []*lsdb.Graph `json:"-"`
+	Graphs []*lsdb.Graph
 }
 
-// Route and NextHop are the API's shapes (api/wire): the rib builds them
-// directly.
-type (
-	Route   = wire.Route
-	NextHop = wire.NextHop
-)
+// Route is one prefix with its weighted next hops, from the topology of
+// Protocol at Level (IS-IS) or Area (OSPF).
+type Route struct {
+	Prefix   netip.Prefix
+	Protocol string
+	Level    int
+	Area     string
+	Metric   uint64
+	Mode     string // fare.Mode*
+	// Advertisers are the names (else ids) of the advertising nodes.
+	Advertisers []string
+	// PathBW is the sum of the advertisers' Path Bandwidth (bytes/s);
+	// HasPathBW: every advertiser sent one.
+	PathBW    float64
+	HasPathBW bool
+	Down      bool
+	NextHops  []NextHop
+	// QuantError is the largest |intended − kernel| share, in percentage
+	// points.
+	QuantError float64
+}
+
+// NextHop is one kernel next hop with the numbers behind its weight
+// (fare.NextHop's, bytes/s), resolved to an adjacency.
+type NextHop struct {
+	Neighbor     string // node id
+	NeighborName string
+	Gateway      netip.Addr
+	Interface    string
+	IfIndex      int
+	Unresolved   bool // no adjacency/address to reach it (not installed)
+	LinkBW       float64
+	NeighborBW   float64
+	DownCap      float64
+	PathBW       float64
+	Weight       float64 // FARE weight
+	Share        float64 // Weight / total
+	KernelWeight uint32
+	KernelShare  float64
+}
 
 // Lookup returns the route for an exact prefix or, for an address, the
 // longest match.

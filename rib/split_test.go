@@ -35,8 +35,8 @@ func TestLogEntrySplitsInstall(t *testing.T) {
 		t.Fatalf("%d log entries", len(log))
 	}
 	e := log[0]
-	if e.Install != 7*time.Millisecond || e.Compute != 0 || e.Duration != e.Compute+e.Install {
-		t.Fatalf("duration %v = compute %v + install %v, want 0 + 7ms", e.Duration, e.Compute, e.Install)
+	if e.Install != 7*time.Millisecond || e.Compute != 0 || e.Duration() != e.Compute+e.Install {
+		t.Fatalf("duration %v = compute %v + install %v, want 0 + 7ms", e.Duration(), e.Compute, e.Install)
 	}
 	if _, n := f.last(); n != 1 {
 		t.Fatalf("%d kernel writes", n)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/fared/fared/api/wire"
 )
 
 // DelayState is a state of the RFC 8405 back-off state machine.
@@ -216,13 +214,17 @@ func (d *Delay) Pending() (time.Time, bool) {
 	return d.spfAt, !d.spfAt.IsZero()
 }
 
-// DelayView is the JSON shape of the back-off state (farectl).
-type DelayView = wire.SPFDelay
+// DelayView is the back-off state at one time: the state and the armed
+// timers' deadlines (zero when not armed).
+type DelayView struct {
+	State                      DelayState
+	SPFAt, LearnAt, HolddownAt time.Time
+}
 
 // View returns the state and timer deadlines at the clock's current time.
 func (d *Delay) View() DelayView {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.advance(d.clock())
-	return DelayView{State: d.state.String(), SPFAt: d.spfAt, LearnAt: d.learnAt, HolddownAt: d.holdAt}
+	return DelayView{State: d.state, SPFAt: d.spfAt, LearnAt: d.learnAt, HolddownAt: d.holdAt}
 }

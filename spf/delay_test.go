@@ -1,9 +1,7 @@
 package spf
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 )
@@ -98,9 +96,8 @@ func TestDelayView(t *testing.T) {
 	if at, ok := d.Pending(); !ok || at != t0.Add(50*time.Millisecond) {
 		t.Fatalf("pending %v %v", at, ok)
 	}
-	b, _ := json.Marshal(d.View())
-	if !strings.Contains(string(b), `"state":"SHORT_WAIT"`) || !strings.Contains(string(b), `"spf_at"`) {
-		t.Errorf("view %s", b)
+	if v := d.View(); v.State != ShortWait || v.State.String() != "SHORT_WAIT" || !v.SPFAt.Equal(t0.Add(50*time.Millisecond)) {
+		t.Errorf("view %+v", v)
 	}
 }
 
@@ -110,17 +107,15 @@ func TestLogRing(t *testing.T) {
 		t.Fatal("empty log has entries")
 	}
 	for i := 0; i < LogSize+5; i++ {
-		l.Add(LogEntry{Trigger: fmt.Sprint(i), Kind: "full"})
+		l.Add(LogEntry{Trigger: fmt.Sprint(i), Full: true})
 	}
 	es := l.Entries()
 	if len(es) != LogSize || es[0].Trigger != "5" || es[LogSize-1].Trigger != fmt.Sprint(LogSize+4) {
 		t.Fatalf("ring: %d entries, first %q last %q", len(es), es[0].Trigger, es[len(es)-1].Trigger)
 	}
-	b, _ := json.Marshal(LogEntry{Kind: "route-only", Duration: time.Millisecond, RoutesChanged: 3})
-	for _, k := range []string{`"at"`, `"trigger"`, `"kind":"route-only"`, `"duration_ns":1000000`, `"nodes"`, `"routes_changed":3`} {
-		if !strings.Contains(string(b), k) {
-			t.Errorf("json %s lacks %s", b, k)
-		}
+	e := LogEntry{Compute: time.Millisecond, Install: 2 * time.Millisecond}
+	if e.Kind() != "route-only" || e.Duration() != 3*time.Millisecond {
+		t.Errorf("entry %+v: kind %s duration %v", e, e.Kind(), e.Duration())
 	}
 }
 

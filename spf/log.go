@@ -2,12 +2,36 @@ package spf
 
 import (
 	"sync"
-
-	"github.com/fared/fared/api/wire"
+	"time"
 )
 
-// LogEntry records one SPF computation.
-type LogEntry = wire.SPFLogEntry
+// LogEntry records one SPF computation. Its whole duration is Compute +
+// Install.
+type LogEntry struct {
+	At      time.Time
+	Trigger string
+	// Full: the DAG was recomputed; otherwise only routes and FARE were
+	// (a prefix or bandwidth change).
+	Full bool
+	// Compute is SPF, FARE, route building and next-hop resolution, and
+	// the count of changed routes: everything but the kernel write.
+	// Install is the kernel write (fib Sync), 0 while the start-up hold
+	// keeps the kernel table.
+	Compute, Install time.Duration
+	Nodes            int
+	RoutesChanged    int
+}
+
+// Duration is the whole computation.
+func (e LogEntry) Duration() time.Duration { return e.Compute + e.Install }
+
+// Kind names the computation: "full" or "route-only".
+func (e LogEntry) Kind() string {
+	if e.Full {
+		return "full"
+	}
+	return "route-only"
+}
 
 // LogSize is the capacity of a Log.
 const LogSize = 64

@@ -58,7 +58,7 @@ func after(prev *nlmsg.Batch) *nlmsg.Batch {
 
 func addNexthop(b *nlmsg.Batch, n fib.KernelNexthop) {
 	fam := uint8(unix.AF_INET)
-	if n.Family == "inet6" {
+	if n.Family == unix.AF_INET6 {
 		fam = unix.AF_INET6
 	}
 	b.Nexthop(b.Next(), unix.NLM_F_CREATE|unix.NLM_F_EXCL, n.ID, n.Protocol, fam, n.Gateway, n.IfIndex)

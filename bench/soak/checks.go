@@ -332,7 +332,7 @@ func (r *Runner) checkKernel(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %v", n.Name, err)
 		}
-		byID := map[uint32]wire.KernelNexthop{}
+		byID := map[uint32]fib.KernelNexthop{}
 		for _, nh := range nhs {
 			byID[nh.ID] = nh
 		}
@@ -380,7 +380,7 @@ func (r *Runner) checkKernel(ctx context.Context) error {
 	return nil
 }
 
-func dumpKernel(ns string, proto uint8) ([]wire.KernelRoute, []wire.KernelNexthop, error) {
+func dumpKernel(ns string, proto uint8) ([]fib.KernelRoute, []fib.KernelNexthop, error) {
 	h, err := netns.GetFromName(ns)
 	if err != nil {
 		return nil, nil, err

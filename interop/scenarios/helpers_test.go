@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/interop"
 	"github.com/fared/fared/isis"
-	"github.com/fared/fared/lsdb"
 )
 
 var bins interop.Bins
@@ -207,8 +207,8 @@ func adjacencies(ctx context.Context, l *interop.Lab, want map[string]int) func(
 	}
 }
 
-func faredLSDB(ctx context.Context, l *interop.Lab, node string) (*lsdb.View, error) {
-	var v []lsdb.View
+func faredLSDB(ctx context.Context, l *interop.Lab, node string) (*wire.Topology, error) {
+	var v []wire.Topology
 	if err := l.FarectlJSON(ctx, node, &v, "lsdb"); err != nil {
 		return nil, err
 	}

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/interop"
-	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/ospf"
 )
 
@@ -184,8 +184,8 @@ func ospfAdjacencies(ctx context.Context, l *interop.Lab, want map[string]int) f
 }
 
 // faredOSPFGraph returns a fared node's graph of one area.
-func faredOSPFGraph(ctx context.Context, l *interop.Lab, node, area string) (*lsdb.View, error) {
-	var v []lsdb.View
+func faredOSPFGraph(ctx context.Context, l *interop.Lab, node, area string) (*wire.Topology, error) {
+	var v []wire.Topology
 	if err := l.FarectlJSON(ctx, node, &v, "ospf", "lsdb", area); err != nil {
 		return nil, err
 	}
