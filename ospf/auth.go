@@ -121,7 +121,7 @@ func (ifc *iface) authOK(b []byte, rid, src netip.Addr) (packet.Verified, bool) 
 		ifc.reject(kind, "authentication failed: packet dropped", "err", err, "from", src, "router_id", rid)
 		return v, false
 	}
-	if v.Key.Alg.AuType() == packet.AuCrypto {
+	if v.Key.AuType() == packet.AuCrypto {
 		if n := ifc.nbrFor(rid, src); n != nil && n.cryptSeqSet && v.Seq < n.cryptSeq {
 			ifc.reject("auth_seq", "cryptographic sequence number went backwards (replay?): packet dropped",
 				"seq", v.Seq, "last", n.cryptSeq, "from", src, "router_id", rid)
@@ -140,7 +140,7 @@ func (ifc *iface) authOK(b []byte, rid, src netip.Addr) (packet.Verified, bool) 
 // noteCryptSeq records an accepted packet's sequence number on the
 // neighbour that sent it (which a hello may just have created).
 func (ifc *iface) noteCryptSeq(v packet.Verified, rid, src netip.Addr) {
-	if v.Key.Alg.AuType() != packet.AuCrypto {
+	if v.Key.AuType() != packet.AuCrypto {
 		return
 	}
 	if n := ifc.nbrFor(rid, src); n != nil {

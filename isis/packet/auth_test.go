@@ -75,7 +75,7 @@ func TestSignVerify(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, k.Alg, err)
 			}
-			if a, ok := pduTLVs(d).Auth(); !ok || a.AuthType != k.Alg.AuthType() || (a.AuthType == AuthTypeGeneric && a.KeyID != k.ID) {
+			if a, ok := pduTLVs(d).Auth(); !ok || a.AuthType != k.AuthType() || (a.AuthType == AuthTypeGeneric && a.KeyID != k.ID) {
 				t.Fatalf("%s %s: auth TLV %+v", name, k.Alg, a)
 			}
 			if l, ok := d.(*LSP); ok && !LSPChecksumOK(b) {
@@ -90,7 +90,7 @@ func TestSignVerify(t *testing.T) {
 			if _, err := Verify(b, []Key{wrong}); authKind(err) != AuthMismatch {
 				t.Fatalf("%s %s: wrong secret: %v", name, k.Alg, err)
 			}
-			if k.Alg.AuthType() == AuthTypeGeneric {
+			if k.AuthType() == AuthTypeGeneric {
 				other := k
 				other.ID++
 				if _, err := Verify(b, []Key{other}); authKind(err) != AuthNoKey {

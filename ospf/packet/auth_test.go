@@ -23,7 +23,7 @@ func signedPacket(t testing.TB, p Packet, k Key, seq uint32) []byte {
 	t.Helper()
 	h := p.PacketHeader()
 	old := *h
-	h.AuType = k.Alg.AuType()
+	h.AuType = k.AuType()
 	b := p.AppendTo(nil)
 	*h = old
 	b, err := Sign(b, 0, k, seq)
@@ -170,7 +170,7 @@ func FuzzVerify(f *testing.F) {
 			return
 		}
 		c := bytes.Clone(b[:n])
-		binary.BigEndian.PutUint16(c[14:], k.Alg.AuType())
+		binary.BigEndian.PutUint16(c[14:], k.AuType())
 		c, err = Sign(c, 0, k, 9)
 		if err != nil {
 			t.Fatalf("sign: %v", err)
