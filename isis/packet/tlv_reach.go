@@ -305,13 +305,28 @@ func (e *prefixEntry) subTLVs(pool *[]SubTLV) []SubTLV {
 	return s
 }
 
-func decodeExtIPReach(v []byte, off int) (TLV, error) {
+// reachLayout is where a TLV 135 or 236 entry keeps what decodeReach
+// reads: after the 4-byte metric, the prefix length byte is at plen (IPv4
+// shares it with the up/down and sub-TLV bits), and the control byte at
+// entry offset 4 has the sub-TLV bit subBit.
+type reachLayout struct {
+	t       uint8
+	plen    int
+	maxBits int
+	subBit  byte
+}
+
+// decodeReach decodes the prefix entries of a TLV 135 or 236 value in two
+// passes: one that checks every entry and counts them and their sub-TLVs,
+// then one that fills them in (mk gets an entry's bytes, its prefix bytes
+// and its sub-TLVs), so the entries and sub-TLVs take one allocation each.
+func decodeReach[P any](v []byte, off int, l reachLayout, mk func(entry, addr []byte, subs []SubTLV) P) ([]P, error) {
 	np, ns := 0, 0
 	for i := 0; i < len(v); {
-		if i+5 > len(v) {
-			return nil, tlvError(TLVExtIPReach, off, 0, "prefix at value offset %d: %d bytes left, want at least 5", i, len(v)-i)
+		if i+l.plen+1 > len(v) {
+			return nil, tlvError(l.t, off, 0, "prefix at value offset %d: %d bytes left, want at least %d", i, len(v)-i, l.plen+1)
 		}
-		e, err := scanPrefix(TLVExtIPReach, v, off, i, i+4, 32, v[i+4]&0x40 != 0)
+		e, err := scanPrefix(l.t, v, off, i, i+l.plen, l.maxBits, v[i+4]&l.subBit != 0)
 		if err != nil {
 			return nil, err
 		}
@@ -319,55 +334,53 @@ func decodeExtIPReach(v []byte, off int) (TLV, error) {
 		ns += e.nsubs
 		i = e.next
 	}
-	x := &ExtIPReach{Prefixes: make([]ExtIPPrefix, np)}
+	out := make([]P, np)
 	pool := make([]SubTLV, ns)
 	for i, k := 0, 0; i < len(v); k++ {
-		c := v[i+4]
-		e, _ := scanPrefix(TLVExtIPReach, v, off, i, i+4, 32, c&0x40 != 0)
-		var a [4]byte
-		copy(a[:], e.addr)
-		x.Prefixes[k] = ExtIPPrefix{
-			Metric:  binary.BigEndian.Uint32(v[i:]),
-			Down:    c&0x80 != 0,
-			Prefix:  netip.PrefixFrom(netip.AddrFrom4(a), int(c&0x3f)),
-			SubTLVs: e.subTLVs(&pool),
-		}
+		e, _ := scanPrefix(l.t, v, off, i, i+l.plen, l.maxBits, v[i+4]&l.subBit != 0)
+		out[k] = mk(v[i:], e.addr, e.subTLVs(&pool))
 		i = e.next
 	}
-	return x, nil
+	return out, nil
+}
+
+func decodeExtIPReach(v []byte, off int) (TLV, error) {
+	ps, err := decodeReach(v, off, reachLayout{t: TLVExtIPReach, plen: 4, maxBits: 32, subBit: 0x40},
+		func(entry, addr []byte, subs []SubTLV) ExtIPPrefix {
+			var a [4]byte
+			copy(a[:], addr)
+			c := entry[4]
+			return ExtIPPrefix{
+				Metric:  binary.BigEndian.Uint32(entry),
+				Down:    c&0x80 != 0,
+				Prefix:  netip.PrefixFrom(netip.AddrFrom4(a), int(c&0x3f)),
+				SubTLVs: subs,
+			}
+		})
+	if err != nil {
+		return nil, err
+	}
+	return &ExtIPReach{Prefixes: ps}, nil
 }
 
 func decodeIPv6Reach(v []byte, off int) (TLV, error) {
-	np, ns := 0, 0
-	for i := 0; i < len(v); {
-		if i+6 > len(v) {
-			return nil, tlvError(TLVIPv6Reach, off, 0, "prefix at value offset %d: %d bytes left, want at least 6", i, len(v)-i)
-		}
-		e, err := scanPrefix(TLVIPv6Reach, v, off, i, i+5, 128, v[i+4]&0x20 != 0)
-		if err != nil {
-			return nil, err
-		}
-		np++
-		ns += e.nsubs
-		i = e.next
+	ps, err := decodeReach(v, off, reachLayout{t: TLVIPv6Reach, plen: 5, maxBits: 128, subBit: 0x20},
+		func(entry, addr []byte, subs []SubTLV) IPv6Prefix {
+			var a [16]byte
+			copy(a[:], addr)
+			f := entry[4]
+			return IPv6Prefix{
+				Metric:   binary.BigEndian.Uint32(entry),
+				Down:     f&0x80 != 0,
+				External: f&0x40 != 0,
+				Prefix:   netip.PrefixFrom(netip.AddrFrom16(a), int(entry[5])),
+				SubTLVs:  subs,
+			}
+		})
+	if err != nil {
+		return nil, err
 	}
-	x := &IPv6Reach{Prefixes: make([]IPv6Prefix, np)}
-	pool := make([]SubTLV, ns)
-	for i, k := 0, 0; i < len(v); k++ {
-		f := v[i+4]
-		e, _ := scanPrefix(TLVIPv6Reach, v, off, i, i+5, 128, f&0x20 != 0)
-		var a [16]byte
-		copy(a[:], e.addr)
-		x.Prefixes[k] = IPv6Prefix{
-			Metric:   binary.BigEndian.Uint32(v[i:]),
-			Down:     f&0x80 != 0,
-			External: f&0x40 != 0,
-			Prefix:   netip.PrefixFrom(netip.AddrFrom16(a), int(v[i+5])),
-			SubTLVs:  e.subTLVs(&pool),
-		}
-		i = e.next
-	}
-	return x, nil
+	return &IPv6Reach{Prefixes: ps}, nil
 }
 
 // pack fills TLVs of at most 255 value bytes with items in order; an item
