@@ -1,11 +1,11 @@
 package isis
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp/keyauth"
 	"github.com/fared/fared/isis/packet"
 )
 
@@ -188,11 +188,7 @@ func (c *circuit) authOK(pdu packet.PDU, b []byte, src [6]byte) bool {
 	}
 	k, err := packet.Verify(b, keys)
 	if err != nil {
-		kind := "auth_malformed"
-		var ae *packet.AuthError
-		if errors.As(err, &ae) {
-			kind = ae.Kind.String()
-		}
+		kind := keyauth.KindOf(err).String()
 		c.reject(kind, "authentication failed: PDU dropped", "pdu", name, "err", err, "from", macString(src))
 		return false
 	}

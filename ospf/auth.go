@@ -1,12 +1,12 @@
 package ospf
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp/keyauth"
 	"github.com/fared/fared/ospf/packet"
 )
 
@@ -113,11 +113,7 @@ func (ifc *iface) authOK(b []byte, rid, src netip.Addr) (packet.Verified, bool) 
 	}
 	v, err := packet.Verify(b, keys)
 	if err != nil {
-		kind := "auth_malformed"
-		var ae *packet.AuthError
-		if errors.As(err, &ae) {
-			kind = ae.Kind.String()
-		}
+		kind := keyauth.KindOf(err).String()
 		ifc.reject(kind, "authentication failed: packet dropped", "err", err, "from", src, "router_id", rid)
 		return v, false
 	}

@@ -61,15 +61,21 @@ func appendSubTLVs(b []byte, s []SubTLV) []byte {
 	return b
 }
 
-func (n *ExtISNeighbor) wireLen() int { return 11 + subTLVsLen(n.SubTLVs) }
-
-func (t ExtISReach) valueLen() int {
+// sumWireLen is the wire size of a TLV's entries.
+func sumWireLen[E any, P interface {
+	*E
+	wireLen() int
+}](es []E) int {
 	l := 0
-	for i := range t.Neighbors {
-		l += t.Neighbors[i].wireLen()
+	for i := range es {
+		l += P(&es[i]).wireLen()
 	}
 	return l
 }
+
+func (n *ExtISNeighbor) wireLen() int { return 11 + subTLVsLen(n.SubTLVs) }
+
+func (t ExtISReach) valueLen() int { return sumWireLen(t.Neighbors) }
 
 func (t ExtISReach) AppendValue(b []byte) []byte {
 	for i := range t.Neighbors {
@@ -83,21 +89,31 @@ func (t ExtISReach) AppendValue(b []byte) []byte {
 
 func prefixBytes(bits int) int { return (bits + 7) / 8 }
 
-func (p *ExtIPPrefix) wireLen() int {
-	l := 5 + prefixBytes(min(max(p.Prefix.Bits(), 0), 32))
-	if p.SubTLVs != nil {
-		l += 1 + subTLVsLen(p.SubTLVs)
+// prefixTailLen is the wire size of what follows a TLV 135 or 236
+// entry's head: the prefix bytes of a prefix of bits (at most maxBits)
+// and, when subs is not nil, the sub-TLV block with its length byte.
+func prefixTailLen(bits, maxBits int, subs []SubTLV) int {
+	l := prefixBytes(min(bits, maxBits))
+	if subs != nil {
+		l += 1 + subTLVsLen(subs)
 	}
 	return l
 }
 
-func (t ExtIPReach) valueLen() int {
-	l := 0
-	for i := range t.Prefixes {
-		l += t.Prefixes[i].wireLen()
+// appendPrefixTail appends what prefixTailLen measures: the first bytes of
+// addr a prefix of bits needs, then the sub-TLV block if subs is not nil.
+func appendPrefixTail(b, addr []byte, bits int, subs []SubTLV) []byte {
+	b = append(b, addr[:prefixBytes(bits)]...)
+	if subs != nil {
+		b = append(b, byte(subTLVsLen(subs)))
+		b = appendSubTLVs(b, subs)
 	}
-	return l
+	return b
 }
+
+func (p *ExtIPPrefix) wireLen() int { return 5 + prefixTailLen(max(p.Prefix.Bits(), 0), 32, p.SubTLVs) }
+
+func (t ExtIPReach) valueLen() int { return sumWireLen(t.Prefixes) }
 
 func (t ExtIPReach) AppendValue(b []byte) []byte {
 	for i := range t.Prefixes {
@@ -111,32 +127,15 @@ func (t ExtIPReach) AppendValue(b []byte) []byte {
 		if p.SubTLVs != nil {
 			c |= 0x40
 		}
-		b = append(b, c)
 		a := as4(p.Prefix.Addr())
-		b = append(b, a[:prefixBytes(bits)]...)
-		if p.SubTLVs != nil {
-			b = append(b, byte(subTLVsLen(p.SubTLVs)))
-			b = appendSubTLVs(b, p.SubTLVs)
-		}
+		b = appendPrefixTail(append(b, c), a[:], bits, p.SubTLVs)
 	}
 	return b
 }
 
-func (p *IPv6Prefix) wireLen() int {
-	l := 6 + prefixBytes(min(max(p.Prefix.Bits(), 0), 128))
-	if p.SubTLVs != nil {
-		l += 1 + subTLVsLen(p.SubTLVs)
-	}
-	return l
-}
+func (p *IPv6Prefix) wireLen() int { return 6 + prefixTailLen(max(p.Prefix.Bits(), 0), 128, p.SubTLVs) }
 
-func (t IPv6Reach) valueLen() int {
-	l := 0
-	for i := range t.Prefixes {
-		l += t.Prefixes[i].wireLen()
-	}
-	return l
-}
+func (t IPv6Reach) valueLen() int { return sumWireLen(t.Prefixes) }
 
 func (t IPv6Reach) AppendValue(b []byte) []byte {
 	for i := range t.Prefixes {
@@ -153,13 +152,8 @@ func (t IPv6Reach) AppendValue(b []byte) []byte {
 			f |= 0x20
 		}
 		bits := min(max(p.Prefix.Bits(), 0), 128)
-		b = append(b, f, byte(bits))
 		a := p.Prefix.Addr().As16()
-		b = append(b, a[:prefixBytes(bits)]...)
-		if p.SubTLVs != nil {
-			b = append(b, byte(subTLVsLen(p.SubTLVs)))
-			b = appendSubTLVs(b, p.SubTLVs)
-		}
+		b = appendPrefixTail(append(b, f, byte(bits)), a[:], bits, p.SubTLVs)
 	}
 	return b
 }

@@ -8,6 +8,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/fared/fared/internal/igp/keyauth"
 )
 
 var testKeys = []Key{
@@ -33,14 +35,6 @@ func signedPacket(t testing.TB, p Packet, k Key, seq uint32) []byte {
 	return b
 }
 
-func authKind(err error) AuthErrKind {
-	var ae *AuthError
-	if errors.As(err, &ae) {
-		return ae.Kind
-	}
-	return 0
-}
-
 // Every packet type signed with every algorithm decodes, verifies with
 // its key (giving back the sequence number) and fails, for the right
 // reason, with any other.
@@ -61,13 +55,13 @@ func TestSignVerify(t *testing.T) {
 			}
 			wrong := k
 			wrong.Secret = []byte("wrong")
-			if _, err := Verify(b, []Key{wrong}); authKind(err) != AuthMismatch {
+			if _, err := Verify(b, []Key{wrong}); keyauth.KindOf(err) != AuthMismatch {
 				t.Fatalf("%s %s: wrong secret: %v", name, k.Alg, err)
 			}
-			if _, err := Verify(p.AppendTo(nil), []Key{k}); authKind(err) != AuthWrongType {
+			if _, err := Verify(p.AppendTo(nil), []Key{k}); keyauth.KindOf(err) != AuthWrongType {
 				t.Fatalf("%s %s: null auth packet: %v", name, k.Alg, err)
 			}
-			if _, err := Verify(b, nil); authKind(err) != AuthWrongType {
+			if _, err := Verify(b, nil); keyauth.KindOf(err) != AuthWrongType {
 				t.Fatalf("%s %s: interface without auth: %v", name, k.Alg, err)
 			}
 			if k.Alg == AlgSimple {
@@ -78,10 +72,10 @@ func TestSignVerify(t *testing.T) {
 			}
 			other := k
 			other.ID++
-			if _, err := Verify(b, []Key{other}); authKind(err) != AuthNoKey {
+			if _, err := Verify(b, []Key{other}); keyauth.KindOf(err) != AuthNoKey {
 				t.Fatalf("%s %s: other key id: %v", name, k.Alg, err)
 			}
-			if _, err := Verify(b[:len(b)-1], []Key{k}); authKind(err) != AuthMalformed {
+			if _, err := Verify(b[:len(b)-1], []Key{k}); keyauth.KindOf(err) != AuthMalformed {
 				t.Fatalf("%s %s: short digest: %v", name, k.Alg, err)
 			}
 			for i := range b {

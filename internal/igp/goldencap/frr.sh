@@ -108,3 +108,19 @@ extract() {
 	done
 	go run "$HERE/extract.go" "$@"
 }
+
+# finish WHAT PATTERN CONTEXT...: the human check that the TE maximum
+# bandwidth reached the wire (tcpdump -vvv of the p2p capture must show
+# PATTERN, with grep's CONTEXT options), then KEEP_PCAP=DIR keeps the pcap
+# files, and the last word names what was written.
+finish() {
+	local what=$1 pattern=$2
+	shift 2
+	echo "--- tcpdump -vvv of the TE $what (p2p capture)"
+	tcpdump -r "$TMP/p2p.pcap" -vvv -n 2>/dev/null | grep -i -m3 "$@" "$pattern" || {
+		echo "capture.sh: tcpdump shows no $pattern sub-TLV" >&2
+		exit 1
+	}
+	[[ -n ${KEEP_PCAP:-} ]] && cp "$TMP"/*.pcap "$KEEP_PCAP/"
+	echo "capture.sh: wrote golden packets to $OUT"
+}

@@ -15,6 +15,7 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
+	"errors"
 	"fmt"
 	"hash"
 
@@ -111,6 +112,19 @@ var errKindNames = enum.Names[ErrKind]{Missing: "auth_missing", WrongType: "auth
 	Mismatch: "auth_mismatch", Malformed: "auth_malformed"}
 
 func (k ErrKind) String() string { return errKindNames.Name(k, "auth_") }
+
+// KindOf is why err rejected a packet: the Kind of the *Error in its
+// chain, Malformed for another error, 0 for nil.
+func KindOf(err error) ErrKind {
+	var e *Error
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &e):
+		return e.Kind
+	}
+	return Malformed
+}
 
 // Error is a Verify's rejection. Proto names the protocol in the message
 // ("isis", "ospf"); Offset is where in the packet the fault lies.

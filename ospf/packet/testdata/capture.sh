@@ -179,11 +179,4 @@ extract -p2p "$TMP/p2p.pcap" -bcast "$TMP/bcast.pcap" -out "$OUT"
 	done
 } >"$OUT/frr_database.txt"
 
-# Human check: the TE LSA must carry the Maximum Bandwidth sub-TLV.
-echo "--- tcpdump -vvv of the TE LSA (p2p capture)"
-tcpdump -r "$TMP/p2p.pcap" -vvv -n 2>/dev/null | grep -i -m3 -B3 -A1 'maximum bandwidth' || {
-	echo "capture.sh: tcpdump shows no Maximum Bandwidth sub-TLV" >&2
-	exit 1
-}
-[[ -n ${KEEP_PCAP:-} ]] && cp "$TMP/p2p.pcap" "$TMP/bcast.pcap" "$KEEP_PCAP/"
-echo "capture.sh: wrote golden packets to $OUT"
+finish LSA 'Maximum Bandwidth' -B3 -A1
