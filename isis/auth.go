@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
-	"github.com/fared/fared/internal/igp/keyauth"
 	"github.com/fared/fared/isis/packet"
 )
 
@@ -188,7 +187,7 @@ func (c *circuit) authOK(pdu packet.PDU, b []byte, src [6]byte) bool {
 	}
 	k, err := packet.Verify(b, keys)
 	if err != nil {
-		kind := keyauth.KindOf(err).String()
+		kind := packet.AuthKind(err).String()
 		c.reject(kind, "authentication failed: PDU dropped", "pdu", name, "err", err, "from", macString(src))
 		return false
 	}

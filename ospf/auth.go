@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
-	"github.com/fared/fared/internal/igp/keyauth"
 	"github.com/fared/fared/ospf/packet"
 )
 
@@ -113,7 +112,7 @@ func (ifc *iface) authOK(b []byte, rid, src netip.Addr) (packet.Verified, bool) 
 	}
 	v, err := packet.Verify(b, keys)
 	if err != nil {
-		kind := keyauth.KindOf(err).String()
+		kind := packet.AuthKind(err).String()
 		ifc.reject(kind, "authentication failed: packet dropped", "err", err, "from", src, "router_id", rid)
 		return v, false
 	}

@@ -250,6 +250,10 @@ const (
 // of the first TLV when it is missing).
 type AuthError = keyauth.Error
 
+// AuthKind is why Verify rejected a PDU (keyauth.KindOf): the kind its
+// rejected_auth_<kind> counter names.
+func AuthKind(err error) AuthErrKind { return keyauth.KindOf(err) }
+
 // authErr is Verify's rejection of kind at off.
 func authErr(kind AuthErrKind, off int, format string, args ...any) *AuthError {
 	return &AuthError{Proto: "isis", Kind: kind, Offset: off, Msg: fmt.Sprintf(format, args...)}

@@ -8,8 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
-
-	"github.com/fared/fared/internal/igp/keyauth"
 )
 
 // withAuth returns a copy of p with the key's placeholder as its first TLV.
@@ -81,13 +79,13 @@ func TestSignVerify(t *testing.T) {
 			}
 			wrong := k
 			wrong.Secret = []byte("wrong")
-			if _, err := Verify(b, []Key{wrong}); keyauth.KindOf(err) != AuthMismatch {
+			if _, err := Verify(b, []Key{wrong}); AuthKind(err) != AuthMismatch {
 				t.Fatalf("%s %s: wrong secret: %v", name, k.Alg, err)
 			}
 			if k.AuthType() == AuthTypeGeneric {
 				other := k
 				other.ID++
-				if _, err := Verify(b, []Key{other}); keyauth.KindOf(err) != AuthNoKey {
+				if _, err := Verify(b, []Key{other}); AuthKind(err) != AuthNoKey {
 					t.Fatalf("%s %s: other key id: %v", name, k.Alg, err)
 				}
 			}
@@ -95,10 +93,10 @@ func TestSignVerify(t *testing.T) {
 			if k.Alg == AlgHMACMD5 {
 				otherType = Key{Alg: AlgClear, Secret: k.Secret}
 			}
-			if _, err := Verify(b, []Key{otherType}); keyauth.KindOf(err) != AuthWrongType {
+			if _, err := Verify(b, []Key{otherType}); AuthKind(err) != AuthWrongType {
 				t.Fatalf("%s %s: other type: %v", name, k.Alg, err)
 			}
-			if _, err := Verify(p.AppendTo(nil), []Key{k}); keyauth.KindOf(err) != AuthMissing {
+			if _, err := Verify(p.AppendTo(nil), []Key{k}); AuthKind(err) != AuthMissing {
 				t.Fatalf("%s %s: unsigned: %v", name, k.Alg, err)
 			}
 			if k.Alg == AlgClear {
@@ -216,7 +214,7 @@ func TestAuthMalformed(t *testing.T) {
 	// Two authentication TLVs.
 	k := testKeys[1]
 	b := withAuth(t, withAuth(t, p, k), k).AppendTo(nil)
-	if _, err := Verify(b, []Key{k}); keyauth.KindOf(err) != AuthMalformed {
+	if _, err := Verify(b, []Key{k}); AuthKind(err) != AuthMalformed {
 		t.Fatalf("two TLV 10: %v", err)
 	}
 	if err := Sign(b, k); err == nil {

@@ -110,6 +110,10 @@ const (
 // AuthError is Verify's rejection; Offset points at the offending field.
 type AuthError = keyauth.Error
 
+// AuthKind is why Verify rejected a packet (keyauth.KindOf): the kind its
+// rejected_auth_<kind> counter names.
+func AuthKind(err error) AuthErrKind { return keyauth.KindOf(err) }
+
 // authErr is Verify's rejection of kind at off.
 func authErr(kind AuthErrKind, off int, format string, args ...any) *AuthError {
 	return &AuthError{Proto: "ospf", Kind: kind, Offset: off, Msg: fmt.Sprintf(format, args...)}

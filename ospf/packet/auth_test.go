@@ -8,8 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
-
-	"github.com/fared/fared/internal/igp/keyauth"
 )
 
 var testKeys = []Key{
@@ -55,13 +53,13 @@ func TestSignVerify(t *testing.T) {
 			}
 			wrong := k
 			wrong.Secret = []byte("wrong")
-			if _, err := Verify(b, []Key{wrong}); keyauth.KindOf(err) != AuthMismatch {
+			if _, err := Verify(b, []Key{wrong}); AuthKind(err) != AuthMismatch {
 				t.Fatalf("%s %s: wrong secret: %v", name, k.Alg, err)
 			}
-			if _, err := Verify(p.AppendTo(nil), []Key{k}); keyauth.KindOf(err) != AuthWrongType {
+			if _, err := Verify(p.AppendTo(nil), []Key{k}); AuthKind(err) != AuthWrongType {
 				t.Fatalf("%s %s: null auth packet: %v", name, k.Alg, err)
 			}
-			if _, err := Verify(b, nil); keyauth.KindOf(err) != AuthWrongType {
+			if _, err := Verify(b, nil); AuthKind(err) != AuthWrongType {
 				t.Fatalf("%s %s: interface without auth: %v", name, k.Alg, err)
 			}
 			if k.Alg == AlgSimple {
@@ -72,10 +70,10 @@ func TestSignVerify(t *testing.T) {
 			}
 			other := k
 			other.ID++
-			if _, err := Verify(b, []Key{other}); keyauth.KindOf(err) != AuthNoKey {
+			if _, err := Verify(b, []Key{other}); AuthKind(err) != AuthNoKey {
 				t.Fatalf("%s %s: other key id: %v", name, k.Alg, err)
 			}
-			if _, err := Verify(b[:len(b)-1], []Key{k}); keyauth.KindOf(err) != AuthMalformed {
+			if _, err := Verify(b[:len(b)-1], []Key{k}); AuthKind(err) != AuthMalformed {
 				t.Fatalf("%s %s: short digest: %v", name, k.Alg, err)
 			}
 			for i := range b {
