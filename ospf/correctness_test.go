@@ -189,8 +189,7 @@ func checkWrapOrder(t *testing.T, tp *tap, since int, k lsaKey, from, nbr netip.
 func TestSeqNumberMaxFlushesThenRestarts(t *testing.T) {
 	w := &wire{}
 	tp := tapWire(w)
-	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}})
-	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
+	r1, r2 := startP2PPair(t, w)
 	igptest.Poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
 
 	setOwnSeq(t, r1, teLinkKey, packet.MaxSequenceNumber-1, false)

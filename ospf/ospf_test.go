@@ -12,15 +12,23 @@ import (
 	"github.com/fared/fared/lsdb"
 )
 
+// startP2PPair starts r1 and r2 on the point-to-point link w
+// (10.254.0.0/31) and waits until both are Full.
+func startP2PPair(t *testing.T, w *wire) (r1, r2 *memNode) {
+	t.Helper()
+	r1 = startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}})
+	r2 = startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
+	igptest.Poll(t, 10*time.Second, "r1 Full", fullCount(r1, 1))
+	igptest.Poll(t, 10*time.Second, "r2 Full", fullCount(r2, 1))
+	return r1, r2
+}
+
 // TestP2PFull: two routers on a P2P link reach Full, hold identical
 // databases, and each graph shows the other's link with its Maximum
 // Bandwidth, its loopback with the Path Bandwidth, and Self's adjacency.
 func TestP2PFull(t *testing.T) {
 	w := &wire{}
-	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}})
-	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
-	igptest.Poll(t, 10*time.Second, "r1 Full", fullCount(r1, 1))
-	igptest.Poll(t, 10*time.Second, "r2 Full", fullCount(r2, 1))
+	r1, r2 := startP2PPair(t, w)
 	// Per router: Router LSA, TE router address, TE link, 2 Extended
 	// Prefix LSAs (loopback, link subnet).
 	igptest.Poll(t, 10*time.Second, "identical LSDBs", sameDBn(10, r1, r2))
