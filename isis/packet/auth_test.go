@@ -67,7 +67,7 @@ func TestSignVerify(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, k.Alg, err)
 			}
-			if a, ok := pduTLVs(d).Auth(); !ok || a.AuthType != k.AuthType() || (a.AuthType == AuthTypeGeneric && a.KeyID != k.ID) {
+			if a, ok := TLVsOf(d).Auth(); !ok || a.AuthType != k.AuthType() || (a.AuthType == AuthTypeGeneric && a.KeyID != k.ID) {
 				t.Fatalf("%s %s: auth TLV %+v", name, k.Alg, a)
 			}
 			if l, ok := d.(*LSP); ok && !LSPChecksumOK(b) {
