@@ -313,8 +313,9 @@ type reachLayout struct {
 // decodeReach decodes the prefix entries of a TLV 135 or 236 value in two
 // passes: one that checks every entry and counts them and their sub-TLVs,
 // then one that fills them in (mk gets an entry's bytes, its prefix bytes
-// and its sub-TLVs), so the entries and sub-TLVs take one allocation each.
-func decodeReach[P any](v []byte, off int, l reachLayout, mk func(entry, addr []byte, subs []SubTLV) P) ([]P, error) {
+// and its sub-TLVs), so the entries and sub-TLVs take one allocation each;
+// tlv makes the TLV of the entries.
+func decodeReach[P any](v []byte, off int, l reachLayout, mk func(entry, addr []byte, subs []SubTLV) P, tlv func([]P) TLV) (TLV, error) {
 	np, ns := 0, 0
 	for i := 0; i < len(v); {
 		if i+l.plen+1 > len(v) {
@@ -335,46 +336,36 @@ func decodeReach[P any](v []byte, off int, l reachLayout, mk func(entry, addr []
 		out[k] = mk(v[i:], e.addr, e.subTLVs(&pool))
 		i = e.next
 	}
-	return out, nil
+	return tlv(out), nil
+}
+
+// prefixAddr is the address whose first bytes a prefix entry carries:
+// addr, zero-padded to 4 bytes (IPv4) or 16.
+func prefixAddr(addr []byte, ipv4 bool) netip.Addr {
+	var a [16]byte
+	copy(a[:], addr)
+	if ipv4 {
+		return netip.AddrFrom4([4]byte(a[:4]))
+	}
+	return netip.AddrFrom16(a)
 }
 
 func decodeExtIPReach(v []byte, off int) (TLV, error) {
-	ps, err := decodeReach(v, off, reachLayout{t: TLVExtIPReach, plen: 4, maxBits: 32, subBit: 0x40},
+	return decodeReach(v, off, reachLayout{t: TLVExtIPReach, plen: 4, maxBits: 32, subBit: 0x40},
 		func(entry, addr []byte, subs []SubTLV) ExtIPPrefix {
-			var a [4]byte
-			copy(a[:], addr)
-			c := entry[4]
-			return ExtIPPrefix{
-				Metric:  binary.BigEndian.Uint32(entry),
-				Down:    c&0x80 != 0,
-				Prefix:  netip.PrefixFrom(netip.AddrFrom4(a), int(c&0x3f)),
-				SubTLVs: subs,
-			}
-		})
-	if err != nil {
-		return nil, err
-	}
-	return &ExtIPReach{Prefixes: ps}, nil
+			c := entry[4] // up/down, sub-TLVs, prefix length
+			return ExtIPPrefix{Metric: binary.BigEndian.Uint32(entry), Down: c&0x80 != 0,
+				Prefix: netip.PrefixFrom(prefixAddr(addr, true), int(c&0x3f)), SubTLVs: subs}
+		}, func(ps []ExtIPPrefix) TLV { return &ExtIPReach{Prefixes: ps} })
 }
 
 func decodeIPv6Reach(v []byte, off int) (TLV, error) {
-	ps, err := decodeReach(v, off, reachLayout{t: TLVIPv6Reach, plen: 5, maxBits: 128, subBit: 0x20},
+	return decodeReach(v, off, reachLayout{t: TLVIPv6Reach, plen: 5, maxBits: 128, subBit: 0x20},
 		func(entry, addr []byte, subs []SubTLV) IPv6Prefix {
-			var a [16]byte
-			copy(a[:], addr)
-			f := entry[4]
-			return IPv6Prefix{
-				Metric:   binary.BigEndian.Uint32(entry),
-				Down:     f&0x80 != 0,
-				External: f&0x40 != 0,
-				Prefix:   netip.PrefixFrom(netip.AddrFrom16(a), int(entry[5])),
-				SubTLVs:  subs,
-			}
-		})
-	if err != nil {
-		return nil, err
-	}
-	return &IPv6Reach{Prefixes: ps}, nil
+			f := entry[4] // up/down, external, sub-TLVs
+			return IPv6Prefix{Metric: binary.BigEndian.Uint32(entry), Down: f&0x80 != 0, External: f&0x40 != 0,
+				Prefix: netip.PrefixFrom(prefixAddr(addr, false), int(entry[5])), SubTLVs: subs}
+		}, func(ps []IPv6Prefix) TLV { return &IPv6Reach{Prefixes: ps} })
 }
 
 // pack fills TLVs of at most 255 value bytes with items in order; an item
