@@ -14,6 +14,7 @@ package goldencap
 import (
 	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -138,6 +139,32 @@ type Want struct {
 	Name     string
 	Required bool
 	Pick     []byte
+}
+
+// Capture is one pcap file an extractor reads: its flag and what the
+// flag's usage says it is.
+type Capture struct{ Flag, Usage string }
+
+// Main is an extractor's main: it reads the pcap file of each capture's
+// flag (payload picks what a frame carries), lets wants pick from them
+// (by flag name) and finishes as Finish says, with -out DIR and -check:
+//
+//	go run extract.go -FLAG FILE ... -out DIR [-check]
+func Main(payload func(frame []byte) []byte, caps []Capture, wants func(pkts map[string][][]byte) []Want) {
+	paths := map[string]*string{}
+	for _, c := range caps {
+		paths[c.Flag] = flag.String(c.Flag, "", c.Usage)
+	}
+	out := flag.String("out", ".", "directory for the .bin files")
+	check := flag.Bool("check", false, "only report whether everything was seen")
+	flag.Parse()
+	pkts := map[string][][]byte{}
+	for name, path := range paths {
+		ps, err := ReadPcap(*path, payload)
+		Check(err)
+		pkts[name] = ps
+	}
+	Finish(wants(pkts), *out, *check)
 }
 
 // Finish reports what was found and missing, and unless check writes the

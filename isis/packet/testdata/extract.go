@@ -14,35 +14,30 @@ package main
 
 import (
 	"encoding/binary"
-	"flag"
 
 	gc "github.com/fared/fared/internal/igp/goldencap"
 )
 
 func main() {
-	p2p := flag.String("p2p", "", "pcap of the point-to-point scenario")
-	lan := flag.String("lan", "", "pcap of the LAN scenario")
-	out := flag.String("out", ".", "directory for the .bin files")
-	check := flag.Bool("check", false, "only report whether everything was seen")
-	flag.Parse()
-
-	p2pPDUs, err := gc.ReadPcap(*p2p, isisPDU)
-	gc.Check(err)
-	lanPDUs, err := gc.ReadPcap(*lan, isisPDU)
-	gc.Check(err)
-	all := gc.Concat(p2pPDUs, lanPDUs)
-
-	gc.Finish([]gc.Want{
-		{Name: "frr_p2p_iih.bin", Required: true, Pick: gc.Last(p2pPDUs, isUpP2PHello)},
-		{Name: "frr_lan_iih.bin", Required: true, Pick: gc.Last(lanPDUs, isLANHelloWithNeighbors)},
-		{Name: "frr_lsp_te.bin", Required: true, Pick: gc.Largest(all, isTELSP)},
-		{Name: "frr_csnp.bin", Required: true, Pick: gc.First(p2pPDUs, isType(25))},
-		{Name: "frr_psnp.bin", Required: true, Pick: gc.First(all, isType(27))},
-		// Extras that widen the fuzz seeds and golden tests.
-		{Name: "frr_lan_csnp.bin", Pick: gc.Last(lanPDUs, isType(25))},
-		{Name: "frr_lsp_pseudo.bin", Pick: gc.Largest(lanPDUs, isPseudoLSP)},
-		{Name: "frr_lan_lsp.bin", Pick: gc.Largest(lanPDUs, isNonPseudoLiveLSP)},
-	}, *out, *check)
+	captures := []gc.Capture{
+		{Flag: "p2p", Usage: "pcap of the point-to-point scenario"},
+		{Flag: "lan", Usage: "pcap of the LAN scenario"},
+	}
+	gc.Main(isisPDU, captures, func(pkts map[string][][]byte) []gc.Want {
+		p2p, lan := pkts["p2p"], pkts["lan"]
+		all := gc.Concat(p2p, lan)
+		return []gc.Want{
+			{Name: "frr_p2p_iih.bin", Required: true, Pick: gc.Last(p2p, isUpP2PHello)},
+			{Name: "frr_lan_iih.bin", Required: true, Pick: gc.Last(lan, isLANHelloWithNeighbors)},
+			{Name: "frr_lsp_te.bin", Required: true, Pick: gc.Largest(all, isTELSP)},
+			{Name: "frr_csnp.bin", Required: true, Pick: gc.First(p2p, isType(25))},
+			{Name: "frr_psnp.bin", Required: true, Pick: gc.First(all, isType(27))},
+			// Extras that widen the fuzz seeds and golden tests.
+			{Name: "frr_lan_csnp.bin", Pick: gc.Last(lan, isType(25))},
+			{Name: "frr_lsp_pseudo.bin", Pick: gc.Largest(lan, isPseudoLSP)},
+			{Name: "frr_lan_lsp.bin", Pick: gc.Largest(lan, isNonPseudoLiveLSP)},
+		}
+	})
 }
 
 func isType(t byte) func([]byte) bool {

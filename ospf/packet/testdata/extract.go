@@ -14,43 +14,38 @@ package main
 
 import (
 	"encoding/binary"
-	"flag"
 
 	gc "github.com/fared/fared/internal/igp/goldencap"
 )
 
 func main() {
-	p2p := flag.String("p2p", "", "pcap of r1's point-to-point interface")
-	bcast := flag.String("bcast", "", "pcap of r1's broadcast interface")
-	out := flag.String("out", ".", "directory for the .bin files")
-	check := flag.Bool("check", false, "only report whether everything was seen")
-	flag.Parse()
-
-	p2pPkts, err := gc.ReadPcap(*p2p, ospfPacket)
-	gc.Check(err)
-	bcPkts, err := gc.ReadPcap(*bcast, ospfPacket)
-	gc.Check(err)
-	all := gc.Concat(p2pPkts, bcPkts)
-
-	gc.Finish([]gc.Want{
-		{Name: "frr_hello.bin", Required: true, Pick: gc.Last(p2pPkts, helloWithNeighbors)},
-		{Name: "frr_hello_bcast.bin", Required: true, Pick: gc.Last(bcPkts, helloDRBDR)},
-		{Name: "frr_dbd.bin", Required: true, Pick: gc.Largest(all, dbdWithHeaders)},
-		{Name: "frr_lsr.bin", Required: true, Pick: gc.Largest(all, isType(3))},
-		{Name: "frr_lsu_router.bin", Required: true, Pick: gc.Smallest(all, lsuWith(hasRouterLinks))},
-		{Name: "frr_lsu_te.bin", Required: true, Pick: gc.Smallest(all, gc.And(from(1), lsuWith(isTEMaxBW)))},
-		{Name: "frr_lsu_network.bin", Required: true, Pick: gc.Smallest(bcPkts, lsuWith(lsaType(2)))},
-		{Name: "frr_lsu_summary.bin", Required: true, Pick: gc.Smallest(all, lsuWith(lsaType(3)))},
-		{Name: "frr_lsu_asbr_summary.bin", Required: true, Pick: gc.Smallest(bcPkts, lsuWith(lsaType(4)))},
-		{Name: "frr_lsu_external.bin", Required: true, Pick: gc.Smallest(all, lsuWith(lsaType(5)))},
-		{Name: "frr_lsack.bin", Required: true, Pick: gc.Largest(all, isType(5))},
-		// FRR 8.4.4 floods all of a router's opaque LSAs (TE, Extended
-		// Link, Extended Prefix, Router Information) in one LSU, so the TE
-		// and Extended Prefix goldens are r1's and r2's bundle.
-		{Name: "frr_lsu_extprefix.bin", Required: true, Pick: gc.Smallest(all, gc.And(from(2), lsuWith(opaque(7))))},
-		// Extras: the tests skip what is not there.
-		{Name: "frr_dbd_init.bin", Pick: gc.First(all, dbdInit)},
-	}, *out, *check)
+	captures := []gc.Capture{
+		{Flag: "p2p", Usage: "pcap of r1's point-to-point interface"},
+		{Flag: "bcast", Usage: "pcap of r1's broadcast interface"},
+	}
+	gc.Main(ospfPacket, captures, func(pkts map[string][][]byte) []gc.Want {
+		p2p, bcast := pkts["p2p"], pkts["bcast"]
+		all := gc.Concat(p2p, bcast)
+		return []gc.Want{
+			{Name: "frr_hello.bin", Required: true, Pick: gc.Last(p2p, helloWithNeighbors)},
+			{Name: "frr_hello_bcast.bin", Required: true, Pick: gc.Last(bcast, helloDRBDR)},
+			{Name: "frr_dbd.bin", Required: true, Pick: gc.Largest(all, dbdWithHeaders)},
+			{Name: "frr_lsr.bin", Required: true, Pick: gc.Largest(all, isType(3))},
+			{Name: "frr_lsu_router.bin", Required: true, Pick: gc.Smallest(all, lsuWith(hasRouterLinks))},
+			{Name: "frr_lsu_te.bin", Required: true, Pick: gc.Smallest(all, gc.And(from(1), lsuWith(isTEMaxBW)))},
+			{Name: "frr_lsu_network.bin", Required: true, Pick: gc.Smallest(bcast, lsuWith(lsaType(2)))},
+			{Name: "frr_lsu_summary.bin", Required: true, Pick: gc.Smallest(all, lsuWith(lsaType(3)))},
+			{Name: "frr_lsu_asbr_summary.bin", Required: true, Pick: gc.Smallest(bcast, lsuWith(lsaType(4)))},
+			{Name: "frr_lsu_external.bin", Required: true, Pick: gc.Smallest(all, lsuWith(lsaType(5)))},
+			{Name: "frr_lsack.bin", Required: true, Pick: gc.Largest(all, isType(5))},
+			// FRR 8.4.4 floods all of a router's opaque LSAs (TE, Extended
+			// Link, Extended Prefix, Router Information) in one LSU, so the TE
+			// and Extended Prefix goldens are r1's and r2's bundle.
+			{Name: "frr_lsu_extprefix.bin", Required: true, Pick: gc.Smallest(all, gc.And(from(2), lsuWith(opaque(7))))},
+			// Extras: the tests skip what is not there.
+			{Name: "frr_dbd_init.bin", Pick: gc.First(all, dbdInit)},
+		}
+	})
 }
 
 func isType(t byte) func([]byte) bool {
