@@ -1,7 +1,6 @@
 package isis
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -188,11 +187,7 @@ func (c *circuit) authOK(pdu packet.PDU, b []byte, src [6]byte) bool {
 	}
 	k, err := packet.Verify(b, keys)
 	if err != nil {
-		kind := "auth_malformed"
-		var ae *packet.AuthError
-		if errors.As(err, &ae) {
-			kind = ae.Kind.String()
-		}
+		kind := packet.AuthKind(err).String()
 		c.reject(kind, "authentication failed: PDU dropped", "pdu", name, "err", err, "from", macString(src))
 		return false
 	}

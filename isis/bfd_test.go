@@ -2,11 +2,7 @@ package isis
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"net/netip"
 	"slices"
 	"sync"
@@ -45,33 +41,9 @@ func (r *repairLog) downs() []string {
 // startMemBFD is startMemCfg with a BFD manager and a repair hook.
 func startMemBFD(t *testing.T, n int, cfg *config.Config, ifs []memIf, m *bfd.Manager, rep Repairer) *memNode {
 	t.Helper()
-	byName := map[string]memIf{}
-	for i, f := range ifs {
-		f.mac = [6]byte{0x02, 0, 0, 0, byte(n), byte(i)}
-		f.mtu = 1500
-		byName[f.name] = f
-	}
-	in, err := New(cfg, Options{
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Interfaces: func(name string) (*IfaceInfo, error) {
-			f, ok := byName[name]
-			if !ok {
-				return nil, errors.New("no such interface")
-			}
-			return &IfaceInfo{Iface: net.Interface{Index: 10 + len(name), MTU: f.mtu, Name: name, HardwareAddr: f.mac[:]}, Running: true, Addrs: []netip.Prefix{f.addr}}, nil
-		},
-		OpenPort: func(ifi *net.Interface) (Port, error) {
-			f := byName[ifi.Name]
-			return f.w.port(f.mac), nil
-		},
-		BFD:    m,
-		Repair: rep,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mn := &memNode{in: in, stop: igptest.Go(t, in.Run)}
-	return mn
+	opt := memOptions(t, n, ifs, nil)
+	opt.BFD, opt.Repair = m, rep
+	return runMem(t, cfg, opt)
 }
 
 func bfdUp(ctx context.Context, m *bfd.Manager) error {

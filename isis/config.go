@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp"
 )
 
 // Key is the section's config key, the module's name and API prefix.
@@ -162,7 +163,7 @@ func parseSection(w *config.Walker, k, v *yaml.Node) any {
 	}
 	is := Defaults()
 	lifetimeOK, refreshOK := true, true
-	ifLines, pfxLines := map[string]int{}, map[netip.Prefix]int{}
+	ifLines, pfxLines := igp.FirstLines[string]{}, igp.FirstLines[netip.Prefix]{}
 	seen := w.Mapping(v, map[string]config.Field{
 		"areas":                 func(k, v *yaml.Node) { is.Areas = parseAreas(w, k, v) },
 		"net":                   func(k, v *yaml.Node) { is.parseNET(w, k, v) },
@@ -189,19 +190,15 @@ func parseSection(w *config.Walker, k, v *yaml.Node) any {
 		"bfd":              w.BFD(&is.BFD),
 		"interfaces": w.List(func(v *yaml.Node) {
 			it := parseIface(w, v)
-			if first, dup := ifLines[it.Name]; dup && it.Name != "" {
-				w.Errf(v, "duplicate interface %q (first at line %d)", it.Name, first)
-			} else {
-				ifLines[it.Name] = it.Line
+			if it.Name != "" {
+				ifLines.Add(w, v, it.Name, it.Line, fmt.Sprintf("interface %q", it.Name))
 			}
 			is.Interfaces = append(is.Interfaces, it)
 		}),
 		"prefixes": w.List(func(v *yaml.Node) {
 			pf := parsePrefix(w, v)
-			if first, dup := pfxLines[pf.Prefix]; dup && pf.Prefix.IsValid() {
-				w.Errf(v, "duplicate prefix %s (first at line %d)", pf.Prefix, first)
-			} else {
-				pfxLines[pf.Prefix] = pf.Line
+			if pf.Prefix.IsValid() {
+				pfxLines.Add(w, v, pf.Prefix, pf.Line, "prefix "+pf.Prefix.String())
 			}
 			is.Prefixes = append(is.Prefixes, pf)
 		}),
@@ -237,10 +234,7 @@ func checkSection(w *config.Walker, c *config.Config, section any) {
 		}
 		is.netSystemID, is.netNode = nil, nil
 	}
-	is.BFD = w.SectionBFD(is.BFD)
-	for i := range is.Interfaces {
-		is.Interfaces[i].BFD = config.InheritBFD(is.BFD, is.Interfaces[i].BFD)
-	}
+	igp.ResolveBFD(w, &is.BFD, is.Interfaces, func(i *Interface) **config.BFD { return &i.BFD })
 }
 
 // parseAreas reads areas: 1..3 area addresses of dotted hex.
@@ -409,18 +403,8 @@ func parseIface(w *config.Walker, v *yaml.Node) Interface {
 	it.Line = v.Line
 	helloOK := true
 	seen := w.Mapping(v, map[string]config.Field{
-		"name": w.Str(&it.Name, func(s string) string {
-			if s == "" || len(s) > 15 || strings.ContainsAny(s, "/ \t") {
-				return fmt.Sprintf("invalid interface name %q", s)
-			}
-			return ""
-		}),
-		"type": w.Str(&it.Type, func(s string) string {
-			if s != "p2p" && s != "lan" {
-				return fmt.Sprintf("must be p2p or lan, got %q", s)
-			}
-			return ""
-		}),
+		"name":      w.Str(&it.Name, igp.IfaceName),
+		"type":      w.Str(&it.Type, igp.OneOf("p2p", "lan")),
 		"metric":    config.SetInt(w, &it.Metric, 1, 0xFFFFFE),
 		"bandwidth": w.Bandwidth(&it.Bandwidth),
 		"passive":   w.Bool(&it.Passive),
@@ -451,21 +435,7 @@ func parseIface(w *config.Walker, v *yaml.Node) Interface {
 func parsePrefix(w *config.Walker, v *yaml.Node) Prefix {
 	pf := Prefix{Line: v.Line}
 	seen := w.Mapping(v, map[string]config.Field{
-		"prefix": func(k, v *yaml.Node) {
-			s, ok := w.Text(k, v)
-			if !ok {
-				return
-			}
-			pp, err := netip.ParsePrefix(s)
-			switch {
-			case err != nil:
-				w.Errf(v, "%s: invalid prefix %q", k.Value, s)
-			case pp != pp.Masked():
-				w.Errf(v, "%s: host bits set, did you mean %s", k.Value, pp.Masked())
-			default:
-				pf.Prefix = pp
-			}
-		},
+		"prefix":         igp.PrefixField(w, &pf.Prefix, nil),
 		"metric":         config.SetInt(w, &pf.Metric, 0, 0xFE000000),
 		"path-bandwidth": w.Bandwidth(&pf.PathBandwidth),
 	})

@@ -82,13 +82,7 @@ func FuzzHelloBuild(f *testing.F) {
 					t.Fatalf("hello of %d bytes not padded to %d", len(b), limit)
 				}
 			}
-			var tl packet.TLVs
-			switch x := p.(type) {
-			case *packet.LANHello:
-				tl = x.TLVs
-			case *packet.P2PHello:
-				tl = x.TLVs
-			}
+			tl := packet.TLVsOf(p)
 			got4, got6 := tl.IPv4Addrs(), tl.IPv6Addrs()
 			if len(got4) > len(a4) || len(got6) > len(ll) {
 				t.Fatalf("more addresses out than in")

@@ -10,6 +10,7 @@ import (
 	apiwire "github.com/fared/fared/api/wire"
 
 	"github.com/fared/fared/fare"
+	"github.com/fared/fared/internal/igp"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/spf"
 )
@@ -150,8 +151,8 @@ func prefixBefore(a, b netip.Prefix) bool {
 // Leaks returns what this router leaks between levels and where each
 // Path Bandwidth came from.
 func (in *Instance) Leaks(ctx context.Context) ([]LeakView, error) {
-	out := []LeakView{}
-	err := in.Query(ctx, func() {
+	return igp.Collect(ctx, in.Base, func() (out []LeakView, _ error) {
+		out = []LeakView{}
 		for into := 1; into <= 2; into++ {
 			for _, lk := range in.leaks[into-1] {
 				v := LeakView{Prefix: lk.Prefix.String(), FromLevel: 3 - into, IntoLevel: into, Metric: lk.Metric, Down: lk.Down,
@@ -163,11 +164,8 @@ func (in *Instance) Leaks(ctx context.Context) ([]LeakView, error) {
 				out = append(out, v)
 			}
 		}
+		return
 	})
-	if err != nil {
-		return nil, err // the loop may still be filling the result: do not read it
-	}
-	return out, err
 }
 
 // LevelView is the API shape of one level.
@@ -175,8 +173,8 @@ type LevelView = apiwire.ISISLevel
 
 // Levels summarises each running level.
 func (in *Instance) Levels(ctx context.Context) ([]LevelView, error) {
-	out := []LevelView{}
-	err := in.Query(ctx, func() {
+	return igp.Collect(ctx, in.Base, func() (out []LevelView, _ error) {
+		out = []LevelView{}
 		for _, lv := range in.levels {
 			if lv == nil {
 				continue
@@ -189,9 +187,6 @@ func (in *Instance) Levels(ctx context.Context) ([]LevelView, error) {
 			}
 			out = append(out, v)
 		}
+		return
 	})
-	if err != nil {
-		return nil, err // the loop may still be filling the result: do not read it
-	}
-	return out, err
 }

@@ -143,6 +143,12 @@ func startMemOpts(t testing.TB, n int, level string, ifs []memIf, log *slog.Logg
 
 func startMemCfg(t testing.TB, n int, cfg *config.Config, ifs []memIf, log *slog.Logger) *memNode {
 	t.Helper()
+	return runMem(t, cfg, memOptions(t, n, ifs, log))
+}
+
+// memOptions are the Options of router n whose interfaces are ifs (on
+// in-memory segments), logging to log (nil: nowhere).
+func memOptions(t testing.TB, n int, ifs []memIf, log *slog.Logger) Options {
 	byName := map[string]memIf{}
 	for i, f := range ifs {
 		f.mac = [6]byte{0x02, 0, 0, 0, byte(n), byte(i)}
@@ -157,7 +163,7 @@ func startMemCfg(t testing.TB, n int, cfg *config.Config, ifs []memIf, log *slog
 	if testing.Verbose() && log == nil {
 		log = slog.New(slog.NewTextHandler(igptest.Writer{T: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	in, err := New(cfg, Options{
+	return Options{
 		Logger: log,
 		Interfaces: func(name string) (*IfaceInfo, error) {
 			f, ok := byName[name]
@@ -172,10 +178,15 @@ func startMemCfg(t testing.TB, n int, cfg *config.Config, ifs []memIf, log *slog
 			p.mtu = f.mtu
 			return p, nil
 		},
-	})
+	}
+}
+
+// runMem builds an instance and runs it until the test ends.
+func runMem(t testing.TB, cfg *config.Config, opt Options) *memNode {
+	t.Helper()
+	in, err := New(cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &memNode{in: in, stop: igptest.Go(t, in.Run)}
-	return m
+	return &memNode{in: in, stop: igptest.Go(t, in.Run)}
 }

@@ -329,22 +329,8 @@ func (in *Instance) lspMTU() int {
 // TLVs are kept whole and in order, so fragment 0 keeps the node's
 // identity (areas, protocols, hostname) first.
 func (in *Instance) fragment(tlvs packet.TLVs) []packet.TLVs {
-	room := in.lspMTU() - packet.LSPHeaderLen - in.lspAuthRoom()
-	var out []packet.TLVs
-	var cur packet.TLVs
-	size := 0
-	for _, t := range tlvs {
-		n := (packet.TLVs{t}).Len()
-		if size+n > room && len(cur) > 0 {
-			out = append(out, cur)
-			cur, size = nil, 0
-		}
-		cur = append(cur, t)
-		size += n
-	}
-	if len(cur) > 0 || len(out) == 0 {
-		out = append(out, cur)
-	}
+	// The authentication TLV is added at encoding: leave room for it.
+	out := packet.SplitFragments(tlvs, in.lspMTU()-in.lspAuthRoom())
 	if len(out) > 256 {
 		in.log.Error("LSP content exceeds 256 fragments; truncated", "fragments", len(out))
 		out = out[:256]

@@ -385,10 +385,8 @@ func TestReloadReportsEverySetting(t *testing.T) {
 	e.Run(t)
 }
 
-// TestBandwidthOverrideAcrossReloads: a run-time override is logged, is
-// advertised, survives a reload that leaves the interface's configured
-// bandwidth alone (reported "kept"), can be cleared, and is dropped by a
-// reload that changes the configured bandwidth.
+// TestBandwidthOverrideAcrossReloads: igptest.BandwidthOverrideAcrossReloads
+// on a p2p interface.
 func TestBandwidthOverrideAcrossReloads(t *testing.T) {
 	w := &wire{}
 	y := func(bw string) string {
@@ -397,52 +395,16 @@ func TestBandwidthOverrideAcrossReloads(t *testing.T) {
 	log := &igptest.LogBuf{}
 	r1 := startLiveLog(t, 1, y("10G"), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.0/31")}}},
 		slog.New(slog.NewTextHandler(log, nil)))
-	bwOf := func() float32 {
-		ifs, err := r1.in.Interfaces(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ifs[0].BandwidthBytes
-	}
-	igptest.Poll(t, 5*time.Second, "up", func() error {
-		if bwOf() != 1.25e9 {
-			return fmt.Errorf("bandwidth %v", bwOf())
-		}
-		return nil
+	igptest.BandwidthOverrideAcrossReloads(t, igptest.Overridable{
+		YAML: y, Reload: func(y string) Report { return r1.reload(t, y) }, Set: r1.in.SetBandwidth, Log: log,
+		BW: func() (float32, error) {
+			ifs, err := r1.in.Interfaces(context.Background())
+			if err != nil {
+				return 0, err
+			}
+			return ifs[0].BandwidthBytes, nil
+		},
 	})
-	if err := r1.in.SetBandwidth(context.Background(), "e0", 40e9); err != nil {
-		t.Fatal(err)
-	}
-	if bwOf() != 5e9 {
-		t.Fatalf("override not applied: %v", bwOf())
-	}
-	if log.Count("bandwidth override set") != 1 {
-		t.Fatalf("override not logged")
-	}
-	rep := r1.reload(t, y("10G"))
-	if err := igptest.HasLine(rep, "interface e0: bandwidth override 40G kept"); err != nil {
-		t.Fatal(err)
-	}
-	if bwOf() != 5e9 {
-		t.Fatalf("override lost on an unchanged reload: %v", bwOf())
-	}
-	if err := r1.in.SetBandwidth(context.Background(), "e0", 0); err != nil {
-		t.Fatal(err)
-	}
-	if bwOf() != 1.25e9 || log.Count("bandwidth override cleared") != 1 {
-		t.Fatalf("clear: bandwidth %v, logged %d", bwOf(), log.Count("bandwidth override cleared"))
-	}
-	_ = r1.in.SetBandwidth(context.Background(), "e0", 40e9)
-	rep = r1.reload(t, y("20G"))
-	if err := igptest.HasLine(rep, "interface e0: bandwidth 10G -> 20G (run-time override 40G dropped"); err != nil {
-		t.Fatal(err)
-	}
-	if bwOf() != 2.5e9 {
-		t.Fatalf("configured bandwidth not in force: %v", bwOf())
-	}
-	if err := r1.in.SetBandwidth(context.Background(), "nope", 1e9); !errors.As(err, new(ErrNotFound)) {
-		t.Fatalf("unknown interface: %v", err)
-	}
 }
 
 // TestOverloadAtRunTime: the run-time overload bit reaches the neighbour,

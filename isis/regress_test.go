@@ -138,13 +138,7 @@ func TestHelloManyAddressesSplit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var tl packet.TLVs
-		switch x := p.(type) {
-		case *packet.LANHello:
-			tl = x.TLVs
-		case *packet.P2PHello:
-			tl = x.TLVs
-		}
+		tl := packet.TLVsOf(p)
 		if n := len(tl.IPv4Addrs()); n != 64 {
 			t.Errorf("%s: %d IPv4 addresses, want 64", typ, n)
 		}

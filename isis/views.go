@@ -27,8 +27,8 @@ type (
 
 // Neighbors returns every adjacency that is not Down.
 func (in *Instance) Neighbors(ctx context.Context) ([]NeighborView, error) {
-	var out []NeighborView
-	err := in.Query(ctx, func() {
+	return igp.Collect(ctx, in.Base, func() (out []NeighborView, _ error) {
+		out = []NeighborView{}
 		now := in.opt.Now()
 		hostnames := in.hostnames(now)
 		add := func(c *circuit, a *adjacency, lvl string) {
@@ -72,14 +72,8 @@ func (in *Instance) Neighbors(ctx context.Context) ([]NeighborView, error) {
 			}
 			return out[i].SystemID < out[j].SystemID
 		})
+		return
 	})
-	if err != nil {
-		return nil, err // the loop may still be filling the result: do not read it
-	}
-	if out == nil {
-		out = []NeighborView{}
-	}
-	return out, err
 }
 
 func levelName(l int) string {
@@ -115,8 +109,7 @@ func (in *Instance) hostnames(now time.Time) map[packet.SystemID]string {
 
 // Interfaces returns the circuits with their counters.
 func (in *Instance) Interfaces(ctx context.Context) ([]InterfaceView, error) {
-	var out []InterfaceView
-	err := in.Query(ctx, func() {
+	return igp.Collect(ctx, in.Base, func() (out []InterfaceView, _ error) {
 		for _, c := range in.circuits {
 			v := InterfaceView{Name: c.name, Index: c.ifi.Index, Type: c.cfg.Type, State: "down", Passive: c.cfg.Passive,
 				MTU: c.mtu, MAC: macString(c.mac), Metric: c.cfg.Metric, BandwidthBytes: c.bw, CircuitID: int(c.localID),
@@ -156,11 +149,8 @@ func (in *Instance) Interfaces(ctx context.Context) ([]InterfaceView, error) {
 			}
 			out = append(out, v)
 		}
+		return
 	})
-	if err != nil {
-		return nil, err // the loop may still be filling the result: do not read it
-	}
-	return out, err
 }
 
 // DatabaseQuery selects database entries.
@@ -172,9 +162,8 @@ type DatabaseQuery struct {
 
 // Database returns LSPs sorted by level and id.
 func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSPView, error) {
-	var out []LSPView
-	var qerr error
-	err := in.Query(ctx, func() {
+	return igp.Collect(ctx, in.Base, func() (out []LSPView, qerr error) {
+		out = []LSPView{}
 		now := in.opt.Now()
 		var want *packet.LSPID
 		if q.LSPID != "" {
@@ -213,17 +202,8 @@ func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSPView, e
 				out = append(out, v)
 			}
 		}
+		return
 	})
-	if err != nil {
-		return nil, err // the loop may still be filling the result: do not read it
-	}
-	if qerr != nil {
-		return nil, qerr
-	}
-	if out == nil {
-		out = []LSPView{}
-	}
-	return out, err
 }
 
 // ErrNotFound marks a query for something that does not exist (API: 404).

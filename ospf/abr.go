@@ -11,6 +11,7 @@ import (
 	"github.com/fared/fared/ospf/packet"
 
 	"github.com/fared/fared/fare"
+	"github.com/fared/fared/internal/igp"
 	"github.com/fared/fared/spf"
 )
 
@@ -152,8 +153,8 @@ func (in *Instance) areaRoutes(a *area) map[netip.Prefix]abrRoute {
 // Summaries returns the Summary LSAs we originate as an ABR, by area and
 // prefix, with their Path Bandwidth re-advertisement.
 func (in *Instance) Summaries(ctx context.Context) ([]SummaryView, error) {
-	out := []SummaryView{}
-	err := in.Query(ctx, func() {
+	return igp.Collect(ctx, in.Base, func() (out []SummaryView, _ error) {
+		out = []SummaryView{}
 		for _, a := range in.areas {
 			for _, v := range a.summaryViews {
 				v.Advertisers = slices.Clone(v.Advertisers)
@@ -164,9 +165,6 @@ func (in *Instance) Summaries(ctx context.Context) ([]SummaryView, error) {
 				out = append(out, v)
 			}
 		}
+		return
 	})
-	if err != nil {
-		return nil, err // the loop may still be filling the result: do not read it
-	}
-	return out, err
 }

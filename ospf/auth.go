@@ -1,7 +1,6 @@
 package ospf
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"time"
@@ -113,15 +112,11 @@ func (ifc *iface) authOK(b []byte, rid, src netip.Addr) (packet.Verified, bool) 
 	}
 	v, err := packet.Verify(b, keys)
 	if err != nil {
-		kind := "auth_malformed"
-		var ae *packet.AuthError
-		if errors.As(err, &ae) {
-			kind = ae.Kind.String()
-		}
+		kind := packet.AuthKind(err).String()
 		ifc.reject(kind, "authentication failed: packet dropped", "err", err, "from", src, "router_id", rid)
 		return v, false
 	}
-	if v.Key.Alg.AuType() == packet.AuCrypto {
+	if v.Key.AuType() == packet.AuCrypto {
 		if n := ifc.nbrFor(rid, src); n != nil && n.cryptSeqSet && v.Seq < n.cryptSeq {
 			ifc.reject("auth_seq", "cryptographic sequence number went backwards (replay?): packet dropped",
 				"seq", v.Seq, "last", n.cryptSeq, "from", src, "router_id", rid)
@@ -140,7 +135,7 @@ func (ifc *iface) authOK(b []byte, rid, src netip.Addr) (packet.Verified, bool) 
 // noteCryptSeq records an accepted packet's sequence number on the
 // neighbour that sent it (which a hello may just have created).
 func (ifc *iface) noteCryptSeq(v packet.Verified, rid, src netip.Addr) {
-	if v.Key.Alg.AuType() != packet.AuCrypto {
+	if v.Key.AuType() != packet.AuCrypto {
 		return
 	}
 	if n := ifc.nbrFor(rid, src); n != nil {

@@ -3,12 +3,12 @@ package ospf
 import (
 	"fmt"
 	"net/netip"
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/internal/igp"
 )
 
 // Key is the section's config key, the module's name and API prefix.
@@ -154,7 +154,7 @@ func parseSection(w *config.Walker, k, v *yaml.Node) any {
 	}
 	p := w
 	o := Defaults()
-	ifLines, pfxLines := map[string]int{}, map[netip.Prefix]int{}
+	ifLines, pfxLines := igp.FirstLines[string]{}, igp.FirstLines[netip.Prefix]{}
 	areaSet := map[*yaml.Node]bool{} // prefixes with an explicit area
 	var pfxNodes []*yaml.Node
 	p.Mapping(v, map[string]config.Field{
@@ -179,19 +179,15 @@ func parseSection(w *config.Walker, k, v *yaml.Node) any {
 		"bfd":                 p.BFD(&o.BFD),
 		"interfaces": p.List(func(v *yaml.Node) {
 			it := parseIface(p, v)
-			if first, dup := ifLines[it.Name]; dup && it.Name != "" {
-				p.Errf(v, "duplicate interface %q (first at line %d)", it.Name, first)
-			} else {
-				ifLines[it.Name] = it.Line
+			if it.Name != "" {
+				ifLines.Add(p, v, it.Name, it.Line, fmt.Sprintf("interface %q", it.Name))
 			}
 			o.Interfaces = append(o.Interfaces, it)
 		}),
 		"prefixes": p.List(func(v *yaml.Node) {
 			pf, hasArea := parsePrefix(p, v)
-			if first, dup := pfxLines[pf.Prefix]; dup && pf.Prefix.IsValid() {
-				p.Errf(v, "duplicate prefix %s (first at line %d)", pf.Prefix, first)
-			} else {
-				pfxLines[pf.Prefix] = pf.Line
+			if pf.Prefix.IsValid() {
+				pfxLines.Add(p, v, pf.Prefix, pf.Line, "prefix "+pf.Prefix.String())
 			}
 			areaSet[v] = hasArea
 			pfxNodes = append(pfxNodes, v)
@@ -234,29 +230,16 @@ func parseSection(w *config.Walker, k, v *yaml.Node) any {
 // once the whole file is read.
 func checkSection(w *config.Walker, c *config.Config, section any) {
 	o := section.(*Config)
-	o.BFD = w.SectionBFD(o.BFD)
-	for i := range o.Interfaces {
-		o.Interfaces[i].BFD = config.InheritBFD(o.BFD, o.Interfaces[i].BFD)
-	}
+	igp.ResolveBFD(w, &o.BFD, o.Interfaces, func(i *Interface) **config.BFD { return &i.BFD })
 }
 
 func parseIface(p *config.Walker, v *yaml.Node) Interface {
 	it := DefaultInterface()
 	it.Line = v.Line
 	seen := p.Mapping(v, map[string]config.Field{
-		"name": p.Str(&it.Name, func(s string) string {
-			if s == "" || len(s) > 15 || strings.ContainsAny(s, "/ \t") {
-				return fmt.Sprintf("invalid interface name %q", s)
-			}
-			return ""
-		}),
-		"area": areaField(p, &it.Area),
-		"type": p.Str(&it.Type, func(s string) string {
-			if s != "p2p" && s != "broadcast" {
-				return fmt.Sprintf("must be p2p or broadcast, got %q", s)
-			}
-			return ""
-		}),
+		"name":           p.Str(&it.Name, igp.IfaceName),
+		"area":           areaField(p, &it.Area),
+		"type":           p.Str(&it.Type, igp.OneOf("p2p", "broadcast")),
 		"cost":           config.SetInt(p, &it.Cost, 1, 65535),
 		"bandwidth":      p.Bandwidth(&it.Bandwidth),
 		"hello-interval": p.SetDuration(&it.HelloInterval, time.Second, 65535*time.Second),
@@ -286,23 +269,12 @@ func parseIface(p *config.Walker, v *yaml.Node) Interface {
 func parsePrefix(p *config.Walker, v *yaml.Node) (Prefix, bool) {
 	pf := Prefix{Line: v.Line}
 	seen := p.Mapping(v, map[string]config.Field{
-		"prefix": func(k, v *yaml.Node) {
-			s, ok := p.Text(k, v)
-			if !ok {
-				return
+		"prefix": igp.PrefixField(p, &pf.Prefix, func(pp netip.Prefix) string {
+			if !pp.Addr().Is4() {
+				return "is not IPv4 (OSPFv2 carries IPv4 only)"
 			}
-			pp, err := netip.ParsePrefix(s)
-			switch {
-			case err != nil:
-				p.Errf(v, "%s: invalid prefix %q", k.Value, s)
-			case !pp.Addr().Is4():
-				p.Errf(v, "%s: %s is not IPv4 (OSPFv2 carries IPv4 only)", k.Value, s)
-			case pp != pp.Masked():
-				p.Errf(v, "%s: host bits set, did you mean %s", k.Value, pp.Masked())
-			default:
-				pf.Prefix = pp
-			}
-		},
+			return ""
+		}),
 		"area":           areaField(p, &pf.Area),
 		"metric":         config.SetInt(p, &pf.Metric, 0, 0xFFFFFF),
 		"path-bandwidth": p.Bandwidth(&pf.PathBandwidth),

@@ -189,8 +189,7 @@ func checkWrapOrder(t *testing.T, tp *tap, since int, k lsaKey, from, nbr netip.
 func TestSeqNumberMaxFlushesThenRestarts(t *testing.T) {
 	w := &wire{}
 	tp := tapWire(w)
-	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}})
-	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
+	r1, r2 := startP2PPair(t, w)
 	igptest.Poll(t, 10*time.Second, "sync", sameDBn(10, r1, r2))
 
 	setOwnSeq(t, r1, teLinkKey, packet.MaxSequenceNumber-1, false)
@@ -308,11 +307,11 @@ func noType9(t *testing.T, tp *tap, what string) {
 func TestLinkLocalOpaqueScopedToLink(t *testing.T) {
 	lan, p2p := &wire{}, &wire{}
 	tp := tapWire(p2p)
-	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.1/24"), prio: 10}})
+	r1 := startLAN(t, 1, lan, 10)
 	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.2/24"), prio: 5},
 		{name: "e1", typ: "p2p", w: p2p, addr: pfx("10.254.0.0/31")}})
-	r3 := startMem(t, 3, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.3/24"), prio: 1}})
-	r4 := startMem(t, 4, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.4/24"), prio: 1}})
+	r3 := startLAN(t, 3, lan, 1)
+	r4 := startLAN(t, 4, lan, 1)
 	r5 := startMem(t, 5, []memIf{{name: "e0", typ: "p2p", w: p2p, addr: pfx("10.254.0.1/31")}})
 	igptest.Poll(t, 20*time.Second, "DR Full with all", fullCount(r1, 3))
 	igptest.Poll(t, 20*time.Second, "BDR Full with all", fullCount(r2, 4))
@@ -346,9 +345,9 @@ func TestLinkLocalOpaqueScopedToLink(t *testing.T) {
 // reaches Full without a BadLSReq or any other exchange restart.
 func TestLinkLocalOpaqueInDatabaseExchange(t *testing.T) {
 	lan := &wire{}
-	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.1/24"), prio: 10}})
-	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.2/24"), prio: 5}})
-	r3 := startMem(t, 3, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.3/24"), prio: 1}})
+	r1 := startLAN(t, 1, lan, 10)
+	r2 := startLAN(t, 2, lan, 5)
+	r3 := startLAN(t, 3, lan, 1)
 	igptest.Poll(t, 20*time.Second, "DR Full", fullCount(r1, 2))
 	igptest.Poll(t, 20*time.Second, "BDR Full", fullCount(r2, 2))
 	originateLink(t, r3, "e0", 1, "lan3")
@@ -360,7 +359,7 @@ func TestLinkLocalOpaqueInDatabaseExchange(t *testing.T) {
 		base[m] = ifCounter(t, m, "e0", "seq_mismatch")
 	}
 
-	r4 := startMem(t, 4, []memIf{{name: "e0", typ: "broadcast", w: lan, addr: pfx("10.253.0.4/24"), prio: 0}})
+	r4 := startLAN(t, 4, lan, 0)
 	igptest.Poll(t, 20*time.Second, "newcomer Full with DR and BDR", fullCount(r4, 2))
 	igptest.Poll(t, 10*time.Second, "newcomer holds r3's link-scope LSA", holdsLink(r4, "e0", want))
 	igptest.Poll(t, 10*time.Second, "sync", sameDB(r1, r2, r3, r4))
@@ -374,11 +373,8 @@ func TestLinkLocalOpaqueInDatabaseExchange(t *testing.T) {
 			t.Errorf("%s: %d exchange restarts with the newcomer", m.in.rid, n)
 		}
 	}
-	ns, _ := r4.in.Neighbors(context.Background())
-	for _, n := range ns {
-		if n.RouterID == "10.255.0.3" && n.State != "2-Way" {
-			t.Fatalf("newcomer and r3 in %s, want 2-Way (so r3's LSA came through the DR and BDR)", n.State)
-		}
+	if st := nbrState(r4, "10.255.0.3"); st != "" && st != "2-Way" {
+		t.Fatalf("newcomer and r3 in %s, want 2-Way (so r3's LSA came through the DR and BDR)", st)
 	}
 }
 

@@ -17,9 +17,7 @@ import (
 // transition counter.
 func TestPrometheusMetrics(t *testing.T) {
 	w := &wire{}
-	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}})
-	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
-	igptest.Poll(t, 10*time.Second, "Full", fullCount(r1, 1))
+	r1, r2 := startP2PPair(t, w)
 	igptest.Poll(t, 10*time.Second, "sync", sameDB(r1, r2))
 
 	f, err := igptest.Gather(t, r1.in.Collectors()...)

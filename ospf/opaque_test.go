@@ -34,10 +34,7 @@ func TestOpaqueOnlyToOpaqueNeighbors(t *testing.T) {
 		d.Options &^= optO
 		return d.AppendTo(nil)
 	}
-	r1 := startMem(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.0/31")}})
-	r2 := startMem(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: pfx("10.254.0.1/31")}})
-	igptest.Poll(t, 10*time.Second, "r1 Full", fullCount(r1, 1))
-	igptest.Poll(t, 10*time.Second, "r2 Full", fullCount(r2, 1))
+	r1, r2 := startP2PPair(t, w)
 	igptest.Poll(t, 10*time.Second, "r2 holds r1's Router LSA and none of its opaque LSAs", func() error {
 		v, err := r2.in.Database(context.Background(), DatabaseQuery{})
 		if err != nil {

@@ -76,34 +76,26 @@ func (in *Instance) receive(ifc *iface, src, dst netip.Addr, b []byte) {
 		ifc.count("rx_hello")
 		ifc.rxHello(p, src, now)
 	case *packet.DBD:
-		ifc.count("rx_dbd")
-		if n := ifc.nbrFor(h.RouterID, src); n != nil {
-			n.rxDBD(p, now)
-		} else {
-			ifc.reject("unknown_neighbor", "packet from a router without a neighbour entry", "type", "dbd", "router_id", h.RouterID, "from", src)
-		}
+		ifc.fromNeighbor("dbd", h.RouterID, src, func(n *neighbor) { n.rxDBD(p, now) })
 	case *packet.LSR:
-		ifc.count("rx_lsr")
-		if n := ifc.nbrFor(h.RouterID, src); n != nil {
-			n.rxLSR(p, now)
-		} else {
-			ifc.reject("unknown_neighbor", "packet from a router without a neighbour entry", "type", "lsr", "router_id", h.RouterID, "from", src)
-		}
+		ifc.fromNeighbor("lsr", h.RouterID, src, func(n *neighbor) { n.rxLSR(p, now) })
 	case *packet.LSU:
-		ifc.count("rx_lsu")
-		if n := ifc.nbrFor(h.RouterID, src); n != nil {
-			in.rxLSU(n, p, now)
-		} else {
-			ifc.reject("unknown_neighbor", "packet from a router without a neighbour entry", "type", "lsu", "router_id", h.RouterID, "from", src)
-		}
+		ifc.fromNeighbor("lsu", h.RouterID, src, func(n *neighbor) { in.rxLSU(n, p, now) })
 	case *packet.LSAck:
-		ifc.count("rx_lsack")
-		if n := ifc.nbrFor(h.RouterID, src); n != nil {
-			n.rxAck(p, now)
-		} else {
-			ifc.reject("unknown_neighbor", "packet from a router without a neighbour entry", "type", "lsack", "router_id", h.RouterID, "from", src)
-		}
+		ifc.fromNeighbor("lsack", h.RouterID, src, func(n *neighbor) { n.rxAck(p, now) })
 	}
+}
+
+// fromNeighbor counts a packet of kind (dbd, lsr, lsu, lsack) and hands it
+// to the neighbour that sent it; only hellos come from routers without a
+// neighbour entry.
+func (ifc *iface) fromNeighbor(kind string, rid, src netip.Addr, rx func(*neighbor)) {
+	ifc.count("rx_" + kind)
+	if n := ifc.nbrFor(rid, src); n != nil {
+		rx(n)
+		return
+	}
+	ifc.reject("unknown_neighbor", "packet from a router without a neighbour entry", "type", kind, "router_id", rid, "from", src)
 }
 
 // nbrFor finds the neighbour that sent a packet.

@@ -321,9 +321,8 @@ func TestReloadReportsEverySetting(t *testing.T) {
 	e.Run(t)
 }
 
-// TestBandwidthOverrideAcrossReloads: as in IS-IS, an override is logged,
-// kept by a reload that leaves the configured bandwidth alone, cleared on
-// request, and dropped when the configured bandwidth changes.
+// TestBandwidthOverrideAcrossReloads: igptest.BandwidthOverrideAcrossReloads,
+// as in IS-IS.
 func TestBandwidthOverrideAcrossReloads(t *testing.T) {
 	w := &wire{}
 	y := func(bw string) string {
@@ -331,32 +330,16 @@ func TestBandwidthOverrideAcrossReloads(t *testing.T) {
 	}
 	log := &igptest.LogBuf{}
 	r1 := startLiveLog(t, y("10G"), map[string]kif{"e0": {w: w, addrs: p2("10.254.0.0/31")}}, slog.New(slog.NewTextHandler(log, nil)))
-	bwOf := func() float32 {
-		ifs, err := r1.in.Interfaces(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ifs[0].BandwidthBytes
-	}
-	igptest.Poll(t, 5*time.Second, "up", func() error {
-		if bwOf() != 1.25e9 {
-			return fmt.Errorf("bandwidth %v", bwOf())
-		}
-		return nil
+	igptest.BandwidthOverrideAcrossReloads(t, igptest.Overridable{
+		YAML: y, Reload: func(y string) Report { return r1.reload(t, y) }, Set: r1.in.SetBandwidth, Log: log,
+		BW: func() (float32, error) {
+			ifs, err := r1.in.Interfaces(context.Background())
+			if err != nil {
+				return 0, err
+			}
+			return ifs[0].BandwidthBytes, nil
+		},
 	})
-	if err := r1.in.SetBandwidth(context.Background(), "e0", 40e9); err != nil || bwOf() != 5e9 || log.Count("bandwidth override set") != 1 {
-		t.Fatalf("set: %v, bandwidth %v", err, bwOf())
-	}
-	if err := igptest.HasLine(r1.reload(t, y("10G")), "interface e0: bandwidth override 40G kept"); err != nil || bwOf() != 5e9 {
-		t.Fatalf("%v, bandwidth %v", err, bwOf())
-	}
-	if err := r1.in.SetBandwidth(context.Background(), "e0", 0); err != nil || bwOf() != 1.25e9 || log.Count("bandwidth override cleared") != 1 {
-		t.Fatalf("clear: %v, bandwidth %v", err, bwOf())
-	}
-	_ = r1.in.SetBandwidth(context.Background(), "e0", 40e9)
-	if err := igptest.HasLine(r1.reload(t, y("20G")), "interface e0: bandwidth 10G -> 20G (run-time override 40G dropped"); err != nil || bwOf() != 2.5e9 {
-		t.Fatalf("%v, bandwidth %v", err, bwOf())
-	}
 }
 
 // TestClearNeighbor: clearing drops the neighbour; it comes back Full

@@ -17,7 +17,7 @@ func (ifc *iface) encode(p packet.Packet) []byte {
 	k, ok := ifc.sendKey()
 	h.AuType = packet.AuNull
 	if ok {
-		h.AuType = k.Alg.AuType()
+		h.AuType = k.AuType()
 	}
 	b := p.AppendTo(nil)
 	if ok {

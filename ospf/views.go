@@ -27,8 +27,8 @@ type (
 
 // Neighbors returns every neighbour, by interface and router id.
 func (in *Instance) Neighbors(ctx context.Context) ([]NeighborView, error) {
-	out := []NeighborView{}
-	err := in.Query(ctx, func() {
+	return igp.Collect(ctx, in.Base, func() (out []NeighborView, _ error) {
+		out = []NeighborView{}
 		now := in.opt.Now()
 		for _, ifc := range in.ifaces {
 			for _, n := range ifc.sortedNbrs() {
@@ -50,11 +50,8 @@ func (in *Instance) Neighbors(ctx context.Context) ([]NeighborView, error) {
 				out = append(out, v)
 			}
 		}
+		return
 	})
-	if err != nil {
-		return nil, err // the loop may still be filling the result: do not read it
-	}
-	return out, err
 }
 
 func addrView(a netip.Addr) string {
@@ -66,8 +63,8 @@ func addrView(a netip.Addr) string {
 
 // Interfaces returns the OSPF interfaces with their counters.
 func (in *Instance) Interfaces(ctx context.Context) ([]InterfaceView, error) {
-	out := []InterfaceView{}
-	err := in.Query(ctx, func() {
+	return igp.Collect(ctx, in.Base, func() (out []InterfaceView, _ error) {
+		out = []InterfaceView{}
 		for _, ifc := range in.ifaces {
 			v := InterfaceView{Name: ifc.name, Index: ifc.ifi.Index, Area: ifc.area.name, Type: ifc.cfg.Type, State: ifc.state.String(),
 				Passive: ifc.cfg.Passive, MTU: ifc.mtu, Cost: int(ifc.cfg.Cost), BandwidthBytes: ifc.bw,
@@ -87,11 +84,8 @@ func (in *Instance) Interfaces(ctx context.Context) ([]InterfaceView, error) {
 			}
 			out = append(out, v)
 		}
+		return
 	})
-	if err != nil {
-		return nil, err // the loop may still be filling the result: do not read it
-	}
-	return out, err
 }
 
 // DatabaseQuery selects database entries.
@@ -141,9 +135,8 @@ func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSAView, e
 		}
 		areaID = &a
 	}
-	out := []LSAView{}
-	var qerr error
-	err = in.Query(ctx, func() {
+	return igp.Collect(ctx, in.Base, func() (out []LSAView, qerr error) {
+		out = []LSAView{}
 		now := in.opt.Now()
 		if areaID != nil && in.area(*areaID) == nil {
 			qerr = ErrNotFound{What: "area " + config.AreaString(*areaID)}
@@ -178,14 +171,8 @@ func (in *Instance) Database(ctx context.Context, q DatabaseQuery) ([]LSAView, e
 				out = append(out, v)
 			}
 		}
+		return
 	})
-	if err != nil {
-		return nil, err // the loop may still be filling the result: do not read it
-	}
-	if qerr != nil {
-		return nil, qerr
-	}
-	return out, err
 }
 
 func linkName(a *area) string {

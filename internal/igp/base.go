@@ -197,3 +197,20 @@ func Spec[M Module](key string, routing *daemon.Routing, build func(core *daemon
 		},
 	}
 }
+
+// Collect runs build inside the instance goroutine (Query) and returns
+// what it built, or build's error. When the query itself fails (ctx ended
+// first) the loop may still be running build: nothing of it is read.
+func Collect[T any](ctx context.Context, b *Base, build func() (T, error)) (T, error) {
+	var out T
+	var berr error
+	if err := b.Query(ctx, func() { out, berr = build() }); err != nil {
+		var zero T
+		return zero, err
+	}
+	if berr != nil {
+		var zero T
+		return zero, berr
+	}
+	return out, nil
+}

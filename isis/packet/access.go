@@ -129,3 +129,20 @@ func (t TLVs) PurgeOriginator() (PurgeOriginator, bool) {
 	})
 	return r, found
 }
+
+// TLVsOf is the TLV list of a PDU.
+func TLVsOf(p PDU) TLVs {
+	switch x := p.(type) {
+	case *LSP:
+		return x.TLVs
+	case *LANHello:
+		return x.TLVs
+	case *P2PHello:
+		return x.TLVs
+	case *CSNP:
+		return x.TLVs
+	case *PSNP:
+		return x.TLVs
+	}
+	return nil
+}

@@ -3,13 +3,12 @@ package packet
 import (
 	"crypto/hmac"
 	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha512"
 	"crypto/subtle"
 	"encoding/binary"
 	"fmt"
 	"hash"
+
+	"github.com/fared/fared/internal/igp/keyauth"
 )
 
 // TLVAuth is the Authentication TLV (ISO 10589 §9.8, RFC 5304, RFC 5310).
@@ -85,76 +84,22 @@ func (t TLVs) WithoutAuth() TLVs {
 	return out
 }
 
-// Alg is an authentication algorithm.
-type Alg uint8
+// Alg is an authentication algorithm (internal/igp/keyauth).
+type Alg = keyauth.Alg
 
 const (
-	AlgClear    Alg = iota + 1 // cleartext password, type 1
-	AlgHMACMD5                 // RFC 5304, type 54
-	AlgHMACSHA1                // RFC 5310, type 3
-	AlgHMACSHA224
-	AlgHMACSHA256
-	AlgHMACSHA384
-	AlgHMACSHA512
+	AlgClear      = keyauth.Clear      // cleartext password, type 1
+	AlgHMACMD5    = keyauth.MD5        // RFC 5304, type 54
+	AlgHMACSHA1   = keyauth.HMACSHA1   // RFC 5310, type 3
+	AlgHMACSHA224 = keyauth.HMACSHA224 // RFC 5310, type 3, and so on
+	AlgHMACSHA256 = keyauth.HMACSHA256
+	AlgHMACSHA384 = keyauth.HMACSHA384
+	AlgHMACSHA512 = keyauth.HMACSHA512
 )
 
-var algNames = [...]string{AlgClear: "clear", AlgHMACMD5: "md5", AlgHMACSHA1: "hmac-sha-1", AlgHMACSHA224: "hmac-sha-224",
-	AlgHMACSHA256: "hmac-sha-256", AlgHMACSHA384: "hmac-sha-384", AlgHMACSHA512: "hmac-sha-512"}
-
-func (a Alg) String() string {
-	if int(a) < len(algNames) && algNames[a] != "" {
-		return algNames[a]
-	}
-	return fmt.Sprintf("alg_%d", uint8(a))
-}
-
-// ParseAlg reads an algorithm name as the config spells it.
-func ParseAlg(s string) (Alg, bool) {
-	for i, n := range algNames {
-		if n != "" && n == s {
-			return Alg(i), true
-		}
-	}
-	return 0, false
-}
-
-// AuthType is the TLV 10 type the algorithm goes out as.
-func (a Alg) AuthType() uint8 {
-	switch a {
-	case AlgClear:
-		return AuthTypeClear
-	case AlgHMACMD5:
-		return AuthTypeHMACMD5
-	}
-	return AuthTypeGeneric
-}
-
-func (a Alg) hash() func() hash.Hash {
-	switch a {
-	case AlgHMACMD5:
-		return md5.New
-	case AlgHMACSHA1:
-		return sha1.New
-	case AlgHMACSHA224:
-		return sha256.New224
-	case AlgHMACSHA256:
-		return sha256.New
-	case AlgHMACSHA384:
-		return sha512.New384
-	case AlgHMACSHA512:
-		return sha512.New
-	}
-	return nil
-}
-
-// DigestLen is the length of the algorithm's authentication data (0 for
-// cleartext).
-func (a Alg) DigestLen() int {
-	if h := a.hash(); h != nil {
-		return h().Size()
-	}
-	return 0
-}
+// ParseAlg reads an algorithm name as the config spells it: IS-IS knows
+// every algorithm of keyauth.
+func ParseAlg(s string) (Alg, bool) { return keyauth.ParseAlg(s) }
 
 // Key is one authentication key. ID is sent only with RFC 5310 (and is
 // how a receiver picks the key); an HMAC-MD5 key is matched by trying it.
@@ -164,13 +109,24 @@ type Key struct {
 	Secret []byte
 }
 
+// AuthType is the TLV 10 type the key's algorithm goes out as.
+func (k Key) AuthType() uint8 {
+	switch k.Alg {
+	case AlgClear:
+		return AuthTypeClear
+	case AlgHMACMD5:
+		return AuthTypeHMACMD5
+	}
+	return AuthTypeGeneric
+}
+
 // MaxClearPassword is the longest cleartext password TLV 10 carries.
 const MaxClearPassword = MaxTLVValue - 1
 
 // Placeholder is the TLV 10 the key puts in a PDU before Sign fills it in:
 // a cleartext password as it is, a digest field of zeros.
 func (k Key) Placeholder() *Auth {
-	a := &Auth{AuthType: k.Alg.AuthType(), KeyID: k.ID}
+	a := &Auth{AuthType: k.AuthType(), KeyID: k.ID}
 	if k.Alg == AlgClear {
 		a.Value = k.Secret[:min(len(k.Secret), MaxClearPassword)]
 	} else {
@@ -185,15 +141,6 @@ func (k Key) Placeholder() *Auth {
 // TLVLen is the wire size of the key's TLV 10, type and length included:
 // what a PDU must leave room for.
 func (k Key) TLVLen() int { return 2 + valueLen(k.Placeholder()) }
-
-// apad is RFC 5310 §3.3's Apad: 0x878FE1F3 repeated to n bytes.
-func apad(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = [4]byte{0x87, 0x8F, 0xE1, 0xF3}[i%4]
-	}
-	return b
-}
 
 // authField locates the first TLV 10 in a raw PDU: the offset of its value
 // (the type byte) and its length. Every TLV must be framed within the PDU
@@ -240,7 +187,6 @@ func isLSP(p []byte) bool {
 // §3.3): both change in transit. The digest field counts as zero for
 // HMAC-MD5 (RFC 5304) and as Apad for RFC 5310.
 func (k Key) digest(p []byte, off int) []byte {
-	h := k.Alg.hash()
 	c := make([]byte, len(p))
 	copy(c, p)
 	if isLSP(c) {
@@ -248,20 +194,14 @@ func (k Key) digest(p []byte, off int) []byte {
 		c[lspCksumField], c[lspCksumField+1] = 0, 0
 	}
 	l := k.Alg.DigestLen()
+	var m hash.Hash
 	if k.Alg == AlgHMACMD5 {
 		clear(c[off+1 : off+1+l])
+		m = hmac.New(md5.New, k.Secret)
 	} else {
-		copy(c[off+3:off+3+l], apad(l))
+		copy(c[off+3:off+3+l], keyauth.Apad(l))
+		m = keyauth.NewHMAC(k.Alg, k.Secret)
 	}
-	secret := k.Secret
-	if k.Alg != AlgHMACMD5 && len(secret) > l {
-		// RFC 5310 §3.3: a key longer than L is hashed to L bytes first
-		// (plain HMAC only hashes keys longer than the block size).
-		s := h()
-		s.Write(secret)
-		secret = s.Sum(nil)
-	}
-	m := hmac.New(h, secret)
 	m.Write(c)
 	return m.Sum(nil)
 }
@@ -294,38 +234,29 @@ func Sign(p []byte, k Key) error {
 	return nil
 }
 
-// AuthErrKind says why Verify rejected a PDU. Its String is a metrics
-// label (rx_rejected_auth_<kind>), so the names never change.
-type AuthErrKind uint8
+// AuthErrKind says why Verify rejected a PDU (keyauth.ErrKind: its String
+// is a metrics label).
+type AuthErrKind = keyauth.ErrKind
 
 const (
-	AuthMissing   AuthErrKind = iota + 1 // no TLV 10 where one is required
-	AuthWrongType                        // TLV 10 of a type we have no key for
-	AuthNoKey                            // RFC 5310 key id we do not accept
-	AuthMismatch                         // digest or password wrong
-	AuthMalformed                        // TLV 10 with a wrong length, two of them
+	AuthMissing   = keyauth.Missing   // no TLV 10 where one is required
+	AuthWrongType = keyauth.WrongType // TLV 10 of a type we have no key for
+	AuthNoKey     = keyauth.NoKey     // RFC 5310 key id we do not accept
+	AuthMismatch  = keyauth.Mismatch  // digest or password wrong
+	AuthMalformed = keyauth.Malformed // TLV 10 with a wrong length, two of them
 )
-
-var authErrNames = [...]string{AuthMissing: "auth_missing", AuthWrongType: "auth_type", AuthNoKey: "auth_key_id",
-	AuthMismatch: "auth_mismatch", AuthMalformed: "auth_malformed"}
-
-func (k AuthErrKind) String() string {
-	if int(k) < len(authErrNames) && authErrNames[k] != "" {
-		return authErrNames[k]
-	}
-	return fmt.Sprintf("auth_%d", uint8(k))
-}
 
 // AuthError is Verify's rejection. Offset is that of the TLV 10 value (or
 // of the first TLV when it is missing).
-type AuthError struct {
-	Kind   AuthErrKind
-	Offset int
-	Msg    string
-}
+type AuthError = keyauth.Error
 
-func (e *AuthError) Error() string {
-	return fmt.Sprintf("isis: authentication: offset %d: %s", e.Offset, e.Msg)
+// AuthKind is why Verify rejected a PDU (keyauth.KindOf): the kind its
+// rejected_auth_<kind> counter names.
+func AuthKind(err error) AuthErrKind { return keyauth.KindOf(err) }
+
+// authErr is Verify's rejection of kind at off.
+func authErr(kind AuthErrKind, off int, format string, args ...any) *AuthError {
+	return &AuthError{Proto: "isis", Kind: kind, Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 // Verify checks the TLV 10 of the raw PDU p against the accepted keys and
@@ -339,26 +270,26 @@ func Verify(p []byte, keys []Key) (Key, error) {
 	}
 	off, n, err := authField(p)
 	if err != nil {
-		return Key{}, &AuthError{Kind: AuthMalformed, Msg: err.Error()}
+		return Key{}, authErr(AuthMalformed, 0, "%s", err)
 	}
 	if off < 0 {
-		return Key{}, &AuthError{Kind: AuthMissing, Offset: int(p[1]), Msg: "no authentication TLV"}
+		return Key{}, authErr(AuthMissing, int(p[1]), "no authentication TLV")
 	}
 	if n < 1 {
-		return Key{}, &AuthError{Kind: AuthMalformed, Offset: off, Msg: "empty authentication TLV"}
+		return Key{}, authErr(AuthMalformed, off, "empty authentication TLV")
 	}
 	end := off + n
 	typ := p[off]
 	var id uint16
 	if typ == AuthTypeGeneric {
 		if n < 3 {
-			return Key{}, &AuthError{Kind: AuthMalformed, Offset: off, Msg: fmt.Sprintf("generic cryptographic TLV of %d bytes", n)}
+			return Key{}, authErr(AuthMalformed, off, "generic cryptographic TLV of %d bytes", n)
 		}
 		id = binary.BigEndian.Uint16(p[off+1:])
 	}
 	typeKnown, idKnown := false, false
 	for _, k := range keys {
-		if k.Alg.AuthType() != typ {
+		if k.AuthType() != typ {
 			continue
 		}
 		typeKnown = true
@@ -373,15 +304,14 @@ func Verify(p []byte, keys []Key) (Key, error) {
 			}
 		case AlgHMACMD5:
 			if n != 1+md5.Size {
-				return Key{}, &AuthError{Kind: AuthMalformed, Offset: off, Msg: fmt.Sprintf("HMAC-MD5 TLV of %d bytes, want 17", n)}
+				return Key{}, authErr(AuthMalformed, off, "HMAC-MD5 TLV of %d bytes, want 17", n)
 			}
 			if hmac.Equal(p[off+1:end], k.digest(p, off)) {
 				return k, nil
 			}
 		default:
 			if n != 3+k.Alg.DigestLen() {
-				return Key{}, &AuthError{Kind: AuthMalformed, Offset: off,
-					Msg: fmt.Sprintf("key id %d: %d bytes of authentication data, %s wants %d", id, n-3, k.Alg, k.Alg.DigestLen())}
+				return Key{}, authErr(AuthMalformed, off, "key id %d: %d bytes of authentication data, %s wants %d", id, n-3, k.Alg, k.Alg.DigestLen())
 			}
 			if hmac.Equal(p[off+3:end], k.digest(p, off)) {
 				return k, nil
@@ -390,11 +320,11 @@ func Verify(p []byte, keys []Key) (Key, error) {
 	}
 	switch {
 	case !typeKnown:
-		return Key{}, &AuthError{Kind: AuthWrongType, Offset: off, Msg: fmt.Sprintf("authentication type %d, none of our keys uses it", typ)}
+		return Key{}, authErr(AuthWrongType, off, "authentication type %d, none of our keys uses it", typ)
 	case !idKnown:
-		return Key{}, &AuthError{Kind: AuthNoKey, Offset: off, Msg: fmt.Sprintf("key id %d is not accepted", id)}
+		return Key{}, authErr(AuthNoKey, off, "key id %d is not accepted", id)
 	}
-	return Key{}, &AuthError{Kind: AuthMismatch, Offset: off, Msg: fmt.Sprintf("authentication type %d: no accepted key matches", typ)}
+	return Key{}, authErr(AuthMismatch, off, "authentication type %d: no accepted key matches", typ)
 }
 
 // PurgeTLVOK reports whether a TLV may appear in a purge when

@@ -57,14 +57,6 @@ var testKeys = []Key{
 	{ID: 65535, Alg: AlgHMACSHA512, Secret: bytes.Repeat([]byte("long"), 40)},
 }
 
-func authKind(err error) AuthErrKind {
-	var ae *AuthError
-	if errors.As(err, &ae) {
-		return ae.Kind
-	}
-	return 0
-}
-
 // Every PDU type signed with every algorithm decodes, verifies with its
 // key and is rejected, for the right reason, with any other.
 func TestSignVerify(t *testing.T) {
@@ -75,7 +67,7 @@ func TestSignVerify(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, k.Alg, err)
 			}
-			if a, ok := pduTLVs(d).Auth(); !ok || a.AuthType != k.Alg.AuthType() || (a.AuthType == AuthTypeGeneric && a.KeyID != k.ID) {
+			if a, ok := TLVsOf(d).Auth(); !ok || a.AuthType != k.AuthType() || (a.AuthType == AuthTypeGeneric && a.KeyID != k.ID) {
 				t.Fatalf("%s %s: auth TLV %+v", name, k.Alg, a)
 			}
 			if l, ok := d.(*LSP); ok && !LSPChecksumOK(b) {
@@ -87,13 +79,13 @@ func TestSignVerify(t *testing.T) {
 			}
 			wrong := k
 			wrong.Secret = []byte("wrong")
-			if _, err := Verify(b, []Key{wrong}); authKind(err) != AuthMismatch {
+			if _, err := Verify(b, []Key{wrong}); AuthKind(err) != AuthMismatch {
 				t.Fatalf("%s %s: wrong secret: %v", name, k.Alg, err)
 			}
-			if k.Alg.AuthType() == AuthTypeGeneric {
+			if k.AuthType() == AuthTypeGeneric {
 				other := k
 				other.ID++
-				if _, err := Verify(b, []Key{other}); authKind(err) != AuthNoKey {
+				if _, err := Verify(b, []Key{other}); AuthKind(err) != AuthNoKey {
 					t.Fatalf("%s %s: other key id: %v", name, k.Alg, err)
 				}
 			}
@@ -101,10 +93,10 @@ func TestSignVerify(t *testing.T) {
 			if k.Alg == AlgHMACMD5 {
 				otherType = Key{Alg: AlgClear, Secret: k.Secret}
 			}
-			if _, err := Verify(b, []Key{otherType}); authKind(err) != AuthWrongType {
+			if _, err := Verify(b, []Key{otherType}); AuthKind(err) != AuthWrongType {
 				t.Fatalf("%s %s: other type: %v", name, k.Alg, err)
 			}
-			if _, err := Verify(p.AppendTo(nil), []Key{k}); authKind(err) != AuthMissing {
+			if _, err := Verify(p.AppendTo(nil), []Key{k}); AuthKind(err) != AuthMissing {
 				t.Fatalf("%s %s: unsigned: %v", name, k.Alg, err)
 			}
 			if k.Alg == AlgClear {
@@ -222,7 +214,7 @@ func TestAuthMalformed(t *testing.T) {
 	// Two authentication TLVs.
 	k := testKeys[1]
 	b := withAuth(t, withAuth(t, p, k), k).AppendTo(nil)
-	if _, err := Verify(b, []Key{k}); authKind(err) != AuthMalformed {
+	if _, err := Verify(b, []Key{k}); AuthKind(err) != AuthMalformed {
 		t.Fatalf("two TLV 10: %v", err)
 	}
 	if err := Sign(b, k); err == nil {

@@ -184,6 +184,19 @@ func describeSubs(parent uint8, subs []SubTLV, code uint8) []map[string]any {
 	return out
 }
 
+// tagsOr reads administrative tags of size bytes each (get reads one),
+// or is the hex h when v is not a whole number of them.
+func tagsOr[T uint32 | uint64](v []byte, h string, size int, get func([]byte) T) any {
+	if len(v)%size != 0 {
+		return h
+	}
+	tags := make([]T, len(v)/size)
+	for i := range tags {
+		tags[i] = get(v[size*i:])
+	}
+	return tags
+}
+
 // DescribeSubTLV names and decodes one sub-TLV of TLV parent (22, 135 or
 // 236): e.g. ("max_link_bandwidth", float32 bytes/s). Unknown sub-TLVs,
 // and known ones of the wrong length, give their bytes as a hex string
@@ -196,23 +209,9 @@ func DescribeSubTLV(parent uint8, s SubTLV, pathBWCode uint8) (name string, valu
 		case s.Type == pathBWCode:
 			return floatOr("path_bandwidth", v, h)
 		case s.Type == SubPrefixTag32:
-			if len(v)%4 != 0 {
-				return "admin_tags", h
-			}
-			tags := make([]uint32, len(v)/4)
-			for i := range tags {
-				tags[i] = binary.BigEndian.Uint32(v[4*i:])
-			}
-			return "admin_tags", tags
+			return "admin_tags", tagsOr(v, h, 4, binary.BigEndian.Uint32)
 		case s.Type == SubPrefixTag64:
-			if len(v)%8 != 0 {
-				return "admin_tags_64", h
-			}
-			tags := make([]uint64, len(v)/8)
-			for i := range tags {
-				tags[i] = binary.BigEndian.Uint64(v[8*i:])
-			}
-			return "admin_tags_64", tags
+			return "admin_tags_64", tagsOr(v, h, 8, binary.BigEndian.Uint64)
 		case s.Type == SubPrefixSID:
 			return "prefix_sid", h
 		case s.Type == SubPrefixAttrFlags:

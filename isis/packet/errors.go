@@ -1,6 +1,10 @@
 package packet
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/fared/fared/internal/enum"
+)
 
 // ErrKind classifies why Decode rejected a PDU. Its String is used as a
 // metrics label, so the names never change.
@@ -17,7 +21,7 @@ const (
 	KindBadTLV                         // a known TLV's value is malformed
 )
 
-var kindNames = [...]string{
+var kindNames = enum.Names[ErrKind]{
 	KindTruncated:   "truncated",
 	KindBadHeader:   "bad_header",
 	KindIDLength:    "id_length",
@@ -28,12 +32,7 @@ var kindNames = [...]string{
 	KindBadTLV:      "bad_tlv",
 }
 
-func (k ErrKind) String() string {
-	if int(k) < len(kindNames) && kindNames[k] != "" {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind_%d", uint8(k))
-}
+func (k ErrKind) String() string { return kindNames.Name(k, "kind_") }
 
 // DecodeError says why and where Decode rejected a PDU. Offset is from the
 // start of the PDU (the IRPD byte): the offending header field, or for
@@ -59,26 +58,17 @@ func (e *DecodeError) Error() string {
 	return "isis: " + where + ": " + e.Msg
 }
 
+// pduNames name the PDU types in messages.
+var pduNames = enum.Names[uint8]{
+	TypeL1LANHello: "L1 LAN IIH", TypeL2LANHello: "L2 LAN IIH", TypeP2PHello: "P2P IIH",
+	TypeL1LSP: "L1 LSP", TypeL2LSP: "L2 LSP", TypeL1CSNP: "L1 CSNP", TypeL2CSNP: "L2 CSNP",
+	TypeL1PSNP: "L1 PSNP", TypeL2PSNP: "L2 PSNP",
+}
+
+// pduName is the name of PDU type t, "" if IS-IS defines none.
 func pduName(t uint8) string {
-	switch t {
-	case TypeL1LANHello:
-		return "L1 LAN IIH"
-	case TypeL2LANHello:
-		return "L2 LAN IIH"
-	case TypeP2PHello:
-		return "P2P IIH"
-	case TypeL1LSP:
-		return "L1 LSP"
-	case TypeL2LSP:
-		return "L2 LSP"
-	case TypeL1CSNP:
-		return "L1 CSNP"
-	case TypeL2CSNP:
-		return "L2 CSNP"
-	case TypeL1PSNP:
-		return "L1 PSNP"
-	case TypeL2PSNP:
-		return "L2 PSNP"
+	if int(t) < len(pduNames) {
+		return pduNames[t]
 	}
 	return ""
 }

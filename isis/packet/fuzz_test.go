@@ -47,8 +47,8 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("not idempotent\nenc  %x\nenc2 %x", enc, enc2)
 		}
 		// The description must not panic either.
-		DescribeTLVs(pduTLVs(p), DefaultPathBandwidthSubTLV)
-		_ = pduTLVs(p).Len()
+		DescribeTLVs(TLVsOf(p), DefaultPathBandwidthSubTLV)
+		_ = TLVsOf(p).Len()
 	})
 }
 
@@ -134,14 +134,14 @@ func FuzzHelloEncode(f *testing.F) {
 			if _, ok := h.(*P2PHello); ok {
 				hl = P2PHelloHeaderLen
 			}
-			if got := pduTLVs(h).Len(); got+hl != len(b) {
+			if got := TLVsOf(h).Len(); got+hl != len(b) {
 				t.Fatalf("Len %d + %d != %d encoded", got, hl, len(b))
 			}
 			p, err := Decode(b)
 			if err != nil {
 				t.Fatalf("encoding does not decode: %v", err)
 			}
-			d := pduTLVs(p)
+			d := TLVsOf(p)
 			if got := d.SNPAs(); len(got) != len(snpas) || (len(got) > 0 && !reflect.DeepEqual(got, snpas)) {
 				t.Fatalf("%d MACs in, %d out", len(snpas), len(got))
 			}

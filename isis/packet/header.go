@@ -103,6 +103,15 @@ func appendCommon(b []byte, h Header) []byte {
 	return append(b, irpd, byte(headerLen(h.Type)), 1, h.IDLen, h.Type&0x1f, 1, 0, h.MaxAreaAddrs)
 }
 
+// appendPDU appends a PDU: the common header of h, the fixed fields of
+// its type (appended by fixed), the TLVs; then fills in the PDU length.
+func appendPDU(b []byte, h Header, fixed func([]byte) []byte, tlvs TLVs) []byte {
+	start := len(b)
+	b = tlvs.AppendTo(fixed(appendCommon(b, h)))
+	finishPDU(b, start, h.Type)
+	return b
+}
+
 // finishPDU writes the PDU length of the PDU appended at b[start:].
 func finishPDU(b []byte, start int, t uint8) {
 	binary.BigEndian.PutUint16(b[start+pduLenOffset(t):], uint16(len(b)-start))

@@ -30,31 +30,28 @@ type P2PHello struct {
 	TLVs           TLVs
 }
 
+// appendHelloHead appends the fields both IIHs start with.
+func appendHelloHead(b []byte, circuitType uint8, src SystemID, hold uint16) []byte {
+	b = append(b, circuitType)
+	b = append(b, src[:]...)
+	return binary.BigEndian.AppendUint16(b, hold)
+}
+
 // AppendTo appends the hello with its PDU length filled in.
 func (h *LANHello) AppendTo(b []byte) []byte {
-	start := len(b)
-	b = appendCommon(b, h.Header)
-	b = append(b, h.CircuitType)
-	b = append(b, h.SourceID[:]...)
-	b = binary.BigEndian.AppendUint16(b, h.HoldTime)
-	b = append(b, 0, 0, h.Priority&0x7f)
-	b = append(b, h.LANID[:]...)
-	b = h.TLVs.AppendTo(b)
-	finishPDU(b, start, h.Type)
-	return b
+	return appendPDU(b, h.Header, func(b []byte) []byte {
+		b = appendHelloHead(b, h.CircuitType, h.SourceID, h.HoldTime)
+		b = append(b, 0, 0, h.Priority&0x7f)
+		return append(b, h.LANID[:]...)
+	}, h.TLVs)
 }
 
 // AppendTo appends the hello with its PDU length filled in.
 func (h *P2PHello) AppendTo(b []byte) []byte {
-	start := len(b)
-	b = appendCommon(b, h.Header)
-	b = append(b, h.CircuitType)
-	b = append(b, h.SourceID[:]...)
-	b = binary.BigEndian.AppendUint16(b, h.HoldTime)
-	b = append(b, 0, 0, h.LocalCircuitID)
-	b = h.TLVs.AppendTo(b)
-	finishPDU(b, start, h.Type)
-	return b
+	return appendPDU(b, h.Header, func(b []byte) []byte {
+		b = appendHelloHead(b, h.CircuitType, h.SourceID, h.HoldTime)
+		return append(b, 0, 0, h.LocalCircuitID)
+	}, h.TLVs)
 }
 
 func decodeLANHello(h Header, p []byte) (*LANHello, error) {

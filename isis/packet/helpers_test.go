@@ -153,19 +153,3 @@ func benchLSP(nNbr, nPfx int) *LSP {
 	tl = append(tl, PackExtIPReach(ps)...)
 	return &LSP{Header: l2(TypeL2LSP), Lifetime: 1200, ID: MakeLSPID(sys(1), 0, 0), Seq: 1, Flags: 3, TLVs: tl}
 }
-
-func pduTLVs(p PDU) TLVs {
-	switch x := p.(type) {
-	case *LSP:
-		return x.TLVs
-	case *LANHello:
-		return x.TLVs
-	case *P2PHello:
-		return x.TLVs
-	case *CSNP:
-		return x.TLVs
-	case *PSNP:
-		return x.TLVs
-	}
-	return nil
-}

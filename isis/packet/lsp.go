@@ -50,17 +50,11 @@ func (l *LSP) AppendTo(b []byte) []byte {
 // AppendToKeepChecksum writes l.Checksum as it is: re-encoding a received
 // LSP exactly, including purges that carry checksum 0.
 func (l *LSP) AppendToKeepChecksum(b []byte) []byte {
-	start := len(b)
-	b = appendCommon(b, l.Header)
-	b = append(b, 0, 0)
-	b = binary.BigEndian.AppendUint16(b, l.Lifetime)
-	b = append(b, l.ID[:]...)
-	b = binary.BigEndian.AppendUint32(b, l.Seq)
-	b = binary.BigEndian.AppendUint16(b, l.Checksum)
-	b = append(b, l.Flags)
-	b = l.TLVs.AppendTo(b)
-	finishPDU(b, start, l.Type)
-	return b
+	return appendPDU(b, l.Header, func(b []byte) []byte {
+		b = binary.BigEndian.AppendUint16(append(b, 0, 0), l.Lifetime)
+		b = binary.BigEndian.AppendUint32(append(b, l.ID[:]...), l.Seq)
+		return append(binary.BigEndian.AppendUint16(b, l.Checksum), l.Flags)
+	}, l.TLVs)
 }
 
 // Entry is the LSP's summary as carried in SNPs.

@@ -31,7 +31,7 @@ func TestRoundTripOriginated(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, orig) {
 				t.Errorf("decoded differs\n got %#v\nwant %#v", got, orig)
-				gt, wt := pduTLVs(got), pduTLVs(orig)
+				gt, wt := TLVsOf(got), TLVsOf(orig)
 				for i := range min(len(gt), len(wt)) {
 					if !reflect.DeepEqual(gt[i], wt[i]) {
 						t.Errorf("TLV %d\n got %#v\nwant %#v", i, gt[i], wt[i])
@@ -252,7 +252,7 @@ func TestSplitFragments(t *testing.T) {
 
 func TestTLVsLenMatchesEncoding(t *testing.T) {
 	for name, p := range samplePDUs(t) {
-		tl := pduTLVs(p)
+		tl := TLVsOf(p)
 		if tl.Len() != len(tl.AppendTo(nil)) {
 			t.Errorf("%s: Len %d, encoded %d", name, tl.Len(), len(tl.AppendTo(nil)))
 		}

@@ -19,26 +19,15 @@ type PSNP struct {
 
 // AppendTo appends the CSNP with its PDU length filled in.
 func (c *CSNP) AppendTo(b []byte) []byte {
-	start := len(b)
-	b = appendCommon(b, c.Header)
-	b = append(b, 0, 0)
-	b = append(b, c.SourceID[:]...)
-	b = append(b, c.Start[:]...)
-	b = append(b, c.End[:]...)
-	b = c.TLVs.AppendTo(b)
-	finishPDU(b, start, c.Type)
-	return b
+	return appendPDU(b, c.Header, func(b []byte) []byte {
+		b = append(append(b, 0, 0), c.SourceID[:]...)
+		return append(append(b, c.Start[:]...), c.End[:]...)
+	}, c.TLVs)
 }
 
 // AppendTo appends the PSNP with its PDU length filled in.
 func (c *PSNP) AppendTo(b []byte) []byte {
-	start := len(b)
-	b = appendCommon(b, c.Header)
-	b = append(b, 0, 0)
-	b = append(b, c.SourceID[:]...)
-	b = c.TLVs.AppendTo(b)
-	finishPDU(b, start, c.Type)
-	return b
+	return appendPDU(b, c.Header, func(b []byte) []byte { return append(append(b, 0, 0), c.SourceID[:]...) }, c.TLVs)
 }
 
 func decodeCSNP(h Header, p []byte) (*CSNP, error) {

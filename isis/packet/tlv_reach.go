@@ -61,15 +61,21 @@ func appendSubTLVs(b []byte, s []SubTLV) []byte {
 	return b
 }
 
-func (n *ExtISNeighbor) wireLen() int { return 11 + subTLVsLen(n.SubTLVs) }
-
-func (t ExtISReach) valueLen() int {
+// sumWireLen is the wire size of a TLV's entries.
+func sumWireLen[E any, P interface {
+	*E
+	wireLen() int
+}](es []E) int {
 	l := 0
-	for i := range t.Neighbors {
-		l += t.Neighbors[i].wireLen()
+	for i := range es {
+		l += P(&es[i]).wireLen()
 	}
 	return l
 }
+
+func (n *ExtISNeighbor) wireLen() int { return 11 + subTLVsLen(n.SubTLVs) }
+
+func (t ExtISReach) valueLen() int { return sumWireLen(t.Neighbors) }
 
 func (t ExtISReach) AppendValue(b []byte) []byte {
 	for i := range t.Neighbors {
@@ -83,21 +89,31 @@ func (t ExtISReach) AppendValue(b []byte) []byte {
 
 func prefixBytes(bits int) int { return (bits + 7) / 8 }
 
-func (p *ExtIPPrefix) wireLen() int {
-	l := 5 + prefixBytes(min(max(p.Prefix.Bits(), 0), 32))
-	if p.SubTLVs != nil {
-		l += 1 + subTLVsLen(p.SubTLVs)
+// prefixTailLen is the wire size of what follows a TLV 135 or 236
+// entry's head: the prefix bytes of a prefix of bits (at most maxBits)
+// and, when subs is not nil, the sub-TLV block with its length byte.
+func prefixTailLen(bits, maxBits int, subs []SubTLV) int {
+	l := prefixBytes(min(bits, maxBits))
+	if subs != nil {
+		l += 1 + subTLVsLen(subs)
 	}
 	return l
 }
 
-func (t ExtIPReach) valueLen() int {
-	l := 0
-	for i := range t.Prefixes {
-		l += t.Prefixes[i].wireLen()
+// appendPrefixTail appends what prefixTailLen measures: the first bytes of
+// addr a prefix of bits needs, then the sub-TLV block if subs is not nil.
+func appendPrefixTail(b, addr []byte, bits int, subs []SubTLV) []byte {
+	b = append(b, addr[:prefixBytes(bits)]...)
+	if subs != nil {
+		b = append(b, byte(subTLVsLen(subs)))
+		b = appendSubTLVs(b, subs)
 	}
-	return l
+	return b
 }
+
+func (p *ExtIPPrefix) wireLen() int { return 5 + prefixTailLen(max(p.Prefix.Bits(), 0), 32, p.SubTLVs) }
+
+func (t ExtIPReach) valueLen() int { return sumWireLen(t.Prefixes) }
 
 func (t ExtIPReach) AppendValue(b []byte) []byte {
 	for i := range t.Prefixes {
@@ -111,32 +127,15 @@ func (t ExtIPReach) AppendValue(b []byte) []byte {
 		if p.SubTLVs != nil {
 			c |= 0x40
 		}
-		b = append(b, c)
 		a := as4(p.Prefix.Addr())
-		b = append(b, a[:prefixBytes(bits)]...)
-		if p.SubTLVs != nil {
-			b = append(b, byte(subTLVsLen(p.SubTLVs)))
-			b = appendSubTLVs(b, p.SubTLVs)
-		}
+		b = appendPrefixTail(append(b, c), a[:], bits, p.SubTLVs)
 	}
 	return b
 }
 
-func (p *IPv6Prefix) wireLen() int {
-	l := 6 + prefixBytes(min(max(p.Prefix.Bits(), 0), 128))
-	if p.SubTLVs != nil {
-		l += 1 + subTLVsLen(p.SubTLVs)
-	}
-	return l
-}
+func (p *IPv6Prefix) wireLen() int { return 6 + prefixTailLen(max(p.Prefix.Bits(), 0), 128, p.SubTLVs) }
 
-func (t IPv6Reach) valueLen() int {
-	l := 0
-	for i := range t.Prefixes {
-		l += t.Prefixes[i].wireLen()
-	}
-	return l
-}
+func (t IPv6Reach) valueLen() int { return sumWireLen(t.Prefixes) }
 
 func (t IPv6Reach) AppendValue(b []byte) []byte {
 	for i := range t.Prefixes {
@@ -153,13 +152,8 @@ func (t IPv6Reach) AppendValue(b []byte) []byte {
 			f |= 0x20
 		}
 		bits := min(max(p.Prefix.Bits(), 0), 128)
-		b = append(b, f, byte(bits))
 		a := p.Prefix.Addr().As16()
-		b = append(b, a[:prefixBytes(bits)]...)
-		if p.SubTLVs != nil {
-			b = append(b, byte(subTLVsLen(p.SubTLVs)))
-			b = appendSubTLVs(b, p.SubTLVs)
-		}
+		b = appendPrefixTail(append(b, f, byte(bits)), a[:], bits, p.SubTLVs)
 	}
 	return b
 }
@@ -305,13 +299,29 @@ func (e *prefixEntry) subTLVs(pool *[]SubTLV) []SubTLV {
 	return s
 }
 
-func decodeExtIPReach(v []byte, off int) (TLV, error) {
+// reachLayout is where a TLV 135 or 236 entry keeps what decodeReach
+// reads: after the 4-byte metric, the prefix length byte is at plen (IPv4
+// shares it with the up/down and sub-TLV bits), and the control byte at
+// entry offset 4 has the sub-TLV bit subBit.
+type reachLayout struct {
+	t       uint8
+	plen    int
+	maxBits int
+	subBit  byte
+}
+
+// decodeReach decodes the prefix entries of a TLV 135 or 236 value in two
+// passes: one that checks every entry and counts them and their sub-TLVs,
+// then one that fills them in (mk gets an entry's bytes, its prefix bytes
+// and its sub-TLVs), so the entries and sub-TLVs take one allocation each;
+// tlv makes the TLV of the entries.
+func decodeReach[P any](v []byte, off int, l reachLayout, mk func(entry, addr []byte, subs []SubTLV) P, tlv func([]P) TLV) (TLV, error) {
 	np, ns := 0, 0
 	for i := 0; i < len(v); {
-		if i+5 > len(v) {
-			return nil, tlvError(TLVExtIPReach, off, 0, "prefix at value offset %d: %d bytes left, want at least 5", i, len(v)-i)
+		if i+l.plen+1 > len(v) {
+			return nil, tlvError(l.t, off, 0, "prefix at value offset %d: %d bytes left, want at least %d", i, len(v)-i, l.plen+1)
 		}
-		e, err := scanPrefix(TLVExtIPReach, v, off, i, i+4, 32, v[i+4]&0x40 != 0)
+		e, err := scanPrefix(l.t, v, off, i, i+l.plen, l.maxBits, v[i+4]&l.subBit != 0)
 		if err != nil {
 			return nil, err
 		}
@@ -319,55 +329,43 @@ func decodeExtIPReach(v []byte, off int) (TLV, error) {
 		ns += e.nsubs
 		i = e.next
 	}
-	x := &ExtIPReach{Prefixes: make([]ExtIPPrefix, np)}
+	out := make([]P, np)
 	pool := make([]SubTLV, ns)
 	for i, k := 0, 0; i < len(v); k++ {
-		c := v[i+4]
-		e, _ := scanPrefix(TLVExtIPReach, v, off, i, i+4, 32, c&0x40 != 0)
-		var a [4]byte
-		copy(a[:], e.addr)
-		x.Prefixes[k] = ExtIPPrefix{
-			Metric:  binary.BigEndian.Uint32(v[i:]),
-			Down:    c&0x80 != 0,
-			Prefix:  netip.PrefixFrom(netip.AddrFrom4(a), int(c&0x3f)),
-			SubTLVs: e.subTLVs(&pool),
-		}
+		e, _ := scanPrefix(l.t, v, off, i, i+l.plen, l.maxBits, v[i+4]&l.subBit != 0)
+		out[k] = mk(v[i:], e.addr, e.subTLVs(&pool))
 		i = e.next
 	}
-	return x, nil
+	return tlv(out), nil
+}
+
+// prefixAddr is the address whose first bytes a prefix entry carries:
+// addr, zero-padded to 4 bytes (IPv4) or 16.
+func prefixAddr(addr []byte, ipv4 bool) netip.Addr {
+	var a [16]byte
+	copy(a[:], addr)
+	if ipv4 {
+		return netip.AddrFrom4([4]byte(a[:4]))
+	}
+	return netip.AddrFrom16(a)
+}
+
+func decodeExtIPReach(v []byte, off int) (TLV, error) {
+	return decodeReach(v, off, reachLayout{t: TLVExtIPReach, plen: 4, maxBits: 32, subBit: 0x40},
+		func(entry, addr []byte, subs []SubTLV) ExtIPPrefix {
+			c := entry[4] // up/down, sub-TLVs, prefix length
+			return ExtIPPrefix{Metric: binary.BigEndian.Uint32(entry), Down: c&0x80 != 0,
+				Prefix: netip.PrefixFrom(prefixAddr(addr, true), int(c&0x3f)), SubTLVs: subs}
+		}, func(ps []ExtIPPrefix) TLV { return &ExtIPReach{Prefixes: ps} })
 }
 
 func decodeIPv6Reach(v []byte, off int) (TLV, error) {
-	np, ns := 0, 0
-	for i := 0; i < len(v); {
-		if i+6 > len(v) {
-			return nil, tlvError(TLVIPv6Reach, off, 0, "prefix at value offset %d: %d bytes left, want at least 6", i, len(v)-i)
-		}
-		e, err := scanPrefix(TLVIPv6Reach, v, off, i, i+5, 128, v[i+4]&0x20 != 0)
-		if err != nil {
-			return nil, err
-		}
-		np++
-		ns += e.nsubs
-		i = e.next
-	}
-	x := &IPv6Reach{Prefixes: make([]IPv6Prefix, np)}
-	pool := make([]SubTLV, ns)
-	for i, k := 0, 0; i < len(v); k++ {
-		f := v[i+4]
-		e, _ := scanPrefix(TLVIPv6Reach, v, off, i, i+5, 128, f&0x20 != 0)
-		var a [16]byte
-		copy(a[:], e.addr)
-		x.Prefixes[k] = IPv6Prefix{
-			Metric:   binary.BigEndian.Uint32(v[i:]),
-			Down:     f&0x80 != 0,
-			External: f&0x40 != 0,
-			Prefix:   netip.PrefixFrom(netip.AddrFrom16(a), int(v[i+5])),
-			SubTLVs:  e.subTLVs(&pool),
-		}
-		i = e.next
-	}
-	return x, nil
+	return decodeReach(v, off, reachLayout{t: TLVIPv6Reach, plen: 5, maxBits: 128, subBit: 0x20},
+		func(entry, addr []byte, subs []SubTLV) IPv6Prefix {
+			f := entry[4] // up/down, external, sub-TLVs
+			return IPv6Prefix{Metric: binary.BigEndian.Uint32(entry), Down: f&0x80 != 0, External: f&0x40 != 0,
+				Prefix: netip.PrefixFrom(prefixAddr(addr, false), int(entry[5])), SubTLVs: subs}
+		}, func(ps []IPv6Prefix) TLV { return &IPv6Reach{Prefixes: ps} })
 }
 
 // pack fills TLVs of at most 255 value bytes with items in order; an item

@@ -23,7 +23,7 @@ func signedPacket(t testing.TB, p Packet, k Key, seq uint32) []byte {
 	t.Helper()
 	h := p.PacketHeader()
 	old := *h
-	h.AuType = k.Alg.AuType()
+	h.AuType = k.AuType()
 	b := p.AppendTo(nil)
 	*h = old
 	b, err := Sign(b, 0, k, seq)
@@ -31,14 +31,6 @@ func signedPacket(t testing.TB, p Packet, k Key, seq uint32) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-func authKind(err error) AuthErrKind {
-	var ae *AuthError
-	if errors.As(err, &ae) {
-		return ae.Kind
-	}
-	return 0
 }
 
 // Every packet type signed with every algorithm decodes, verifies with
@@ -61,13 +53,13 @@ func TestSignVerify(t *testing.T) {
 			}
 			wrong := k
 			wrong.Secret = []byte("wrong")
-			if _, err := Verify(b, []Key{wrong}); authKind(err) != AuthMismatch {
+			if _, err := Verify(b, []Key{wrong}); AuthKind(err) != AuthMismatch {
 				t.Fatalf("%s %s: wrong secret: %v", name, k.Alg, err)
 			}
-			if _, err := Verify(p.AppendTo(nil), []Key{k}); authKind(err) != AuthWrongType {
+			if _, err := Verify(p.AppendTo(nil), []Key{k}); AuthKind(err) != AuthWrongType {
 				t.Fatalf("%s %s: null auth packet: %v", name, k.Alg, err)
 			}
-			if _, err := Verify(b, nil); authKind(err) != AuthWrongType {
+			if _, err := Verify(b, nil); AuthKind(err) != AuthWrongType {
 				t.Fatalf("%s %s: interface without auth: %v", name, k.Alg, err)
 			}
 			if k.Alg == AlgSimple {
@@ -78,10 +70,10 @@ func TestSignVerify(t *testing.T) {
 			}
 			other := k
 			other.ID++
-			if _, err := Verify(b, []Key{other}); authKind(err) != AuthNoKey {
+			if _, err := Verify(b, []Key{other}); AuthKind(err) != AuthNoKey {
 				t.Fatalf("%s %s: other key id: %v", name, k.Alg, err)
 			}
-			if _, err := Verify(b[:len(b)-1], []Key{k}); authKind(err) != AuthMalformed {
+			if _, err := Verify(b[:len(b)-1], []Key{k}); AuthKind(err) != AuthMalformed {
 				t.Fatalf("%s %s: short digest: %v", name, k.Alg, err)
 			}
 			for i := range b {
@@ -170,7 +162,7 @@ func FuzzVerify(f *testing.F) {
 			return
 		}
 		c := bytes.Clone(b[:n])
-		binary.BigEndian.PutUint16(c[14:], k.Alg.AuType())
+		binary.BigEndian.PutUint16(c[14:], k.AuType())
 		c, err = Sign(c, 0, k, 9)
 		if err != nil {
 			t.Fatalf("sign: %v", err)

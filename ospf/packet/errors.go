@@ -1,6 +1,10 @@
 package packet
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/fared/fared/internal/enum"
+)
 
 // ErrKind classifies why a decoder rejected its input. Its String is used
 // as a metrics label, so the names never change.
@@ -17,7 +21,7 @@ const (
 	KindBadTLV                         // a TLV or sub-TLV is malformed
 )
 
-var kindNames = [...]string{
+var kindNames = enum.Names[ErrKind]{
 	KindTruncated:   "truncated",
 	KindBadVersion:  "bad_version",
 	KindBadLength:   "bad_length",
@@ -28,12 +32,7 @@ var kindNames = [...]string{
 	KindBadTLV:      "bad_tlv",
 }
 
-func (k ErrKind) String() string {
-	if int(k) < len(kindNames) && kindNames[k] != "" {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind_%d", uint8(k))
-}
+func (k ErrKind) String() string { return kindNames.Name(k, "kind_") }
 
 // DecodeError says why and where a decoder rejected its input.
 //
@@ -73,18 +72,13 @@ func (e *DecodeError) Error() string {
 	return s + fmt.Sprintf("offset %d: %s: %s", e.Offset, e.Kind, e.Msg)
 }
 
+// packetNames name the packet types in messages.
+var packetNames = enum.Names[uint8]{TypeHello: "Hello", TypeDBD: "DBD", TypeLSR: "LSR", TypeLSU: "LSU", TypeLSAck: "LSAck"}
+
+// packetName is the name of packet type t, "" if OSPFv2 defines none.
 func packetName(t uint8) string {
-	switch t {
-	case TypeHello:
-		return "Hello"
-	case TypeDBD:
-		return "DBD"
-	case TypeLSR:
-		return "LSR"
-	case TypeLSU:
-		return "LSU"
-	case TypeLSAck:
-		return "LSAck"
+	if int(t) < len(packetNames) {
+		return packetNames[t]
 	}
 	return ""
 }

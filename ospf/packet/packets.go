@@ -164,16 +164,24 @@ func decodeDBD(h Header, b []byte) (*DBD, *DecodeError) {
 	}, nil
 }
 
+// appendEach appends the entries es (LSAs, LSA headers) in order.
+func appendEach[E any, P interface {
+	*E
+	AppendTo([]byte) []byte
+}](b []byte, es []E) []byte {
+	for i := range es {
+		b = P(&es[i]).AppendTo(b)
+	}
+	return b
+}
+
 func (p *DBD) AppendTo(b []byte) []byte {
 	start := len(b)
 	b = p.Header.appendHeader(b, TypeDBD)
 	b = appendU16(b, p.MTU)
 	b = append(b, p.Options, p.Flags)
 	b = appendU32(b, p.Seq)
-	for i := range p.LSAs {
-		b = p.LSAs[i].AppendTo(b)
-	}
-	return p.Header.finish(b, start)
+	return p.Header.finish(appendEach(b, p.LSAs), start)
 }
 
 func decodeLSR(h Header, b []byte) (*LSR, *DecodeError) {
@@ -241,10 +249,7 @@ func (p *LSU) AppendTo(b []byte) []byte {
 	start := len(b)
 	b = p.Header.appendHeader(b, TypeLSU)
 	b = appendU32(b, uint32(len(p.LSAs)))
-	for i := range p.LSAs {
-		b = p.LSAs[i].AppendTo(b)
-	}
-	return p.Header.finish(b, start)
+	return p.Header.finish(appendEach(b, p.LSAs), start)
 }
 
 func decodeLSAck(h Header, b []byte) (*LSAck, *DecodeError) {
@@ -257,8 +262,5 @@ func decodeLSAck(h Header, b []byte) (*LSAck, *DecodeError) {
 func (p *LSAck) AppendTo(b []byte) []byte {
 	start := len(b)
 	b = p.Header.appendHeader(b, TypeLSAck)
-	for i := range p.LSAs {
-		b = p.LSAs[i].AppendTo(b)
-	}
-	return p.Header.finish(b, start)
+	return p.Header.finish(appendEach(b, p.LSAs), start)
 }

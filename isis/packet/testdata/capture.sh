@@ -3,7 +3,8 @@
 # isis/packet tests.
 #
 # Two scenarios run side by side, each FRR node being zebra + isisd in its
-# own network namespace with an FRR path space (-N):
+# own network namespace with an FRR path space (-N; the lab is
+# internal/igp/goldencap/frr.sh):
 #   p2p: r1 <-veth-> r2, "isis network point-to-point"
 #   lan: r3, r4, r5 each on a veth to a Linux bridge in a switch namespace
 # tcpdump captures on r1 and r3 until extract.go has seen a P2P IIH, an L2
@@ -20,58 +21,12 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:-$HERE}
-FRR=/usr/lib/frr
-TIMEOUT=${CAPTURE_TIMEOUT:-120}
-
-[[ $(id -u) -eq 0 ]] || { echo "capture.sh: needs root" >&2; exit 1; }
-for b in "$FRR/zebra" "$FRR/isisd" tcpdump vtysh go ip; do
-	command -v "$b" >/dev/null || { echo "capture.sh: $b not found (apt-get install -y frr tcpdump)" >&2; exit 1; }
-done
-
 P=pk$$ # per-run prefix: concurrent runs and leftovers of other runs never collide
-TMP=$(mktemp -d "/tmp/${P}.XXXXXX")
-chmod 755 "$TMP"
-chown frr:frr "$TMP"
-NSES=()
-RUNDIRS=()
-BGPIDS=()
-DAEMONS=() # "daemon:pid"
-
-cleanup() {
-	local rc=$?
-	set +e
-	for pid in "${BGPIDS[@]}"; do kill "$pid" 2>/dev/null; done
-	# isisd gets SIGKILL: 8.4.4 with mpls-te crashes in its SIGTERM handler
-	# (double free in ls_edge_del_all), which only adds noise.
-	for d in "${DAEMONS[@]}"; do
-		case $d in isisd:*) kill -9 "${d#*:}" ;; *) kill "${d#*:}" ;; esac 2>/dev/null
-	done
-	for d in "${DAEMONS[@]}"; do
-		pid=${d#*:}
-		for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$pid" 2>/dev/null
-		{ wait "$pid"; } 2>/dev/null
-		# FRR's per-process crash-log dir, left behind by a killed daemon.
-		rm -rf "/var/tmp/frr/${d%%:*}.$pid"
-	done
-	for pid in "${BGPIDS[@]}"; do { wait "$pid"; } 2>/dev/null; done
-	for ns in "${NSES[@]}"; do ip netns del "$ns" 2>/dev/null; done
-	for d in "${RUNDIRS[@]}"; do rm -rf "$d"; done
-	if [[ $rc -ne 0 ]]; then
-		echo "capture.sh: failed (rc $rc); FRR logs:" >&2
-		tail -n 20 "$TMP"/*.log >&2 2>/dev/null
-	fi
-	rm -rf "$TMP"
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-mkns() {
-	ip netns add "$1"
-	NSES+=("$1")
-	ip -n "$1" link set lo up
-}
+DAEMON=isisd
+# isisd gets SIGKILL: 8.4.4 with mpls-te crashes in its SIGTERM handler
+# (double free in ls_edge_del_all), which only adds noise.
+KILL9=isisd
+source "$HERE/../../../internal/igp/goldencap/frr.sh"
 
 # node NAME NS N IFTYPE: configure lo and start zebra + isisd for router N.
 node() {
@@ -117,19 +72,7 @@ node() {
 		 lsp-gen-interval 1
 		!
 	EOF
-	chown frr:frr "$run"
-	# -N puts the zserv socket and vty sockets under $run. FRR insists its
-	# user is in the frrvty group, which root is not: run as frr.
-	local common=(-N "$name" -u frr -g frr -P 0)
-	# Foreground daemons in the background: $! is then the daemon's own pid
-	# (ip netns exec execs), which names FRR's /var/tmp/frr/<daemon>.<pid>.
-	ip netns exec "$ns" "$FRR/zebra" "${common[@]}" -f "$TMP/$name-zebra.conf" -i "$TMP/$name-zebra.pid" \
-		--log "file:$TMP/$name-zebra.log" </dev/null >>"$TMP/$name-zebra.out" 2>&1 &
-	DAEMONS+=("zebra:$!")
-	for _ in $(seq 50); do [[ -S $run/zserv.api ]] && break; sleep 0.1; done
-	ip netns exec "$ns" "$FRR/isisd" "${common[@]}" -f "$TMP/$name-isisd.conf" -i "$TMP/$name-isisd.pid" \
-		--log "file:$TMP/$name-isisd.log" </dev/null >>"$TMP/$name-isisd.out" 2>&1 &
-	DAEMONS+=("isisd:$!")
+	start_frr "$name" "$ns"
 }
 
 # --- p2p: r1 -- r2
@@ -156,41 +99,25 @@ ip -n "${P}s" link set br0 up
 for ns in "${P}a" "${P}b" "${P}3" "${P}4" "${P}5"; do ip -n "$ns" link set eth0 up; done
 # Start the captures before the daemons so the first hellos, CSNPs and the
 # initial LSP exchange are all seen.
-ip netns exec "${P}a" tcpdump -U -n -i eth0 -w "$TMP/p2p.pcap" isis 2>"$TMP/tcpdump-p2p.log" &
-BGPIDS+=($!)
-ip netns exec "${P}3" tcpdump -U -n -i eth0 -w "$TMP/lan.pcap" isis 2>"$TMP/tcpdump-lan.log" &
-BGPIDS+=($!)
+capture "${P}a" eth0 p2p isis
+capture "${P}3" eth0 lan isis
 sleep 1 # tcpdump needs a moment to open the interface
 
 node "${P}r1" "${P}a" 1 p2p
 node "${P}r2" "${P}b" 2 p2p
 for n in 3 4 5; do node "${P}r$n" "${P}$n" "$n" lan; done
 
-EXTRACT=(go run "$HERE/extract.go" -p2p "$TMP/p2p.pcap" -lan "$TMP/lan.pcap" -out "$OUT")
-start=$SECONDS
+# FRR acks LSPs with PSNPs on p2p circuits; if the initial exchange went
+# by without one, an LSP change forces a new flood and ack.
 kicked=0
-until "${EXTRACT[@]}" -check >"$TMP/check.out" 2>&1; do
-	if ((SECONDS - start > TIMEOUT)); then
-		cat "$TMP/check.out" >&2
-		echo "capture.sh: not everything seen in ${TIMEOUT}s" >&2
-		exit 1
-	fi
-	# FRR acks LSPs with PSNPs on p2p circuits; if the initial exchange went
-	# by without one, an LSP change forces a new flood and ack.
-	if ((SECONDS - start > 30 && !kicked)) && grep -q 'missing frr_psnp' "$TMP/check.out"; then
+on_wait() {
+	if (($1 > 30 && !kicked)) && grep -q 'missing frr_psnp' "$TMP/check.out"; then
 		vtysh -N "${P}r2" -c 'conf t' -c 'router isis X' -c 'set-overload-bit' >/dev/null
 		kicked=1
 	fi
-	sleep 2
-done
-"${EXTRACT[@]}"
-
-# Human check: the TE LSP must show the max link bandwidth sub-TLV.
-ip netns exec "${P}a" vtysh -N "${P}r1" -c 'show isis database detail' >"$OUT/frr_database.txt" 2>/dev/null || true
-echo "--- tcpdump -vvv of the TE LSP (p2p capture)"
-tcpdump -r "$TMP/p2p.pcap" -vvv -n 2>/dev/null | grep -i -m3 -B2 -A2 'maximum link bandwidth' || {
-	echo "capture.sh: tcpdump shows no maximum link bandwidth sub-TLV" >&2
-	exit 1
 }
-[[ -n ${KEEP_PCAP:-} ]] && cp "$TMP/p2p.pcap" "$TMP/lan.pcap" "$KEEP_PCAP/"
-echo "capture.sh: wrote golden PDUs to $OUT"
+extract -p2p "$TMP/p2p.pcap" -lan "$TMP/lan.pcap" -out "$OUT"
+
+# For reference: FRR's own view of the database.
+ip netns exec "${P}a" vtysh -N "${P}r1" -c 'show isis database detail' >"$OUT/frr_database.txt" 2>/dev/null || true
+finish LSP 'maximum link bandwidth' -B2 -A2

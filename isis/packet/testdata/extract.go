@@ -1,9 +1,10 @@
 //go:build ignore
 
 // extract pulls raw IS-IS PDUs out of the pcap files written by capture.sh.
-// It parses pcap and the few PDU fields it selects on by hand, on purpose
+// It parses the few PDU fields it selects on by hand, on purpose
 // independent of package packet: the golden files it writes are what that
-// package is tested against.
+// package is tested against (internal/igp/goldencap reads the pcap files
+// and writes the files).
 //
 //	go run extract.go -p2p p2p.pcap -lan lan.pcap -out DIR [-check]
 //
@@ -13,107 +14,30 @@ package main
 
 import (
 	"encoding/binary"
-	"errors"
-	"flag"
-	"fmt"
-	"os"
-	"path/filepath"
+
+	gc "github.com/fared/fared/internal/igp/goldencap"
 )
 
-type frame struct {
-	src string // capture it came from
-	pdu []byte
-}
-
 func main() {
-	p2p := flag.String("p2p", "", "pcap of the point-to-point scenario")
-	lan := flag.String("lan", "", "pcap of the LAN scenario")
-	out := flag.String("out", ".", "directory for the .bin files")
-	check := flag.Bool("check", false, "only report whether everything was seen")
-	flag.Parse()
-
-	var p2pPDUs, lanPDUs []frame
-	var err error
-	if p2pPDUs, err = readISIS(*p2p, "p2p"); err != nil {
-		fmt.Fprintln(os.Stderr, "extract:", err)
-		os.Exit(2)
+	captures := []gc.Capture{
+		{Flag: "p2p", Usage: "pcap of the point-to-point scenario"},
+		{Flag: "lan", Usage: "pcap of the LAN scenario"},
 	}
-	if lanPDUs, err = readISIS(*lan, "lan"); err != nil {
-		fmt.Fprintln(os.Stderr, "extract:", err)
-		os.Exit(2)
-	}
-
-	type want struct {
-		name     string
-		required bool
-		pick     []byte
-	}
-	wants := []*want{
-		{name: "frr_p2p_iih.bin", required: true, pick: last(p2pPDUs, isUpP2PHello)},
-		{name: "frr_lan_iih.bin", required: true, pick: last(lanPDUs, isLANHelloWithNeighbors)},
-		{name: "frr_lsp_te.bin", required: true, pick: largest(append(append([]frame{}, p2pPDUs...), lanPDUs...), isTELSP)},
-		{name: "frr_csnp.bin", required: true, pick: first(p2pPDUs, isType(25))},
-		{name: "frr_psnp.bin", required: true, pick: first(append(append([]frame{}, p2pPDUs...), lanPDUs...), isType(27))},
-		// Extras that widen the fuzz seeds and golden tests.
-		{name: "frr_lan_csnp.bin", pick: last(lanPDUs, isType(25))},
-		{name: "frr_lsp_pseudo.bin", pick: largest(lanPDUs, isPseudoLSP)},
-		{name: "frr_lan_lsp.bin", pick: largest(lanPDUs, isNonPseudoLiveLSP)},
-	}
-	missing := 0
-	for _, w := range wants {
-		if w.pick == nil {
-			if w.required {
-				missing++
-				fmt.Println("missing", w.name)
-			}
-			continue
+	gc.Main(isisPDU, captures, func(pkts map[string][][]byte) []gc.Want {
+		p2p, lan := pkts["p2p"], pkts["lan"]
+		all := gc.Concat(p2p, lan)
+		return []gc.Want{
+			{Name: "frr_p2p_iih.bin", Required: true, Pick: gc.Last(p2p, isUpP2PHello)},
+			{Name: "frr_lan_iih.bin", Required: true, Pick: gc.Last(lan, isLANHelloWithNeighbors)},
+			{Name: "frr_lsp_te.bin", Required: true, Pick: gc.Largest(all, isTELSP)},
+			{Name: "frr_csnp.bin", Required: true, Pick: gc.First(p2p, isType(25))},
+			{Name: "frr_psnp.bin", Required: true, Pick: gc.First(all, isType(27))},
+			// Extras that widen the fuzz seeds and golden tests.
+			{Name: "frr_lan_csnp.bin", Pick: gc.Last(lan, isType(25))},
+			{Name: "frr_lsp_pseudo.bin", Pick: gc.Largest(lan, isPseudoLSP)},
+			{Name: "frr_lan_lsp.bin", Pick: gc.Largest(lan, isNonPseudoLiveLSP)},
 		}
-		fmt.Printf("found %s (%d bytes)\n", w.name, len(w.pick))
-	}
-	if missing > 0 {
-		os.Exit(1)
-	}
-	if *check {
-		return
-	}
-	for _, w := range wants {
-		if w.pick == nil {
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(*out, w.name), w.pick, 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "extract:", err)
-			os.Exit(2)
-		}
-	}
-}
-
-func first(fs []frame, ok func([]byte) bool) []byte {
-	for _, f := range fs {
-		if ok(f.pdu) {
-			return f.pdu
-		}
-	}
-	return nil
-}
-
-func last(fs []frame, ok func([]byte) bool) []byte {
-	var r []byte
-	for _, f := range fs {
-		if ok(f.pdu) {
-			r = f.pdu
-		}
-	}
-	return r
-}
-
-func largest(fs []frame, ok func([]byte) bool) []byte {
-	var r []byte
-	for _, f := range fs {
-		if ok(f.pdu) && len(f.pdu) > len(r) {
-			r = f.pdu
-		}
-	}
-	return r
+	})
 }
 
 func isType(t byte) func([]byte) bool {
@@ -202,63 +126,19 @@ func isNonPseudoLiveLSP(p []byte) bool {
 	return isType(20)(p) && len(p) >= 27 && lspLifetime(p) > 0 && p[18] == 0
 }
 
-// readISIS returns the IS-IS PDUs of an Ethernet pcap, 802.3 header and LLC
+// isisPDU is the IS-IS PDU of an Ethernet frame, 802.3 header and LLC
 // stripped, trimmed to the 802.3 length so Ethernet padding is not kept.
-func readISIS(path, tag string) ([]frame, error) {
-	if path == "" {
-		return nil, nil
+func isisPDU(f []byte) []byte {
+	if len(f) < 17 {
+		return nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
+	l := int(binary.BigEndian.Uint16(f[12:14]))
+	if l > 1500 || f[14] != 0xfe || f[15] != 0xfe || f[16] != 0x03 || 14+l > len(f) {
+		return nil
 	}
-	if len(b) < 24 {
-		return nil, nil // tcpdump has not flushed its header yet
+	pdu := f[17 : 14+l]
+	if len(pdu) < 8 || pdu[0] != 0x83 {
+		return nil
 	}
-	var bo binary.ByteOrder
-	switch binary.LittleEndian.Uint32(b) {
-	case 0xa1b2c3d4, 0xa1b23c4d:
-		bo = binary.LittleEndian
-	default:
-		switch binary.BigEndian.Uint32(b) {
-		case 0xa1b2c3d4, 0xa1b23c4d:
-			bo = binary.BigEndian
-		default:
-			return nil, fmt.Errorf("%s: not a pcap file", path)
-		}
-	}
-	if lt := bo.Uint32(b[20:24]); lt != 1 {
-		return nil, fmt.Errorf("%s: link type %d, want Ethernet", path, lt)
-	}
-	var out []frame
-	for off := 24; ; {
-		if off+16 > len(b) {
-			break
-		}
-		n := int(bo.Uint32(b[off+8:]))
-		if off+16+n > len(b) {
-			break // record still being written
-		}
-		f := b[off+16 : off+16+n]
-		off += 16 + n
-		if len(f) < 17 {
-			continue
-		}
-		l := int(binary.BigEndian.Uint16(f[12:14]))
-		if l > 1500 || f[14] != 0xfe || f[15] != 0xfe || f[16] != 0x03 {
-			continue
-		}
-		if 14+l > len(f) {
-			continue
-		}
-		pdu := f[17 : 14+l]
-		if len(pdu) < 8 || pdu[0] != 0x83 {
-			continue
-		}
-		out = append(out, frame{src: tag, pdu: append([]byte(nil), pdu...)})
-	}
-	return out, nil
+	return pdu
 }

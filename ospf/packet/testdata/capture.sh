@@ -3,7 +3,7 @@
 # ospf/packet tests.
 #
 # Three FRR nodes, each zebra + ospfd in its own network namespace with an
-# FRR path space (-N), in a line:
+# FRR path space (-N; the lab is internal/igp/goldencap/frr.sh), in a line:
 #
 #   r2 --(10.0.12.0/24, p2p, area 0)-- r1 --(10.0.13.0/24, broadcast, area 1)-- r3
 #
@@ -51,61 +51,16 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:-$HERE}
-FRR=/usr/lib/frr
-TIMEOUT=${CAPTURE_TIMEOUT:-120}
 BW=1.25e+09 # bytes/s (10 Gbit/s)
-
-[[ $(id -u) -eq 0 ]] || { echo "capture.sh: needs root" >&2; exit 1; }
-for b in "$FRR/zebra" "$FRR/ospfd" tcpdump vtysh go ip; do
-	command -v "$b" >/dev/null || { echo "capture.sh: $b not found (apt-get install -y frr tcpdump)" >&2; exit 1; }
-done
+P=po$$ # per-run prefix: concurrent runs and leftovers of other runs never collide
+DAEMON=ospfd
 
 # ospfd writes graceful-restart state to /var/run/frr/ospfd-gr.json
 # whatever its -N path space; remove it afterwards if this run created it.
 GRSTATE=/var/run/frr/ospfd-gr.json
 [[ -e $GRSTATE ]] && GRKEEP=1 || GRKEEP=0
-
-P=po$$ # per-run prefix: concurrent runs and leftovers of other runs never collide
-TMP=$(mktemp -d "/tmp/${P}.XXXXXX")
-chmod 755 "$TMP"
-chown frr:frr "$TMP"
-NSES=()
-RUNDIRS=()
-BGPIDS=()
-DAEMONS=() # "daemon:pid"
-
-cleanup() {
-	local rc=$?
-	set +e
-	for pid in "${BGPIDS[@]}"; do kill "$pid" 2>/dev/null; done
-	for d in "${DAEMONS[@]}"; do kill "${d#*:}" 2>/dev/null; done
-	for d in "${DAEMONS[@]}"; do
-		pid=${d#*:}
-		for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$pid" 2>/dev/null
-		{ wait "$pid"; } 2>/dev/null
-		# FRR's per-process crash-log dir, left behind by a killed daemon.
-		rm -rf "/var/tmp/frr/${d%%:*}.$pid"
-	done
-	for pid in "${BGPIDS[@]}"; do { wait "$pid"; } 2>/dev/null; done
-	for ns in "${NSES[@]}"; do ip netns del "$ns" 2>/dev/null; done
-	for d in "${RUNDIRS[@]}"; do rm -rf "$d"; done
-	((GRKEEP)) || rm -f "$GRSTATE"
-	if [[ $rc -ne 0 ]]; then
-		echo "capture.sh: failed (rc $rc); FRR logs:" >&2
-		tail -n 20 "$TMP"/*.log >&2 2>/dev/null
-	fi
-	rm -rf "$TMP"
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-mkns() {
-	ip netns add "$1"
-	NSES+=("$1")
-	ip -n "$1" link set lo up
-}
+cleanup_extra() { ((GRKEEP)) || rm -f "$GRSTATE"; }
+source "$HERE/../../../internal/igp/goldencap/frr.sh"
 
 vty() { # vty NODE ARGS...: vtysh inside the node's namespace
 	local name=$1
@@ -161,18 +116,7 @@ node() {
 		[[ -n $extra ]] && echo "$extra"
 		echo "!"
 	} >"$TMP/$name-ospfd.conf"
-	chown frr:frr "$run"
-	# -N puts the zserv socket and vty sockets under $run. -P 0: no TCP vty.
-	local common=(-N "$name" -u frr -g frr -P 0)
-	# Foreground daemons in the background: $! is then the daemon's own pid
-	# (ip netns exec execs), which names FRR's /var/tmp/frr/<daemon>.<pid>.
-	ip netns exec "$ns" "$FRR/zebra" "${common[@]}" -f "$TMP/$name-zebra.conf" -i "$TMP/$name-zebra.pid" \
-		--log "file:$TMP/$name-zebra.log" </dev/null >>"$TMP/$name-zebra.out" 2>&1 &
-	DAEMONS+=("zebra:$!")
-	for _ in $(seq 50); do [[ -S $run/zserv.api ]] && break; sleep 0.1; done
-	ip netns exec "$ns" "$FRR/ospfd" "${common[@]}" -f "$TMP/$name-ospfd.conf" -i "$TMP/$name-ospfd.pid" \
-		--log "file:$TMP/$name-ospfd.log" </dev/null >>"$TMP/$name-ospfd.out" 2>&1 &
-	DAEMONS+=("ospfd:$!")
+	start_frr "$name" "$ns"
 }
 
 # nudge N IFACES: re-send link params to ospfd until it reports them.
@@ -214,10 +158,8 @@ ip -n "${P}c" link set eth0 up
 
 # Start the captures before the daemons so the whole adjacency bring-up
 # (DBD exchange, LSRs, LSUs, acks) is seen.
-ip netns exec "${P}a" tcpdump -U -n -i eth0 -w "$TMP/p2p.pcap" ip proto 89 2>"$TMP/tcpdump-p2p.log" &
-BGPIDS+=($!)
-ip netns exec "${P}a" tcpdump -U -n -i eth1 -w "$TMP/bcast.pcap" ip proto 89 2>"$TMP/tcpdump-bcast.log" &
-BGPIDS+=($!)
+capture "${P}a" eth0 p2p ip proto 89
+capture "${P}a" eth1 bcast ip proto 89
 sleep 1 # tcpdump needs a moment to open the interface
 
 node 1 "${P}a" "eth0:p2p eth1:bcast" "10.0.12.0/24:0 10.255.0.1/32:0 10.0.13.0/24:1" ""
@@ -227,17 +169,7 @@ nudge 1 "eth0 eth1"
 nudge 2 "eth0"
 nudge 3 "eth0"
 
-EXTRACT=(go run "$HERE/extract.go" -p2p "$TMP/p2p.pcap" -bcast "$TMP/bcast.pcap" -out "$OUT")
-start=$SECONDS
-until "${EXTRACT[@]}" -check >"$TMP/check.out" 2>&1; do
-	if ((SECONDS - start > TIMEOUT)); then
-		cat "$TMP/check.out" >&2
-		echo "capture.sh: not everything seen in ${TIMEOUT}s" >&2
-		exit 1
-	fi
-	sleep 2
-done
-"${EXTRACT[@]}"
+extract -p2p "$TMP/p2p.pcap" -bcast "$TMP/bcast.pcap" -out "$OUT"
 
 {
 	for c in 'show ip ospf database' 'show ip ospf database opaque-area' 'show ip ospf mpls-te interface' \
@@ -247,11 +179,4 @@ done
 	done
 } >"$OUT/frr_database.txt"
 
-# Human check: the TE LSA must carry the Maximum Bandwidth sub-TLV.
-echo "--- tcpdump -vvv of the TE LSA (p2p capture)"
-tcpdump -r "$TMP/p2p.pcap" -vvv -n 2>/dev/null | grep -i -m3 -B3 -A1 'maximum bandwidth' || {
-	echo "capture.sh: tcpdump shows no Maximum Bandwidth sub-TLV" >&2
-	exit 1
-}
-[[ -n ${KEEP_PCAP:-} ]] && cp "$TMP/p2p.pcap" "$TMP/bcast.pcap" "$KEEP_PCAP/"
-echo "capture.sh: wrote golden packets to $OUT"
+finish LSA 'Maximum Bandwidth' -B3 -A1

@@ -1,9 +1,10 @@
 //go:build ignore
 
 // extract pulls raw OSPFv2 packets out of the pcap files written by
-// capture.sh. It parses pcap, IPv4 and the few OSPF fields it selects on by
+// capture.sh. It parses IPv4 and the few OSPF fields it selects on by
 // hand, on purpose independent of package packet: the golden files it
-// writes are what that package is tested against.
+// writes are what that package is tested against (internal/igp/goldencap
+// reads the pcap files and writes the files).
 //
 //	go run extract.go -p2p p2p.pcap -bcast bcast.pcap -out DIR [-check]
 //
@@ -13,121 +14,38 @@ package main
 
 import (
 	"encoding/binary"
-	"errors"
-	"flag"
-	"fmt"
-	"os"
-	"path/filepath"
+
+	gc "github.com/fared/fared/internal/igp/goldencap"
 )
 
 func main() {
-	p2p := flag.String("p2p", "", "pcap of r1's point-to-point interface")
-	bcast := flag.String("bcast", "", "pcap of r1's broadcast interface")
-	out := flag.String("out", ".", "directory for the .bin files")
-	check := flag.Bool("check", false, "only report whether everything was seen")
-	flag.Parse()
-
-	p2pPkts, err := readOSPF(*p2p)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "extract:", err)
-		os.Exit(2)
+	captures := []gc.Capture{
+		{Flag: "p2p", Usage: "pcap of r1's point-to-point interface"},
+		{Flag: "bcast", Usage: "pcap of r1's broadcast interface"},
 	}
-	bcPkts, err := readOSPF(*bcast)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "extract:", err)
-		os.Exit(2)
-	}
-	all := append(append([][]byte{}, p2pPkts...), bcPkts...)
-
-	type want struct {
-		name     string
-		required bool
-		pick     []byte
-	}
-	wants := []*want{
-		{name: "frr_hello.bin", required: true, pick: last(p2pPkts, helloWithNeighbors)},
-		{name: "frr_hello_bcast.bin", required: true, pick: last(bcPkts, helloDRBDR)},
-		{name: "frr_dbd.bin", required: true, pick: largest(all, dbdWithHeaders)},
-		{name: "frr_lsr.bin", required: true, pick: largest(all, isType(3))},
-		{name: "frr_lsu_router.bin", required: true, pick: smallest(all, lsuWith(hasRouterLinks))},
-		{name: "frr_lsu_te.bin", required: true, pick: smallest(all, and(from(1), lsuWith(isTEMaxBW)))},
-		{name: "frr_lsu_network.bin", required: true, pick: smallest(bcPkts, lsuWith(lsaType(2)))},
-		{name: "frr_lsu_summary.bin", required: true, pick: smallest(all, lsuWith(lsaType(3)))},
-		{name: "frr_lsu_asbr_summary.bin", required: true, pick: smallest(bcPkts, lsuWith(lsaType(4)))},
-		{name: "frr_lsu_external.bin", required: true, pick: smallest(all, lsuWith(lsaType(5)))},
-		{name: "frr_lsack.bin", required: true, pick: largest(all, isType(5))},
-		// FRR 8.4.4 floods all of a router's opaque LSAs (TE, Extended
-		// Link, Extended Prefix, Router Information) in one LSU, so the TE
-		// and Extended Prefix goldens are r1's and r2's bundle.
-		{name: "frr_lsu_extprefix.bin", required: true, pick: smallest(all, and(from(2), lsuWith(opaque(7))))},
-		// Extras: the tests skip what is not there.
-		{name: "frr_dbd_init.bin", pick: first(all, dbdInit)},
-	}
-	missing := 0
-	for _, w := range wants {
-		if w.pick == nil {
-			fmt.Println("missing", w.name)
-			if w.required {
-				missing++
-			}
-			continue
+	gc.Main(ospfPacket, captures, func(pkts map[string][][]byte) []gc.Want {
+		p2p, bcast := pkts["p2p"], pkts["bcast"]
+		all := gc.Concat(p2p, bcast)
+		return []gc.Want{
+			{Name: "frr_hello.bin", Required: true, Pick: gc.Last(p2p, helloWithNeighbors)},
+			{Name: "frr_hello_bcast.bin", Required: true, Pick: gc.Last(bcast, helloDRBDR)},
+			{Name: "frr_dbd.bin", Required: true, Pick: gc.Largest(all, dbdWithHeaders)},
+			{Name: "frr_lsr.bin", Required: true, Pick: gc.Largest(all, isType(3))},
+			{Name: "frr_lsu_router.bin", Required: true, Pick: gc.Smallest(all, lsuWith(hasRouterLinks))},
+			{Name: "frr_lsu_te.bin", Required: true, Pick: gc.Smallest(all, gc.And(from(1), lsuWith(isTEMaxBW)))},
+			{Name: "frr_lsu_network.bin", Required: true, Pick: gc.Smallest(bcast, lsuWith(lsaType(2)))},
+			{Name: "frr_lsu_summary.bin", Required: true, Pick: gc.Smallest(all, lsuWith(lsaType(3)))},
+			{Name: "frr_lsu_asbr_summary.bin", Required: true, Pick: gc.Smallest(bcast, lsuWith(lsaType(4)))},
+			{Name: "frr_lsu_external.bin", Required: true, Pick: gc.Smallest(all, lsuWith(lsaType(5)))},
+			{Name: "frr_lsack.bin", Required: true, Pick: gc.Largest(all, isType(5))},
+			// FRR 8.4.4 floods all of a router's opaque LSAs (TE, Extended
+			// Link, Extended Prefix, Router Information) in one LSU, so the TE
+			// and Extended Prefix goldens are r1's and r2's bundle.
+			{Name: "frr_lsu_extprefix.bin", Required: true, Pick: gc.Smallest(all, gc.And(from(2), lsuWith(opaque(7))))},
+			// Extras: the tests skip what is not there.
+			{Name: "frr_dbd_init.bin", Pick: gc.First(all, dbdInit)},
 		}
-		fmt.Printf("found %s (%d bytes)\n", w.name, len(w.pick))
-	}
-	if missing > 0 {
-		os.Exit(1)
-	}
-	if *check {
-		return
-	}
-	for _, w := range wants {
-		if w.pick == nil {
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(*out, w.name), w.pick, 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "extract:", err)
-			os.Exit(2)
-		}
-	}
-}
-
-func first(ps [][]byte, ok func([]byte) bool) []byte {
-	for _, p := range ps {
-		if ok(p) {
-			return p
-		}
-	}
-	return nil
-}
-
-func last(ps [][]byte, ok func([]byte) bool) []byte {
-	var r []byte
-	for _, p := range ps {
-		if ok(p) {
-			r = p
-		}
-	}
-	return r
-}
-
-func largest(ps [][]byte, ok func([]byte) bool) []byte {
-	var r []byte
-	for _, p := range ps {
-		if ok(p) && len(p) > len(r) {
-			r = p
-		}
-	}
-	return r
-}
-
-func smallest(ps [][]byte, ok func([]byte) bool) []byte {
-	var r []byte
-	for _, p := range ps {
-		if ok(p) && (r == nil || len(p) < len(r)) {
-			r = p
-		}
-	}
-	return r
+	})
 }
 
 func isType(t byte) func([]byte) bool {
@@ -137,10 +55,6 @@ func isType(t byte) func([]byte) bool {
 // from: sent by router 10.255.0.n.
 func from(n byte) func([]byte) bool {
 	return func(p []byte) bool { return len(p) >= 24 && p[4] == 10 && p[5] == 255 && p[6] == 0 && p[7] == n }
-}
-
-func and(a, b func([]byte) bool) func([]byte) bool {
-	return func(p []byte) bool { return a(p) && b(p) }
 }
 
 func helloWithNeighbors(p []byte) bool { return isType(1)(p) && len(p) >= 48 }
@@ -236,62 +150,21 @@ func tlvs(b []byte) []tlv {
 	return out
 }
 
-// readOSPF returns the OSPF packets (IP payloads of protocol 89) of an
-// Ethernet pcap, trimmed to the IPv4 total length so Ethernet padding is not
-// kept.
-func readOSPF(path string) ([][]byte, error) {
-	if path == "" {
-		return nil, nil
+// ospfPacket is the OSPF packet (the IP payload of protocol 89) of an
+// Ethernet frame, trimmed to the IPv4 total length so Ethernet padding is
+// not kept; nil for anything else and for fragments.
+func ospfPacket(f []byte) []byte {
+	if len(f) < 14+20 || binary.BigEndian.Uint16(f[12:14]) != 0x0800 {
+		return nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
+	ip := f[14:]
+	ihl := int(ip[0]&0x0f) * 4
+	tot := int(binary.BigEndian.Uint16(ip[2:4]))
+	if ip[0]>>4 != 4 || ip[9] != 89 || ihl < 20 || tot < ihl || tot > len(ip) {
+		return nil
 	}
-	if len(b) < 24 {
-		return nil, nil // tcpdump has not flushed its header yet
+	if fo := binary.BigEndian.Uint16(ip[6:8]); fo&0x3fff != 0 {
+		return nil // fragment
 	}
-	var bo binary.ByteOrder
-	switch binary.LittleEndian.Uint32(b) {
-	case 0xa1b2c3d4, 0xa1b23c4d:
-		bo = binary.LittleEndian
-	default:
-		switch binary.BigEndian.Uint32(b) {
-		case 0xa1b2c3d4, 0xa1b23c4d:
-			bo = binary.BigEndian
-		default:
-			return nil, fmt.Errorf("%s: not a pcap file", path)
-		}
-	}
-	if lt := bo.Uint32(b[20:24]); lt != 1 {
-		return nil, fmt.Errorf("%s: link type %d, want Ethernet", path, lt)
-	}
-	var out [][]byte
-	for off := 24; ; {
-		if off+16 > len(b) {
-			break
-		}
-		n := int(bo.Uint32(b[off+8:]))
-		if off+16+n > len(b) {
-			break // record still being written
-		}
-		f := b[off+16 : off+16+n]
-		off += 16 + n
-		if len(f) < 14+20 || binary.BigEndian.Uint16(f[12:14]) != 0x0800 {
-			continue
-		}
-		ip := f[14:]
-		ihl := int(ip[0]&0x0f) * 4
-		tot := int(binary.BigEndian.Uint16(ip[2:4]))
-		if ip[0]>>4 != 4 || ip[9] != 89 || ihl < 20 || tot < ihl || tot > len(ip) {
-			continue
-		}
-		if fo := binary.BigEndian.Uint16(ip[6:8]); fo&0x3fff != 0 {
-			continue // fragment
-		}
-		out = append(out, append([]byte(nil), ip[ihl:tot]...))
-	}
-	return out, nil
+	return ip[ihl:tot]
 }
