@@ -6,15 +6,17 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/fared/fared/internal/testvec"
 )
 
 // FuzzDecode: Decode never panics, rejects only with a *DecodeError, and
 // what it accepts re-encodes to a message that decodes to the same bytes
 // again (encode∘decode is idempotent).
 func FuzzDecode(f *testing.F) {
-	f.Add(unhex(f, registerHex))
-	f.Add(unhex(f, "01 07 0020 00000004 0b 01 01 01 02 6831 08 04 0aff0003 0c 02 7a31 0f 01 03"))
-	f.Add(unhex(f, "01 08 000c 00000004 01 02 6831"))
+	f.Add(testvec.Hex(f, registerHex))
+	f.Add(testvec.Hex(f, "01 07 0020 00000004 0b 01 01 01 02 6831 08 04 0aff0003 0c 02 7a31 0f 01 03"))
+	f.Add(testvec.Hex(f, "01 08 000c 00000004 01 02 6831"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Decode(b)
 		if err != nil {
