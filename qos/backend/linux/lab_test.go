@@ -217,14 +217,26 @@ func TestDCBAppMatchesIproute2(t *testing.T) {
 		t.Fatalf("two entries:\n ours   % x\n theirs % x", ours, theirs)
 	}
 	// The kernel's own answer to fared: not supported on a veth.
-	b, err := New(Options{Netns: l.a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openBackend(t, l.a)
 	if err := b.probeDCB("a0"); err != ErrDCBUnsupported {
 		t.Fatalf("probe on veth: %v, want ErrDCBUnsupported", err)
 	}
+}
+
+// openBackend opens the backend in the namespace ns for the test. At its
+// end the qdiscs and the nft table on ifaces are removed and then the
+// backend is closed, before the lab's namespaces go.
+func openBackend(t *testing.T, ns string, ifaces ...string) *Backend {
+	t.Helper()
+	b, err := New(Options{Netns: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if len(ifaces) > 0 {
+		t.Cleanup(func() { b.Remove(context.Background(), ifaces) })
+	}
+	return b
 }
 
 // uapi mirrors of include/uapi/linux/dcbnl.h, written from the header
@@ -332,13 +344,8 @@ func TestDSCPClassification(t *testing.T) {
 	requireLab(t, "nft")
 	l := newLab(t)
 	l.sink(t)
-	b, err := New(Options{Netns: l.a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openBackend(t, l.a, "a0")
 	ctx := context.Background()
-	t.Cleanup(func() { b.Remove(ctx, []string{"a0"}) })
 	rep, err := b.Apply(ctx, qosDesired(nil))
 	if err != nil {
 		t.Fatalf("Apply on a veth failed instead of reporting: %v", err)
@@ -386,13 +393,8 @@ func TestElephantsInKernel(t *testing.T) {
 	requireLab(t, "nft")
 	l := newLab(t)
 	l.sink(t)
-	b, err := New(Options{Netns: l.a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openBackend(t, l.a, "a0")
 	ctx := context.Background()
-	t.Cleanup(func() { b.Remove(ctx, []string{"a0"}) })
 	const rate, size = 1_000_000, 1_200_000
 	if _, err := b.Apply(ctx, qosDesired(&model.Elephant{Rate: rate, Size: size, Prio: 1, Color: model.Yellow, Idle: 10 * time.Second})); err != nil {
 		t.Fatal(err)
@@ -495,13 +497,8 @@ func TestPreventionForwarding(t *testing.T) {
 		run(t, append([]string{"ip", "-n", c[0]}, c[1:]...)...)
 	}
 	run(t, "ip", "netns", "exec", rt, "sysctl", "-qw", "net.ipv4.ip_forward=1")
-	b, err := New(Options{Netns: rt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openBackend(t, rt, "u1", "u2")
 	ctx := context.Background()
-	t.Cleanup(func() { b.Remove(ctx, []string{"u1", "u2"}) })
 	d := &model.Desired{Remaps: []model.Remap{{Group: "uplinks", From: 26, To: 30, Prio: 2}}}
 	d.DSCP[26], d.DSCP[30] = 3, 2
 	for _, n := range []string{"u1", "u2"} {

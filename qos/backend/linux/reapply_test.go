@@ -12,13 +12,8 @@ func TestReapply(t *testing.T) {
 	requireLab(t, "nft")
 	l := newLab(t)
 	l.sink(t)
-	b, err := New(Options{Netns: l.a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openBackend(t, l.a, "a0")
 	ctx := context.Background()
-	t.Cleanup(func() { b.Remove(ctx, []string{"a0"}) })
 	d := qosDesired(nil)
 	if _, err := b.Apply(ctx, d); err != nil {
 		t.Fatal(err)
