@@ -8,6 +8,7 @@
 package agent
 
 import (
+	"cmp"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -49,18 +50,10 @@ type Config struct {
 
 // Defaults fills unset fields.
 func (c *Config) Defaults() {
-	if c.Hold == 0 {
-		c.Hold = 3 * time.Second
-	}
-	if c.Retry == 0 {
-		c.Retry = 500 * time.Millisecond
-	}
-	if c.Events == 0 {
-		c.Events = 20000
-	}
-	if c.Role == 0 {
-		c.Role = l2.RoleInitiator
-	}
+	c.Hold = cmp.Or(c.Hold, 3*time.Second)
+	c.Retry = cmp.Or(c.Retry, 500*time.Millisecond)
+	c.Events = cmp.Or(c.Events, 20000)
+	c.Role = cmp.Or(c.Role, l2.RoleInitiator)
 }
 
 // Link states.

@@ -8,6 +8,7 @@ package fabric
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net"
@@ -82,42 +83,18 @@ type Config struct {
 
 // Defaults fills unset fields.
 func (c *Config) Defaults() {
-	if c.MinHold == 0 {
-		c.MinHold = 300 * time.Millisecond
-	}
-	if c.MaxHold == 0 {
-		c.MaxHold = 10 * time.Minute
-	}
-	if c.Retransmit == 0 {
-		c.Retransmit = 250 * time.Millisecond
-	}
-	if c.Window == 0 {
-		c.Window = 64
-	}
-	if c.Tombstone == 0 {
-		c.Tombstone = 3 * time.Second
-	}
-	if c.MaxHosts == 0 {
-		c.MaxHosts = 10000
-	}
-	if c.MaxHostsPerPort == 0 {
-		c.MaxHostsPerPort = 4
-	}
-	if c.Attempts == 0 {
-		c.Attempts = 6
-	}
-	if c.BindingHold == 0 {
-		c.BindingHold = 24 * time.Hour
-	}
-	if c.DualHomeWindow == 0 {
-		c.DualHomeWindow = time.Minute
-	}
-	if c.Conflicts == 0 {
-		c.Conflicts = 256
-	}
-	if c.Events == 0 {
-		c.Events = 20000
-	}
+	c.MinHold = cmp.Or(c.MinHold, 300*time.Millisecond)
+	c.MaxHold = cmp.Or(c.MaxHold, 10*time.Minute)
+	c.Retransmit = cmp.Or(c.Retransmit, 250*time.Millisecond)
+	c.Window = cmp.Or(c.Window, 64)
+	c.Tombstone = cmp.Or(c.Tombstone, 3*time.Second)
+	c.MaxHosts = cmp.Or(c.MaxHosts, 10000)
+	c.MaxHostsPerPort = cmp.Or(c.MaxHostsPerPort, 4)
+	c.Attempts = cmp.Or(c.Attempts, 6)
+	c.BindingHold = cmp.Or(c.BindingHold, 24*time.Hour)
+	c.DualHomeWindow = cmp.Or(c.DualHomeWindow, time.Minute)
+	c.Conflicts = cmp.Or(c.Conflicts, 256)
+	c.Events = cmp.Or(c.Events, 20000)
 	if c.Zones == nil {
 		c.Zones = zones.New(false)
 	}

@@ -17,6 +17,7 @@
 package ibgp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,24 +104,12 @@ type Filter struct {
 }
 
 func (c *Config) defaults() {
-	if c.HoldTime == 0 {
-		c.HoldTime = 9 * time.Second
-	}
-	if c.Keepalive == 0 {
-		c.Keepalive = c.HoldTime / 3
-	}
-	if c.ConnectRetry == 0 {
-		c.ConnectRetry = time.Second
-	}
-	if c.RestartTime == 0 {
-		c.RestartTime = 5 * time.Second
-	}
-	if c.DeferralTime == 0 {
-		c.DeferralTime = 5 * time.Second
-	}
-	if c.DeadWindow == 0 {
-		c.DeadWindow = 2 * time.Second
-	}
+	c.HoldTime = cmp.Or(c.HoldTime, 9*time.Second)
+	c.Keepalive = cmp.Or(c.Keepalive, c.HoldTime/3)
+	c.ConnectRetry = cmp.Or(c.ConnectRetry, time.Second)
+	c.RestartTime = cmp.Or(c.RestartTime, 5*time.Second)
+	c.DeferralTime = cmp.Or(c.DeferralTime, 5*time.Second)
+	c.DeadWindow = cmp.Or(c.DeadWindow, 2*time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
