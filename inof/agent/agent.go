@@ -10,6 +10,7 @@ package agent
 import (
 	"cmp"
 	"log/slog"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -385,20 +386,9 @@ func (a *Agent) loseAs(l *link, ev l2.Event, why string) {
 }
 
 func (a *Agent) sortedPeers() []PathKey {
-	keys := make([]PathKey, 0, len(a.peers))
-	for k := range a.peers {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].ID != keys[j].ID {
-			return keys[i].ID < keys[j].ID
-		}
-		if c := keys[i].Switch.Compare(keys[j].Switch); c != 0 {
-			return c < 0
-		}
-		return keys[i].Port < keys[j].Port
+	return slices.SortedFunc(maps.Keys(a.peers), func(x, y PathKey) int {
+		return cmp.Or(cmp.Compare(x.ID, y.ID), x.Switch.Compare(y.Switch), cmp.Compare(x.Port, y.Port))
 	})
-	return keys
 }
 
 func (a *Agent) emit(e Event) {
