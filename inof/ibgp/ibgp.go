@@ -336,23 +336,9 @@ func (sp *Speaker) peer(n Neighbor) *api.Peer {
 	return p
 }
 
-func stateName(s bgp.FSMState) string {
-	switch s {
-	case bgp.BGP_FSM_IDLE:
-		return "idle"
-	case bgp.BGP_FSM_CONNECT:
-		return "connect"
-	case bgp.BGP_FSM_ACTIVE:
-		return "active"
-	case bgp.BGP_FSM_OPENSENT:
-		return "opensent"
-	case bgp.BGP_FSM_OPENCONFIRM:
-		return "openconfirm"
-	case bgp.BGP_FSM_ESTABLISHED:
-		return "established"
-	}
-	return "unknown"
-}
+// stateName names a watched session state as apiStateName does: GoBGP's
+// API numbers the same FSM states from 1 (its gRPC server adds 1 too).
+func stateName(s bgp.FSMState) string { return apiStateName(api.PeerState_SessionState(s + 1)) }
 
 // nlri maps a record key to its VPNv6 NLRI.
 func nlri(k record.Key) (bgp.NLRI, error) {
