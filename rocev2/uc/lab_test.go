@@ -143,7 +143,7 @@ func TestSenderReceiver(t *testing.T) {
 		return e["truncated"] == 3 && e["bad_icrc"] == 3 && e["unknown_opcode"] == 3
 	})
 	for _, k := range []string{"truncated", "bad_icrc", "unknown_opcode"} {
-		if n := logs.Count("kind="+k); n != 1 {
+		if n := logs.Count("kind=" + k); n != 1 {
 			t.Errorf("kind %s logged %d times, want once:\n%s", k, n, logs.String())
 		}
 	}
