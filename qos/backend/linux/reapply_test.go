@@ -9,10 +9,7 @@ import (
 // filters (HTB has no change operation; the qdisc stays) and traffic
 // follows the new map.
 func TestReapply(t *testing.T) {
-	requireLab(t, "nft")
-	l := newLab(t)
-	l.sink(t)
-	b := openBackend(t, l.a, "a0")
+	l, b := shapedLab(t)
 	ctx := context.Background()
 	d := qosDesired(nil)
 	if _, err := b.Apply(ctx, d); err != nil {
