@@ -1,7 +1,8 @@
 // Package logbuf is where a test collects the log lines of the code under
 // test: a buffer the code's goroutines write (a slog handler over it)
 // while the test reads it, so a check like "logged once" or "warned
-// about X" is race-free.
+// about X" is race-free. The lab keeps its command logs and processes'
+// stderr in one too (interop.LockedBuffer).
 package logbuf
 
 import (
