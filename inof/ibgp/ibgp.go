@@ -25,6 +25,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -514,22 +515,13 @@ func (sp *Speaker) Peers(ctx context.Context) ([]PeerState, error) {
 	return out, err
 }
 
+// apiStateName is the API's name of s in lower case ("established"), or
+// "unknown".
 func apiStateName(s api.PeerState_SessionState) string {
-	switch s {
-	case api.PeerState_SESSION_STATE_IDLE:
-		return "idle"
-	case api.PeerState_SESSION_STATE_CONNECT:
-		return "connect"
-	case api.PeerState_SESSION_STATE_ACTIVE:
-		return "active"
-	case api.PeerState_SESSION_STATE_OPENSENT:
-		return "opensent"
-	case api.PeerState_SESSION_STATE_OPENCONFIRM:
-		return "openconfirm"
-	case api.PeerState_SESSION_STATE_ESTABLISHED:
-		return "established"
+	if s < api.PeerState_SESSION_STATE_IDLE || s > api.PeerState_SESSION_STATE_ESTABLISHED {
+		return "unknown"
 	}
-	return "unknown"
+	return strings.ToLower(strings.TrimPrefix(s.String(), "SESSION_STATE_"))
 }
 
 // sessionChange watches a session that went down while its BFD was up:
