@@ -131,14 +131,30 @@ type State struct {
 // notify is called after any group change.
 func NewState(cfg Config, now func() time.Time, log *slog.Logger, push func(string, *protos.SwitchConfig), notify func()) *State {
 	d := DefaultConfig
-	orDefault(&cfg.Heartbeat, d.Heartbeat)
-	orDefault(&cfg.DeadAfter, d.DeadAfter)
-	orDefault(&cfg.Slots, d.Slots)
-	orDefault(&cfg.TimeoutReports, d.TimeoutReports)
-	orDefault(&cfg.ExcludeFor, d.ExcludeFor)
-	orDefault(&cfg.ReportWindow, d.ReportWindow)
-	orDefault(&cfg.MaxGroups, d.MaxGroups)
-	orDefault(&cfg.MaxGroupsPerToken, d.MaxGroupsPerToken)
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = d.Heartbeat
+	}
+	if cfg.DeadAfter <= 0 {
+		cfg.DeadAfter = d.DeadAfter
+	}
+	if cfg.Slots <= 0 {
+		cfg.Slots = d.Slots
+	}
+	if cfg.TimeoutReports <= 0 {
+		cfg.TimeoutReports = d.TimeoutReports
+	}
+	if cfg.ExcludeFor <= 0 {
+		cfg.ExcludeFor = d.ExcludeFor
+	}
+	if cfg.ReportWindow <= 0 {
+		cfg.ReportWindow = d.ReportWindow
+	}
+	if cfg.MaxGroups <= 0 {
+		cfg.MaxGroups = d.MaxGroups
+	}
+	if cfg.MaxGroupsPerToken <= 0 {
+		cfg.MaxGroupsPerToken = d.MaxGroupsPerToken
+	}
 	if cfg.MaxGroupSize <= 0 || cfg.MaxGroupSize > MaxGroupSize {
 		cfg.MaxGroupSize = min(d.MaxGroupSize, MaxGroupSize)
 	}
@@ -178,12 +194,5 @@ func (s *State) Tick() {
 func (s *State) changed() {
 	if s.notify != nil {
 		s.notify()
-	}
-}
-
-// orDefault sets *v to d unless *v is positive (unset or nonsense).
-func orDefault[T int | time.Duration](v *T, d T) {
-	if *v <= 0 {
-		*v = d
 	}
 }

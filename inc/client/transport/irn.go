@@ -50,12 +50,24 @@ var DefaultConfig = Config{Window: 32, RTOLow: 5 * time.Millisecond, RTOHigh: 30
 // (zero or negative).
 func (c Config) WithDefaults() Config {
 	d := DefaultConfig
-	orDefault(&c.Window, d.Window)
-	orDefault(&c.RTOLow, d.RTOLow)
-	orDefault(&c.RTOHigh, d.RTOHigh)
-	orDefault(&c.NLow, d.NLow)
-	orDefault(&c.ReportAfter, d.ReportAfter)
-	orDefault(&c.Reorder, d.Reorder)
+	if c.Window <= 0 {
+		c.Window = d.Window
+	}
+	if c.RTOLow <= 0 {
+		c.RTOLow = d.RTOLow
+	}
+	if c.RTOHigh <= 0 {
+		c.RTOHigh = d.RTOHigh
+	}
+	if c.NLow <= 0 {
+		c.NLow = d.NLow
+	}
+	if c.ReportAfter <= 0 {
+		c.ReportAfter = d.ReportAfter
+	}
+	if c.Reorder <= 0 {
+		c.Reorder = d.Reorder
+	}
 	return c
 }
 
@@ -386,11 +398,4 @@ func (s *Sender) Sack(i int, now time.Time) {
 	}
 	s.p[i].sacked = true
 	s.Ack(i, now)
-}
-
-// orDefault sets *v to d unless *v is positive (unset or nonsense).
-func orDefault[T int | time.Duration](v *T, d T) {
-	if *v <= 0 {
-		*v = d
-	}
 }
