@@ -2,7 +2,8 @@ package bfd
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,12 +75,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for st, n := range states {
 		ch <- prometheus.MustNewConstMetric(sessionsDesc, prometheus.GaugeValue, float64(n), st)
 	}
-	names := make([]string, 0, len(ctr))
-	for k := range ctr {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(ctr)) {
 		ch <- prometheus.MustNewConstMetric(eventsDesc, prometheus.CounterValue, float64(ctr[k]), k)
 	}
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/fared/fared/bfd/packet"
 	"github.com/fared/fared/internal/guard"
+	"github.com/fared/fared/internal/loop"
 )
 
 // IO is the network side of a Manager (UDP sockets in production,
@@ -605,16 +606,5 @@ func (en *entry) view() SessionView {
 
 // query runs f on the manager's goroutine.
 func (m *Manager) query(ctx context.Context, f func()) error {
-	done := make(chan struct{})
-	select {
-	case m.ev <- queryEvent{f: func() { defer close(done); f() }}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return loop.Call(ctx, m.ev, func(run func()) any { return queryEvent{f: run} }, f)
 }

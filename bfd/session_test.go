@@ -56,30 +56,34 @@ func (p *pair) step() {
 		if x.from.due().After(p.now) {
 			continue
 		}
-		out, ev := x.from.run(p.now)
-		if ev != nil {
-			p.events = append(p.events, *ev)
-		}
-		for _, c := range out {
-			if x.to == p.a && p.cut {
-				continue
-			}
-			p.deliver(x.to, c)
+		for _, c := range p.run(x.from) {
+			p.send(x.to, c)
 			// A Final owed is sent before time moves on.
 			if x.to.sendFinal {
-				fo, fev := x.to.run(p.now)
-				if fev != nil {
-					p.events = append(p.events, *fev)
-				}
-				for _, f := range fo {
-					if x.from == p.a && p.cut {
-						continue
-					}
-					p.deliver(x.from, f)
+				for _, f := range p.run(x.to) {
+					p.send(x.from, f)
 				}
 			}
 		}
 	}
+}
+
+// run runs s at the current time, keeps its event and returns what it sends.
+func (p *pair) run(s *session) []packet.Control {
+	out, ev := s.run(p.now)
+	if ev != nil {
+		p.events = append(p.events, *ev)
+	}
+	return out
+}
+
+// send delivers c to the session to, unless the link is cut (a hears
+// nothing from b).
+func (p *pair) send(to *session, c packet.Control) {
+	if to == p.a && p.cut {
+		return
+	}
+	p.deliver(to, c)
 }
 
 func (p *pair) until(what string, cond func() bool) {

@@ -1,12 +1,17 @@
 package inc
 
 import (
+	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/inc/manager"
+	"github.com/fared/fared/inc/protos"
 )
 
 // A switch's metrics are its published view: every total of farectl inc
@@ -27,11 +32,7 @@ func TestSwitchMetrics(t *testing.T) {
 		Unknown: 9,
 		CPU:     &wire.INCSwitchCPU{Seconds: 1.5},
 	})
-	c := incCollector{m}
-	if probs, err := testutil.CollectAndLint(c); err != nil || len(probs) > 0 {
-		t.Fatalf("promlint: %v %+v", err, probs)
-	}
-	want := `
+	checkMetrics(t, incCollector{m}, `
 # HELP fared_inc_aggregator_events_total Aggregator events of this switch, the totals of farectl inc switch (packets, completed, duplicates_suppressed, retransmissions_served, nacks_sent, ...).
 # TYPE fared_inc_aggregator_events_total counter
 fared_inc_aggregator_events_total{event="bad_rank"} 0
@@ -69,10 +70,7 @@ fared_inc_switch_slots_in_use 3
 # TYPE fared_inc_switch_trees gauge
 fared_inc_switch_trees{role="leaf"} 2
 fared_inc_switch_trees{role="root"} 1
-`
-	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
-		t.Error(err)
-	}
+`)
 }
 
 // Before the data plane has published anything, a switch exports nothing
@@ -80,5 +78,45 @@ fared_inc_switch_trees{role="root"} 1
 func TestSwitchMetricsBeforeFirstView(t *testing.T) {
 	if n := testutil.CollectAndCount(incCollector{&module{dp: &dataPlane{}}}); n != 0 {
 		t.Errorf("%d series before the first view", n)
+	}
+}
+
+// A manager exports its refusals by reason, every reason from 0; a call
+// from beyond loopback to a manager without tls counts as not_local.
+func TestManagerRefusedMetric(t *testing.T) {
+	m := &module{mgr: manager.New(manager.Config{}, slog.New(slog.DiscardHandler), nil)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.mgr.Run(ctx)
+	if _, err := m.mgr.Join(ctx, &protos.JoinRequest{Group: "g"}); err == nil || !strings.Contains(err.Error(), "serves its own node only") {
+		t.Fatalf("join without a peer: %v", err)
+	}
+	checkMetrics(t, incCollector{m}, `
+# HELP fared_inc_refused_total Calls the INC manager refused, by reason (no_token, bad_token, expired_token, token_scope, cap_*, switch_*, not_local; docs/inc.md).
+# TYPE fared_inc_refused_total counter
+fared_inc_refused_total{reason="bad_token"} 0
+fared_inc_refused_total{reason="cap_group_size"} 0
+fared_inc_refused_total{reason="cap_groups"} 0
+fared_inc_refused_total{reason="cap_groups_per_token"} 0
+fared_inc_refused_total{reason="expired_token"} 0
+fared_inc_refused_total{reason="no_token"} 0
+fared_inc_refused_total{reason="not_local"} 1
+fared_inc_refused_total{reason="switch_address"} 0
+fared_inc_refused_total{reason="switch_bad_cert"} 0
+fared_inc_refused_total{reason="switch_no_cert"} 0
+fared_inc_refused_total{reason="switch_unknown_router"} 0
+fared_inc_refused_total{reason="token_scope"} 0
+`, "fared_inc_refused_total")
+}
+
+// checkMetrics: c's metrics are promlint clean, and those named (all of
+// them without names) are want, in the text exposition format.
+func checkMetrics(t *testing.T, c prometheus.Collector, want string, names ...string) {
+	t.Helper()
+	if probs, err := testutil.CollectAndLint(c); err != nil || len(probs) > 0 {
+		t.Fatalf("promlint: %v %+v", err, probs)
+	}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), names...); err != nil {
+		t.Error(err)
 	}
 }

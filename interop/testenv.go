@@ -1,16 +1,16 @@
 package interop
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/fared/fared/internal/logbuf"
 )
 
 // labMissing says why lab tests cannot run here, or "".
@@ -48,22 +48,7 @@ func RequireLab(t testing.TB) {
 // LockedBuffer is a buffer that writers on other goroutines may write
 // while it is read: a lab's command log, printed only when the test
 // fails (so passing tests stay quiet), or a process's stderr.
-type LockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *LockedBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *LockedBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type LockedBuffer = logbuf.Buffer
 
 // Bins are the binaries a lab test runs, built from this tree.
 type Bins struct{ Fared, Farectl, Fareinc string }

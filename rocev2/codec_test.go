@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+
+	"github.com/fared/fared/internal/testvec"
 )
 
 // randPacket fills every header field with random values; only the
@@ -132,27 +134,27 @@ func TestRoundTripEveryOpcode(t *testing.T) {
 // round trip is not only our encoder agreeing with our decoder.
 func TestHeaderBytes(t *testing.T) {
 	bth := BTH{Opcode: UCWriteOnlyImm, Solicited: true, PadCount: 3, PKey: 0x8012, BECN: true, DestQP: 0x123456, AckReq: true, PSN: 0x000abc}
-	if got := bth.AppendTo(nil); !bytes.Equal(got, unhex(t, "2b b0 80 12 40 12 34 56 80 00 0a bc")) {
+	if got := bth.AppendTo(nil); !bytes.Equal(got, testvec.Hex(t, "2b b0 80 12 40 12 34 56 80 00 0a bc")) {
 		t.Errorf("BTH % x", got)
 	}
 	reth := RETH{VA: 0x0102030405060708, RKey: 0x0a0b0c0d, Length: 4096}
-	if got := reth.AppendTo(nil); !bytes.Equal(got, unhex(t, "01 02 03 04 05 06 07 08 0a 0b 0c 0d 00 00 10 00")) {
+	if got := reth.AppendTo(nil); !bytes.Equal(got, testvec.Hex(t, "01 02 03 04 05 06 07 08 0a 0b 0c 0d 00 00 10 00")) {
 		t.Errorf("RETH % x", got)
 	}
 	aeth := AETH{Syndrome: SyndromeNAK | NAKPSNSeqError, MSN: 0x00beef}
-	if got := aeth.AppendTo(nil); !bytes.Equal(got, unhex(t, "60 00 be ef")) || !aeth.IsNAK() {
+	if got := aeth.AppendTo(nil); !bytes.Equal(got, testvec.Hex(t, "60 00 be ef")) || !aeth.IsNAK() {
 		t.Errorf("AETH % x", got)
 	}
 	imm := ImmDt{Data: 0xdeadbeef}
-	if got := imm.AppendTo(nil); !bytes.Equal(got, unhex(t, "de ad be ef")) {
+	if got := imm.AppendTo(nil); !bytes.Equal(got, testvec.Hex(t, "de ad be ef")) {
 		t.Errorf("ImmDt % x", got)
 	}
 	deth := DETH{QKey: 0x80010000, SrcQP: 1}
-	if got := deth.AppendTo(nil); !bytes.Equal(got, unhex(t, "80 01 00 00 00 00 00 01")) {
+	if got := deth.AppendTo(nil); !bytes.Equal(got, testvec.Hex(t, "80 01 00 00 00 00 00 01")) {
 		t.Errorf("DETH % x", got)
 	}
 	// A whole UC RDMA WRITE Only with Immediate, decoded from bytes.
-	b := unhex(t, "2b 00 ff ff 00 00 00 07 00 00 00 05  00 00 00 00 00 00 10 00 00 00 00 2a 00 00 00 04  00 00 00 63  01 02 03 04  11 22 33 44")
+	b := testvec.Hex(t, "2b 00 ff ff 00 00 00 07 00 00 00 05  00 00 00 00 00 00 10 00 00 00 00 2a 00 00 00 04  00 00 00 63  01 02 03 04  11 22 33 44")
 	p, err := Decode(b)
 	if err != nil {
 		t.Fatal(err)
@@ -195,13 +197,13 @@ func TestBadInput(t *testing.T) {
 	}{
 		{name: "empty BTH", udp: []byte{}, kind: ErrTruncated, header: "BTH", off: 0},
 		{name: "truncated BTH", udp: []byte{0x2b, 0, 0xff, 0xff, 0, 0, 0}, kind: ErrTruncated, header: "BTH"},
-		{name: "unknown opcode", udp: unhex(t, "1f 00 ff ff 00 00 00 01 00 00 00 00 00 00 00 00"), kind: ErrUnknownOpcode, header: "BTH"},
-		{name: "RD opcode", udp: unhex(t, "44 00 ff ff 00 00 00 01 00 00 00 00 00 00 00 00"), kind: ErrUnknownOpcode, header: "BTH"},
-		{name: "version", udp: unhex(t, "24 01 ff ff 00 00 00 01 00 00 00 00 00 00 00 00"), kind: ErrBadVersion, header: "BTH", off: 1},
-		{name: "truncated RETH", udp: unhex(t, "2a 00 ff ff 00 00 00 01 00 00 00 00 00 00 00 00 00 00"), kind: ErrTruncated, header: "RETH", off: 12},
-		{name: "no room for ICRC", udp: unhex(t, "24 00 ff ff 00 00 00 01 00 00 00 00 00 00"), kind: ErrTruncated, header: "ICRC", off: 12},
-		{name: "short CNP", udp: unhex(t, "81 00 ff ff 40 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00"), kind: ErrTruncated, header: "CNP", off: 12},
-		{name: "pad past payload", udp: unhex(t, "24 30 ff ff 00 00 00 01 00 00 00 00 aa bb 00 00 00 00"), kind: ErrBadPad, header: "BTH", off: 1},
+		{name: "unknown opcode", udp: testvec.Hex(t, "1f 00 ff ff 00 00 00 01 00 00 00 00 00 00 00 00"), kind: ErrUnknownOpcode, header: "BTH"},
+		{name: "RD opcode", udp: testvec.Hex(t, "44 00 ff ff 00 00 00 01 00 00 00 00 00 00 00 00"), kind: ErrUnknownOpcode, header: "BTH"},
+		{name: "version", udp: testvec.Hex(t, "24 01 ff ff 00 00 00 01 00 00 00 00 00 00 00 00"), kind: ErrBadVersion, header: "BTH", off: 1},
+		{name: "truncated RETH", udp: testvec.Hex(t, "2a 00 ff ff 00 00 00 01 00 00 00 00 00 00 00 00 00 00"), kind: ErrTruncated, header: "RETH", off: 12},
+		{name: "no room for ICRC", udp: testvec.Hex(t, "24 00 ff ff 00 00 00 01 00 00 00 00 00 00"), kind: ErrTruncated, header: "ICRC", off: 12},
+		{name: "short CNP", udp: testvec.Hex(t, "81 00 ff ff 40 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00"), kind: ErrTruncated, header: "CNP", off: 12},
+		{name: "pad past payload", udp: testvec.Hex(t, "24 30 ff ff 00 00 00 01 00 00 00 00 aa bb 00 00 00 00"), kind: ErrBadPad, header: "BTH", off: 1},
 		{name: "bad ICRC", ip: func() []byte { b := good(); b[len(b)-1] ^= 0x80; return b }, kind: ErrBadICRC, header: "ICRC", off: 68},
 		{name: "payload bit flipped", ip: func() []byte { b := good(); b[70] ^= 1; return b }, kind: ErrBadICRC, header: "ICRC", off: 68},
 		{name: "IP total length too big", ip: func() []byte { b := good(); b[3] += 10; return b }, kind: ErrBadIP, header: "IPv4", off: 2},

@@ -3,21 +3,12 @@ package rocev2
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"net/netip"
-	"strings"
 	"testing"
-)
 
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+	"github.com/fared/fared/internal/testvec"
+)
 
 // cnpCapture is the IP packet of a CNP sent by a ConnectX-4 Lx (scapy's
 // RoCE tests, "RoCE CNP captured on ConnectX-4 Lx"; the seed README's
@@ -33,7 +24,7 @@ const cnpCapture = `
 // TestCNPVector: the hardware CNP is reproduced byte for byte, its ICRC
 // included, from its field values.
 func TestCNPVector(t *testing.T) {
-	want := unhex(t, cnpCapture)
+	want := testvec.Hex(t, cnpCapture)
 	f := Frame{Src: netip.MustParseAddr("10.0.17.1"), Dst: netip.MustParseAddr("10.0.18.1"),
 		TOS: 0xc2, TTL: 64, ID: 0x718c, DF: true, SrcPort: 0}
 	p := NewCNP(0x118)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/internal/closgen"
+	"github.com/fared/fared/internal/loop"
 	"github.com/fared/fared/isis"
 	"github.com/fared/fared/isis/packet"
 )
@@ -239,23 +240,11 @@ func (in *Injector) do(ctx context.Context, f func()) error {
 		f()
 		return nil
 	}
-	done := make(chan struct{})
-	select {
-	case in.ev <- call{f: f, done: done}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return loop.Call(ctx, in.ev, func(run func()) any { return call{f: run} }, f)
 }
 
 type call struct {
-	f    func()
-	done chan struct{}
+	f func()
 }
 
 type rx struct {
@@ -315,7 +304,6 @@ func (in *Injector) handle(e any) {
 	switch e := e.(type) {
 	case call:
 		e.f()
-		close(e.done)
 	case rxBad:
 		if e.decode {
 			e.c.counters.DecodeErrors++

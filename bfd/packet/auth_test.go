@@ -2,9 +2,9 @@ package packet
 
 import (
 	"bytes"
-	"encoding/hex"
-	"errors"
 	"testing"
+
+	"github.com/fared/fared/internal/testvec"
 )
 
 // The digests below were computed outside Go, with Python's hashlib over
@@ -31,7 +31,7 @@ func TestAuthGoldens(t *testing.T) {
 		{"sha1", goldenSHA1, AuthMeticulousSHA1, 7, 0x01020304, "fared-bfd-key"},
 		{"md5", goldenMD5, AuthKeyedMD5, 1, 42, "md5key"},
 	} {
-		b, _ := hex.DecodeString(g.hex)
+		b := testvec.Hex(t, g.hex)
 		c, err := Decode(b)
 		if err != nil {
 			t.Fatalf("%s: %v", g.name, err)
@@ -110,14 +110,8 @@ func TestAuthRoundTrip(t *testing.T) {
 }
 
 func TestAuthDiscard(t *testing.T) {
-	base, _ := hex.DecodeString(goldenSHA1)
-	mod := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(base)) }
-	for _, tc := range []struct {
-		name string
-		b    []byte
-		kind ErrKind
-		off  int
-	}{
+	mod := mutator(testvec.Hex(t, goldenSHA1))
+	checkDiscards(t, []discard{
 		{"A bit, length 24", mod(func(b []byte) []byte { b[3] = 24; return b[:24] }), KindLength, 3},
 		{"A bit, length 25", mod(func(b []byte) []byte { b[3] = 25; return b[:25] }), KindLength, 3},
 		{"auth type 0", mod(func(b []byte) []byte { b[24] = 0; return b }), KindAuthType, 24},
@@ -128,15 +122,9 @@ func TestAuthDiscard(t *testing.T) {
 		{"md5 type with sha1's length", mod(func(b []byte) []byte { b[24] = 2; return b }), KindAuthLen, 25},
 		{"simple, no password", mod(func(b []byte) []byte { b[3], b[24], b[25] = 27, 1, 3; return b[:27] }), KindAuthLen, 25},
 		{"simple, 17 bytes", mod(func(b []byte) []byte { b[3], b[24], b[25] = 44, 1, 20; return b[:44] }), KindAuthLen, 25},
-	} {
-		_, err := Decode(tc.b)
-		var de *DecodeError
-		if !errors.As(err, &de) || de.Kind != tc.kind || de.Offset != tc.off {
-			t.Errorf("%s: got %v, want kind %s at offset %d", tc.name, err, tc.kind, tc.off)
-		}
-	}
+	})
 	// A packet without a section cannot be verified or signed.
-	plain, _ := hex.DecodeString(golden)
+	plain := testvec.Hex(t, golden)
 	if Verify(plain, nil) || Sign(plain, []byte("k")) == nil {
 		t.Error("a packet without a section verified or signed")
 	}

@@ -2,9 +2,10 @@ package packet
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"testing"
+
+	"github.com/fared/fared/internal/testvec"
 )
 
 // golden is worked out by hand from the figure in RFC 5880 §4.1: version 1,
@@ -14,7 +15,7 @@ import (
 const golden = "23e0031811223344556677880000c350000f424000000000"
 
 func TestGolden(t *testing.T) {
-	b, _ := hex.DecodeString(golden)
+	b := testvec.Hex(t, golden)
 	c, err := Decode(b)
 	if err != nil {
 		t.Fatal(err)
@@ -47,14 +48,9 @@ func TestRoundTripFlags(t *testing.T) {
 }
 
 func TestDiscard(t *testing.T) {
-	base, _ := hex.DecodeString(golden)
-	mod := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(base)) }
-	for _, tc := range []struct {
-		name string
-		b    []byte
-		kind ErrKind
-		off  int
-	}{
+	base := testvec.Hex(t, golden)
+	mod := mutator(base)
+	checkDiscards(t, []discard{
 		{"short", base[:23], KindTruncated, 0},
 		{"version 0", mod(func(b []byte) []byte { b[0] &= 0x1f; return b }), KindVersion, 0},
 		{"A bit without a section", mod(func(b []byte) []byte { b[1] |= 0x04; return b }), KindLength, 3},
@@ -64,13 +60,7 @@ func TestDiscard(t *testing.T) {
 		{"multipoint", mod(func(b []byte) []byte { b[1] |= 0x01; return b }), KindMultipoint, 1},
 		{"my disc 0", mod(func(b []byte) []byte { copy(b[4:8], []byte{0, 0, 0, 0}); return b }), KindMyDisc, 4},
 		{"your disc 0 when Up", mod(func(b []byte) []byte { copy(b[8:12], []byte{0, 0, 0, 0}); return b }), KindYourDisc, 8},
-	} {
-		_, err := Decode(tc.b)
-		var de *DecodeError
-		if !errors.As(err, &de) || de.Kind != tc.kind || de.Offset != tc.off {
-			t.Errorf("%s: got %v, want kind %s at offset %d", tc.name, err, tc.kind, tc.off)
-		}
-	}
+	})
 	// RFC 5880 §6.8.6 discards only a Length longer than the payload:
 	// trailing bytes past Length are not an error.
 	if _, err := Decode(append(bytes.Clone(base), 0, 0, 0)); err != nil {
@@ -90,8 +80,7 @@ func TestDiscard(t *testing.T) {
 // it (a simple password).
 func FuzzDecode(f *testing.F) {
 	for _, h := range []string{golden, goldenSHA1, goldenMD5, "2044031d11223344000000000000c3500000c3500000000001050270770000"} {
-		b, _ := hex.DecodeString(h)
-		f.Add(b)
+		f.Add(testvec.Hex(f, h))
 	}
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -118,4 +107,29 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("a fuzzed section verified with a key: %x", b)
 		}
 	})
+}
+
+// discard is a malformed packet and where Decode must find it wrong.
+type discard struct {
+	name string
+	b    []byte
+	kind ErrKind
+	off  int
+}
+
+// mutator makes malformed packets: each call changes a copy of base.
+func mutator(base []byte) func(f func(b []byte) []byte) []byte {
+	return func(f func(b []byte) []byte) []byte { return f(bytes.Clone(base)) }
+}
+
+// checkDiscards: Decode refuses each packet with its kind at its offset.
+func checkDiscards(t *testing.T, cases []discard) {
+	t.Helper()
+	for _, tc := range cases {
+		_, err := Decode(tc.b)
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Kind != tc.kind || de.Offset != tc.off {
+			t.Errorf("%s: got %v, want kind %s at offset %d", tc.name, err, tc.kind, tc.off)
+		}
+	}
 }

@@ -329,26 +329,7 @@ func (c *Client) Abandon() {
 	c.conn.Close()
 }
 
-func (c *Client) transportCfg() transport.Config {
-	t := c.cfg.Transport
-	d := transport.DefaultConfig
-	if t.Window <= 0 {
-		t.Window = d.Window
-	}
-	if t.RTOLow <= 0 {
-		t.RTOLow = d.RTOLow
-	}
-	if t.RTOHigh <= 0 {
-		t.RTOHigh = d.RTOHigh
-	}
-	if t.NLow <= 0 {
-		t.NLow = d.NLow
-	}
-	if t.ReportAfter <= 0 {
-		t.ReportAfter = d.ReportAfter
-	}
-	return t
-}
+func (c *Client) transportCfg() transport.Config { return c.cfg.Transport.WithDefaults() }
 
 // report sends the draft's "N timeouts" notification.
 func (c *Client) report(a *protos.TreeAssignment, msg uint32, n int) {

@@ -1,7 +1,6 @@
 package manager
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -11,7 +10,6 @@ import (
 	"net"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +23,7 @@ import (
 	"github.com/fared/fared/inc/auth"
 	"github.com/fared/fared/inc/protos"
 	"github.com/fared/fared/internal/guard"
+	"github.com/fared/fared/internal/logbuf"
 	"github.com/fared/fared/lsdb"
 )
 
@@ -36,31 +35,13 @@ import (
 // at any address, 2000 groups of 4096 ranks were accepted, and treeID
 // spun forever once every id was in use.
 
-// syncLog is a log buffer the manager's goroutines write to.
-type syncLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncLog) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncLog) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type harness struct {
 	t     *testing.T
 	ca    *auth.CA
 	key   []byte
 	m     *Manager
 	lis   *bufconn.Listener
-	log   *syncLog
+	log   *logbuf.Buffer
 	guard string // the guard's module name (its panic count)
 }
 
@@ -74,7 +55,7 @@ func newHarness(t *testing.T, cfg Config, plaintext bool) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, ca: ca, key: []byte(auth.RandomID(32)), log: &syncLog{}, guard: "inctest-" + t.Name() + auth.RandomID(4)}
+	h := &harness{t: t, ca: ca, key: []byte(auth.RandomID(32)), log: &logbuf.Buffer{}, guard: "inctest-" + t.Name() + auth.RandomID(4)}
 	log := slog.New(slog.NewTextHandler(h.log, nil))
 	h.m = New(cfg, log, guard.New(h.guard, log))
 	sec := Security{TokenKeys: [][]byte{h.key}}

@@ -8,7 +8,9 @@
 package agent
 
 import (
+	"cmp"
 	"log/slog"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -49,18 +51,10 @@ type Config struct {
 
 // Defaults fills unset fields.
 func (c *Config) Defaults() {
-	if c.Hold == 0 {
-		c.Hold = 3 * time.Second
-	}
-	if c.Retry == 0 {
-		c.Retry = 500 * time.Millisecond
-	}
-	if c.Events == 0 {
-		c.Events = 20000
-	}
-	if c.Role == 0 {
-		c.Role = l2.RoleInitiator
-	}
+	c.Hold = cmp.Or(c.Hold, 3*time.Second)
+	c.Retry = cmp.Or(c.Retry, 500*time.Millisecond)
+	c.Events = cmp.Or(c.Events, 20000)
+	c.Role = cmp.Or(c.Role, l2.RoleInitiator)
 }
 
 // Link states.
@@ -392,20 +386,9 @@ func (a *Agent) loseAs(l *link, ev l2.Event, why string) {
 }
 
 func (a *Agent) sortedPeers() []PathKey {
-	keys := make([]PathKey, 0, len(a.peers))
-	for k := range a.peers {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].ID != keys[j].ID {
-			return keys[i].ID < keys[j].ID
-		}
-		if c := keys[i].Switch.Compare(keys[j].Switch); c != 0 {
-			return c < 0
-		}
-		return keys[i].Port < keys[j].Port
+	return slices.SortedFunc(maps.Keys(a.peers), func(x, y PathKey) int {
+		return cmp.Or(cmp.Compare(x.ID, y.ID), x.Switch.Compare(y.Switch), cmp.Compare(x.Port, y.Port))
 	})
-	return keys
 }
 
 func (a *Agent) emit(e Event) {

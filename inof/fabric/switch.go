@@ -8,12 +8,13 @@ package fabric
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/fared/fared/inof/l2"
@@ -82,42 +83,18 @@ type Config struct {
 
 // Defaults fills unset fields.
 func (c *Config) Defaults() {
-	if c.MinHold == 0 {
-		c.MinHold = 300 * time.Millisecond
-	}
-	if c.MaxHold == 0 {
-		c.MaxHold = 10 * time.Minute
-	}
-	if c.Retransmit == 0 {
-		c.Retransmit = 250 * time.Millisecond
-	}
-	if c.Window == 0 {
-		c.Window = 64
-	}
-	if c.Tombstone == 0 {
-		c.Tombstone = 3 * time.Second
-	}
-	if c.MaxHosts == 0 {
-		c.MaxHosts = 10000
-	}
-	if c.MaxHostsPerPort == 0 {
-		c.MaxHostsPerPort = 4
-	}
-	if c.Attempts == 0 {
-		c.Attempts = 6
-	}
-	if c.BindingHold == 0 {
-		c.BindingHold = 24 * time.Hour
-	}
-	if c.DualHomeWindow == 0 {
-		c.DualHomeWindow = time.Minute
-	}
-	if c.Conflicts == 0 {
-		c.Conflicts = 256
-	}
-	if c.Events == 0 {
-		c.Events = 20000
-	}
+	c.MinHold = cmp.Or(c.MinHold, 300*time.Millisecond)
+	c.MaxHold = cmp.Or(c.MaxHold, 10*time.Minute)
+	c.Retransmit = cmp.Or(c.Retransmit, 250*time.Millisecond)
+	c.Window = cmp.Or(c.Window, 64)
+	c.Tombstone = cmp.Or(c.Tombstone, 3*time.Second)
+	c.MaxHosts = cmp.Or(c.MaxHosts, 10000)
+	c.MaxHostsPerPort = cmp.Or(c.MaxHostsPerPort, 4)
+	c.Attempts = cmp.Or(c.Attempts, 6)
+	c.BindingHold = cmp.Or(c.BindingHold, 24*time.Hour)
+	c.DualHomeWindow = cmp.Or(c.DualHomeWindow, time.Minute)
+	c.Conflicts = cmp.Or(c.Conflicts, 256)
+	c.Events = cmp.Or(c.Events, 20000)
 	if c.Zones == nil {
 		c.Zones = zones.New(false)
 	}
@@ -338,14 +315,23 @@ func (s *Switch) owner(port string, src net.HardwareAddr, m *l2.Message) (l *loc
 	return l, false
 }
 
-func (s *Switch) keepalive(port string, src net.HardwareAddr, m *l2.Message) {
+// ownerStatus is the owner of a keepalive's or deregistration's host
+// and the status it answers: refused or unknown (no owner), else OK.
+func (s *Switch) ownerStatus(port string, src net.HardwareAddr, m *l2.Message) (*local, l2.Status) {
 	l, refused := s.owner(port, src, m)
-	st := l2.StatusOK
 	switch {
 	case refused:
-		st = l2.StatusRefused
+		return nil, l2.StatusRefused
 	case l == nil:
-		st = l2.StatusUnknownHost
+		return nil, l2.StatusUnknownHost
+	}
+	return l, l2.StatusOK
+}
+
+func (s *Switch) keepalive(port string, src net.HardwareAddr, m *l2.Message) {
+	l, st := s.ownerStatus(port, src, m)
+	switch {
+	case l == nil:
 	case l.note.mute:
 		// It gave up acknowledging notifications: registering again
 		// resends it everything; until then its hold runs out.
@@ -357,14 +343,8 @@ func (s *Switch) keepalive(port string, src net.HardwareAddr, m *l2.Message) {
 }
 
 func (s *Switch) deregister(port string, src net.HardwareAddr, m *l2.Message) {
-	l, refused := s.owner(port, src, m)
-	st := l2.StatusOK
-	switch {
-	case refused:
-		st = l2.StatusRefused
-	case l == nil:
-		st = l2.StatusUnknownHost
-	default:
+	l, st := s.ownerStatus(port, src, m)
+	if l != nil {
 		s.count("deregistrations")
 		s.log.Info("inof: host deregistered", "host", m.Host.ID, "port", port)
 		s.depart(l, record.StateLeft)
@@ -582,17 +562,9 @@ func (s *Switch) Settle(now time.Time) {
 func (s *Switch) SetNow(now time.Time) { s.now = now }
 
 func (s *Switch) sortedLocals() []*local {
-	out := make([]*local, 0, len(s.locals))
-	for _, l := range s.locals {
-		out = append(out, l)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].key.port != out[j].key.port {
-			return out[i].key.port < out[j].key.port
-		}
-		return out[i].key.id < out[j].key.id
+	return slices.SortedFunc(maps.Values(s.locals), func(a, b *local) int {
+		return cmp.Or(cmp.Compare(a.key.port, b.key.port), cmp.Compare(a.key.id, b.key.id))
 	})
-	return out
 }
 
 // RecordUpdate: the exchange has a new best route for a record.

@@ -17,6 +17,7 @@
 package ibgp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,24 +105,12 @@ type Filter struct {
 }
 
 func (c *Config) defaults() {
-	if c.HoldTime == 0 {
-		c.HoldTime = 9 * time.Second
-	}
-	if c.Keepalive == 0 {
-		c.Keepalive = c.HoldTime / 3
-	}
-	if c.ConnectRetry == 0 {
-		c.ConnectRetry = time.Second
-	}
-	if c.RestartTime == 0 {
-		c.RestartTime = 5 * time.Second
-	}
-	if c.DeferralTime == 0 {
-		c.DeferralTime = 5 * time.Second
-	}
-	if c.DeadWindow == 0 {
-		c.DeadWindow = 2 * time.Second
-	}
+	c.HoldTime = cmp.Or(c.HoldTime, 9*time.Second)
+	c.Keepalive = cmp.Or(c.Keepalive, c.HoldTime/3)
+	c.ConnectRetry = cmp.Or(c.ConnectRetry, time.Second)
+	c.RestartTime = cmp.Or(c.RestartTime, 5*time.Second)
+	c.DeferralTime = cmp.Or(c.DeferralTime, 5*time.Second)
+	c.DeadWindow = cmp.Or(c.DeadWindow, 2*time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -347,23 +337,9 @@ func (sp *Speaker) peer(n Neighbor) *api.Peer {
 	return p
 }
 
-func stateName(s bgp.FSMState) string {
-	switch s {
-	case bgp.BGP_FSM_IDLE:
-		return "idle"
-	case bgp.BGP_FSM_CONNECT:
-		return "connect"
-	case bgp.BGP_FSM_ACTIVE:
-		return "active"
-	case bgp.BGP_FSM_OPENSENT:
-		return "opensent"
-	case bgp.BGP_FSM_OPENCONFIRM:
-		return "openconfirm"
-	case bgp.BGP_FSM_ESTABLISHED:
-		return "established"
-	}
-	return "unknown"
-}
+// stateName names a watched session state as apiStateName does: GoBGP's
+// API numbers the same FSM states from 1 (its gRPC server adds 1 too).
+func stateName(s bgp.FSMState) string { return apiStateName(api.PeerState_SessionState(s + 1)) }
 
 // nlri maps a record key to its VPNv6 NLRI.
 func nlri(k record.Key) (bgp.NLRI, error) {
@@ -539,22 +515,13 @@ func (sp *Speaker) Peers(ctx context.Context) ([]PeerState, error) {
 	return out, err
 }
 
+// apiStateName is the API's name of s in lower case ("established"), or
+// "unknown".
 func apiStateName(s api.PeerState_SessionState) string {
-	switch s {
-	case api.PeerState_SESSION_STATE_IDLE:
-		return "idle"
-	case api.PeerState_SESSION_STATE_CONNECT:
-		return "connect"
-	case api.PeerState_SESSION_STATE_ACTIVE:
-		return "active"
-	case api.PeerState_SESSION_STATE_OPENSENT:
-		return "opensent"
-	case api.PeerState_SESSION_STATE_OPENCONFIRM:
-		return "openconfirm"
-	case api.PeerState_SESSION_STATE_ESTABLISHED:
-		return "established"
+	if s < api.PeerState_SESSION_STATE_IDLE || s > api.PeerState_SESSION_STATE_ESTABLISHED {
+		return "unknown"
 	}
-	return "unknown"
+	return strings.ToLower(strings.TrimPrefix(s.String(), "SESSION_STATE_"))
 }
 
 // sessionChange watches a session that went down while its BFD was up:

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/osrg/gobgp/v4/pkg/apiutil"
+	"github.com/osrg/gobgp/v4/pkg/packet/bgp"
 
 	"github.com/fared/fared/inof/l2"
 	"github.com/fared/fared/inof/record"
@@ -478,4 +479,14 @@ func (n *node) dump() string {
 		s = append(s, fmt.Sprintf("%v=%v", k, r.(*record.Host).Host.ID))
 	}
 	return strings.Join(s, " ")
+}
+
+// TestStateName: the watched FSM states and the API's session states
+// have the same names.
+func TestStateName(t *testing.T) {
+	for s, want := range []string{"idle", "connect", "active", "opensent", "openconfirm", "established", "unknown"} {
+		if got := stateName(bgp.FSMState(s)); got != want {
+			t.Errorf("FSM state %d: %q, want %q", s, got, want)
+		}
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fared/fared/internal/testvec"
 )
 
 var testKey = Key{ID: 7, Secret: []byte("0123456789abcdef-host-key")}
@@ -17,7 +19,7 @@ func TestAuthGolden(t *testing.T) {
 	m := Message{Type: TypeKeepalive, Seq: 2, Host: Host{ID: "h1"}}
 	m.Sign(testKey, 0x0102030405060708)
 	b := m.AppendTo(nil)
-	want := unhex(t, "01 03 0038 00000002  01 02 6831  10 2a 0007 0102030405060708")
+	want := testvec.Hex(t, "01 03 0038 00000002  01 02 6831  10 2a 0007 0102030405060708")
 	if !bytes.Equal(b[:len(want)], want) || len(b) != len(want)+32 {
 		t.Fatalf("encoding %x\nwant prefix %x and 32 bytes of digest", b, want)
 	}
@@ -78,7 +80,7 @@ func TestAuthMustBeLast(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 	// A short value says so.
-	bad := unhex(t, "01 03 0010 00000002 01 02 6831 10 02 0007")
+	bad := testvec.Hex(t, "01 03 0010 00000002 01 02 6831 10 02 0007")
 	if _, err := Decode(bad); err == nil || !strings.Contains(err.Error(), "TLV 16 at offset 12: auth: length 2, want 42") {
 		t.Fatalf("got %v", err)
 	}

@@ -6,34 +6,44 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/fared/fared/internal/testvec"
 )
 
 // FuzzDecode: Decode never panics, rejects only with a *DecodeError, and
 // what it accepts re-encodes to a message that decodes to the same bytes
 // again (encode∘decode is idempotent).
 func FuzzDecode(f *testing.F) {
-	f.Add(unhex(f, registerHex))
-	f.Add(unhex(f, "01 07 0020 00000004 0b 01 01 01 02 6831 08 04 0aff0003 0c 02 7a31 0f 01 03"))
-	f.Add(unhex(f, "01 08 000c 00000004 01 02 6831"))
+	f.Add(testvec.Hex(f, registerHex))
+	f.Add(testvec.Hex(f, "01 07 0020 00000004 0b 01 01 01 02 6831 08 04 0aff0003 0c 02 7a31 0f 01 03"))
+	f.Add(testvec.Hex(f, "01 08 000c 00000004 01 02 6831"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := Decode(b)
-		if err != nil {
-			var de *DecodeError
-			if !errors.As(err, &de) {
-				t.Fatalf("error of type %T", err)
-			}
-			_ = err.Error()
-			return
-		}
-		enc := m.AppendTo(nil)
-		m2, err := Decode(enc)
-		if err != nil {
-			t.Fatalf("re-encoding does not decode: %v\nin  %x\nenc %x", err, b, enc)
-		}
-		if enc2 := m2.AppendTo(nil); !bytes.Equal(enc, enc2) {
-			t.Fatalf("not idempotent\nenc  %x\nenc2 %x", enc, enc2)
-		}
+		decodeStable(t, b)
 	})
+}
+
+// decodeStable decodes b: a refusal must be a *DecodeError, and what is
+// accepted re-encodes to bytes that decode and re-encode to themselves.
+func decodeStable(t *testing.T, b []byte) (Message, bool) {
+	t.Helper()
+	m, err := Decode(b)
+	if err != nil {
+		var de *DecodeError
+		if !errors.As(err, &de) {
+			t.Fatalf("error of type %T", err)
+		}
+		_ = err.Error()
+		return Message{}, false
+	}
+	enc := m.AppendTo(nil)
+	m2, err := Decode(enc)
+	if err != nil {
+		t.Fatalf("re-encoding does not decode: %v\nin  %x\nenc %x", err, b, enc)
+	}
+	if enc2 := m2.AppendTo(nil); !bytes.Equal(enc, enc2) {
+		t.Fatalf("not idempotent\nenc  %x\nenc2 %x", enc, enc2)
+	}
+	return m, true
 }
 
 // FuzzDecodeLLDP: no LLDPDU, however malformed, panics the decoder (gopacket
@@ -73,22 +83,9 @@ func FuzzDecodeAuth(f *testing.F) {
 		} else if err == nil && !bytes.Equal(a.AppendTo(nil), b) {
 			t.Fatalf("DecodeAuth/AppendTo: %x -> %x", b, a.AppendTo(nil))
 		}
-		m, err := Decode(b)
-		if err != nil {
-			var de *DecodeError
-			if !errors.As(err, &de) {
-				t.Fatalf("error of type %T", err)
-			}
-			_ = err.Error()
+		m, ok := decodeStable(t, b)
+		if !ok {
 			return
-		}
-		enc := m.AppendTo(nil)
-		m2, err := Decode(enc)
-		if err != nil {
-			t.Fatalf("re-encoding does not decode: %v\nin  %x\nenc %x", err, b, enc)
-		}
-		if enc2 := m2.AppendTo(nil); !bytes.Equal(enc, enc2) {
-			t.Fatalf("not idempotent\nenc  %x\nenc2 %x", enc, enc2)
 		}
 		if m.Auth != nil {
 			_ = m.Verify(k) // whatever the bytes, no panic

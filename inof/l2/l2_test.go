@@ -2,7 +2,6 @@ package l2
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"net"
 	"net/netip"
@@ -14,16 +13,9 @@ import (
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
-)
 
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+	"github.com/fared/fared/internal/testvec"
+)
 
 // The Register of docs/inof.md's example, byte by byte from the spec.
 const registerHex = `01 01 0023 00000007
@@ -38,7 +30,7 @@ func TestRegisterGolden(t *testing.T) {
 		ID: "h1", Role: RoleInitiator, MAC: net.HardwareAddr{2, 0, 0, 0, 0, 1},
 		Addrs: []netip.Addr{netip.MustParseAddr("10.0.0.1")},
 	}}
-	want := unhex(t, registerHex)
+	want := testvec.Hex(t, registerHex)
 	if got := m.AppendTo(nil); !bytes.Equal(got, want) {
 		t.Fatalf("encoding\n got %x\nwant %x", got, want)
 	}
@@ -84,7 +76,7 @@ func TestRoundTrip(t *testing.T) {
 
 // Bad input: every rejection says where, and names the TLV.
 func TestDecodeErrors(t *testing.T) {
-	reg := unhex(t, registerHex)
+	reg := testvec.Hex(t, registerHex)
 	mod := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), reg...)) }
 	cases := []struct {
 		name string
@@ -101,7 +93,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"bad mac length", mod(func(b []byte) []byte { b[16] = 5; b[3]--; return b[:len(b)-1] }), "TLV 6 at offset 15"},
 		{"control char", mod(func(b []byte) []byte { b[11] = 0x07; return b }), "TLV 1 at offset 8: control character 0x07 at value byte 1"},
 		{"missing hold", mod(func(b []byte) []byte { b[3] -= 6; return b[:len(b)-6] }), "register: TLV 7 at offset 29: required TLV missing"},
-		{"repeated id", append(unhex(t, "01 03 0010 00000001 01 02 6831 01 02 6832"), 0), "keepalive: TLV 1 at offset 12: repeated"},
+		{"repeated id", append(testvec.Hex(t, "01 03 0010 00000001 01 02 6831 01 02 6832"), 0), "keepalive: TLV 1 at offset 12: repeated"},
 		{"zero hold", mod(func(b []byte) []byte { copy(b[31:], []byte{0, 0, 0, 0}); return b }), "TLV 7 at offset 29: hold time 0"},
 	}
 	for _, c := range cases {
@@ -116,7 +108,7 @@ func TestDecodeErrors(t *testing.T) {
 		}
 	}
 	// An unknown TLV type is skipped, not an error.
-	b := unhex(t, "01 03 0011 00000001 01 02 6831 63 03 010203")
+	b := testvec.Hex(t, "01 03 0011 00000001 01 02 6831 63 03 010203")
 	m, err := Decode(b)
 	if err != nil || m.Host.ID != "h1" {
 		t.Fatalf("unknown TLV: %+v %v", m, err)
@@ -133,7 +125,7 @@ func TestFrame(t *testing.T) {
 	if len(f) != MinFrame {
 		t.Fatalf("frame of %d bytes, want padding to %d", len(f), MinFrame)
 	}
-	want := unhex(t, "0180c200000e 020000000009 88b5 01 03 0010 0000004d 01 06 686f73742d61")
+	want := testvec.Hex(t, "0180c200000e 020000000009 88b5 01 03 0010 0000004d 01 06 686f73742d61")
 	if !bytes.Equal(f[:len(want)], want) {
 		t.Fatalf("frame\n got %x\nwant %x", f, want)
 	}
@@ -221,13 +213,13 @@ func TestLLDPInfoErrors(t *testing.T) {
 		{"01 02 6869 01 02 6869", "TLV 1 at offset 4: repeated"},
 		{"04 03 0a0000", "TLV 4 at offset 0: length 3, want 4"},
 	} {
-		if _, err := DecodeLLDPInfo(unhex(t, c.b)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := DecodeLLDPInfo(testvec.Hex(t, c.b)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.b, err, c.want)
 		}
 	}
 	// Addresses in the TLV win over management addresses; hold and
 	// switch TLVs mean nothing here and are skipped.
-	h, err := DecodeLLDPInfo(unhex(t, "01 01 78 04 04 0a000005 07 04 00000001"))
+	h, err := DecodeLLDPInfo(testvec.Hex(t, "01 01 78 04 04 0a000005 07 04 00000001"))
 	if err != nil || h.ID != "x" || len(h.Addrs) != 1 || h.Addrs[0].String() != "10.0.0.5" {
 		t.Fatalf("%+v %v", h, err)
 	}

@@ -12,16 +12,8 @@ import (
 	"time"
 
 	"github.com/fared/fared/inof/l2"
+	"github.com/fared/fared/internal/testvec"
 )
-
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 var sw1 = netip.MustParseAddr("10.255.0.3")
 
@@ -47,7 +39,7 @@ const hostHex = `01 01
 	0d 0008 0000018bcfe5687b`
 
 func TestHostGolden(t *testing.T) {
-	want := unhex(t, hostHex)
+	want := testvec.Hex(t, hostHex)
 	if got := AppendTo(nil, sampleHost()); !bytes.Equal(got, want) {
 		t.Fatalf("encoding\n got %x\nwant %x", got, want)
 	}
@@ -111,7 +103,7 @@ func TestKeys(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	good := unhex(t, hostHex)
+	good := testvec.Hex(t, hostHex)
 	mod := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
 	for _, c := range []struct {
 		name string
@@ -124,8 +116,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"truncated", good[:len(good)-3], "TLV 13 at offset 62: length 8 runs past the end (70)"},
 		{"bad role", mod(func(b []byte) []byte { b[32] = 4; return b }), "TLV 5 at offset 29: role 04"},
 		{"manifest tlv in host", append(mod(func(b []byte) []byte { return b }), 25, 0, 1, 1), "TLV 25 at offset 73: not allowed in a host record"},
-		{"missing port", unhex(t, "01 01 01 0004 0aff0003 04 0002 6831 05 0001 01 0a 0001 01 0b 0001 01"), "TLV 3 at offset 26: required in a host record, missing"},
-		{"repeated origin", unhex(t, "01 03 01 0004 0aff0003 01 0004 0aff0003"), "TLV 1 at offset 9: repeated"},
+		{"missing port", testvec.Hex(t, "01 01 01 0004 0aff0003 04 0002 6831 05 0001 01 0a 0001 01 0b 0001 01"), "TLV 3 at offset 26: required in a host record, missing"},
+		{"repeated origin", testvec.Hex(t, "01 03 01 0004 0aff0003 01 0004 0aff0003"), "TLV 1 at offset 9: repeated"},
 		{"bad source", mod(func(b []byte) []byte { b[52] = 3; return b }), "TLV 10 at offset 49: source 03"},
 		{"bad state", mod(func(b []byte) []byte { b[56] = 5; return b }), "TLV 11 at offset 53: state 05, want one byte 1..4"},
 		{"bad pinned", append(mod(func(b []byte) []byte { return b }), 14, 0, 1, 2), "TLV 14 at offset 73: pinned 02, want one byte 1"},
@@ -137,7 +129,7 @@ func TestDecodeErrors(t *testing.T) {
 		}
 	}
 	// Unknown TLV types are skipped.
-	b := append(unhex(t, "01 03 01 0004 0aff0003 14 0008 0000000000000001 18 0004 00000000 19 0001 00"), 99, 0, 2, 7, 7)
+	b := append(testvec.Hex(t, "01 03 01 0004 0aff0003 14 0008 0000000000000001 18 0004 00000000 19 0001 00"), 99, 0, 2, 7, 7)
 	if r, err := Decode(b); err != nil || r.(*Manifest).Stamp != 1 {
 		t.Fatalf("%v %v", r, err)
 	}
@@ -161,7 +153,7 @@ func TestCommunities(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	f.Add(unhex(f, hostHex))
+	f.Add(testvec.Hex(f, hostHex))
 	f.Add(AppendTo(nil, &Zone{Origin: sw1, Stamp: 1, Name: "z", Members: []string{"a"}}))
 	f.Add(AppendTo(nil, &Manifest{Origin: sw1, Stamp: 1}))
 	f.Fuzz(func(t *testing.T, b []byte) {

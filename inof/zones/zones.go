@@ -5,7 +5,9 @@
 package zones
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -288,15 +290,8 @@ func (c *Collector) Best() (cfg *Config, origin netip.Addr, stamp uint64, ok boo
 	}
 	s := c.origins[origin]
 	cfg = &Config{AutoAdd: s.manifest.AutoAdd, Zones: map[string][]string{Default: nil}}
-	chunks := make([]*record.Zone, 0, len(s.chunks))
-	for _, z := range s.chunks {
-		chunks = append(chunks, z)
-	}
-	sort.Slice(chunks, func(i, j int) bool {
-		if chunks[i].Name != chunks[j].Name {
-			return chunks[i].Name < chunks[j].Name
-		}
-		return chunks[i].Chunk < chunks[j].Chunk
+	chunks := slices.SortedFunc(maps.Values(s.chunks), func(a, b *record.Zone) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Chunk, b.Chunk))
 	})
 	for _, z := range chunks {
 		cfg.Zones[z.Name] = append(cfg.Zones[z.Name], z.Members...)

@@ -21,8 +21,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -134,12 +135,7 @@ func (collector) Describe(ch chan<- *prometheus.Desc) { ch <- panicsDesc }
 
 func (collector) Collect(ch chan<- prometheus.Metric) {
 	cs := Counts()
-	names := make([]string, 0, len(cs))
-	for k := range cs {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(cs)) {
 		ch <- prometheus.MustNewConstMetric(panicsDesc, prometheus.CounterValue, float64(cs[k]), k)
 	}
 }

@@ -159,9 +159,16 @@ func (l *Loop) PostNoWait(ev any) {
 
 // Query runs f inside the loop goroutine; f must copy what it returns.
 func (l *Loop) Query(ctx context.Context, f func()) error {
+	return Call(ctx, l.queries, func(run func()) func() { return run }, f)
+}
+
+// Call runs f on the goroutine that reads ch and waits until it has run
+// or ctx ends. wrap makes f into what ch carries: Query's wait, for a
+// goroutine with its own event channel (bfd's manager).
+func Call[E any](ctx context.Context, ch chan<- E, wrap func(run func()) E, f func()) error {
 	done := make(chan struct{})
 	select {
-	case l.queries <- func() { defer close(done); f() }:
+	case ch <- wrap(func() { defer close(done); f() }):
 	case <-ctx.Done():
 		return ctx.Err()
 	}

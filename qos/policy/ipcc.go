@@ -426,17 +426,7 @@ func (p *IPCC) Step(now time.Time, depth map[QueueKey]uint64) []CNPOrder {
 		}
 	}
 	var out []CNPOrder
-	keys := make([]QueueKey, 0, len(depth))
-	for k := range depth {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].Iface != keys[j].Iface {
-			return keys[i].Iface < keys[j].Iface
-		}
-		return keys[i].Prio < keys[j].Prio
-	})
-	for _, k := range keys {
+	for _, k := range sortedQueues(depth) {
 		if !p.Watched(k.Iface, k.Prio) {
 			continue
 		}

@@ -22,6 +22,30 @@ func ackOn(port string, src, dst netip.Addr, qp, psn uint32) IPCCPacket {
 	return IPCCPacket{Src: src, Dst: dst, DestQP: qp, PSN: psn, AETH: true, In: port, Out: "in", Prio: 3, Size: 64}
 }
 
+// flood observes 70,000 packets, packet(i) the i-th, polling every 1,000
+// (polls go on during a flood), and polls once more at 100 µs.
+func flood(p *IPCC, packet func(i int) IPCCPacket) {
+	for i := range 70_000 {
+		p.Observe(us(1), packet(i))
+		if i%1000 == 999 {
+			p.Step(us(1+i/1000), nil)
+		}
+	}
+	p.Step(us(100), nil)
+}
+
+// realFlowLearns: a new flow from ha to hb still gets into the table and
+// learns its source QP from hb's ACK.
+func realFlowLearns(t *testing.T, p *IPCC) {
+	t.Helper()
+	p.Observe(us(200), dataOn("ha", hA, hB, 0x10, 7))
+	p.Observe(us(201), ackOn("hb", hB, hA, 0x77, 7))
+	f, ok := p.Flow(IPCCFlowKey{hA, hB, 0x10})
+	if !ok || !f.Learned || f.SrcQP != 0x77 {
+		t.Fatalf("the real flow after the flood: %+v (in table %v); stats %+v", f, ok, p.Stats())
+	}
+}
+
 // TestIPCCFloodFromOneSource: a host on port hx sprays more flows than
 // the table holds, all from one (real or spoofed) source address. A new
 // flow from another host afterwards still gets in and learns its QP.
@@ -31,19 +55,8 @@ func TestIPCCFloodFromOneSource(t *testing.T) {
 	// flood: the flood evicts only the flooding source's own flows.
 	p.Observe(us(0), dataOn("hc", hC, hB, 0x5, 1))
 	p.Step(us(0), nil)
-	for i := 0; i < 70_000; i++ {
-		p.Observe(us(1), dataOn("hx", hC, hB, 0x100+uint32(i), 1))
-		if i%1000 == 999 {
-			p.Step(us(1+i/1000), nil) // polls go on during the flood
-		}
-	}
-	p.Step(us(100), nil)
-	p.Observe(us(200), dataOn("ha", hA, hB, 0x10, 7))
-	p.Observe(us(201), ackOn("hb", hB, hA, 0x77, 7))
-	f, ok := p.Flow(IPCCFlowKey{hA, hB, 0x10})
-	if !ok || !f.Learned || f.SrcQP != 0x77 {
-		t.Fatalf("the real flow after the flood: %+v (in table %v); stats %+v", f, ok, p.Stats())
-	}
+	flood(p, func(i int) IPCCPacket { return dataOn("hx", hC, hB, 0x100+uint32(i), 1) })
+	realFlowLearns(t, p)
 	if _, ok := p.Flow(IPCCFlowKey{hC, hB, 0x5}); !ok {
 		t.Error("the flood from hx evicted the same address's flow on port hc")
 	}
@@ -59,19 +72,8 @@ func TestIPCCFloodFromOneSource(t *testing.T) {
 // spoofed sources.
 func TestIPCCFloodFromOnePort(t *testing.T) {
 	p := NewIPCC(DefaultIPCC())
-	for i := 0; i < 70_000; i++ {
-		p.Observe(us(1), dataOn("hx", spoofSrc(i), hB, 0x10, 1))
-		if i%1000 == 999 {
-			p.Step(us(1+i/1000), nil)
-		}
-	}
-	p.Step(us(100), nil)
-	p.Observe(us(200), dataOn("ha", hA, hB, 0x10, 7))
-	p.Observe(us(201), ackOn("hb", hB, hA, 0x77, 7))
-	f, ok := p.Flow(IPCCFlowKey{hA, hB, 0x10})
-	if !ok || !f.Learned || f.SrcQP != 0x77 {
-		t.Fatalf("the real flow after the flood: %+v (in table %v); stats %+v", f, ok, p.Stats())
-	}
+	flood(p, func(i int) IPCCPacket { return dataOn("hx", spoofSrc(i), hB, 0x10, 1) })
+	realFlowLearns(t, p)
 	if st := p.Stats(); st.Flows != 16384+1 || st.Evicted != 70_000-16384 {
 		t.Errorf("stats %+v: want 16,385 flows (MaxFlows/4 from hx), %d evicted", st, 70_000-16384)
 	}

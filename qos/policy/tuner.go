@@ -1,9 +1,11 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/fared/fared/qos/model"
@@ -57,6 +59,13 @@ type TunerConfig struct {
 type QueueKey struct {
 	Iface string
 	Prio  int
+}
+
+// sortedQueues is the queues of m by interface, then priority.
+func sortedQueues[V any](m map[QueueKey]V) []QueueKey {
+	return slices.SortedFunc(maps.Keys(m), func(a, b QueueKey) int {
+		return cmp.Or(cmp.Compare(a.Iface, b.Iface), cmp.Compare(a.Prio, b.Prio))
+	})
 }
 
 // Observation is what a queue showed over one decision interval.
@@ -313,19 +322,7 @@ func (t *ECNTuner) Step(now time.Time, c *model.Counters, d *model.Desired) bool
 	return changed
 }
 
-func (t *ECNTuner) keys() []QueueKey {
-	ks := make([]QueueKey, 0, len(t.queues))
-	for k := range t.queues {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool {
-		if ks[i].Iface != ks[j].Iface {
-			return ks[i].Iface < ks[j].Iface
-		}
-		return ks[i].Prio < ks[j].Prio
-	})
-	return ks
-}
+func (t *ECNTuner) keys() []QueueKey { return sortedQueues(t.queues) }
 
 // Overlay gives d (a clone of the configured state) the tuned
 // thresholds: each tuned queue gets its own profile, named

@@ -1,10 +1,8 @@
 package uc
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -13,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fared/fared/internal/logbuf"
 	"github.com/fared/fared/rocev2"
 	"github.com/fared/fared/rocev2/rawsock"
 )
@@ -59,14 +58,6 @@ func pair(t *testing.T) (a, b string) {
 	return a, b
 }
 
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
-func (l *logBuf) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
 // TestSenderReceiver: the sender paces UC writes to the receiver, which
 // acknowledges them to the sender's QP; a CNP halves the sender's rate;
 // bad packets are counted by kind, logged once each, and the receiver
@@ -75,8 +66,7 @@ func TestSenderReceiver(t *testing.T) {
 	requireRoot(t)
 	na, nb := pair(t)
 	A, B := netip.MustParseAddr("10.99.1.1"), netip.MustParseAddr("10.99.1.2")
-	logs := &logBuf{}
-	log := slog.New(slog.NewTextHandler(logs, nil))
+	logs, log := logbuf.New()
 	// Resolve neighbours first (the first burst would wait in ARP).
 	sh(t, "ip", "netns", "exec", na, "ping", "-c1", "-W2", "10.99.1.2")
 	recv, err := NewReceiver(ReceiverConfig{Netns: nb, QPs: []RecvQP{{QP: 0x21, PeerQP: 0x11}}, Log: log})
@@ -153,7 +143,7 @@ func TestSenderReceiver(t *testing.T) {
 		return e["truncated"] == 3 && e["bad_icrc"] == 3 && e["unknown_opcode"] == 3
 	})
 	for _, k := range []string{"truncated", "bad_icrc", "unknown_opcode"} {
-		if n := strings.Count(logs.String(), "kind="+k); n != 1 {
+		if n := logs.Count("kind=" + k); n != 1 {
 			t.Errorf("kind %s logged %d times, want once:\n%s", k, n, logs.String())
 		}
 	}

@@ -46,7 +46,9 @@ type Config struct {
 // timeouts of one packet (with the back-off, about 2 s of silence).
 var DefaultConfig = Config{Window: 32, RTOLow: 5 * time.Millisecond, RTOHigh: 30 * time.Millisecond, NLow: 3, ReportAfter: 8, Reorder: 3}
 
-func (c Config) withDefaults() Config {
+// WithDefaults is c with DefaultConfig's value in every field not set
+// (zero or negative).
+func (c Config) WithDefaults() Config {
 	d := DefaultConfig
 	if c.Window <= 0 {
 		c.Window = d.Window
@@ -129,7 +131,7 @@ type Sender struct {
 
 // NewSender returns a sender of n packets.
 func NewSender(cfg Config, n int) *Sender {
-	return &Sender{cfg: cfg.withDefaults(), p: make([]pkt, n), hiSack: -1, st: Stats{Packets: n}}
+	return &Sender{cfg: cfg.WithDefaults(), p: make([]pkt, n), hiSack: -1, st: Stats{Packets: n}}
 }
 
 // Stats returns the counters.

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/daemon"
+	"github.com/fared/fared/internal/logbuf"
 	"github.com/fared/fared/internal/scrape"
 )
 
@@ -92,30 +92,7 @@ func (w Writer) Write(b []byte) (int, error) {
 }
 
 // LogBuf collects log lines for the "logged once" checks.
-type LogBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *LogBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// Count counts the occurrences of s in what was logged.
-func (l *LogBuf) Count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), s)
-}
-
-// String is what was logged.
-func (l *LogBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type LogBuf = logbuf.Buffer
 
 // Gather scrapes collectors through a pedantic registry (what is
 // collected must match what is described) and lints the names.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"net"
@@ -65,29 +64,13 @@ func run(t *testing.T, args ...string) string {
 // and "b0" (10.77.0.2/30) in qb.
 func newLab(t *testing.T) *lab {
 	t.Helper()
-	var r [3]byte
-	rand.Read(r[:])
-	id := hex.EncodeToString(r[:])
-	l := &lab{a: "fqa" + id, b: "fqb" + id}
-	for _, ns := range []string{l.a, l.b} {
-		run(t, "ip", "netns", "add", ns)
-		ns := ns
-		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-		run(t, "ip", "-n", ns, "link", "set", "lo", "up")
-	}
-	run(t, "ip", "-n", l.a, "link", "add", "a0", "type", "veth", "peer", "name", "b0", "netns", l.b)
-	run(t, "ip", "-n", l.a, "addr", "add", "10.77.0.1/30", "dev", "a0")
-	run(t, "ip", "-n", l.b, "addr", "add", "10.77.0.2/30", "dev", "b0")
-	run(t, "ip", "-n", l.a, "link", "set", "a0", "up")
-	run(t, "ip", "-n", l.b, "link", "set", "b0", "up")
-	var err error
-	if l.ha, err = netns.GetFromName(l.a); err != nil {
-		t.Fatal(err)
-	}
-	if l.hb, err = netns.GetFromName(l.b); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.ha.Close(); l.hb.Close() })
+	na, nb := testns.New(t, "fqa"), testns.New(t, "fqb")
+	l := &lab{a: na.Name, b: nb.Name, ha: na.Handle, hb: nb.Handle}
+	na.IP("link", "add", "a0", "type", "veth", "peer", "name", "b0", "netns", l.b)
+	na.IP("addr", "add", "10.77.0.1/30", "dev", "a0")
+	nb.IP("addr", "add", "10.77.0.2/30", "dev", "b0")
+	na.IP("link", "set", "a0", "up")
+	nb.IP("link", "set", "b0", "up")
 	return l
 }
 
@@ -217,14 +200,36 @@ func TestDCBAppMatchesIproute2(t *testing.T) {
 		t.Fatalf("two entries:\n ours   % x\n theirs % x", ours, theirs)
 	}
 	// The kernel's own answer to fared: not supported on a veth.
-	b, err := New(Options{Netns: l.a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openBackend(t, l.a)
 	if err := b.probeDCB("a0"); err != ErrDCBUnsupported {
 		t.Fatalf("probe on veth: %v, want ErrDCBUnsupported", err)
 	}
+}
+
+// shapedLab is the lab of the classification tests: a sink in qb and the
+// backend on a0, removed at the end of the test.
+func shapedLab(t *testing.T) (*lab, *Backend) {
+	t.Helper()
+	requireLab(t, "nft")
+	l := newLab(t)
+	l.sink(t)
+	return l, openBackend(t, l.a, "a0")
+}
+
+// openBackend opens the backend in the namespace ns for the test. At its
+// end the qdiscs and the nft table on ifaces are removed and then the
+// backend is closed, before the lab's namespaces go.
+func openBackend(t *testing.T, ns string, ifaces ...string) *Backend {
+	t.Helper()
+	b, err := New(Options{Netns: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if len(ifaces) > 0 {
+		t.Cleanup(func() { b.Remove(context.Background(), ifaces) })
+	}
+	return b
 }
 
 // uapi mirrors of include/uapi/linux/dcbnl.h, written from the header
@@ -329,16 +334,8 @@ func classOf(c *model.Counters, iface string, p int) model.Class {
 // counters read over netlink count exactly what was sent. DCB is
 // reported unsupported on the veth, and Apply still succeeds.
 func TestDSCPClassification(t *testing.T) {
-	requireLab(t, "nft")
-	l := newLab(t)
-	l.sink(t)
-	b, err := New(Options{Netns: l.a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	l, b := shapedLab(t)
 	ctx := context.Background()
-	t.Cleanup(func() { b.Remove(ctx, []string{"a0"}) })
 	rep, err := b.Apply(ctx, qosDesired(nil))
 	if err != nil {
 		t.Fatalf("Apply on a veth failed instead of reporting: %v", err)
@@ -383,16 +380,8 @@ func TestDSCPClassification(t *testing.T) {
 // has sent its allowance; twenty 20 KB mice never do. Also measures how
 // long the kernel takes to classify the elephant.
 func TestElephantsInKernel(t *testing.T) {
-	requireLab(t, "nft")
-	l := newLab(t)
-	l.sink(t)
-	b, err := New(Options{Netns: l.a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	l, b := shapedLab(t)
 	ctx := context.Background()
-	t.Cleanup(func() { b.Remove(ctx, []string{"a0"}) })
 	const rate, size = 1_000_000, 1_200_000
 	if _, err := b.Apply(ctx, qosDesired(&model.Elephant{Rate: rate, Size: size, Prio: 1, Color: model.Yellow, Idle: 10 * time.Second})); err != nil {
 		t.Fatal(err)
@@ -474,16 +463,8 @@ func TestElephantsInKernel(t *testing.T) {
 // itself (not forwarded through the group) keeps DSCP 26 and class 1:13.
 func TestPreventionForwarding(t *testing.T) {
 	requireLab(t, "nft")
-	var r [3]byte
-	rand.Read(r[:])
-	id := hex.EncodeToString(r[:])
-	x, rt, y := "fqx"+id, "fqr"+id, "fqy"+id
-	for _, ns := range []string{x, rt, y} {
-		run(t, "ip", "netns", "add", ns)
-		ns := ns
-		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-		run(t, "ip", "-n", ns, "link", "set", "lo", "up")
-	}
+	nx, nr, ny := testns.New(t, "fqx"), testns.New(t, "fqr"), testns.New(t, "fqy")
+	x, rt, y := nx.Name, nr.Name, ny.Name
 	run(t, "ip", "-n", x, "link", "add", "x0", "type", "veth", "peer", "name", "u1", "netns", rt)
 	run(t, "ip", "-n", y, "link", "add", "y0", "type", "veth", "peer", "name", "u2", "netns", rt)
 	for _, c := range [][]string{
@@ -495,13 +476,8 @@ func TestPreventionForwarding(t *testing.T) {
 		run(t, append([]string{"ip", "-n", c[0]}, c[1:]...)...)
 	}
 	run(t, "ip", "netns", "exec", rt, "sysctl", "-qw", "net.ipv4.ip_forward=1")
-	b, err := New(Options{Netns: rt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openBackend(t, rt, "u1", "u2")
 	ctx := context.Background()
-	t.Cleanup(func() { b.Remove(ctx, []string{"u1", "u2"}) })
 	d := &model.Desired{Remaps: []model.Remap{{Group: "uplinks", From: 26, To: 30, Prio: 2}}}
 	d.DSCP[26], d.DSCP[30] = 3, 2
 	for _, n := range []string{"u1", "u2"} {
@@ -514,12 +490,7 @@ func TestPreventionForwarding(t *testing.T) {
 	if _, err := b.Apply(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	hx, _ := netns.GetFromName(x)
-	hy, _ := netns.GetFromName(y)
-	hr, _ := netns.GetFromName(rt)
-	defer hx.Close()
-	defer hy.Close()
-	defer hr.Close()
+	hx, hy, hr := nx.Handle, ny.Handle, nr.Handle
 	// The receiver reads each datagram's TOS byte.
 	var rc *net.UDPConn
 	testns.In(t, hy, func() {

@@ -9,16 +9,8 @@ import (
 // filters (HTB has no change operation; the qdisc stays) and traffic
 // follows the new map.
 func TestReapply(t *testing.T) {
-	requireLab(t, "nft")
-	l := newLab(t)
-	l.sink(t)
-	b, err := New(Options{Netns: l.a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	l, b := shapedLab(t)
 	ctx := context.Background()
-	t.Cleanup(func() { b.Remove(ctx, []string{"a0"}) })
 	d := qosDesired(nil)
 	if _, err := b.Apply(ctx, d); err != nil {
 		t.Fatal(err)

@@ -140,17 +140,12 @@ func Parse(file string, data []byte) (*Scenario, error) {
 }
 
 func (s *Scenario) defaults(w *config.Walker) config.Field {
-	return func(k, v *yaml.Node) {
-		if !w.IsMapping(k, v) {
-			return
-		}
-		w.Mapping(v, map[string]config.Field{
-			"rate":        rateField(w, &s.Defaults.Rate),
-			"delay":       w.SetDuration(&s.Defaults.Delay, 0, time.Second),
-			"buffer":      bytesField(w, &s.Buffer),
-			"lossy-limit": bytesField(w, &s.Lossy),
-		})
-	}
+	return section(w, map[string]config.Field{
+		"rate":        rateField(w, &s.Defaults.Rate),
+		"delay":       w.SetDuration(&s.Defaults.Delay, 0, time.Second),
+		"buffer":      bytesField(w, &s.Buffer),
+		"lossy-limit": bytesField(w, &s.Lossy),
+	})
 }
 
 // switches parses the switches: each a name, or a mapping with its own
@@ -407,6 +402,15 @@ func (s *Scenario) params(w *config.Walker) config.Field {
 	}
 }
 
+// section is a field holding a mapping of fields.
+func section(w *config.Walker, fields map[string]config.Field) config.Field {
+	return func(k, v *yaml.Node) {
+		if w.IsMapping(k, v) {
+			w.Mapping(v, fields)
+		}
+	}
+}
+
 func floatField(w *config.Walker, dst *float64) config.Field {
 	return func(k, v *yaml.Node) {
 		f, err := strconv.ParseFloat(v.Value, 64)
@@ -423,37 +427,27 @@ func floatField(w *config.Walker, dst *float64) config.Field {
 
 func (s *Scenario) dcqcn(w *config.Walker) config.Field {
 	p := &s.Params.DCQCN
-	return func(k, v *yaml.Node) {
-		if !w.IsMapping(k, v) {
-			return
-		}
-		w.Mapping(v, map[string]config.Field{
-			"g":            floatField(w, &p.G),
-			"alpha-timer":  w.SetDuration(&p.AlphaTimer, time.Microsecond, time.Second),
-			"rate-timer":   w.SetDuration(&p.RateTimer, time.Microsecond, time.Second),
-			"byte-counter": bytesField(w, &p.ByteCounter),
-			"f":            config.SetInt(w, &p.F, 1, 100),
-			"rai":          rateField(w, &p.RAI),
-			"rhai":         rateField(w, &p.RHAI),
-			"min-rate":     rateField(w, &p.MinRate),
-			"rto":          w.SetDuration(&p.RTO, time.Microsecond, time.Minute),
-			"ack-every":    bytesField(w, &p.AckEvery),
-		})
-	}
+	return section(w, map[string]config.Field{
+		"g":            floatField(w, &p.G),
+		"alpha-timer":  w.SetDuration(&p.AlphaTimer, time.Microsecond, time.Second),
+		"rate-timer":   w.SetDuration(&p.RateTimer, time.Microsecond, time.Second),
+		"byte-counter": bytesField(w, &p.ByteCounter),
+		"f":            config.SetInt(w, &p.F, 1, 100),
+		"rai":          rateField(w, &p.RAI),
+		"rhai":         rateField(w, &p.RHAI),
+		"min-rate":     rateField(w, &p.MinRate),
+		"rto":          w.SetDuration(&p.RTO, time.Microsecond, time.Minute),
+		"ack-every":    bytesField(w, &p.AckEvery),
+	})
 }
 
 func (s *Scenario) dctcp(w *config.Walker) config.Field {
 	p := &s.Params.DCTCP
-	return func(k, v *yaml.Node) {
-		if !w.IsMapping(k, v) {
-			return
-		}
-		w.Mapping(v, map[string]config.Field{
-			"g":         floatField(w, &p.G),
-			"init-cwnd": config.SetInt(w, &p.InitCwnd, 1, 1000),
-			"rto":       w.SetDuration(&p.RTO, time.Microsecond, time.Minute),
-		})
-	}
+	return section(w, map[string]config.Field{
+		"g":         floatField(w, &p.G),
+		"init-cwnd": config.SetInt(w, &p.InitCwnd, 1, 1000),
+		"rto":       w.SetDuration(&p.RTO, time.Microsecond, time.Minute),
+	})
 }
 
 // Build creates the network. Hosts honour PAUSE on HostPFC (default: the
