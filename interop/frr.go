@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"sort"
 	"strings"
 )
 
@@ -25,6 +26,24 @@ func (l *Lab) ISISNeighbors(ctx context.Context, node string) ([]ISISAdj, error)
 		return nil, err
 	}
 	return parseISISNeighbors(out), nil
+}
+
+// ISISUp returns an FRR node's Up adjacencies as "neighbour@interface",
+// sorted, from the text output (8.4.4's JSON keeps one adjacency per
+// circuit).
+func (l *Lab) ISISUp(ctx context.Context, node string) ([]string, error) {
+	adjs, err := l.ISISNeighbors(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	var up []string
+	for _, a := range adjs {
+		if a.State == "Up" {
+			up = append(up, a.SystemID+"@"+a.Interface)
+		}
+	}
+	sort.Strings(up)
+	return up, nil
 }
 
 func parseISISNeighbors(out string) []ISISAdj {

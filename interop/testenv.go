@@ -79,6 +79,25 @@ func BuildBins(dir string) (Bins, error) {
 	return Bins{Fared: filepath.Join(dir, "fared"), Farectl: filepath.Join(dir, "farectl"), Fareinc: filepath.Join(dir, "fareinc")}, nil
 }
 
+// MainWithBins is the TestMain of a package of lab tests: it builds the
+// binaries into a temporary directory, sets *bins, runs the tests and
+// removes the directory. The lab runs the real binaries, built from this
+// tree.
+func MainWithBins(m *testing.M, bins *Bins) {
+	dir, err := os.MkdirTemp("", "fared-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if *bins, err = BuildBins(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // StartLab parses topoYAML, brings the lab up under a unique name (o.Name,
 // or else the topology name, is the prefix) and registers its teardown
 // with t.Cleanup, which runs even when the test fails or panics. On

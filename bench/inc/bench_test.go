@@ -35,20 +35,7 @@ import (
 
 var bins interop.Bins
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fared-bench-inc-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if bins, err = interop.BuildBins(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { interop.MainWithBins(m, &bins) }
 
 // point is one configuration of the grid.
 type point struct {

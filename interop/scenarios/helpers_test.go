@@ -7,7 +7,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -22,21 +21,7 @@ import (
 
 var bins interop.Bins
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fared-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	// The lab runs the real binaries, built from this tree.
-	if bins, err = interop.BuildBins(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { interop.MainWithBins(m, &bins) }
 
 func startLab(t *testing.T, topo string) *interop.Lab {
 	t.Helper()
@@ -162,30 +147,13 @@ func faredUp(ctx context.Context, l *interop.Lab, node string) ([]string, error)
 	return up, nil
 }
 
-// frrUp returns the Up adjacencies of an FRR node (neighbour@interface),
-// from the text output (8.4.4's JSON keeps one adjacency per circuit).
-func frrUp(ctx context.Context, l *interop.Lab, node string) ([]string, error) {
-	adjs, err := l.ISISNeighbors(ctx, node)
-	if err != nil {
-		return nil, err
-	}
-	var up []string
-	for _, a := range adjs {
-		if a.State == "Up" {
-			up = append(up, a.SystemID+"@"+a.Interface)
-		}
-	}
-	sort.Strings(up)
-	return up, nil
-}
-
 func upCount(ctx context.Context, l *interop.Lab, node string) (int, error) {
 	var up []string
 	var err error
 	if l.Node(node).Kind == "fared" {
 		up, err = faredUp(ctx, l, node)
 	} else {
-		up, err = frrUp(ctx, l, node)
+		up, err = l.ISISUp(ctx, node)
 	}
 	return len(up), err
 }
