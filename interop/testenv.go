@@ -98,6 +98,19 @@ func MainWithBins(m *testing.M, bins *Bins) {
 	os.Exit(code)
 }
 
+// LabBins is for a package with a single lab test, which needs no
+// TestMain: it skips (or fails) like RequireLab, then builds the binaries
+// into the test's temporary directory.
+func LabBins(t testing.TB) Bins {
+	t.Helper()
+	RequireLab(t)
+	bins, err := BuildBins(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bins
+}
+
 // StartLab parses topoYAML, brings the lab up under a unique name (o.Name,
 // or else the topology name, is the prefix) and registers its teardown
 // with t.Cleanup, which runs even when the test fails or panics. On

@@ -10,16 +10,12 @@ import (
 	"github.com/fared/fared/isis"
 )
 
-var bins interop.Bins
-
-func TestMain(m *testing.M) { interop.MainWithBins(m, &bins) }
-
 // The CI version of the convergence benchmark: the spine carrying the
 // stream loses its link to the receiving leaf, all-FRR and then all-fared.
 // Both must bring the stream back; how long it took is logged, never
 // asserted.
 func TestConvergeLinkDown(t *testing.T) {
-	interop.RequireLab(t)
+	bins := interop.LabBins(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cases, err := Run(ctx, Options{Modes: []string{Link}, FaredBin: bins.Fared, FarectlBin: bins.Farectl, Rate: 500})

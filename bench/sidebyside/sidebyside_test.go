@@ -11,10 +11,6 @@ import (
 	"github.com/fared/fared/interop"
 )
 
-var bins interop.Bins
-
-func TestMain(m *testing.M) { interop.MainWithBins(m, &bins) }
-
 // The CI version of the side-by-side benchmark: a 3-stage 8×32 fabric with
 // parallel cables, injected into FRR and fared in one run. It asserts only
 // what must hold whatever the timing: both kernels hold exactly the routes
@@ -23,7 +19,7 @@ func TestMain(m *testing.M) { interop.MainWithBins(m, &bins) }
 // injected version and nothing else but the router's own, and the
 // bandwidth change reaches both.
 func TestSideBySideSmall(t *testing.T) {
-	interop.RequireLab(t)
+	bins := interop.LabBins(t)
 	var cmds strings.Builder
 	spec := Spec{Name: "3-stage 8x32 (CI)", Fabric: closgen.ThreeStage{Spines: 8, Leaves: 32, Parallel: 5, Seed: 1}.Fabric(), Change: -1}
 	o := Options{FaredBin: bins.Fared, Cmds: &cmds, Timeout: 2 * time.Minute, ComputeRuns: -1, Changes: 2,

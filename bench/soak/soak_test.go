@@ -29,10 +29,7 @@ func TestSoak(t *testing.T) {
 		}
 		t.Skip("nft not found (apt-get install nftables)")
 	}
-	bins, err := interop.BuildBins(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	bins := interop.LabBins(t)
 	l := interop.StartLab(t, Topology, interop.Options{FaredBin: bins.Fared, FarectlBin: bins.Farectl})
 	s := *seed
 	if s == 0 {
