@@ -387,40 +387,7 @@ nodes:
   qt: {kind: fared}
 `)
 	ctx := ctxT(t)
-	n := l.Node("qt")
-	scen, err := os.ReadFile("../../qos/sim/scenario/testdata/aiecn-mix.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(n.Dir, "mix.yaml"), scen, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := filepath.Join(n.Dir, "fared.yaml")
-	base, _ := os.ReadFile(cfgPath)
-	var ifaces []string
-	for _, h := range []string{"h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "r"} {
-		ifaces = append(ifaces, "{name: "+h+"}")
-	}
-	// Wall-clock polls drive fared's controller (10 ms = 0.1 ms simulated
-	// at speed 0.01); IPCC runs inside the simulation, in simulated time.
-	appendConfig(t, cfgPath, string(base), `qos:
-  backend: sim
-  sim: {scenario: mix.yaml, node: S, speed: 0.01}
-  poll-interval: 10ms
-  dscp-map: {26: 3, 48: 6}
-  pfc: {priorities: [3], xoff: 150K, xon: 120K, headroom: 60K}
-  watchdog: {enabled: false}
-  ecn-profiles:
-    roce: {green: {min: 20K, max: 100K, probability: 10}}
-  queues: {3: {ecn: roce}}
-  flows: {mode: classify, elephant-rate: 1G, elephant-size: 100K}
-  ecn-tuning: {algorithm: ai-ecn, interval: 100ms, min-threshold: 1K, max-threshold: 140K}
-  ipcc: {interfaces: [r], poll: 10us, low: 20K, high: 100K, learn-cm: true}
-  interfaces: [`+strings.Join(ifaces, ", ")+`]
-`)
-	if out, err := l.Farectl(ctx, "qt", "reload"); err != nil {
-		t.Fatalf("reload: %v %s", err, out)
-	}
+	simMix(t, ctx, l, "qt")
 	var tu wire.QoSTuning
 	poll(t, ctx, 30*time.Second, "AI ECN decisions on S's port r", func() error {
 		if err := l.FarectlJSON(ctx, "qt", &tu, "qos", "ecn-tuning"); err != nil {
