@@ -139,20 +139,12 @@ func (c *capturer) cnps() [][]byte {
 func TestIPCCLab(t *testing.T) {
 	l := startLab(t, ipccTopo)
 	ctx := ctxT(t)
-	ha, sw, hb := l.Node("ha"), l.Node("sw"), l.Node("hb")
+	ha, hb := l.Node("ha"), l.Node("hb")
 	A, B := ha.Loopback, hb.Loopback
 	poll(t, ctx, 60*time.Second, "ha reaches hb's loopback over IS-IS", func() error {
 		return exec.Command("ip", "netns", "exec", ha.Netns, "ping", "-c1", "-W1", "-I", A.String(), B.String()).Run()
 	})
-	cfgPath := filepath.Join(sw.Dir, "fared.yaml")
-	base, err := os.ReadFile(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendConfig(t, cfgPath, string(base), ipccSection)
-	if out, err := l.Farectl(ctx, "sw", "reload"); err != nil {
-		t.Fatalf("reload: %v %s", err, out)
-	}
+	addSection(t, ctx, l, "sw", ipccSection)
 	var v wire.QoSIPCC
 	poll(t, ctx, 10*time.Second, "ipcc running on linux", func() error {
 		if err := l.FarectlJSON(ctx, "sw", &v, "qos", "ipcc"); err != nil {
@@ -382,12 +374,7 @@ func checkTshark(t *testing.T, frames [][]byte) {
 // tuned thresholds with their reasons (always below XOFF) and IPCC's flow
 // table, learnt QPs and switch CNPs.
 func TestQoSSimTuningAndIPCC(t *testing.T) {
-	l := startLab(t, `name: qtune
-nodes:
-  qt: {kind: fared}
-`)
-	ctx := ctxT(t)
-	simMix(t, ctx, l, "qt")
+	l, ctx := simSwitch(t, "qtune", "qt", simMix)
 	var tu wire.QoSTuning
 	poll(t, ctx, 30*time.Second, "AI ECN decisions on S's port r", func() error {
 		if err := l.FarectlJSON(ctx, "qt", &tu, "qos", "ecn-tuning"); err != nil {

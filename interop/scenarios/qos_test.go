@@ -40,6 +40,23 @@ func appendConfig(t *testing.T, path, base, extra string) int {
 	return strings.Count(base, "\n") + 1
 }
 
+// addSection appends a section to node's fared.yaml and reloads it; a
+// rejected reload fails the test. It returns the reload's answer.
+func addSection(t *testing.T, ctx context.Context, l *interop.Lab, node, section string) []byte {
+	t.Helper()
+	cfgPath := filepath.Join(l.Node(node).Dir, "fared.yaml")
+	base, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendConfig(t, cfgPath, string(base), section)
+	out, err := l.Farectl(ctx, node, "reload")
+	if err != nil {
+		t.Fatalf("%s reload: %v %s", node, err, out)
+	}
+	return out
+}
+
 // udpFrom sends n datagrams with a DSCP from inside namespace ns.
 func udpFrom(t *testing.T, ns string, dst string, sport, dscp, n, size int) {
 	t.Helper()
@@ -91,10 +108,7 @@ func TestQoSLinuxBackend(t *testing.T) {
     - name: %s
       rate: 1G
 `, iface)
-	appendConfig(t, cfgPath, string(base), section)
-	if out, err := l.Farectl(ctx, "qa", "reload"); err != nil {
-		t.Fatalf("reload: %v %s", err, out)
-	}
+	addSection(t, ctx, l, "qa", section)
 	var st wire.QoSStatus
 	poll(t, ctx, 10*time.Second, "qos applied", func() error {
 		if err := l.FarectlJSON(ctx, "qa", &st, "qos", "status"); err != nil {
@@ -261,12 +275,7 @@ qos:
 // recovered, then the limit; PFC stays off; `farectl qos pfc restore`
 // brings it back.
 func TestQoSSimWatchdogCLI(t *testing.T) {
-	l := startLab(t, `name: qsim
-nodes:
-  qs: {kind: fared}
-`)
-	ctx := ctxT(t)
-	simLoop4(t, ctx, l, "qs")
+	l, ctx := simSwitch(t, "qsim", "qs", simLoop4)
 	var wd wire.QoSWatchdog
 	iface := func(name string) wire.QoSWatchdogIface {
 		for _, i := range wd.Interfaces {
@@ -352,23 +361,24 @@ nodes:
 	}
 }
 
-// simQoS writes a simulation scenario into node's directory as file,
-// appends the qos section to its fared.yaml and reloads: the sim backend
-// starts. It returns the reload's answer.
+// simSwitch starts a lab of one fared node, whose qos section start
+// adds: simLoop4 or simMix.
+func simSwitch(t *testing.T, lab, node string, start func(*testing.T, context.Context, *interop.Lab, string) []byte) (*interop.Lab, context.Context) {
+	l := startLab(t, "name: "+lab+"\nnodes:\n  "+node+": {kind: fared}\n")
+	ctx := ctxT(t)
+	start(t, ctx, l, node)
+	return l, ctx
+}
+
+// simQoS writes a simulation scenario into node's directory as file and
+// adds the qos section by reload: the sim backend starts. It returns the
+// reload's answer.
 func simQoS(t *testing.T, ctx context.Context, l *interop.Lab, node, file string, scenario []byte, qos string) []byte {
 	t.Helper()
-	n := l.Node(node)
-	if err := os.WriteFile(filepath.Join(n.Dir, file), scenario, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(l.Node(node).Dir, file), scenario, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfgPath := filepath.Join(n.Dir, "fared.yaml")
-	base, _ := os.ReadFile(cfgPath)
-	appendConfig(t, cfgPath, string(base), qos)
-	out, err := l.Farectl(ctx, node, "reload")
-	if err != nil {
-		t.Fatalf("%s reload: %v %s", node, err, out)
-	}
-	return out
+	return addSection(t, ctx, l, node, qos)
 }
 
 // simLoop4 makes node switch B of the four-switch loop (loop4.yaml) on
