@@ -235,18 +235,8 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
-	poll(t, ctx, 20*time.Second, "fared learns BIRD's loopback", func() error {
-		g, err := faredOSPFGraph(ctx, l, "f1", "0.0.0.0")
-		if err != nil {
-			return err
-		}
-		for _, p := range g.Prefixes {
-			if p.Prefix == rid(l, "b1")+"/32" {
-				return nil
-			}
-		}
-		return fmt.Errorf("no %s/32 in %+v", rid(l, "b1"), g.Prefixes)
-	})
+	waitGraph(t, ctx, "fared learns BIRD's loopback", ospfGraph(ctx, l, "f1", "0.0.0.0"), prefixesOf,
+		prefixFrom(rid(l, "b1")+"/32", ""), present)
 	poll(t, ctx, 10*time.Second, "BIRD's packets accepted with key 7, none rejected", func() error {
 		cs, err := ifCounters(ctx, l, "f1", "ospf", "b1-1")
 		if err != nil {

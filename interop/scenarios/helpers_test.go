@@ -28,6 +28,50 @@ func startLab(t *testing.T, topo string) *interop.Lab {
 	return interop.StartLab(t, topo, interop.Options{FaredBin: bins.Fared, FarectlBin: bins.Farectl})
 }
 
+// pairLab starts fared f1 (f1 is its node's YAML, "" for a plain one)
+// and FRR r1 on one 100G link, running proto ("isis" or "ospf"), and
+// waits for their adjacency. FRR is side A, so f1's address ends in .1:
+// FRR 8.4.4's TED drops an edge whose local address ends in .0
+// (docs/ospf.md).
+func pairLab(t *testing.T, name, proto, f1 string) (*interop.Lab, context.Context) {
+	t.Helper()
+	if f1 == "" {
+		f1 = "{kind: fared}"
+	}
+	l := startLab(t, "name: "+name+"\nprotocol: "+proto+`
+defaults: {hello-interval: 1s}
+nodes:
+  f1: `+f1+`
+  r1: {kind: frr}
+links:
+  - {a: r1, b: f1, bandwidth: 100G}
+`)
+	ctx := ctxT(t)
+	up := map[string]int{"f1": 1, "r1": 1}
+	if proto == "ospf" {
+		poll(t, ctx, 30*time.Second, "Full on both sides", ospfAdjacencies(ctx, l, up))
+	} else {
+		poll(t, ctx, 30*time.Second, "adjacency Up on both sides", adjacencies(ctx, l, up))
+	}
+	return l, ctx
+}
+
+// syncedPair is pairLab, then identical databases of lsps entries on
+// both; it logs how long the two took.
+func syncedPair(t *testing.T, name, proto, f1 string, lsps int) (*interop.Lab, context.Context) {
+	t.Helper()
+	start := time.Now()
+	l, ctx := pairLab(t, name, proto, f1)
+	tAdj := time.Since(start)
+	same := sameLSDB
+	if proto == "ospf" {
+		same = sameOSPFDB
+	}
+	poll(t, ctx, 30*time.Second, "identical LSDBs", same(ctx, l, lsps, "f1", "r1"))
+	t.Logf("FIGURE %s %s: adjacency %v, LSDB in sync %v after lab start", proto, name, tAdj.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	return l, ctx
+}
+
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
@@ -215,4 +259,95 @@ func frrRoute(ctx context.Context, l *interop.Lab, node, prefix string) ([]strin
 		}
 	}
 	return hops, nil
+}
+
+// waitGraph polls until the topology graph returns holds an element (of
+// those in selects) that match finds and check accepts.
+func waitGraph[T any](t *testing.T, ctx context.Context, what string, graph func() (*lsdb.View, error), in func(*lsdb.View) []T, match func(T) bool, check func(T) error) {
+	t.Helper()
+	poll(t, ctx, 20*time.Second, what, func() error {
+		g, err := graph()
+		if err != nil {
+			return err
+		}
+		for _, e := range in(g) {
+			if match(e) {
+				return check(e)
+			}
+		}
+		return fmt.Errorf("none such in the graph: %+v", in(g))
+	})
+}
+
+func nodesOf(g *lsdb.View) []lsdb.NodeView      { return g.Nodes }
+func prefixesOf(g *lsdb.View) []lsdb.PrefixView { return g.Prefixes }
+
+// isisGraph and ospfGraph get a fared node's level-2 graph or its graph
+// of an area, for waitGraph.
+func isisGraph(ctx context.Context, l *interop.Lab, node string) func() (*lsdb.View, error) {
+	return func() (*lsdb.View, error) { return faredLSDB(ctx, l, node) }
+}
+
+func ospfGraph(ctx context.Context, l *interop.Lab, node, area string) func() (*lsdb.View, error) {
+	return func() (*lsdb.View, error) { return faredOSPFGraph(ctx, l, node, area) }
+}
+
+// nodeNamed matches a graph node by its ID or name.
+func nodeNamed(id string) func(lsdb.NodeView) bool {
+	return func(n lsdb.NodeView) bool { return n.ID == id || n.Name == id }
+}
+
+// pseudonode matches the pseudonode id with its number of links.
+func pseudonode(id string, links int) func(lsdb.NodeView) bool {
+	return func(n lsdb.NodeView) bool { return n.ID == id && n.Pseudo && len(n.Links) == links }
+}
+
+// prefixFrom matches a prefix, from advertiser unless that is "".
+func prefixFrom(prefix, advertiser string) func(lsdb.PrefixView) bool {
+	return func(p lsdb.PrefixView) bool {
+		return p.Prefix == prefix && (advertiser == "" || p.Advertiser == advertiser)
+	}
+}
+
+// present accepts any element waitGraph finds.
+func present[T any](T) error { return nil }
+
+// oneLinkOf checks that a node has one link, of maximum bandwidth bw
+// (bytes/s as float32 carries it).
+func oneLinkOf(bw float64) func(lsdb.NodeView) error {
+	return func(n lsdb.NodeView) error {
+		if len(n.Links) == 1 && n.Links[0].MaxBW != nil && *n.Links[0].MaxBW == float64(float32(bw)) {
+			return nil
+		}
+		return fmt.Errorf("%s links: %+v", n.Name, n.Links)
+	}
+}
+
+// pathBW checks that a prefix carries Path Bandwidth bw (bytes/s), and
+// that its advertiser's name is name unless that is "".
+func pathBW(name string, bw float64) func(lsdb.PrefixView) error {
+	return func(p lsdb.PrefixView) error {
+		if (name != "" && p.Name != name) || p.PathBW == nil || *p.PathBW != bw {
+			return fmt.Errorf("prefix %+v", p)
+		}
+		return nil
+	}
+}
+
+// frrInstalls polls until FRR node has installed each prefix in its
+// kernel with the one next hop via.
+func frrInstalls(t *testing.T, ctx context.Context, l *interop.Lab, node, via string, prefixes ...string) {
+	t.Helper()
+	for _, p := range prefixes {
+		poll(t, ctx, 20*time.Second, "FRR route to "+p, func() error {
+			hops, err := frrRoute(ctx, l, node, p)
+			if err != nil {
+				return err
+			}
+			if len(hops) != 1 || hops[0] != via {
+				return fmt.Errorf("installed next hops %v", hops)
+			}
+			return nil
+		})
+	}
 }
