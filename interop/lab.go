@@ -692,7 +692,7 @@ func (l *Lab) startFRRDaemon(ctx context.Context, n *Node, daemon string) error 
 	}
 	what := fmt.Sprintf("node %s: %s pid file %s", n.Name, daemon, pidFile)
 	if err := Poll(ctx, 10*time.Second, what, func() error {
-		if p := readPid(pidFile); p > 0 && alive(p) {
+		if p := ReadPid(pidFile); p > 0 && alive(p) {
 			n.Pids[daemon] = p
 			return nil
 		}

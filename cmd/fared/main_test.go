@@ -110,24 +110,7 @@ func TestFaredSocketVariableSteersClientsOnly(t *testing.T) {
 	os.WriteFile(cfg, []byte("hostname: t2\nrouter-id: 10.0.0.2\nsocket: "+sock+"\nisis:\n  areas: [49.0001]\n  interfaces:\n    - {name: absent0, type: p2p}\n"), 0o644)
 	cmd := exec.Command(bin, "-c", cfg)
 	cmd.Env = append(os.Environ(), "FARED_SOCKET="+other)
-	var log strings.Builder
-	cmd.Stderr = &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var st map[string]any
-		err := client.New(sock).GetJSON(context.Background(), "/status", &st)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not serving on the configured socket: %v\n%s", err, log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	startServing(t, cmd, sock)
 	if _, err := os.Stat(other); !os.IsNotExist(err) {
 		t.Fatalf("the daemon created $FARED_SOCKET's path: %v", err)
 	}
@@ -192,6 +175,26 @@ type syncBuf struct {
 
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// startServing starts a fared, to be killed at cleanup, and waits until it
+// serves on sock. It returns fared's stderr.
+func startServing(t *testing.T, cmd *exec.Cmd, sock string) *syncBuf {
+	t.Helper()
+	var log syncBuf
+	cmd.Stderr = &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(t, "serving on "+sock, func() error {
+		var st map[string]any
+		if err := client.New(sock).GetJSON(context.Background(), "/status", &st); err != nil {
+			return fmt.Errorf("%v\n%s", err, log.String())
+		}
+		return nil
+	})
+	return &log
+}
 
 func logHas(l *syncBuf, s string) error {
 	if !strings.Contains(l.String(), s) {
