@@ -176,6 +176,35 @@ func ydel(m *yaml.Node, key string) {
 	}
 }
 
+// rewriteFared applies edit to every mapping of node's fared.yaml, depth
+// first, and writes the file back (the reload is the caller's). edit
+// says whether it changed the mapping; the test fails if none did (what
+// names what was looked for).
+func rewriteFared(t *testing.T, l *interop.Lab, node, what string, edit func(m *yaml.Node) bool) {
+	t.Helper()
+	doc, err := l.FaredConfig(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := false
+	var walk func(*yaml.Node)
+	walk = func(y *yaml.Node) {
+		if y.Kind == yaml.MappingNode && edit(y) {
+			changed = true
+		}
+		for _, c := range y.Content {
+			walk(c)
+		}
+	}
+	walk(doc)
+	if !changed {
+		t.Fatalf("%s: no %s in fared.yaml", node, what)
+	}
+	if err := l.SetFaredConfig(node, doc); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // yiface is the mapping of interface name in section proto.
 func yiface(t *testing.T, doc *yaml.Node, proto, name string) *yaml.Node {
 	t.Helper()
