@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fared/fared/config"
 	"github.com/fared/fared/inc"
 	"github.com/fared/fared/inc/auth"
 )
@@ -45,15 +44,7 @@ func TestINCCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	parse := func(node string) *inc.Config {
-		b, err := l.renderNodeConfig(l.Node(node))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := config.Parse(node+".yaml", b)
-		if err != nil {
-			t.Fatalf("fared refuses the rendered config of %s: %v\n%s", node, err, b)
-		}
-		s, _ := c.Sections["inc"].(*inc.Config)
+		s, _ := parseRendered(t, l, node).Sections["inc"].(*inc.Config)
 		return s
 	}
 	s1 := parse("s1")
