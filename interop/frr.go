@@ -33,17 +33,20 @@ func (l *Lab) ISISNeighbors(ctx context.Context, node string) ([]ISISAdj, error)
 // circuit).
 func (l *Lab) ISISUp(ctx context.Context, node string) ([]string, error) {
 	adjs, err := l.ISISNeighbors(ctx, node)
-	if err != nil {
-		return nil, err
-	}
+	return UpList(adjs, func(a ISISAdj) (string, bool) { return a.SystemID + "@" + a.Interface, a.State == "Up" }), err
+}
+
+// UpList names, sorted, the adjacencies of a neighbour listing that are
+// up: name says what an adjacency is called and whether it is up.
+func UpList[T any](adjs []T, name func(T) (string, bool)) []string {
 	var up []string
 	for _, a := range adjs {
-		if a.State == "Up" {
-			up = append(up, a.SystemID+"@"+a.Interface)
+		if s, ok := name(a); ok {
+			up = append(up, s)
 		}
 	}
 	sort.Strings(up)
-	return up, nil
+	return up
 }
 
 func parseISISNeighbors(out string) []ISISAdj {

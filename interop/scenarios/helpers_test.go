@@ -181,14 +181,7 @@ func faredUp(ctx context.Context, l *interop.Lab, node string) ([]string, error)
 	if err := l.FarectlJSON(ctx, node, &v, "isis", "neighbors"); err != nil {
 		return nil, err
 	}
-	var up []string
-	for _, n := range v {
-		if n.State == "Up" {
-			up = append(up, n.Hostname+"@"+n.Interface)
-		}
-	}
-	sort.Strings(up)
-	return up, nil
+	return interop.UpList(v, func(n isis.NeighborView) (string, bool) { return n.Hostname + "@" + n.Interface, n.State == "Up" }), nil
 }
 
 func upCount(ctx context.Context, l *interop.Lab, node string) (int, error) {
