@@ -90,8 +90,8 @@ func TestAuthISISMD5WithFRR(t *testing.T) {
 	if !strings.Contains(out, "HMAC-MD5") {
 		t.Fatalf("FRR does not show our LSP's HMAC-MD5 TLV:\n%s", out)
 	}
-	if n, _ := upCount(ctx, l, "r2"); n != 0 {
-		t.Fatalf("r2 has %d adjacencies with the wrong key", n)
+	if up, _ := isisUp(ctx, l, "r2"); len(up) != 0 {
+		t.Fatalf("r2 has %d adjacencies with the wrong key", len(up))
 	}
 	wrongKeyRejected(t, ctx, l, "isis", "rx_auth_key_1")
 }

@@ -154,21 +154,30 @@ func liveDigest(db map[string]lspRow) string {
 // sameLSDB succeeds when every node holds the same live LSPs, and as many
 // as want.
 func sameLSDB(ctx context.Context, l *interop.Lab, want int, nodes ...string) func() error {
+	return sameDatabases(nodes, want, "LSPs", func(n string) (string, int, error) {
+		db, err := nodeDB(ctx, l, n)
+		d := liveDigest(db)
+		return d, strings.Count(d, "/") / 2, err
+	})
+}
+
+// sameDatabases succeeds when every node's digest (its live entries, and
+// how many) is the same, of want entries; what names them.
+func sameDatabases(nodes []string, want int, what string, digest func(node string) (string, int, error)) func() error {
 	return func() error {
 		var first string
 		for i, n := range nodes {
-			db, err := nodeDB(ctx, l, n)
+			d, c, err := digest(n)
 			if err != nil {
 				return err
 			}
-			d := liveDigest(db)
-			if c := strings.Count(d, "/") / 2; c != want {
-				return fmt.Errorf("%s holds %d live LSPs, want %d: %s", n, c, want, d)
+			if c != want {
+				return fmt.Errorf("%s holds %d live %s, want %d:\n%s", n, c, what, want, d)
 			}
 			if i == 0 {
 				first = d
 			} else if d != first {
-				return fmt.Errorf("databases differ:\n %s: %s\n %s: %s", nodes[0], first, n, d)
+				return fmt.Errorf("databases differ:\n%s:\n%s\n%s:\n%s", nodes[0], first, n, d)
 			}
 		}
 		return nil
@@ -184,28 +193,31 @@ func faredUp(ctx context.Context, l *interop.Lab, node string) ([]string, error)
 	return interop.UpList(v, func(n isis.NeighborView) (string, bool) { return n.Hostname + "@" + n.Interface, n.State == "Up" }), nil
 }
 
-func upCount(ctx context.Context, l *interop.Lab, node string) (int, error) {
-	var up []string
-	var err error
+// isisUp returns a node's Up adjacencies, fared's or FRR's.
+func isisUp(ctx context.Context, l *interop.Lab, node string) ([]string, error) {
 	if l.Node(node).Kind == "fared" {
-		up, err = faredUp(ctx, l, node)
-	} else {
-		up, err = l.ISISUp(ctx, node)
+		return faredUp(ctx, l, node)
 	}
-	return len(up), err
+	return l.ISISUp(ctx, node)
 }
 
 // adjacencies succeeds when each node has exactly the given number of Up
 // adjacencies.
 func adjacencies(ctx context.Context, l *interop.Lab, want map[string]int) func() error {
+	return neighbourCounts(want, "Up", func(n string) ([]string, error) { return isisUp(ctx, l, n) })
+}
+
+// neighbourCounts succeeds when each node has exactly the wanted number
+// of the adjacencies list returns, those in state.
+func neighbourCounts(want map[string]int, state string, list func(node string) ([]string, error)) func() error {
 	return func() error {
 		for n, w := range want {
-			c, err := upCount(ctx, l, n)
+			adjs, err := list(n)
 			if err != nil {
 				return err
 			}
-			if c != w {
-				return fmt.Errorf("%s: %d adjacencies Up, want %d", n, c, w)
+			if len(adjs) != w {
+				return fmt.Errorf("%s: %s with %v, want %d", n, state, adjs, w)
 			}
 		}
 		return nil

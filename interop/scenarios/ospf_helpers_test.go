@@ -117,25 +117,11 @@ func ospfDigest(db map[string]ospfRow) (string, int) {
 // sameOSPFDB succeeds when every node holds the same live LSAs (keys,
 // sequence numbers, checksums), and as many as want.
 func sameOSPFDB(ctx context.Context, l *interop.Lab, want int, nodes ...string) func() error {
-	return func() error {
-		var first string
-		for i, n := range nodes {
-			db, err := ospfNodeDB(ctx, l, n)
-			if err != nil {
-				return err
-			}
-			d, c := ospfDigest(db)
-			if c != want {
-				return fmt.Errorf("%s holds %d live LSAs, want %d:\n%s", n, c, want, d)
-			}
-			if i == 0 {
-				first = d
-			} else if d != first {
-				return fmt.Errorf("databases differ:\n%s:\n%s\n%s:\n%s", nodes[0], first, n, d)
-			}
-		}
-		return nil
-	}
+	return sameDatabases(nodes, want, "LSAs", func(n string) (string, int, error) {
+		db, err := ospfNodeDB(ctx, l, n)
+		d, c := ospfDigest(db)
+		return d, c, err
+	})
 }
 
 // ospfFull returns the Full neighbours of a node as router ids.
@@ -169,18 +155,7 @@ func ospfFull(ctx context.Context, l *interop.Lab, node string) ([]string, error
 // ospfAdjacencies succeeds when each node has exactly the given number of
 // Full neighbours.
 func ospfAdjacencies(ctx context.Context, l *interop.Lab, want map[string]int) func() error {
-	return func() error {
-		for n, w := range want {
-			full, err := ospfFull(ctx, l, n)
-			if err != nil {
-				return err
-			}
-			if len(full) != w {
-				return fmt.Errorf("%s: Full with %v, want %d", n, full, w)
-			}
-		}
-		return nil
-	}
+	return neighbourCounts(want, "Full", func(n string) ([]string, error) { return ospfFull(ctx, l, n) })
 }
 
 // faredOSPFGraph returns a fared node's graph of one area.
