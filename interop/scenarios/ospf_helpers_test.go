@@ -126,30 +126,15 @@ func sameOSPFDB(ctx context.Context, l *interop.Lab, want int, nodes ...string) 
 
 // ospfFull returns the Full neighbours of a node as router ids.
 func ospfFull(ctx context.Context, l *interop.Lab, node string) ([]string, error) {
-	var full []string
 	if l.Node(node).Kind == "fared" {
 		var v []ospf.NeighborView
 		if err := l.FarectlJSON(ctx, node, &v, "ospf", "neighbors"); err != nil {
 			return nil, err
 		}
-		for _, n := range v {
-			if n.State == "Full" {
-				full = append(full, n.RouterID)
-			}
-		}
-	} else {
-		nbrs, err := l.OSPFNeighbors(ctx, node)
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range nbrs {
-			if strings.HasPrefix(n.State, "Full") {
-				full = append(full, n.RouterID)
-			}
-		}
+		return interop.UpList(v, func(n ospf.NeighborView) (string, bool) { return n.RouterID, n.State == "Full" }), nil
 	}
-	sort.Strings(full)
-	return full, nil
+	nbrs, err := l.OSPFNeighbors(ctx, node)
+	return interop.UpList(nbrs, func(n interop.OSPFNbr) (string, bool) { return n.RouterID, strings.HasPrefix(n.State, "Full") }), err
 }
 
 // ospfAdjacencies succeeds when each node has exactly the given number of
