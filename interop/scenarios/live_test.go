@@ -266,33 +266,30 @@ func nodeChange(t *testing.T, cs []interop.NodeChange, node string) interop.Node
 // returns its Up/Full adjacencies as "peer@iface[/level]".
 func faredFlaps(t *testing.T, ctx context.Context, l *interop.Lab, node, proto string) (int, []string) {
 	t.Helper()
-	flaps := 0
-	var up []string
 	if proto == "ospf" {
-		var v []ospf.NeighborView
-		if err := l.FarectlJSON(ctx, node, &v, "ospf", "neighbors"); err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range v {
-			flaps += n.Flaps
-			if n.State == "Full" {
-				up = append(up, n.RouterID+"@"+n.Interface+"/"+n.Area)
-			}
-		}
-	} else {
-		var v []isis.NeighborView
-		if err := l.FarectlJSON(ctx, node, &v, "isis", "neighbors"); err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range v {
-			flaps += n.Flaps
-			if n.State == "Up" {
-				up = append(up, n.Hostname+"@"+n.Interface+"/"+n.Level)
-			}
-		}
+		return flapsAndUp(t, ctx, l, node, proto, func(n ospf.NeighborView) (int, string, bool) {
+			return n.Flaps, n.RouterID + "@" + n.Interface + "/" + n.Area, n.State == "Full"
+		})
 	}
-	sort.Strings(up)
-	return flaps, up
+	return flapsAndUp(t, ctx, l, node, proto, func(n isis.NeighborView) (int, string, bool) {
+		return n.Flaps, n.Hostname + "@" + n.Interface + "/" + n.Level, n.State == "Up"
+	})
+}
+
+// flapsAndUp reads a fared node's neighbours of proto; row gives one's
+// flaps, its name and whether it is up.
+func flapsAndUp[T any](t *testing.T, ctx context.Context, l *interop.Lab, node, proto string, row func(T) (int, string, bool)) (int, []string) {
+	t.Helper()
+	var v []T
+	if err := l.FarectlJSON(ctx, node, &v, proto, "neighbors"); err != nil {
+		t.Fatal(err)
+	}
+	flaps := 0
+	for _, n := range v {
+		f, _, _ := row(n)
+		flaps += f
+	}
+	return flaps, interop.UpList(v, func(n T) (string, bool) { _, name, up := row(n); return name, up })
 }
 
 // computedTwoWay succeeds when the topologies node last computed routes
