@@ -59,17 +59,8 @@ func rejects(cs map[string]uint64) map[string]uint64 {
 // authLogLines counts fared's "authentication failed" log lines for an
 // interface.
 func authLogLines(t *testing.T, l *interop.Lab, node, iface string) int {
-	b, err := os.ReadFile(l.FaredLog(node))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, "authentication failed") && strings.Contains(line, "iface="+iface) {
-			n++
-		}
-	}
-	return n
+	t.Helper()
+	return len(logLines(t, l, node, "authentication failed", "iface="+iface))
 }
 
 // TestAuthISISMD5WithFRR: fared and FRR 8.4.4 with HMAC-MD5 (RFC 5304) on

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -154,17 +153,7 @@ func bfdNoFlap(t *testing.T, ctx context.Context, l *interop.Lab, nodes []string
 // BFD took down.
 func bfdAdjDowns(t *testing.T, l *interop.Lab, node string) int {
 	t.Helper()
-	b, err := os.ReadFile(l.FaredLog(node))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, `reason="BFD session down`) || strings.Contains(line, `event="BFD session down`) {
-			n++
-		}
-	}
-	return n
+	return len(logLines(t, l, node, `reason="BFD session down`)) + len(logLines(t, l, node, `event="BFD session down`))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -355,4 +356,25 @@ func frrInstalls(t *testing.T, ctx context.Context, l *interop.Lab, node, via st
 			return nil
 		})
 	}
+}
+
+// logLines returns the lines of node's fared log that hold every one of
+// parts.
+func logLines(t *testing.T, l *interop.Lab, node string, parts ...string) []string {
+	t.Helper()
+	b, err := os.ReadFile(l.FaredLog(node))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(line, p)
+		}
+		if ok {
+			out = append(out, line)
+		}
+	}
+	return out
 }
