@@ -118,17 +118,26 @@ func frrDB(ctx context.Context, l *interop.Lab, node string) (map[string]lspRow,
 
 // faredDB reads fared's database keyed like FRR's: hostname.pp-ff.
 func faredDB(ctx context.Context, l *interop.Lab, node string) (map[string]lspRow, error) {
-	var v []isis.LSPView
-	if err := l.FarectlJSON(ctx, node, &v, "isis", "database"); err != nil {
-		return nil, err
-	}
-	db := map[string]lspRow{}
-	for _, e := range v {
+	return faredRows(ctx, l, node, []string{"isis", "database"}, func(e isis.LSPView) (string, lspRow) {
 		key := e.LSPID
 		if e.Hostname != "" {
 			key = e.Hostname + e.LSPID[len("0000.0000.0000"):]
 		}
-		db[key] = lspRow{Seq: e.Seq, Checksum: e.Checksum, Lifetime: int(e.Lifetime)}
+		return key, lspRow{Seq: e.Seq, Checksum: e.Checksum, Lifetime: int(e.Lifetime)}
+	})
+}
+
+// faredRows reads a farectl listing of a fared node into a map; row gives
+// an entry's key and what is kept of it.
+func faredRows[T, R any](ctx context.Context, l *interop.Lab, node string, args []string, row func(T) (string, R)) (map[string]R, error) {
+	var v []T
+	if err := l.FarectlJSON(ctx, node, &v, args...); err != nil {
+		return nil, err
+	}
+	db := map[string]R{}
+	for _, e := range v {
+		k, r := row(e)
+		db[k] = r
 	}
 	return db, nil
 }

@@ -85,15 +85,9 @@ func frrOSPFDB(ctx context.Context, l *interop.Lab, node string) (map[string]osp
 }
 
 func faredOSPFDB(ctx context.Context, l *interop.Lab, node string) (map[string]ospfRow, error) {
-	var v []ospf.LSAView
-	if err := l.FarectlJSON(ctx, node, &v, "ospf", "database"); err != nil {
-		return nil, err
-	}
-	db := map[string]ospfRow{}
-	for _, e := range v {
-		db[fmt.Sprintf("%s/%d/%s/%s", e.Area, e.Type, e.ID, e.AdvRouter)] = ospfRow{Seq: uint32(e.Seq), Checksum: e.Checksum, Age: int(e.Age)}
-	}
-	return db, nil
+	return faredRows(ctx, l, node, []string{"ospf", "database"}, func(e ospf.LSAView) (string, ospfRow) {
+		return fmt.Sprintf("%s/%d/%s/%s", e.Area, e.Type, e.ID, e.AdvRouter), ospfRow{Seq: uint32(e.Seq), Checksum: e.Checksum, Age: int(e.Age)}
+	})
 }
 
 func ospfNodeDB(ctx context.Context, l *interop.Lab, node string) (map[string]ospfRow, error) {
