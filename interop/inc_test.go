@@ -29,14 +29,7 @@ links:
 // client-auth), and fared's own parser loads them; a node's own tls is
 // kept; a host's exec environment has its CA and token.
 func TestINCCredentials(t *testing.T) {
-	topo, err := ParseTopology([]byte(incTopo))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Plan(topo, Options{RunDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := planLab(t, incTopo, Options{RunDir: t.TempDir()})
 	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
