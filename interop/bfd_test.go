@@ -45,14 +45,7 @@ links:
 			t.Errorf("%s: r2 without the option renders bfd", proto)
 		}
 		// fared's rendered config parses with BFD on every interface.
-		b, err := RenderFared(f1, l.Topo.Defaults)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := config.Parse("f1.yaml", b)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, b)
-		}
+		c, _ := renderParsed(t, l, f1)
 		if proto == "ospf" {
 			sec := ospf.Section(c).BFD
 			for _, it := range ospf.Section(c).Interfaces {
@@ -110,14 +103,7 @@ nodes:
 links:
   - {a: f1, b: b1}
 `, Options{Name: "t2", RunDir: "/run/x"})
-	b, err := RenderFared(l.Node("f1"), l.Topo.Defaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := config.Parse("f1.yaml", b)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, b)
-	}
+	c, b := renderParsed(t, l, l.Node("f1"))
 	if a := ospf.Section(c).Interfaces[0].BFD.Authentication; a == nil || a.Keys[0].Algorithm != "meticulous-keyed-sha1" || a.Keys[0].Secret != "s3cret" {
 		t.Fatalf("fared's bfd authentication: %+v\n%s", a, b)
 	}
