@@ -14,6 +14,7 @@ import (
 
 	"github.com/fared/fared/api/client"
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/internal/testns"
 )
 
@@ -146,7 +147,7 @@ func TestInNamespace(t *testing.T) {
 	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
 	c := client.New(sock)
 	var st wire.Status
-	waitFor(t, "API up", func() error { return c.GetJSON(context.Background(), "/status", &st) })
+	igptest.Poll(t, 10*time.Second, "API up", func() error { return c.GetJSON(context.Background(), "/status", &st) })
 	if st.Forwarding.IPv4 || !strings.Contains(strings.Join(st.Warnings, "\n"), "net.ipv4.ip_forward=0") {
 		t.Fatalf("status: %+v", st)
 	}
@@ -155,9 +156,9 @@ func TestInNamespace(t *testing.T) {
 		t.Fatalf("after sysctl: %+v %v", st, err)
 	}
 	n.IP("link", "add", "late0", "type", "veth", "peer", "name", "late0p")
-	waitFor(t, "appearance logged", func() error { return logHas(&log, `msg="configured interface appeared" interface=late0`) })
+	igptest.Poll(t, 10*time.Second, "appearance logged", func() error { return logHas(&log, `msg="configured interface appeared" interface=late0`) })
 	n.IP("link", "del", "late0")
-	waitFor(t, "disappearance logged", func() error { return logHas(&log, `msg="configured interface disappeared" interface=late0`) })
+	igptest.Poll(t, 10*time.Second, "disappearance logged", func() error { return logHas(&log, `msg="configured interface disappeared" interface=late0`) })
 	for _, bad := range []string{"netlink monitor stopped", "panic"} {
 		if strings.Contains(log.String(), bad) {
 			t.Fatalf("log has %q:\n%s", bad, log.String())
@@ -186,7 +187,7 @@ func startServing(t *testing.T, cmd *exec.Cmd, sock string) *syncBuf {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitFor(t, "serving on "+sock, func() error {
+	igptest.Poll(t, 10*time.Second, "serving on "+sock, func() error {
 		var st map[string]any
 		if err := client.New(sock).GetJSON(context.Background(), "/status", &st); err != nil {
 			return fmt.Errorf("%v\n%s", err, log.String())
@@ -201,19 +202,4 @@ func logHas(l *syncBuf, s string) error {
 		return fmt.Errorf("not in log: %s\n%s", s, l.String())
 	}
 	return nil
-}
-
-func waitFor(t *testing.T, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
