@@ -24,12 +24,7 @@ type AuthKey struct {
 }
 
 func (p *tparser) authKeys(what string, v *yaml.Node) []AuthKey {
-	if v.Kind != yaml.SequenceNode {
-		p.errf(v, "%s: auth: expected a list of keys", what)
-		return nil
-	}
-	var out []AuthKey
-	for _, it := range v.Content {
+	return list(p, v, what+": auth: expected a list of keys", func(it *yaml.Node) (AuthKey, bool) {
 		var k AuthKey
 		kw := what + ": auth key"
 		p.keys(it, kw, map[string]func(k, v *yaml.Node){
@@ -42,9 +37,8 @@ func (p *tparser) authKeys(what string, v *yaml.Node) []AuthKey {
 		if k.Algorithm == "" || k.Secret == "" {
 			p.errf(it, "%s: algorithm and secret are required", kw)
 		}
-		out = append(out, k)
-	}
-	return out
+		return k, true
+	})
 }
 
 // frrISISKey is the key isisd uses: it has one password per level and

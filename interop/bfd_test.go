@@ -15,8 +15,8 @@ import (
 
 func TestBFDNodeOption(t *testing.T) {
 	for _, proto := range []string{"isis", "ospf"} {
-		topo, err := ParseTopology([]byte(`name: b
-protocol: ` + proto + `
+		l := planLab(t, `name: b
+protocol: `+proto+`
 nodes:
   f1: {kind: fared, bfd: {interval: 50ms, multiplier: 3}}
   r1: {kind: frr, bfd: {interval: 100ms}}
@@ -24,14 +24,7 @@ nodes:
 links:
   - {a: f1, b: r1}
   - {a: f1, b: r2}
-`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := Plan(topo, Options{Name: "t1", RunDir: "/run/x"})
-		if err != nil {
-			t.Fatal(err)
-		}
+`, Options{Name: "t1", RunDir: "/run/x"})
 		r1, r2, f1 := l.Node("r1"), l.Node("r2"), l.Node("f1")
 		if got := frrDaemons(r1); strings.Join(got, " ") != "zebra bfdd "+frrDaemon(r1) {
 			t.Errorf("%s: r1 daemons %v", proto, got)
@@ -52,14 +45,7 @@ links:
 			t.Errorf("%s: r2 without the option renders bfd", proto)
 		}
 		// fared's rendered config parses with BFD on every interface.
-		b, err := RenderFared(f1, l.Topo.Defaults)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := config.Parse("f1.yaml", b)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, b)
-		}
+		c, _ := renderParsed(t, l, f1)
 		if proto == "ospf" {
 			sec := ospf.Section(c).BFD
 			for _, it := range ospf.Section(c).Interfaces {
@@ -109,29 +95,15 @@ SessionId  LocalAddress                             PeerAddress                 
 // BFD keys: fared's config carries them (and parses), BIRD's protocol bfd
 // too (bird -p checks it), FRR's bfdd has no authentication (refused).
 func TestBFDAuthOption(t *testing.T) {
-	topo, err := ParseTopology([]byte(`name: b
+	l := planLab(t, `name: b
 protocol: ospf
 nodes:
   f1: {kind: fared, bfd: {interval: 100ms, multiplier: 5, auth: [{id: 1, algorithm: meticulous-keyed-sha1, secret: s3cret}]}}
   b1: {kind: bird, bfd: {interval: 100ms, multiplier: 5, auth: [{id: 1, algorithm: meticulous-keyed-sha1, secret: s3cret}, {id: 2, algorithm: meticulous-keyed-sha1, secret: next}]}}
 links:
   - {a: f1, b: b1}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Plan(topo, Options{Name: "t2", RunDir: "/run/x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := RenderFared(l.Node("f1"), l.Topo.Defaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := config.Parse("f1.yaml", b)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, b)
-	}
+`, Options{Name: "t2", RunDir: "/run/x"})
+	c, b := renderParsed(t, l, l.Node("f1"))
 	if a := ospf.Section(c).Interfaces[0].BFD.Authentication; a == nil || a.Keys[0].Algorithm != "meticulous-keyed-sha1" || a.Keys[0].Secret != "s3cret" {
 		t.Fatalf("fared's bfd authentication: %+v\n%s", a, b)
 	}

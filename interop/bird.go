@@ -244,7 +244,7 @@ func (l *Lab) startBIRDNode(ctx context.Context, n *Node) error {
 		return fmt.Errorf("node %s: %w", n.Name, err) // carries bird's output
 	}
 	return Poll(ctx, 10*time.Second, "node "+n.Name+": bird pid file "+pidFile, func() error {
-		if p := readPid(pidFile); p > 0 && alive(p) {
+		if p := ReadPid(pidFile); p > 0 && alive(p) {
 			n.Pids["bird"] = p
 			return nil
 		}

@@ -19,15 +19,8 @@ links:
   - {a: f1, b: b1, metric: 20}
   - {lan: seg, nodes: [f1, b1], area: 1}
 `
-	topo, err := ParseTopology([]byte(good))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Plan(topo, Options{RunDir: "/run/x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf, err := RenderBIRD(l.Node("b1"), topo.Defaults)
+	l := planLab(t, good, Options{RunDir: "/run/x"})
+	conf, err := RenderBIRD(l.Node("b1"), l.Topo.Defaults)
 	if err != nil {
 		t.Fatal(err)
 	}

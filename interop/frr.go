@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"sort"
 	"strings"
 )
 
@@ -25,6 +26,27 @@ func (l *Lab) ISISNeighbors(ctx context.Context, node string) ([]ISISAdj, error)
 		return nil, err
 	}
 	return parseISISNeighbors(out), nil
+}
+
+// ISISUp returns an FRR node's Up adjacencies as "neighbour@interface",
+// sorted, from the text output (8.4.4's JSON keeps one adjacency per
+// circuit).
+func (l *Lab) ISISUp(ctx context.Context, node string) ([]string, error) {
+	adjs, err := l.ISISNeighbors(ctx, node)
+	return UpList(adjs, func(a ISISAdj) (string, bool) { return a.SystemID + "@" + a.Interface, a.State == "Up" }), err
+}
+
+// UpList names, sorted, the adjacencies of a neighbour listing that are
+// up: name says what an adjacency is called and whether it is up.
+func UpList[T any](adjs []T, name func(T) (string, bool)) []string {
+	var up []string
+	for _, a := range adjs {
+		if s, ok := name(a); ok {
+			up = append(up, s)
+		}
+	}
+	sort.Strings(up)
+	return up
 }
 
 func parseISISNeighbors(out string) []ISISAdj {

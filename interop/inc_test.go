@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fared/fared/config"
 	"github.com/fared/fared/inc"
 	"github.com/fared/fared/inc/auth"
 )
@@ -30,14 +29,7 @@ links:
 // client-auth), and fared's own parser loads them; a node's own tls is
 // kept; a host's exec environment has its CA and token.
 func TestINCCredentials(t *testing.T) {
-	topo, err := ParseTopology([]byte(incTopo))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Plan(topo, Options{RunDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := planLab(t, incTopo, Options{RunDir: t.TempDir()})
 	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -45,15 +37,7 @@ func TestINCCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	parse := func(node string) *inc.Config {
-		b, err := l.renderNodeConfig(l.Node(node))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := config.Parse(node+".yaml", b)
-		if err != nil {
-			t.Fatalf("fared refuses the rendered config of %s: %v\n%s", node, err, b)
-		}
-		s, _ := c.Sections["inc"].(*inc.Config)
+		s, _ := parseRendered(t, l, node).Sections["inc"].(*inc.Config)
 		return s
 	}
 	s1 := parse("s1")

@@ -541,8 +541,10 @@ func (l *Lab) startHost(ctx context.Context, n *Node) error {
 	return nil
 }
 
-// startDaemon starts a foreground daemon in its own process group,
-// output appended to <dir>/<name>.log, pid in <dir>/<name>.pid.
+// startDaemon starts a foreground daemon, output appended to
+// <dir>/<name>.log, pid in <dir>/<name>.pid. Its own process group: a ^C
+// to farelab or a dying test must not take the daemon with it
+// mid-write; Down stops it explicitly.
 func (l *Lab) startDaemon(n *Node, name string, argv []string) error {
 	logPath := filepath.Join(n.Dir, name+".log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -558,9 +560,12 @@ func (l *Lab) startDaemon(n *Node, name string, argv []string) error {
 	if err := cmd.Start(); err != nil {
 		return &cmdError{Cmd: argv, Err: err}
 	}
+	// ip netns exec execs the program in place: this pid is the daemon's.
 	pid := cmd.Process.Pid
 	n.Pids[name] = pid
 	_ = os.WriteFile(filepath.Join(n.Dir, name+".pid"), []byte(strconv.Itoa(pid)+"\n"), 0o644)
+	// Reap it when it exits, so a stopped daemon does not linger as a
+	// zombie of this process.
 	go func() { _ = cmd.Wait() }()
 	return nil
 }

@@ -45,14 +45,7 @@ links:
 
 func planINOF(t *testing.T) *Lab {
 	t.Helper()
-	topo, err := ParseTopology([]byte(inofTopo))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Plan(topo, Options{RunDir: "/run/x"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := planLab(t, inofTopo, Options{RunDir: "/run/x"})
 	return l
 }
 
@@ -199,7 +192,7 @@ func TestINOFTopologyErrors(t *testing.T) {
 // (iNOF runs there, the IGP is passive), the bridge forwards the
 // nearest-bridge group, and the hosts route through the switch.
 func TestINOFSharedPort(t *testing.T) {
-	topo, err := ParseTopology([]byte(`name: shp
+	l := planLab(t, `name: shp
 inof: {max-hosts-per-port: 9}
 nodes:
   rr:   {kind: fared, inof: reflector}
@@ -209,14 +202,7 @@ nodes:
 links:
   - {a: leaf, b: rr}
   - {lan: seg, nodes: [leaf, ini, evil]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Plan(topo, Options{RunDir: "/run/x"})
-	if err != nil {
-		t.Fatal(err)
-	}
+`, Options{RunDir: "/run/x"})
 	if lk := l.Link(1); !lk.Shared || lk.LAN != "seg" {
 		t.Fatalf("link %+v", lk)
 	}

@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -692,7 +691,7 @@ func (l *Lab) startFRRDaemon(ctx context.Context, n *Node, daemon string) error 
 	}
 	what := fmt.Sprintf("node %s: %s pid file %s", n.Name, daemon, pidFile)
 	if err := Poll(ctx, 10*time.Second, what, func() error {
-		if p := readPid(pidFile); p > 0 && alive(p) {
+		if p := ReadPid(pidFile); p > 0 && alive(p) {
 			n.Pids[daemon] = p
 			return nil
 		}
@@ -718,30 +717,7 @@ func (l *Lab) startFared(ctx context.Context, n *Node) error {
 		return err
 	}
 	_ = os.Remove(n.Socket)
-	logf, err := os.OpenFile(l.FaredLog(n.Name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	argv := l.FaredCommand(n)
-	fmt.Fprintf(l.opts.Log, "+ %s > %s 2>&1 &\n", strings.Join(argv, " "), l.FaredLog(n.Name))
-	fmt.Fprintf(logf, "=== farelab: %s %s\n", time.Now().Format(time.RFC3339Nano), strings.Join(argv, " "))
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Its own process group: a ^C to farelab or a dying test must not
-	// take the daemon with it mid-write; Down stops it explicitly.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return &cmdError{Cmd: argv, Err: err}
-	}
-	// ip netns exec execs the program in place: this pid is fared's.
-	pid := cmd.Process.Pid
-	n.Pids["fared"] = pid
-	_ = os.WriteFile(filepath.Join(n.Dir, "fared.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o644)
-	// Reap it when it exits, so a stopped fared does not linger as a
-	// zombie of this process.
-	go func() { _ = cmd.Wait() }()
-	return nil
+	return l.startDaemon(n, "fared", l.FaredCommand(n))
 }
 
 // waitReady waits until a node's control interfaces answer: FRR vty
@@ -762,27 +738,26 @@ func (l *Lab) waitReady(ctx context.Context, n *Node) error {
 		})
 	case "host":
 		if n.Agent == AgentLLDPD {
-			sock := filepath.Join(n.Dir, "lldpd.sock")
-			return Poll(ctx, 15*time.Second, "node "+n.Name+": lldpd socket "+sock, func() error {
-				if !alive(n.Pids["lldpd"]) {
-					return Permanent(fmt.Errorf("lldpd exited:\n%s", tail(filepath.Join(n.Dir, "lldpd.log"), 2000)))
-				}
-				_, err := os.Stat(sock)
-				return err
-			})
+			return waitSocket(ctx, n, "lldpd", "socket", filepath.Join(n.Dir, "lldpd.sock"))
 		}
 		if n.Agent != AgentFared {
 			return nil
 		}
 		fallthrough
 	case "fared":
-		return Poll(ctx, 15*time.Second, "node "+n.Name+": fared control socket "+n.Socket, func() error {
-			if !alive(n.Pids["fared"]) {
-				return Permanent(fmt.Errorf("fared exited:\n%s", tail(l.FaredLog(n.Name), 2000)))
-			}
-			_, err := os.Stat(n.Socket)
-			return err
-		})
+		return waitSocket(ctx, n, "fared", "control socket", n.Socket)
 	}
 	return nil
+}
+
+// waitSocket waits until daemon d of n (started by startDaemon) has
+// created its socket sock, and fails at once if d exits.
+func waitSocket(ctx context.Context, n *Node, d, what, sock string) error {
+	return Poll(ctx, 15*time.Second, "node "+n.Name+": "+d+" "+what+" "+sock, func() error {
+		if !alive(n.Pids[d]) {
+			return Permanent(fmt.Errorf("%s exited:\n%s", d, tail(filepath.Join(n.Dir, d+".log"), 2000)))
+		}
+		_, err := os.Stat(sock)
+		return err
+	})
 }

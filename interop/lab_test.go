@@ -11,26 +11,11 @@ import (
 	"time"
 )
 
-// upAdjacencies returns "neighbor@interface" of every adjacency in state Up.
-func upAdjacencies(ctx context.Context, l *Lab, node string) ([]string, error) {
-	adjs, err := l.ISISNeighbors(ctx, node)
-	if err != nil {
-		return nil, err
-	}
-	var up []string
-	for _, a := range adjs {
-		if a.State == "Up" {
-			up = append(up, a.SystemID+"@"+a.Interface)
-		}
-	}
-	return up, nil
-}
-
 // waitAdjacencies polls until node has exactly the wanted Up adjacencies.
 func waitAdjacencies(t *testing.T, ctx context.Context, l *Lab, node string, want ...string) {
 	t.Helper()
 	err := Poll(ctx, 60*time.Second, node+": isis adjacencies "+strings.Join(want, ","), func() error {
-		up, err := upAdjacencies(ctx, l, node)
+		up, err := l.ISISUp(ctx, node)
 		if err != nil {
 			return err
 		}
@@ -154,7 +139,7 @@ func TestLabFRRP2P(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := Poll(ctx, 30*time.Second, "r2-1 adjacency down", func() error {
-		up, err := upAdjacencies(ctx, l, "r1")
+		up, err := l.ISISUp(ctx, "r1")
 		if err != nil {
 			return err
 		}

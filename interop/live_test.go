@@ -38,16 +38,9 @@ nodes:
 
 func TestRenderFRRPrefixes(t *testing.T) {
 	for _, proto := range []string{"isis", "ospf"} {
-		topo, err := ParseTopology([]byte("name: t\nprotocol: " + proto + "\nnodes:\n  r1: {kind: frr, prefixes: [10.98.3.0/24, 10.98.5.7/32]}\n  f1: {kind: fared}\nlinks:\n  - {a: r1, b: f1}\n"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := Plan(topo, Options{Name: "t1", RunDir: "/run/x"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := planLab(t, "name: t\nprotocol: "+proto+"\nnodes:\n  r1: {kind: frr, prefixes: [10.98.3.0/24, 10.98.5.7/32]}\n  f1: {kind: fared}\nlinks:\n  - {a: r1, b: f1}\n", Options{Name: "t1", RunDir: "/run/x"})
 		n := l.Node("r1")
-		conf := renderFRRProtocol(n, topo.Defaults)
+		conf := renderFRRProtocol(n, l.Topo.Defaults)
 		want := "interface pfx.a\n ip router isis fabric\n isis passive\n isis metric 0\nexit\n"
 		if proto == "ospf" {
 			want = "interface pfx.a\n ip ospf area 0.0.0.0\n ip ospf passive\nexit\n"

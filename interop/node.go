@@ -160,7 +160,7 @@ func (l *Lab) daemons(n *Node) map[string]int {
 		names = nil
 	}
 	for _, d := range names {
-		p := readPid(filepath.Join(n.Dir, d+".pid"))
+		p := ReadPid(filepath.Join(n.Dir, d+".pid"))
 		if p == 0 {
 			p = n.Pids[d]
 		}

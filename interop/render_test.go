@@ -13,11 +13,33 @@ import (
 
 func demoLab(t *testing.T) *Lab {
 	t.Helper()
-	topo, err := ParseTopology([]byte(demoTopo))
+	return planLab(t, demoTopo, Options{Name: "t1", RunDir: "/run/x"})
+}
+
+// renderParsed renders n's fared.yaml and parses it with fared's own
+// parser, failing the test if fared rejects it; it returns both.
+func renderParsed(t *testing.T, l *Lab, n *Node) (*config.Config, []byte) {
+	t.Helper()
+	b, err := RenderFared(n, l.Topo.Defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := Plan(topo, Options{Name: "t1", RunDir: "/run/x"})
+	c, err := config.Parse(n.Name+".yaml", b)
+	if err != nil {
+		t.Fatalf("fared rejects the rendered config of %s: %v\n%s", n.Name, err, b)
+	}
+	return c, b
+}
+
+// planLab parses a topology and plans it under o; an error of either
+// fails the test.
+func planLab(t *testing.T, topoYAML string, o Options) *Lab {
+	t.Helper()
+	topo, err := ParseTopology([]byte(topoYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Plan(topo, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,14 +183,7 @@ func TestCommonLevel(t *testing.T) {
 // TestRenderFared checks the fared config with fared's own parser.
 func TestRenderFared(t *testing.T) {
 	l := demoLab(t)
-	b, err := RenderFared(l.Node("leaf1"), l.Topo.Defaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := config.Parse("leaf1.yaml", b)
-	if err != nil {
-		t.Fatalf("fared rejects the rendered config: %v\n%s", err, b)
-	}
+	c, _ := renderParsed(t, l, l.Node("leaf1"))
 	if c.Hostname != "leaf1" || c.RouterID != netip.MustParseAddr("10.255.0.3") ||
 		c.SystemID != [6]byte{0, 0, 0, 0, 0, 3} || c.Socket != "/run/x/t1/leaf1/fared.sock" {
 		t.Errorf("config = %+v", c)
@@ -210,7 +225,7 @@ func TestParseISISNeighbors(t *testing.T) {
 }
 
 func TestRenderOSPF(t *testing.T) {
-	topo, err := ParseTopology([]byte(`name: o
+	l := planLab(t, `name: o
 protocol: ospf
 nodes:
   f1: {kind: fared, prefixes: [{prefix: 10.10.1.0/24, path-bandwidth: 40G}]}
@@ -219,32 +234,18 @@ nodes:
 links:
   - {a: f1, b: r1, bandwidth: 100G, area: 1}
   - {lan: seg1, nodes: [f1, r2]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Plan(topo, Options{RunDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r1 := RenderOSPFd(l.Node("r1"), topo.Defaults)
+`, Options{RunDir: t.TempDir()})
+	r1 := RenderOSPFd(l.Node("r1"), l.Topo.Defaults)
 	for _, want := range []string{"interface lo\n ip ospf area 0.0.0.1\n", "interface f1-1\n ip ospf area 0.0.0.1\n ip ospf network point-to-point\n ip ospf hello-interval 1\n ip ospf dead-interval 3\n",
 		" capability opaque\n mpls-te on\n mpls-te router-address 10.255.0.2\n"} {
 		if !strings.Contains(r1, want) {
 			t.Errorf("ospfd.conf lacks %q:\n%s", want, r1)
 		}
 	}
-	if r2 := RenderOSPFd(l.Node("r2"), topo.Defaults); !strings.Contains(r2, " ip ospf network broadcast\n") || !strings.Contains(r2, " ip ospf priority 5\n") {
+	if r2 := RenderOSPFd(l.Node("r2"), l.Topo.Defaults); !strings.Contains(r2, " ip ospf network broadcast\n") || !strings.Contains(r2, " ip ospf priority 5\n") {
 		t.Errorf("r2 ospfd.conf:\n%s", r2)
 	}
-	b, err := RenderFared(l.Node("f1"), topo.Defaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse("fared.yaml", b)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, b)
-	}
+	cfg, b := renderParsed(t, l, l.Node("f1"))
 	o := ospf.Section(cfg)
 	if o == nil || isis.Section(cfg) != nil || len(o.Interfaces) != 2 || o.Interfaces[0].Area != 1 || o.Interfaces[0].Type != "p2p" ||
 		o.Interfaces[1].Type != "broadcast" || o.Interfaces[1].Area != 0 || o.Interfaces[0].Bandwidth != 100e9 {

@@ -124,7 +124,8 @@ func terminate(pids []int, grace time.Duration) error {
 	return nil
 }
 
-func readPid(path string) int {
+// ReadPid returns the pid in a daemon's pid file, 0 while there is none.
+func ReadPid(path string) int {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0

@@ -64,6 +64,38 @@ func BuildBins(dir string) (Bins, error) {
 	return Bins{Fared: filepath.Join(dir, "fared"), Farectl: filepath.Join(dir, "farectl"), Fareinc: filepath.Join(dir, "fareinc")}, nil
 }
 
+// MainWithBins is the TestMain of a package of lab tests: it builds the
+// binaries into a temporary directory, sets *bins, runs the tests and
+// removes the directory. The lab runs the real binaries, built from this
+// tree.
+func MainWithBins(m *testing.M, bins *Bins) {
+	dir, err := os.MkdirTemp("", "fared-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if *bins, err = BuildBins(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// LabBins is for a package with a single lab test, which needs no
+// TestMain: it skips (or fails) like RequireLab, then builds the binaries
+// into the test's temporary directory.
+func LabBins(t testing.TB) Bins {
+	t.Helper()
+	RequireLab(t)
+	bins, err := BuildBins(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bins
+}
+
 // StartLab parses topoYAML, brings the lab up under a unique name (o.Name,
 // or else the topology name, is the prefix) and registers its teardown
 // with t.Cleanup, which runs even when the test fails or panics. On

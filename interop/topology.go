@@ -184,17 +184,29 @@ func (p *tparser) str(what string, dst *string) func(k, v *yaml.Node) {
 }
 
 func (p *tparser) dur(what string, dst *time.Duration) func(k, v *yaml.Node) {
+	return scalarAs(p, what, dst, func(key, s string) (time.Duration, error) {
+		d, err := parseDuration(s)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %v", key, err)
+		}
+		return d, nil
+	})
+}
+
+// scalarAs is a key handler that converts the key's value with conv into
+// *dst; conv's error is reported at the value, after what.
+func scalarAs[T any](p *tparser, what string, dst *T, conv func(key, s string) (T, error)) func(k, v *yaml.Node) {
 	return func(k, v *yaml.Node) {
 		s, ok := p.scalar(what+": "+k.Value, v)
 		if !ok {
 			return
 		}
-		d, err := parseDuration(s)
+		x, err := conv(k.Value, s)
 		if err != nil {
-			p.errf(v, "%s: %s: %v", what, k.Value, err)
+			p.errf(v, "%s: %v", what, err)
 			return
 		}
-		*dst = d
+		*dst = x
 	}
 }
 
@@ -210,29 +222,30 @@ func parseDuration(s string) (time.Duration, error) {
 }
 
 func (p *tparser) integer(what string, lo, hi int, dst *int) func(k, v *yaml.Node) {
-	return func(k, v *yaml.Node) {
-		s, ok := p.scalar(what+": "+k.Value, v)
-		if !ok {
-			return
-		}
+	return scalarAs(p, what, dst, func(key, s string) (int, error) {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < lo || n > hi {
-			p.errf(v, "%s: %s must be an integer %d..%d, got %q", what, k.Value, lo, hi, s)
-			return
+			return 0, fmt.Errorf("%s must be an integer %d..%d, got %q", key, lo, hi, s)
 		}
-		*dst = n
-	}
+		return n, nil
+	})
 }
 
 func (p *tparser) names(what string, v *yaml.Node) []string {
+	return list(p, v, what+": expected a list of node names", func(e *yaml.Node) (string, bool) { return p.scalar(what, e) })
+}
+
+// list returns what item gives for each element of the sequence v,
+// without those it refuses; v not a sequence is the error expected.
+func list[T any](p *tparser, v *yaml.Node, expected string, item func(e *yaml.Node) (T, bool)) []T {
 	if v.Kind != yaml.SequenceNode {
-		p.errf(v, "%s: expected a list of node names", what)
+		p.errf(v, "%s", expected)
 		return nil
 	}
-	var out []string
+	var out []T
 	for _, e := range v.Content {
-		if s, ok := p.scalar(what, e); ok {
-			out = append(out, s)
+		if x, ok := item(e); ok {
+			out = append(out, x)
 		}
 	}
 	return out
@@ -269,18 +282,7 @@ func FormatBandwidth(bw float64) string {
 }
 
 func (p *tparser) bandwidth(what string, dst *float64) func(k, v *yaml.Node) {
-	return func(k, v *yaml.Node) {
-		s, ok := p.scalar(what+": "+k.Value, v)
-		if !ok {
-			return
-		}
-		bw, err := ParseBandwidth(s)
-		if err != nil {
-			p.errf(v, "%s: %v", what, err)
-			return
-		}
-		*dst = bw
-	}
+	return scalarAs(p, what, dst, func(_, s string) (float64, error) { return ParseBandwidth(s) })
 }
 
 // checkName validates a lab, node or LAN name.
@@ -564,12 +566,7 @@ func (p *tparser) link(i int, v *yaml.Node, names map[string]string) (l LinkSpec
 }
 
 func (p *tparser) prefixes(what string, v *yaml.Node) []PrefixSpec {
-	if v.Kind != yaml.SequenceNode {
-		p.errf(v, "%s: prefixes: expected a list", what)
-		return nil
-	}
-	var out []PrefixSpec
-	for _, e := range v.Content {
+	return list(p, v, what+": prefixes: expected a list", func(e *yaml.Node) (PrefixSpec, bool) {
 		var ps PrefixSpec
 		var text string
 		pnode := e
@@ -584,14 +581,13 @@ func (p *tparser) prefixes(what string, v *yaml.Node) []PrefixSpec {
 		pfx, err := netip.ParsePrefix(text)
 		if err != nil {
 			p.errf(pnode, "%s: bad prefix %q", what, text)
-			continue
+			return ps, false
 		}
 		if pfx != pfx.Masked() {
 			p.errf(pnode, "%s: prefix %q has host bits set (want %s)", what, text, pfx.Masked())
-			continue
+			return ps, false
 		}
 		ps.Prefix = pfx
-		out = append(out, ps)
-	}
-	return out
+		return ps, true
+	})
 }

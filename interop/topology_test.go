@@ -140,14 +140,7 @@ func TestBandwidth(t *testing.T) {
 }
 
 func TestPlan(t *testing.T) {
-	topo, err := ParseTopology([]byte(demoTopo))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Plan(topo, Options{Name: "t1", RunDir: "/run/x"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := demoLab(t)
 	if got := strings.Join(l.Netns, " "); got != "t1-spine1 t1-spine2 t1-leaf1 t1-seg1" {
 		t.Errorf("netns = %s", got)
 	}

@@ -2,10 +2,6 @@ package converge
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,35 +10,15 @@ import (
 	"github.com/fared/fared/isis"
 )
 
-var bins struct{ fared, farectl string }
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fared-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/fared/fared/cmd/fared", "github.com/fared/fared/cmd/farectl")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building fared:", err)
-		os.Exit(1)
-	}
-	bins.fared, bins.farectl = filepath.Join(dir, "fared"), filepath.Join(dir, "farectl")
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
 // The CI version of the convergence benchmark: the spine carrying the
 // stream loses its link to the receiving leaf, all-FRR and then all-fared.
 // Both must bring the stream back; how long it took is logged, never
 // asserted.
 func TestConvergeLinkDown(t *testing.T) {
-	interop.RequireLab(t)
+	bins := interop.LabBins(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cases, err := Run(ctx, Options{Modes: []string{Link}, FaredBin: bins.fared, FarectlBin: bins.farectl, Rate: 500})
+	cases, err := Run(ctx, Options{Modes: []string{Link}, FaredBin: bins.Fared, FarectlBin: bins.Farectl, Rate: 500})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,23 +33,6 @@ import (
 	"github.com/fared/fared/interop/incfabric"
 )
 
-var bins interop.Bins
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fared-bench-inc-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if bins, err = interop.BuildBins(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
 // point is one configuration of the grid.
 type point struct {
 	Rate    string // tbf rate on every link ("" = unshaped veth)
@@ -91,7 +74,7 @@ func TestINCBench(t *testing.T) {
 		// e.g. "1gbit/4096": run only the matching points.
 		grid = slices.DeleteFunc(grid, func(p point) bool { return !strings.Contains(fmt.Sprintf("%s/%d/%s", p.Rate, p.Payload, p.Size), only) })
 	}
-	f := incfabric.New(t, bins, 4, 2, "")
+	f := incfabric.New(t, interop.LabBins(t), 4, 2, "")
 	ctx := incfabric.Ctx(t)
 	var rows []row
 	shaped, mtu := "", 0

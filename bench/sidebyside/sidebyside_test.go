@@ -2,10 +2,6 @@ package sidebyside
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,27 +11,6 @@ import (
 	"github.com/fared/fared/interop"
 )
 
-var faredBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fared-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	// The routers under test run the real binary, built from this tree.
-	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/fared/fared/cmd/fared")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building fared:", err)
-		os.Exit(1)
-	}
-	faredBin = filepath.Join(dir, "fared")
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
 // The CI version of the side-by-side benchmark: a 3-stage 8×32 fabric with
 // parallel cables, injected into FRR and fared in one run. It asserts only
 // what must hold whatever the timing: both kernels hold exactly the routes
@@ -44,10 +19,10 @@ func TestMain(m *testing.M) {
 // injected version and nothing else but the router's own, and the
 // bandwidth change reaches both.
 func TestSideBySideSmall(t *testing.T) {
-	interop.RequireLab(t)
+	bins := interop.LabBins(t)
 	var cmds strings.Builder
 	spec := Spec{Name: "3-stage 8x32 (CI)", Fabric: closgen.ThreeStage{Spines: 8, Leaves: 32, Parallel: 5, Seed: 1}.Fabric(), Change: -1}
-	o := Options{FaredBin: faredBin, Cmds: &cmds, Timeout: 2 * time.Minute, ComputeRuns: -1, Changes: 2,
+	o := Options{FaredBin: bins.Fared, Cmds: &cmds, Timeout: 2 * time.Minute, ComputeRuns: -1, Changes: 2,
 		// Short RFC 8405 timers: the run waits for the back-off to end
 		// twice, and CI measures nothing.
 		FaredExtra: "rib:\n  spf: {time-to-learn: 100ms, holddown: 500ms}\n"}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,12 +29,8 @@ func TestSoak(t *testing.T) {
 		}
 		t.Skip("nft not found (apt-get install nftables)")
 	}
-	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/fared/fared/cmd/fared", "github.com/fared/fared/cmd/farectl")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building fared: %v\n%s", err, out)
-	}
-	l := interop.StartLab(t, Topology, interop.Options{FaredBin: filepath.Join(dir, "fared"), FarectlBin: filepath.Join(dir, "farectl")})
+	bins := interop.LabBins(t)
+	l := interop.StartLab(t, Topology, interop.Options{FaredBin: bins.Fared, FarectlBin: bins.Farectl})
 	s := *seed
 	if s == 0 {
 		s = uint64(time.Now().UnixNano())

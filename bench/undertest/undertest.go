@@ -333,7 +333,7 @@ func (l *Lab) startFRR(ctx context.Context, r *Router) error {
 		}
 		pidFile := filepath.Join(n.Dir, d+".pid")
 		if err := interop.Poll(ctx, 10*time.Second, d+" pid file", func() error {
-			p := readPid(pidFile)
+			p := interop.ReadPid(pidFile)
 			if p == 0 {
 				return errors.New("not written yet")
 			}
@@ -354,15 +354,6 @@ func (l *Lab) startFRR(ctx context.Context, r *Router) error {
 		}
 	}
 	return nil
-}
-
-func readPid(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	p, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return p
 }
 
 func (l *Lab) startFared(ctx context.Context, r *Router) error {

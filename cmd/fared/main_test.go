@@ -14,6 +14,7 @@ import (
 
 	"github.com/fared/fared/api/client"
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/internal/testns"
 )
 
@@ -110,24 +111,7 @@ func TestFaredSocketVariableSteersClientsOnly(t *testing.T) {
 	os.WriteFile(cfg, []byte("hostname: t2\nrouter-id: 10.0.0.2\nsocket: "+sock+"\nisis:\n  areas: [49.0001]\n  interfaces:\n    - {name: absent0, type: p2p}\n"), 0o644)
 	cmd := exec.Command(bin, "-c", cfg)
 	cmd.Env = append(os.Environ(), "FARED_SOCKET="+other)
-	var log strings.Builder
-	cmd.Stderr = &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var st map[string]any
-		err := client.New(sock).GetJSON(context.Background(), "/status", &st)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not serving on the configured socket: %v\n%s", err, log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	startServing(t, cmd, sock)
 	if _, err := os.Stat(other); !os.IsNotExist(err) {
 		t.Fatalf("the daemon created $FARED_SOCKET's path: %v", err)
 	}
@@ -163,7 +147,7 @@ func TestInNamespace(t *testing.T) {
 	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
 	c := client.New(sock)
 	var st wire.Status
-	waitFor(t, "API up", func() error { return c.GetJSON(context.Background(), "/status", &st) })
+	igptest.Poll(t, 10*time.Second, "API up", func() error { return c.GetJSON(context.Background(), "/status", &st) })
 	if st.Forwarding.IPv4 || !strings.Contains(strings.Join(st.Warnings, "\n"), "net.ipv4.ip_forward=0") {
 		t.Fatalf("status: %+v", st)
 	}
@@ -172,9 +156,9 @@ func TestInNamespace(t *testing.T) {
 		t.Fatalf("after sysctl: %+v %v", st, err)
 	}
 	n.IP("link", "add", "late0", "type", "veth", "peer", "name", "late0p")
-	waitFor(t, "appearance logged", func() error { return logHas(&log, `msg="configured interface appeared" interface=late0`) })
+	igptest.Poll(t, 10*time.Second, "appearance logged", func() error { return logHas(&log, `msg="configured interface appeared" interface=late0`) })
 	n.IP("link", "del", "late0")
-	waitFor(t, "disappearance logged", func() error { return logHas(&log, `msg="configured interface disappeared" interface=late0`) })
+	igptest.Poll(t, 10*time.Second, "disappearance logged", func() error { return logHas(&log, `msg="configured interface disappeared" interface=late0`) })
 	for _, bad := range []string{"netlink monitor stopped", "panic"} {
 		if strings.Contains(log.String(), bad) {
 			t.Fatalf("log has %q:\n%s", bad, log.String())
@@ -193,24 +177,29 @@ type syncBuf struct {
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
+// startServing starts a fared, to be killed at cleanup, and waits until it
+// serves on sock. It returns fared's stderr.
+func startServing(t *testing.T, cmd *exec.Cmd, sock string) *syncBuf {
+	t.Helper()
+	var log syncBuf
+	cmd.Stderr = &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	igptest.Poll(t, 10*time.Second, "serving on "+sock, func() error {
+		var st map[string]any
+		if err := client.New(sock).GetJSON(context.Background(), "/status", &st); err != nil {
+			return fmt.Errorf("%v\n%s", err, log.String())
+		}
+		return nil
+	})
+	return &log
+}
+
 func logHas(l *syncBuf, s string) error {
 	if !strings.Contains(l.String(), s) {
 		return fmt.Errorf("not in log: %s\n%s", s, l.String())
 	}
 	return nil
-}
-
-func waitFor(t *testing.T, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

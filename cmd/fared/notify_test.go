@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fared/fared/internal/igp/igptest"
 	"github.com/fared/fared/internal/scrape"
 	"github.com/fared/fared/internal/testns"
 )
@@ -91,7 +92,7 @@ func TestSystemdNotify(t *testing.T) {
 	if msg = recv("READY=1 after the reload"); msg != "READY=1" {
 		t.Fatalf("after the reload %q, want READY=1", msg)
 	}
-	waitFor(t, "reload applied", func() error { return logHas(&log, `msg="configuration reloaded"`) })
+	igptest.Poll(t, 10*time.Second, "reload applied", func() error { return logHas(&log, `msg="configuration reloaded"`) })
 
 	// SIGTERM: STOPPING=1, then a clean exit.
 	cmd.Process.Signal(syscall.SIGTERM)

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/fared/fared/api/client"
 	"github.com/fared/fared/internal/testns"
 )
 
@@ -46,23 +43,7 @@ func TestControlSocketPermissions(t *testing.T) {
 	}
 	write("socket-group: nogroup\n")
 	cmd := exec.Command("sh", "-c", "umask 000; exec "+bin+" -c "+cfg+" --socket "+sock)
-	var log strings.Builder
-	cmd.Stderr = &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var st map[string]any
-		if client.New(sock).GetJSON(context.Background(), "/status", &st) == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("API not up\n%s", log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	startServing(t, cmd, sock)
 	gidOf := func() (uint32, os.FileMode) {
 		fi, err := os.Stat(sock)
 		if err != nil {

@@ -10,34 +10,39 @@ import (
 	"time"
 
 	"github.com/fared/fared/interop"
-	"github.com/fared/fared/isis"
 	"github.com/fared/fared/ospf"
 )
 
 // ifCounters returns the counters of one of a fared node's interfaces.
+// IS-IS and OSPF interfaces name their name and counters alike in JSON.
 func ifCounters(ctx context.Context, l *interop.Lab, node, proto, iface string) (map[string]uint64, error) {
-	if proto == "isis" {
-		var v []isis.InterfaceView
-		if err := l.FarectlJSON(ctx, node, &v, "isis", "interfaces"); err != nil {
-			return nil, err
-		}
-		for _, i := range v {
-			if i.Name == iface {
-				return i.Counters, nil
-			}
-		}
-	} else {
-		var v []ospf.InterfaceView
-		if err := l.FarectlJSON(ctx, node, &v, "ospf", "interfaces"); err != nil {
-			return nil, err
-		}
-		for _, i := range v {
-			if i.Name == iface {
-				return i.Counters, nil
-			}
+	var v []struct {
+		Name     string            `json:"name"`
+		Counters map[string]uint64 `json:"counters"`
+	}
+	if err := l.FarectlJSON(ctx, node, &v, proto, "interfaces"); err != nil {
+		return nil, err
+	}
+	for _, i := range v {
+		if i.Name == iface {
+			return i.Counters, nil
 		}
 	}
 	return nil, fmt.Errorf("%s has no %s interface %s", node, proto, iface)
+}
+
+// counterAtLeast succeeds once counter of f1's interface iface reaches n.
+func counterAtLeast(ctx context.Context, l *interop.Lab, proto, iface, counter string, n uint64) func() error {
+	return func() error {
+		cs, err := ifCounters(ctx, l, "f1", proto, iface)
+		if err != nil {
+			return err
+		}
+		if cs[counter] < n {
+			return fmt.Errorf("counters %v", cs)
+		}
+		return nil
+	}
 }
 
 // rejects are the authentication rejections among an interface's counters.
@@ -54,17 +59,8 @@ func rejects(cs map[string]uint64) map[string]uint64 {
 // authLogLines counts fared's "authentication failed" log lines for an
 // interface.
 func authLogLines(t *testing.T, l *interop.Lab, node, iface string) int {
-	b, err := os.ReadFile(l.FaredLog(node))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, "authentication failed") && strings.Contains(line, "iface="+iface) {
-			n++
-		}
-	}
-	return n
+	t.Helper()
+	return len(logLines(t, l, node, "authentication failed", "iface="+iface))
 }
 
 // TestAuthISISMD5WithFRR: fared and FRR 8.4.4 with HMAC-MD5 (RFC 5304) on
@@ -74,17 +70,7 @@ func authLogLines(t *testing.T, l *interop.Lab, node, iface string) int {
 // second FRR router with another key gets no adjacency; fared counts the
 // rejected hellos and logs one line.
 func TestAuthISISMD5WithFRR(t *testing.T) {
-	const topo = `name: isauth
-defaults: {hello-interval: 1s}
-nodes:
-  f1: {kind: fared, auth: [{id: 1, algorithm: md5, secret: fabric-key}]}
-  r1: {kind: frr, auth: [{id: 1, algorithm: md5, secret: fabric-key}]}
-  r2: {kind: frr, auth: [{id: 1, algorithm: md5, secret: other-key}]}
-links:
-  - {a: f1, b: r1}
-  - {a: f1, b: r2}
-`
-	l := startLab(t, topo)
+	l := startLab(t, md5Topo("isauth", "isis"))
 	ctx := ctxT(t)
 	poll(t, ctx, 30*time.Second, "f1-r1 Up, r2 alone", adjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
 	poll(t, ctx, 30*time.Second, "identical LSDBs f1, r1", sameLSDB(ctx, l, 2, "f1", "r1"))
@@ -95,28 +81,49 @@ links:
 	if !strings.Contains(out, "HMAC-MD5") {
 		t.Fatalf("FRR does not show our LSP's HMAC-MD5 TLV:\n%s", out)
 	}
-	poll(t, ctx, 10*time.Second, "hellos of r2 rejected", func() error {
-		cs, err := ifCounters(ctx, l, "f1", "isis", "r2-1")
-		if err != nil {
-			return err
-		}
-		if cs["rx_rejected_auth_mismatch"] < 3 {
-			return fmt.Errorf("counters %v", cs)
-		}
-		return nil
-	})
-	if n, _ := upCount(ctx, l, "r2"); n != 0 {
-		t.Fatalf("r2 has %d adjacencies with the wrong key", n)
+	if up, _ := isisUp(ctx, l, "r2"); len(up) != 0 {
+		t.Fatalf("r2 has %d adjacencies with the wrong key", len(up))
 	}
-	cs, err := ifCounters(ctx, l, "f1", "isis", "r1-1")
+	wrongKeyRejected(t, ctx, l, "isis", "rx_auth_key_1")
+}
+
+// md5Topo is fared f1 with FRR r1, which shares its MD5 key, and FRR r2,
+// whose key differs. OSPF labs put FRR on side A.
+func md5Topo(name, proto string) string {
+	links := "  - {a: f1, b: r1}\n  - {a: f1, b: r2}\n"
+	if proto == "ospf" {
+		links = "  - {a: r1, b: f1}\n  - {a: r2, b: f1}\n"
+	}
+	return "name: " + name + "\nprotocol: " + proto + `
+defaults: {hello-interval: 1s}
+nodes:
+  f1: {kind: fared, auth: [{id: 1, algorithm: md5, secret: fabric-key}]}
+  r1: {kind: frr, auth: [{id: 1, algorithm: md5, secret: fabric-key}]}
+  r2: {kind: frr, auth: [{id: 1, algorithm: md5, secret: other-key}]}
+links:
+` + links
+}
+
+// wrongKeyRejected checks f1's side: r2's packets are rejected (three at
+// least) and logged once; toward r1 nothing is rejected and each counter
+// of used moved.
+func wrongKeyRejected(t *testing.T, ctx context.Context, l *interop.Lab, proto string, used ...string) {
+	t.Helper()
+	poll(t, ctx, 10*time.Second, "r2's packets rejected", counterAtLeast(ctx, l, proto, "r2-1", "rx_rejected_auth_mismatch", 3))
+	cs, err := ifCounters(ctx, l, "f1", proto, "r1-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := rejects(cs); len(r) > 0 || cs["rx_auth_key_1"] == 0 {
+	for _, c := range used {
+		if cs[c] == 0 {
+			t.Fatalf("toward r1: %s is 0, counters %v", c, cs)
+		}
+	}
+	if r := rejects(cs); len(r) > 0 {
 		t.Fatalf("toward r1: rejects %v, counters %v", r, cs)
 	}
 	if n := authLogLines(t, l, "f1", "r2-1"); n != 1 {
-		t.Fatalf("%d log lines for the rejected hellos, want 1", n)
+		t.Fatalf("%d log lines for r2's rejected packets, want 1", n)
 	}
 }
 
@@ -127,18 +134,7 @@ links:
 // 8.4.4 accepts only the last message-digest-key configured, so a
 // rollover with it cannot be hitless: the rollover test runs with BIRD.)
 func TestAuthOSPFMD5WithFRR(t *testing.T) {
-	const topo = `name: oauth
-protocol: ospf
-defaults: {hello-interval: 1s}
-nodes:
-  f1: {kind: fared, auth: [{id: 1, algorithm: md5, secret: ospf-key}]}
-  r1: {kind: frr, auth: [{id: 1, algorithm: md5, secret: ospf-key}]}
-  r2: {kind: frr, auth: [{id: 1, algorithm: md5, secret: wrong-key}]}
-links:
-  - {a: r1, b: f1}
-  - {a: r2, b: f1}
-`
-	l := startLab(t, topo)
+	l := startLab(t, md5Topo("oauth", "ospf"))
 	ctx := ctxT(t)
 	poll(t, ctx, 30*time.Second, "f1-r1 Full", ospfAdjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1, "r2": 0}))
 	poll(t, ctx, 30*time.Second, "identical LSDBs f1, r1", func() error {
@@ -157,26 +153,7 @@ links:
 		}
 		return nil
 	})
-	cs, err := ifCounters(ctx, l, "f1", "ospf", "r1-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := rejects(cs); len(r) > 0 || cs["rx_auth_key_1"] == 0 || cs["tx_auth_key_1"] == 0 {
-		t.Fatalf("toward r1: rejects %v, counters %v", r, cs)
-	}
-	poll(t, ctx, 10*time.Second, "r2's packets rejected", func() error {
-		cs, err := ifCounters(ctx, l, "f1", "ospf", "r2-1")
-		if err != nil {
-			return err
-		}
-		if cs["rx_rejected_auth_mismatch"] < 3 {
-			return fmt.Errorf("counters %v", cs)
-		}
-		return nil
-	})
-	if n := authLogLines(t, l, "f1", "r2-1"); n != 1 {
-		t.Fatalf("%d log lines for r2's rejected packets, want 1", n)
-	}
+	wrongKeyRejected(t, ctx, l, "ospf", "rx_auth_key_1", "tx_auth_key_1")
 }
 
 // TestAuthOSPFSHA256WithBIRD: fared and BIRD 2 with HMAC-SHA-256 (RFC
@@ -219,7 +196,7 @@ links:
 		}
 	})
 	poll(t, ctx, 30*time.Second, "fared Full with BIRD", ospfAdjacencies(ctx, l, map[string]int{"f1": 1}))
-	poll(t, ctx, 10*time.Second, "BIRD Full with fared", func() error {
+	birdSeesFull := func() error {
 		out, err := b.Cmd(ctx, "show ospf neighbors")
 		if err != nil {
 			return err
@@ -228,25 +205,16 @@ links:
 			return fmt.Errorf("BIRD's neighbours:\n%s", out)
 		}
 		return nil
-	})
+	}
+	poll(t, ctx, 10*time.Second, "BIRD Full with fared", birdSeesFull)
 	// Counted from here: b1's FRR, stopped by StartBIRD, may have sent an
 	// unauthenticated hello before it went.
 	cs0, err := ifCounters(ctx, l, "f1", "ospf", "b1-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	poll(t, ctx, 20*time.Second, "fared learns BIRD's loopback", func() error {
-		g, err := faredOSPFGraph(ctx, l, "f1", "0.0.0.0")
-		if err != nil {
-			return err
-		}
-		for _, p := range g.Prefixes {
-			if p.Prefix == rid(l, "b1")+"/32" {
-				return nil
-			}
-		}
-		return fmt.Errorf("no %s/32 in %+v", rid(l, "b1"), g.Prefixes)
-	})
+	waitGraph(t, ctx, "fared learns BIRD's loopback", ospfGraph(ctx, l, "f1", "0.0.0.0"), prefixesOf,
+		prefixFrom(rid(l, "b1")+"/32", ""), present)
 	poll(t, ctx, 10*time.Second, "BIRD's packets accepted with key 7, none rejected", func() error {
 		cs, err := ifCounters(ctx, l, "f1", "ospf", "b1-1")
 		if err != nil {
@@ -266,14 +234,7 @@ links:
 		if err := ospfAdjacencies(ctx, l, map[string]int{"f1": 1})(); err != nil {
 			return err
 		}
-		out, err := b.Cmd(ctx, "show ospf neighbors")
-		if err != nil {
-			return err
-		}
-		if st := interop.BIRDOSPFNeighbors(out)[rid(l, "f1")]; !strings.HasPrefix(st, "Full") {
-			return fmt.Errorf("BIRD's neighbours:\n%s", out)
-		}
-		return nil
+		return birdSeesFull()
 	}
 	poll(t, ctx, 20*time.Second, "both Full", birdFull)
 	if time.Now().After(rollover.Add(-3 * time.Second)) {
@@ -348,14 +309,7 @@ links:
 				if err := up(); err != nil {
 					t.Fatalf("adjacency lost: %v", err)
 				}
-				cs, err := ifCounters(ctx, l, "f1", proto, "r1-1")
-				if err != nil {
-					return err
-				}
-				if cs["tx_auth_expired_key"] < 15 {
-					return fmt.Errorf("counters %v", cs)
-				}
-				return nil
+				return counterAtLeast(ctx, l, proto, "r1-1", "tx_auth_expired_key", 15)()
 			})
 			if err := up(); err != nil {
 				t.Fatal(err)

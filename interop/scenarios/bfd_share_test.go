@@ -3,7 +3,6 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -95,15 +94,8 @@ func bfdNoFlap(t *testing.T, ctx context.Context, l *interop.Lab, nodes []string
 	})
 	for n, st := range first {
 		t.Logf("%s: BFD sessions by client %v, %d adjacencies, %d iNOF sessions", n, st.clients, len(st.isisFlaps), len(st.bgpFlaps))
-		for k, f := range st.isisFlaps {
-			if f != 0 {
-				t.Errorf("%s: adjacency %s flapped %d times while coming up", n, k, f)
-			}
-		}
-		for k, f := range st.bgpFlaps {
-			if f != 0 {
-				t.Errorf("%s: iNOF session %s flapped %d times while coming up", n, k, f)
-			}
+		for _, f := range st.flapped() {
+			t.Errorf("%s: %s while coming up", n, f)
 		}
 	}
 	// What is asserted over the window is that nothing happens: read
@@ -154,17 +146,23 @@ func bfdNoFlap(t *testing.T, ctx context.Context, l *interop.Lab, nodes []string
 // BFD took down.
 func bfdAdjDowns(t *testing.T, l *interop.Lab, node string) int {
 	t.Helper()
-	b, err := os.ReadFile(l.FaredLog(node))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, `reason="BFD session down`) || strings.Contains(line, `event="BFD session down`) {
-			n++
+	return len(logLines(t, l, node, `reason="BFD session down`)) + len(logLines(t, l, node, `event="BFD session down`))
+}
+
+// flapped describes the adjacencies and iNOF sessions that flapped.
+func (st bfdState) flapped() []string {
+	var out []string
+	for k, x := range st.isisFlaps {
+		if x != 0 {
+			out = append(out, fmt.Sprintf("adjacency %s flapped %d times", k, x))
 		}
 	}
-	return n
+	for k, x := range st.bgpFlaps {
+		if x != 0 {
+			out = append(out, fmt.Sprintf("iNOF session %s flapped %d times", k, x))
+		}
+	}
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

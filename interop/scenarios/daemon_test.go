@@ -14,18 +14,7 @@ import (
 // protocol-neutral topologies SPF ran on) with its area's graph, in JSON
 // and in text; the route to FRR's loopback was computed from it.
 func TestOSPFOnlyLSDB(t *testing.T) {
-	const topo = `name: olsdb
-protocol: ospf
-defaults: {hello-interval: 1s}
-nodes:
-  f1: {kind: fared}
-  r1: {kind: frr}
-links:
-  - {a: r1, b: f1, bandwidth: 100G}
-`
-	l := startLab(t, topo)
-	ctx := ctxT(t)
-	poll(t, ctx, 30*time.Second, "Full on both sides", ospfAdjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
+	l, ctx := pairLab(t, "olsdb", "ospf", "")
 	f1, r1 := rid(l, "f1"), rid(l, "r1")
 	var v []wire.Topology
 	poll(t, ctx, 30*time.Second, "farectl -j lsdb shows area 0 with both routers", func() error {

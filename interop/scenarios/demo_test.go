@@ -39,15 +39,8 @@ func TestDemoFabric(t *testing.T) {
 				t.Errorf("at the end: %v", err)
 				continue
 			}
-			for k, x := range st.isisFlaps {
-				if x != 0 {
-					t.Errorf("%s: adjacency %s flapped %d times", n, k, x)
-				}
-			}
-			for k, x := range st.bgpFlaps {
-				if x != 0 {
-					t.Errorf("%s: iNOF session %s flapped %d times", n, k, x)
-				}
+			for _, f := range st.flapped() {
+				t.Errorf("%s: %s", n, f)
 			}
 			if k := bfdAdjDowns(t, l, n); k != 0 {
 				t.Errorf("%s: %d adjacencies taken down by BFD", n, k)

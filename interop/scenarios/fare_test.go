@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -477,49 +475,15 @@ func linkIndex(t *testing.T, l *interop.Lab, a, b string) int {
 // bandwidth bw. The daemon reads it on SIGHUP.
 func setBandwidth(t *testing.T, l *interop.Lab, node, peer, bw string) {
 	t.Helper()
-	n := l.Node(node)
 	ifname := ifaceToward(l, node, peer)
-	path := filepath.Join(n.Dir, "fared.yaml")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	var walk func(*yaml.Node)
-	walk = func(y *yaml.Node) {
-		if y.Kind == yaml.MappingNode {
-			isIf := false
-			for i := 0; i+1 < len(y.Content); i += 2 {
-				if y.Content[i].Value == "name" && y.Content[i+1].Value == ifname {
-					isIf = true
-				}
-			}
-			for i := 0; isIf && i+1 < len(y.Content); i += 2 {
-				if y.Content[i].Value == "bandwidth" {
-					y.Content[i+1].Value = bw
-					found = true
-				}
-			}
+	rewriteFared(t, l, node, "bandwidth for interface "+ifname, func(m *yaml.Node) bool {
+		name, bwNode := yget(m, "name"), yget(m, "bandwidth")
+		if name == nil || name.Value != ifname || bwNode == nil {
+			return false
 		}
-		for _, c := range y.Content {
-			walk(c)
-		}
-	}
-	walk(&doc)
-	if !found {
-		t.Fatalf("%s: no bandwidth for interface %s in %s", node, ifname, path)
-	}
-	out, err := yaml.Marshal(&doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
+		bwNode.Value = bw
+		return true
+	})
 }
 
 func groupIDs(ns netns.NsHandle) (map[uint32]bool, error) {

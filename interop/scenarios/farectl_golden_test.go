@@ -381,66 +381,8 @@ func TestFarectlJSONGolden(t *testing.T) {
 // qt's reload answer.
 func goldenSimQoS(t *testing.T, ctx context.Context, l *interop.Lab) []byte {
 	t.Helper()
-	qs := l.Node("qs")
-	scen, err := os.ReadFile("../../qos/sim/scenario/testdata/loop4.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(scen), "start: 0, stop: 1ms", "start: 0, stop: 1h", 1)
-	text = strings.Replace(text, "  watchdog:\n", "  watchdog:\n    enabled: false\n", 1)
-	if !strings.Contains(text, "enabled: false") || !strings.Contains(text, "stop: 1h") {
-		t.Fatal("loop4.yaml changed: adapt this test")
-	}
-	if err := os.WriteFile(filepath.Join(qs.Dir, "loop4.yaml"), []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	base, _ := os.ReadFile(filepath.Join(qs.Dir, "fared.yaml"))
-	appendConfig(t, filepath.Join(qs.Dir, "fared.yaml"), string(base), `qos:
-  backend: sim
-  sim: {scenario: loop4.yaml, node: B, speed: 0.01}
-  poll-interval: 100ms
-  dscp-map: {26: 3, 27: 2, 48: 6}
-  pfc: {priorities: [3], xoff: 300K, xon: 250K, headroom: 100K}
-  watchdog: {detection-time: 200ms, restoration-time: 500ms, action: drop, limit: 2, limit-window: 1m}
-  interfaces: [{name: A}, {name: C}, {name: hB}]
-`)
-	if out, err := l.Farectl(ctx, "qs", "reload"); err != nil {
-		t.Fatalf("qs reload: %v %s", err, out)
-	}
-
-	qt := l.Node("qt")
-	scen, err = os.ReadFile("../../qos/sim/scenario/testdata/aiecn-mix.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(qt.Dir, "mix.yaml"), scen, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var ifaces []string
-	for _, h := range []string{"h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "r"} {
-		ifaces = append(ifaces, "{name: "+h+"}")
-	}
-	base, _ = os.ReadFile(filepath.Join(qt.Dir, "fared.yaml"))
-	appendConfig(t, filepath.Join(qt.Dir, "fared.yaml"), string(base), `qos:
-  backend: sim
-  sim: {scenario: mix.yaml, node: S, speed: 0.01}
-  poll-interval: 10ms
-  dscp-map: {26: 3, 48: 6}
-  pfc: {priorities: [3], xoff: 150K, xon: 120K, headroom: 60K}
-  watchdog: {enabled: false}
-  ecn-profiles:
-    roce: {green: {min: 20K, max: 100K, probability: 10}}
-  queues: {3: {ecn: roce}}
-  flows: {mode: classify, elephant-rate: 1G, elephant-size: 100K}
-  ecn-tuning: {algorithm: ai-ecn, interval: 100ms, min-threshold: 1K, max-threshold: 140K}
-  ipcc: {interfaces: [r], poll: 10us, low: 20K, high: 100K, learn-cm: true}
-  interfaces: [`+strings.Join(ifaces, ", ")+`]
-`)
-	out, err := l.Farectl(ctx, "qt", "reload")
-	if err != nil {
-		t.Fatalf("qt reload: %v %s", err, out)
-	}
-	return out
+	simLoop4(t, ctx, l, "qs")
+	return simMix(t, ctx, l, "qt")
 }
 
 // goldenFabric brings the fabric to the state every view needs: routes,

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"os"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -204,17 +202,7 @@ func incMoved(t *testing.T, ctx context.Context, l *interop.Lab, node, kind stri
 // data-plane refusal line for reason.
 func incLoggedOnce(t *testing.T, l *interop.Lab, node, reason string) {
 	t.Helper()
-	b, err := os.ReadFile(l.FaredLog(node))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, "refused by the data plane's checks") && strings.Contains(line, "reason="+reason) {
-			n++
-		}
-	}
-	if n != 1 {
+	if n := len(logLines(t, l, node, "refused by the data plane's checks", "reason="+reason)); n != 1 {
 		t.Fatalf("%s: %d log lines for refusals by %s, want 1", node, n, reason)
 	}
 }

@@ -191,14 +191,7 @@ func attackINOFClaim(t *testing.T, ctx context.Context, l *interop.Lab, attacker
 // and its zone peers (observers) hear nothing.
 func attackINOFSharedPort(t *testing.T, ctx context.Context, l *interop.Lab, attacker, iface, leaf, victim string, observers []string) {
 	t.Helper()
-	evs0 := map[string]int{}
-	for _, o := range observers {
-		evs, err := inofEvents(ctx, l, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs0[o] = len(evs)
-	}
+	evs0 := eventCountsOf(t, ctx, l, observers)
 	c0, raw := inofAttacker(t, ctx, l, attacker, iface, leaf)
 	defer raw.Close()
 	if a := inofAsk(t, raw, nil, &l2.Message{Type: l2.TypeKeepalive, Seq: 201, Host: l2.Host{ID: victim}}, l2.TypeKeepaliveAck); a.Status == l2.StatusOK {

@@ -273,35 +273,6 @@ func hostileIPCCBlindACKs(t *testing.T, ctx context.Context, l *interop.Lab, att
 	}
 }
 
-// ipccHostileConfig is the qos section a switch needs for
-// hostileIPCCScene: the receiver's port shaped to 20 Mb/s so the watched
-// queue fills, IPCC on it with small caps, and every port of the scene
-// captured. recv, send and attacker are the switch's ports toward them.
-func ipccHostileConfig(send, recv, attacker string) string {
-	return fmt.Sprintf(`qos:
-  backend: linux
-  poll-interval: 100ms
-  dscp-map: {26: 3, 48: 6}
-  watchdog: {enabled: false}
-  interfaces:
-    - {name: %[1]s, rate: 1G}
-    - {name: %[2]s, rate: 20M}
-    - {name: %[3]s, rate: 1G}
-  ipcc:
-    interfaces: [%[2]s]
-    capture: [%[1]s, %[2]s, %[3]s]
-    priorities: [3]
-    poll: 1ms
-    low: 10K
-    high: 60K
-    few: 2
-    more: 8
-    max-flows: 512
-    max-flows-per-port: 256
-    max-flows-per-source: 32
-`, send, recv, attacker)
-}
-
 // ipccScene names the nodes of hostileIPCCScene: the sender, receiver
 // and attacker hosts of switch sw, their addresses (A, B) and ports:
 // SendIf is the sender's interface toward sw, AttackerPort sw's port
@@ -312,7 +283,9 @@ type ipccScene struct {
 	SendIf, AttackerPort               string
 }
 
-// hostileIPCCScene: the switch (with ipccHostileConfig) runs IPCC toward
+// hostileIPCCScene: the switch (l1's qos section in hostile_test.go: the
+// receiver's port shaped to 20 Mb/s so the watched queue fills, IPCC on it
+// with small caps, every port of the scene captured) runs IPCC toward
 // the receiver; the attacker floods the flow table first; then the
 // sender's two senders start (QP 0x11, acknowledged; QP 0x12, never
 // acknowledged), and the attacker tries to take their CNPs. The

@@ -42,7 +42,7 @@ nodes:
     inof: switch
     config:
       inc: {role: switch, manager: "10.255.0.1:7791"}
-      # IPCC on the port toward hb (hostile_ipcc_test.go's ipccHostileConfig).
+      # IPCC on the port toward hb (hostile_ipcc_test.go's hostileIPCCScene).
       qos:
         backend: linux
         poll-interval: 100ms

@@ -173,8 +173,14 @@ var inofRecords = []string{"ini1@leaf1:ini1-1", "tgt1@leaf1:tgt1-1", "tgt1@leaf2
 // eventCounts snapshots how many events each agent host has.
 func eventCounts(t *testing.T, ctx context.Context, l *interop.Lab) map[string]int {
 	t.Helper()
+	return eventCountsOf(t, ctx, l, inofAgents)
+}
+
+// eventCountsOf snapshots how many events each of hosts has.
+func eventCountsOf(t *testing.T, ctx context.Context, l *interop.Lab, hosts []string) map[string]int {
+	t.Helper()
 	m := map[string]int{}
-	for _, h := range inofAgents {
+	for _, h := range hosts {
 		evs, err := inofEvents(ctx, l, h)
 		if err != nil {
 			t.Fatal(err)
@@ -635,7 +641,7 @@ func fakeMAC(i int) net.HardwareAddr {
 
 func fakeID(i int) string { return fmt.Sprintf("scale-%04d", i) }
 
-func startGen(t *testing.T, l *interop.Lab, node, iface string) *gen {
+func startGen(t testing.TB, l *interop.Lab, node, iface string) *gen {
 	raw, err := l.OpenRaw(node, iface, l2.EtherType)
 	if err != nil {
 		t.Fatal(err)
@@ -958,12 +964,5 @@ func BenchmarkINOFRecords(b *testing.B) {
 
 // startGenB is startGen for a benchmark.
 func startGenB(b *testing.B, l *interop.Lab) *gen {
-	raw, err := l.OpenRaw("gen", l.Node("gen").Interfaces[0].Name, l2.EtherType)
-	if err != nil {
-		b.Fatal(err)
-	}
-	g := &gen{raw: raw, sent: map[string]time.Time{}, acks: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
-	go g.receive()
-	b.Cleanup(func() { close(g.stop); <-g.done; raw.Close() })
-	return g
+	return startGen(b, l, "gen", l.Node("gen").Interfaces[0].Name)
 }

@@ -139,20 +139,12 @@ func (c *capturer) cnps() [][]byte {
 func TestIPCCLab(t *testing.T) {
 	l := startLab(t, ipccTopo)
 	ctx := ctxT(t)
-	ha, sw, hb := l.Node("ha"), l.Node("sw"), l.Node("hb")
+	ha, hb := l.Node("ha"), l.Node("hb")
 	A, B := ha.Loopback, hb.Loopback
 	poll(t, ctx, 60*time.Second, "ha reaches hb's loopback over IS-IS", func() error {
 		return exec.Command("ip", "netns", "exec", ha.Netns, "ping", "-c1", "-W1", "-I", A.String(), B.String()).Run()
 	})
-	cfgPath := filepath.Join(sw.Dir, "fared.yaml")
-	base, err := os.ReadFile(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendConfig(t, cfgPath, string(base), ipccSection)
-	if out, err := l.Farectl(ctx, "sw", "reload"); err != nil {
-		t.Fatalf("reload: %v %s", err, out)
-	}
+	addSection(t, ctx, l, "sw", ipccSection)
 	var v wire.QoSIPCC
 	poll(t, ctx, 10*time.Second, "ipcc running on linux", func() error {
 		if err := l.FarectlJSON(ctx, "sw", &v, "qos", "ipcc"); err != nil {
@@ -382,45 +374,7 @@ func checkTshark(t *testing.T, frames [][]byte) {
 // tuned thresholds with their reasons (always below XOFF) and IPCC's flow
 // table, learnt QPs and switch CNPs.
 func TestQoSSimTuningAndIPCC(t *testing.T) {
-	l := startLab(t, `name: qtune
-nodes:
-  qt: {kind: fared}
-`)
-	ctx := ctxT(t)
-	n := l.Node("qt")
-	scen, err := os.ReadFile("../../qos/sim/scenario/testdata/aiecn-mix.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(n.Dir, "mix.yaml"), scen, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := filepath.Join(n.Dir, "fared.yaml")
-	base, _ := os.ReadFile(cfgPath)
-	var ifaces []string
-	for _, h := range []string{"h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "r"} {
-		ifaces = append(ifaces, "{name: "+h+"}")
-	}
-	// Wall-clock polls drive fared's controller (10 ms = 0.1 ms simulated
-	// at speed 0.01); IPCC runs inside the simulation, in simulated time.
-	appendConfig(t, cfgPath, string(base), `qos:
-  backend: sim
-  sim: {scenario: mix.yaml, node: S, speed: 0.01}
-  poll-interval: 10ms
-  dscp-map: {26: 3, 48: 6}
-  pfc: {priorities: [3], xoff: 150K, xon: 120K, headroom: 60K}
-  watchdog: {enabled: false}
-  ecn-profiles:
-    roce: {green: {min: 20K, max: 100K, probability: 10}}
-  queues: {3: {ecn: roce}}
-  flows: {mode: classify, elephant-rate: 1G, elephant-size: 100K}
-  ecn-tuning: {algorithm: ai-ecn, interval: 100ms, min-threshold: 1K, max-threshold: 140K}
-  ipcc: {interfaces: [r], poll: 10us, low: 20K, high: 100K, learn-cm: true}
-  interfaces: [`+strings.Join(ifaces, ", ")+`]
-`)
-	if out, err := l.Farectl(ctx, "qt", "reload"); err != nil {
-		t.Fatalf("reload: %v %s", err, out)
-	}
+	l, ctx := simSwitch(t, "qtune", "qt", simMix)
 	var tu wire.QoSTuning
 	poll(t, ctx, 30*time.Second, "AI ECN decisions on S's port r", func() error {
 		if err := l.FarectlJSON(ctx, "qt", &tu, "qos", "ecn-tuning"); err != nil {

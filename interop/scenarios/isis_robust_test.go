@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -339,37 +337,12 @@ links:
 // n entries (the reload itself is the caller's SIGHUP).
 func keepPrefixes(t *testing.T, l *interop.Lab, node string, n int) {
 	t.Helper()
-	path := filepath.Join(l.Node(node).Dir, "fared.yaml")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	cut := false
-	var walk func(*yaml.Node)
-	walk = func(y *yaml.Node) {
-		for i := 0; y.Kind == yaml.MappingNode && i+1 < len(y.Content); i += 2 {
-			if y.Content[i].Value == "prefixes" && y.Content[i+1].Kind == yaml.SequenceNode && len(y.Content[i+1].Content) > n {
-				y.Content[i+1].Content = y.Content[i+1].Content[:n]
-				cut = true
-			}
+	rewriteFared(t, l, node, fmt.Sprintf("prefix list longer than %d", n), func(m *yaml.Node) bool {
+		ps := yget(m, "prefixes")
+		if ps == nil || ps.Kind != yaml.SequenceNode || len(ps.Content) <= n {
+			return false
 		}
-		for _, c := range y.Content {
-			walk(c)
-		}
-	}
-	walk(&doc)
-	if !cut {
-		t.Fatalf("%s: no prefix list longer than %d", path, n)
-	}
-	out, err := yaml.Marshal(&doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
+		ps.Content = ps.Content[:n]
+		return true
+	})
 }

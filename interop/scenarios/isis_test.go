@@ -16,22 +16,7 @@ import (
 // hold identical databases, FRR decodes our Maximum Link Bandwidth and
 // installs a route to our loopback.
 func TestISISP2PWithFRR(t *testing.T) {
-	const topo = `name: p2p
-defaults: {hello-interval: 1s}
-nodes:
-  f1: {kind: fared, prefixes: [10.10.1.0/24]}
-  r1: {kind: frr}
-links:
-  - {a: f1, b: r1, bandwidth: 100G}
-`
-	start := time.Now()
-	l := startLab(t, topo)
-	ctx := ctxT(t)
-	poll(t, ctx, 30*time.Second, "adjacency Up on both sides", adjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
-	tAdj := time.Since(start)
-	poll(t, ctx, 30*time.Second, "identical LSDBs", sameLSDB(ctx, l, 2, "f1", "r1"))
-	tSync := time.Since(start)
-	t.Logf("FIGURE p2p: adjacency Up %v, LSDB in sync %v after lab start", tAdj.Round(time.Millisecond), tSync.Round(time.Millisecond))
+	l, ctx := syncedPair(t, "p2p", "isis", "{kind: fared, prefixes: [10.10.1.0/24]}", 2)
 
 	// 100G = 1.25e10 bytes/s in sub-TLV 9, as FRR decodes it.
 	out, err := l.Vtysh(ctx, "r1", "show isis database detail f1.00-00")
@@ -42,34 +27,10 @@ links:
 		t.Fatalf("FRR does not show our maximum link bandwidth:\n%s", out)
 	}
 	// FRR installs our loopback and our prefix in its kernel FIB.
-	for _, p := range []string{l.Node("f1").Loopback.String() + "/32", "10.10.1.0/24"} {
-		poll(t, ctx, 20*time.Second, "FRR route to "+p, func() error {
-			hops, err := frrRoute(ctx, l, "r1", p)
-			if err != nil {
-				return err
-			}
-			if len(hops) != 1 || hops[0] != l.Links[0].AddrA.Addr().String() {
-				return fmt.Errorf("installed next hops %v", hops)
-			}
-			return nil
-		})
-	}
+	frrInstalls(t, ctx, l, "r1", l.Links[0].AddrB.Addr().String(), l.Node("f1").Loopback.String()+"/32", "10.10.1.0/24")
 	// And fared decodes FRR's maximum link bandwidth in the other direction.
-	poll(t, ctx, 20*time.Second, "fared sees FRR's link bandwidth", func() error {
-		v, err := faredLSDB(ctx, l, "f1")
-		if err != nil {
-			return err
-		}
-		for _, n := range v.Nodes {
-			if n.Name == "r1" {
-				if len(n.Links) == 1 && n.Links[0].MaxBW != nil && *n.Links[0].MaxBW == float64(float32(1.25e10)) {
-					return nil
-				}
-				return fmt.Errorf("r1 links: %+v", n.Links)
-			}
-		}
-		return fmt.Errorf("r1 not in fared's graph")
-	})
+	waitGraph(t, ctx, "fared sees FRR's link bandwidth", isisGraph(ctx, l, "f1"), nodesOf,
+		nodeNamed("r1"), oneLinkOf(1.25e10))
 }
 
 // TestISISLANWithFRR: fared and two FRR routers on one bridge agree on the
@@ -196,56 +157,49 @@ func checkPseudonode(t *testing.T, ctx context.Context, l *interop.Lab, pseudo s
 	}
 }
 
-// TestISISTransit: fared A — FRR — fared B. B learns A's Path Bandwidth
-// sub-TLV through FRR with A's exact value, and the LSP B stores is A's
+// transitNodes is fared f1 — FRR r1 — fared f2, for either protocol;
+// f1 advertises 10.10.1.0/24 with a Path Bandwidth of 40G.
+const transitNodes = `defaults: {hello-interval: 1s}
+nodes:
+  f1: {kind: fared, prefixes: [{prefix: 10.10.1.0/24, path-bandwidth: 40G}]}
+  r1: {kind: frr}
+  f2: {kind: fared}
+links:
+  - {a: f1, b: r1, bandwidth: 100G}
+  - {a: r1, b: f2, bandwidth: 100G}
+`
+
+// TestISISTransit: fared f1 — FRR — fared f2. f2 learns f1's Path Bandwidth
+// sub-TLV through FRR with f1's exact value, and the LSP f2 stores is f1's
 // byte for byte (FRR floods the unknown sub-TLV unchanged).
 func TestISISTransit(t *testing.T) {
-	const topo = `name: transit
-defaults: {hello-interval: 1s}
-nodes:
-  fa: {kind: fared, prefixes: [{prefix: 10.10.1.0/24, path-bandwidth: 40G}]}
-  r1: {kind: frr}
-  fb: {kind: fared}
-links:
-  - {a: fa, b: r1, bandwidth: 100G}
-  - {a: r1, b: fb, bandwidth: 100G}
-`
-	l := startLab(t, topo)
+	l := startLab(t, "name: transit\n"+transitNodes)
 	ctx := ctxT(t)
-	poll(t, ctx, 30*time.Second, "adjacencies", adjacencies(ctx, l, map[string]int{"fa": 1, "r1": 2, "fb": 1}))
-	poll(t, ctx, 30*time.Second, "identical LSDBs", sameLSDB(ctx, l, 3, "fa", "r1", "fb"))
+	poll(t, ctx, 30*time.Second, "adjacencies", adjacencies(ctx, l, map[string]int{"f1": 1, "r1": 2, "f2": 1}))
+	poll(t, ctx, 30*time.Second, "identical LSDBs", sameLSDB(ctx, l, 3, "f1", "r1", "f2"))
 	// 40G = 40e9 bit/s = 5e9 bytes/s, exactly representable in float32.
-	poll(t, ctx, 20*time.Second, "fb sees fa's path bandwidth", func() error {
-		v, err := faredLSDB(ctx, l, "fb")
-		if err != nil {
-			return err
-		}
-		for _, p := range v.Prefixes {
-			if p.Prefix == "10.10.1.0/24" {
-				if p.Name != "fa" || p.PathBW == nil || *p.PathBW != 5e9 {
-					return fmt.Errorf("prefix %+v", p)
-				}
-				return nil
-			}
-		}
-		return fmt.Errorf("10.10.1.0/24 not in fb's graph")
-	})
+	waitGraph(t, ctx, "f2 sees f1's path bandwidth", isisGraph(ctx, l, "f2"), prefixesOf,
+		prefixFrom("10.10.1.0/24", ""), pathBW("f1", 5e9))
 	raw := func(node string) string {
 		var v []isis.LSPView
-		if err := l.FarectlJSON(ctx, node, &v, "isis", "database", "fa.00-00", "--detail"); err != nil || len(v) != 1 {
+		if err := l.FarectlJSON(ctx, node, &v, "isis", "database", "f1.00-00", "--detail"); err != nil || len(v) != 1 {
 			t.Fatalf("%s: %v %v", node, err, v)
 		}
 		// Bytes 10-11 are the remaining lifetime, which every hop ages.
 		return v[0].Raw[:20] + "...." + v[0].Raw[24:]
 	}
-	if a, b := raw("fa"), raw("fb"); a != b {
-		t.Fatalf("fa's LSP changed in transit:\n fa %s\n fb %s", a, b)
+	if a, b := raw("f1"), raw("f2"); a != b {
+		t.Fatalf("f1's LSP changed in transit:\n f1 %s\n f2 %s", a, b)
 	}
 }
 
 // TestISISFlapAndRestart: a link cut and restored, then an FRR restart:
 // adjacencies drop and recover, fared re-originates, databases converge.
 func TestISISFlapAndRestart(t *testing.T) {
+	// The lab it was written for, not pairLab's (FRR on side A, 100G):
+	// there fared's adjacency twice did not drop within 15s of FRR's
+	// restart. This lab failed so once too, under heavy machine load, so
+	// the cause (load or the side) is not settled.
 	const topo = `name: flap
 defaults: {hello-interval: 1s}
 nodes:

@@ -30,18 +30,7 @@ import (
 // wire moves the rejected-PDU counter and costs nothing else; a link
 // going down moves the SPF counters and histogram.
 func TestMetricsScrape(t *testing.T) {
-	const topo = `name: metrics
-defaults: {hello-interval: 1s}
-nodes:
-  f1: {kind: fared, prefixes: [10.10.1.0/24]}
-  r1: {kind: frr}
-links:
-  - {a: f1, b: r1, bandwidth: 100G}
-`
-	l := startLab(t, topo)
-	ctx := ctxT(t)
-	poll(t, ctx, 30*time.Second, "adjacency Up on both sides", adjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
-	poll(t, ctx, 30*time.Second, "identical LSDBs", sameLSDB(ctx, l, 2, "f1", "r1"))
+	l, ctx := syncedPair(t, "metrics", "isis", "{kind: fared, prefixes: [10.10.1.0/24]}", 2)
 
 	f1 := l.Node("f1")
 	p := enableMetrics(t, ctx, l, "f1")
@@ -251,18 +240,7 @@ func sendISIS(ns, ifname string, pdu []byte) error {
 // hello with a broken checksum sent by r1's side over a raw IP socket is
 // counted as rejected (bad_checksum) and the adjacency stays Full.
 func TestMetricsScrapeOSPF(t *testing.T) {
-	const topo = `name: ometrics
-protocol: ospf
-defaults: {hello-interval: 1s}
-nodes:
-  f1: {kind: fared}
-  r1: {kind: frr}
-links:
-  - {a: r1, b: f1, bandwidth: 100G}
-`
-	l := startLab(t, topo)
-	ctx := ctxT(t)
-	poll(t, ctx, 30*time.Second, "Full on both sides", ospfAdjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
+	l, ctx := pairLab(t, "ometrics", "ospf", "")
 	p := enableMetrics(t, ctx, l, "f1")
 	var f scrape.Families
 	poll(t, ctx, 30*time.Second, "metrics match the lab", func() error {

@@ -222,14 +222,19 @@ func TestOSPFFARE5Stage(t *testing.T) {
 			}
 		}
 	})
+	// bwChange sets node's bandwidth toward peer to bw and logs how long
+	// until c-l1's kernel weighs pA's next hops as want.
+	bwChange := func(t *testing.T, node, peer, bw string, want map[string]float64, figure string) {
+		t0 := time.Now()
+		ospfSetBW(t, f, node, peer, bw)
+		f.waitRoute(cl1, "c-l1", pA, want, 20*time.Second)
+		t.Logf("FIGURE ospf clos5: %s in c-l1's kernel %v", figure, time.Since(t0).Round(time.Millisecond))
+	}
 	t.Run("re-advertisement follows a leaf–spine change in the origin pod", func(t *testing.T) {
 		// a-s2–a-l1 40G → 10G at a-s2: a-s2 summarises min(max, 10) =
 		// 10G into area 0; c-s2 re-advertises min(10, 200) = 10G into pod
 		// C; c-l1: c-s1 100, c-s2 min(100,10) = 10.
-		t0 := time.Now()
-		ospfSetBW(t, f, "a-s2", "a-l1", "10G")
-		f.waitRoute(cl1, "c-l1", pA, map[string]float64{"c-s1": 100, "c-s2": 10}, 20*time.Second)
-		t.Logf("FIGURE ospf clos5: origin-pod bandwidth change (a-s2) to far-pod weights in c-l1's kernel %v", time.Since(t0).Round(time.Millisecond))
+		bwChange(t, "a-s2", "a-l1", "10G", map[string]float64{"c-s1": 100, "c-s2": 10}, "origin-pod bandwidth change (a-s2) to far-pod weights")
 		checkSummary(t, f, "a-s2", pA, "0.0.0.0", 10, 10)
 		checkSummary(t, f, "c-s2", pA, "0.0.0.3", 10, 200)
 	})
@@ -237,10 +242,7 @@ func TestOSPFFARE5Stage(t *testing.T) {
 		// c-s1–x2 100G → 20G at c-s1: cap(c-s1→a-s1) = min(40,100) +
 		// min(20,100) = 60G, so c-s1 re-advertises min(100, 60) = 60G;
 		// c-l1: c-s1 min(100,60) = 60, c-s2 10.
-		t0 := time.Now()
-		ospfSetBW(t, f, "c-s1", "x2", "20G")
-		f.waitRoute(cl1, "c-l1", pA, map[string]float64{"c-s1": 60, "c-s2": 10}, 20*time.Second)
-		t.Logf("FIGURE ospf clos5: far-pod ABR bandwidth change (c-s1) to weights in c-l1's kernel %v", time.Since(t0).Round(time.Millisecond))
+		bwChange(t, "c-s1", "x2", "20G", map[string]float64{"c-s1": 60, "c-s2": 10}, "far-pod ABR bandwidth change (c-s1) to weights")
 		checkSummary(t, f, "c-s1", pA, "0.0.0.3", 60, 60)
 	})
 }

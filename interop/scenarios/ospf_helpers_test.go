@@ -85,15 +85,9 @@ func frrOSPFDB(ctx context.Context, l *interop.Lab, node string) (map[string]osp
 }
 
 func faredOSPFDB(ctx context.Context, l *interop.Lab, node string) (map[string]ospfRow, error) {
-	var v []ospf.LSAView
-	if err := l.FarectlJSON(ctx, node, &v, "ospf", "database"); err != nil {
-		return nil, err
-	}
-	db := map[string]ospfRow{}
-	for _, e := range v {
-		db[fmt.Sprintf("%s/%d/%s/%s", e.Area, e.Type, e.ID, e.AdvRouter)] = ospfRow{Seq: uint32(e.Seq), Checksum: e.Checksum, Age: int(e.Age)}
-	}
-	return db, nil
+	return faredRows(ctx, l, node, []string{"ospf", "database"}, func(e ospf.LSAView) (string, ospfRow) {
+		return fmt.Sprintf("%s/%d/%s/%s", e.Area, e.Type, e.ID, e.AdvRouter), ospfRow{Seq: uint32(e.Seq), Checksum: e.Checksum, Age: int(e.Age)}
+	})
 }
 
 func ospfNodeDB(ctx context.Context, l *interop.Lab, node string) (map[string]ospfRow, error) {
@@ -117,70 +111,30 @@ func ospfDigest(db map[string]ospfRow) (string, int) {
 // sameOSPFDB succeeds when every node holds the same live LSAs (keys,
 // sequence numbers, checksums), and as many as want.
 func sameOSPFDB(ctx context.Context, l *interop.Lab, want int, nodes ...string) func() error {
-	return func() error {
-		var first string
-		for i, n := range nodes {
-			db, err := ospfNodeDB(ctx, l, n)
-			if err != nil {
-				return err
-			}
-			d, c := ospfDigest(db)
-			if c != want {
-				return fmt.Errorf("%s holds %d live LSAs, want %d:\n%s", n, c, want, d)
-			}
-			if i == 0 {
-				first = d
-			} else if d != first {
-				return fmt.Errorf("databases differ:\n%s:\n%s\n%s:\n%s", nodes[0], first, n, d)
-			}
-		}
-		return nil
-	}
+	return sameDatabases(nodes, want, "LSAs", func(n string) (string, int, error) {
+		db, err := ospfNodeDB(ctx, l, n)
+		d, c := ospfDigest(db)
+		return d, c, err
+	})
 }
 
 // ospfFull returns the Full neighbours of a node as router ids.
 func ospfFull(ctx context.Context, l *interop.Lab, node string) ([]string, error) {
-	var full []string
 	if l.Node(node).Kind == "fared" {
 		var v []ospf.NeighborView
 		if err := l.FarectlJSON(ctx, node, &v, "ospf", "neighbors"); err != nil {
 			return nil, err
 		}
-		for _, n := range v {
-			if n.State == "Full" {
-				full = append(full, n.RouterID)
-			}
-		}
-	} else {
-		nbrs, err := l.OSPFNeighbors(ctx, node)
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range nbrs {
-			if strings.HasPrefix(n.State, "Full") {
-				full = append(full, n.RouterID)
-			}
-		}
+		return interop.UpList(v, func(n ospf.NeighborView) (string, bool) { return n.RouterID, n.State == "Full" }), nil
 	}
-	sort.Strings(full)
-	return full, nil
+	nbrs, err := l.OSPFNeighbors(ctx, node)
+	return interop.UpList(nbrs, func(n interop.OSPFNbr) (string, bool) { return n.RouterID, strings.HasPrefix(n.State, "Full") }), err
 }
 
 // ospfAdjacencies succeeds when each node has exactly the given number of
 // Full neighbours.
 func ospfAdjacencies(ctx context.Context, l *interop.Lab, want map[string]int) func() error {
-	return func() error {
-		for n, w := range want {
-			full, err := ospfFull(ctx, l, n)
-			if err != nil {
-				return err
-			}
-			if len(full) != w {
-				return fmt.Errorf("%s: Full with %v, want %d", n, full, w)
-			}
-		}
-		return nil
-	}
+	return neighbourCounts(want, "Full", func(n string) ([]string, error) { return ospfFull(ctx, l, n) })
 }
 
 // faredOSPFGraph returns a fared node's graph of one area.

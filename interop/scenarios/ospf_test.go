@@ -14,29 +14,11 @@ import (
 // TE Maximum Bandwidth and installs routes to our prefixes, and fared
 // reads FRR's Maximum Bandwidth.
 func TestOSPFP2PWithFRR(t *testing.T) {
-	const topo = `name: op2p
-protocol: ospf
-defaults: {hello-interval: 1s}
-nodes:
-  f1: {kind: fared, prefixes: [{prefix: 10.10.1.0/24, path-bandwidth: 40G}]}
-  r1: {kind: frr}
-links:
-  - {a: r1, b: f1, bandwidth: 100G}
-`
-	// r1 is side A so that f1's interface address is 10.254.0.1: FRR
-	// 8.4.4's TED drops every edge whose local address ends in .0
-	// (docs/ospf.md), and f1's edge is what we check there.
-	start := time.Now()
-	l := startLab(t, topo)
-	ctx := ctxT(t)
-	poll(t, ctx, 30*time.Second, "Full on both sides", ospfAdjacencies(ctx, l, map[string]int{"f1": 1, "r1": 1}))
-	tFull := time.Since(start)
+	// pairLab puts r1 on side A, for FRR's TED checked below.
 	// f1: Router, TE router address, TE link, 3 Extended Prefix (loopback,
 	// link subnet, 10.10.1.0/24); r1: Router, TE link (with its router
 	// address inside, FRR's layout).
-	poll(t, ctx, 30*time.Second, "identical LSDBs", sameOSPFDB(ctx, l, 8, "f1", "r1"))
-	tSync := time.Since(start)
-	t.Logf("FIGURE ospf p2p: Full %v, LSDB in sync %v after lab start", tFull.Round(time.Millisecond), tSync.Round(time.Millisecond))
+	l, ctx := syncedPair(t, "op2p", "ospf", "{kind: fared, prefixes: [{prefix: 10.10.1.0/24, path-bandwidth: 40G}]}", 8)
 
 	out, err := l.Vtysh(ctx, "r1", "show ip ospf database opaque-area adv-router "+rid(l, "f1"))
 	if err != nil {
@@ -47,18 +29,7 @@ links:
 			t.Fatalf("FRR does not show %q in our opaque LSAs:\n%s", want, out)
 		}
 	}
-	for _, p := range []string{rid(l, "f1") + "/32", "10.10.1.0/24"} {
-		poll(t, ctx, 20*time.Second, "FRR route to "+p, func() error {
-			hops, err := frrRoute(ctx, l, "r1", p)
-			if err != nil {
-				return err
-			}
-			if len(hops) != 1 || hops[0] != l.Links[0].AddrB.Addr().String() {
-				return fmt.Errorf("installed next hops %v", hops)
-			}
-			return nil
-		})
-	}
+	frrInstalls(t, ctx, l, "r1", l.Links[0].AddrB.Addr().String(), rid(l, "f1")+"/32", "10.10.1.0/24")
 	// FRR's link-state TED (built from our Router LSA and our TE link
 	// LSA) holds our edge with our Maximum Bandwidth.
 	poll(t, ctx, 20*time.Second, "FRR's TED shows our maximum bandwidth", func() error {
@@ -88,21 +59,8 @@ links:
 		}
 		return fmt.Errorf("no edge advertised by %s in FRR's TED: %+v", rid(l, "f1"), v.TED.Edges)
 	})
-	poll(t, ctx, 20*time.Second, "fared sees FRR's link bandwidth and loopback", func() error {
-		g, err := faredOSPFGraph(ctx, l, "f1", "0.0.0.0")
-		if err != nil {
-			return err
-		}
-		for _, n := range g.Nodes {
-			if n.ID == rid(l, "r1") {
-				if len(n.Links) == 1 && n.Links[0].MaxBW != nil && *n.Links[0].MaxBW == float64(float32(1.25e10)) {
-					return nil
-				}
-				return fmt.Errorf("r1 links: %+v", n.Links)
-			}
-		}
-		return fmt.Errorf("r1 not in fared's graph")
-	})
+	waitGraph(t, ctx, "fared sees FRR's link bandwidth and loopback", ospfGraph(ctx, l, "f1", "0.0.0.0"), nodesOf,
+		nodeNamed(rid(l, "r1")), oneLinkOf(1.25e10))
 	// Nothing was rejected on a clean link.
 	var ifs []ospf.InterfaceView
 	if err := l.FarectlJSON(ctx, "f1", &ifs, "ospf", "interfaces"); err != nil {
@@ -191,18 +149,8 @@ links:
 				}
 			}
 			// fared's graph: the pseudonode with three routers.
-			poll(t, ctx, 20*time.Second, "pseudonode in fared's graph", func() error {
-				g, err := faredOSPFGraph(ctx, l, "f1", "0.0.0.0")
-				if err != nil {
-					return err
-				}
-				for _, n := range g.Nodes {
-					if n.ID == "net:"+drAddr && n.Pseudo && len(n.Links) == 3 {
-						return nil
-					}
-				}
-				return fmt.Errorf("no pseudonode net:%s with 3 links: %+v", drAddr, g.Nodes)
-			})
+			waitGraph(t, ctx, "pseudonode in fared's graph", ospfGraph(ctx, l, "f1", "0.0.0.0"), nodesOf,
+				pseudonode("net:"+drAddr, 3), present)
 		})
 	}
 }
@@ -211,18 +159,7 @@ links:
 // Prefix LSA (with the Path Bandwidth sub-TLV it does not know) unchanged:
 // f2 holds it byte-identical and its graph carries the path bandwidth.
 func TestOSPFExtPrefixThroughFRR(t *testing.T) {
-	const topo = `name: oext
-protocol: ospf
-defaults: {hello-interval: 1s}
-nodes:
-  f1: {kind: fared, prefixes: [{prefix: 10.10.1.0/24, path-bandwidth: 40G}]}
-  r1: {kind: frr}
-  f2: {kind: fared}
-links:
-  - {a: f1, b: r1, bandwidth: 100G}
-  - {a: r1, b: f2, bandwidth: 100G}
-`
-	l := startLab(t, topo)
+	l := startLab(t, "name: oext\nprotocol: ospf\n"+transitNodes)
 	ctx := ctxT(t)
 	poll(t, ctx, 30*time.Second, "Full", ospfAdjacencies(ctx, l, map[string]int{"f1": 1, "r1": 2, "f2": 1}))
 	// f1: 1+1+1+3, r1: 1+2, f2: 1+1+1+2.
@@ -251,19 +188,6 @@ links:
 	if len(a) != 3 || fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Fatalf("Extended Prefix LSAs differ:\nf1 %v\nf2 %v", a, b)
 	}
-	poll(t, ctx, 20*time.Second, "path bandwidth in f2's graph", func() error {
-		g, err := faredOSPFGraph(ctx, l, "f2", "0.0.0.0")
-		if err != nil {
-			return err
-		}
-		for _, p := range g.Prefixes {
-			if p.Prefix == "10.10.1.0/24" && p.Advertiser == rid(l, "f1") {
-				if p.PathBW != nil && *p.PathBW == 5e9 {
-					return nil
-				}
-				return fmt.Errorf("path bandwidth %v", p.PathBW)
-			}
-		}
-		return fmt.Errorf("10.10.1.0/24 not in f2's graph")
-	})
+	waitGraph(t, ctx, "path bandwidth in f2's graph", ospfGraph(ctx, l, "f2", "0.0.0.0"), prefixesOf,
+		prefixFrom("10.10.1.0/24", rid(l, "f1")), pathBW("", 5e9))
 }

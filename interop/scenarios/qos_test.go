@@ -40,6 +40,23 @@ func appendConfig(t *testing.T, path, base, extra string) int {
 	return strings.Count(base, "\n") + 1
 }
 
+// addSection appends a section to node's fared.yaml and reloads it; a
+// rejected reload fails the test. It returns the reload's answer.
+func addSection(t *testing.T, ctx context.Context, l *interop.Lab, node, section string) []byte {
+	t.Helper()
+	cfgPath := filepath.Join(l.Node(node).Dir, "fared.yaml")
+	base, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendConfig(t, cfgPath, string(base), section)
+	out, err := l.Farectl(ctx, node, "reload")
+	if err != nil {
+		t.Fatalf("%s reload: %v %s", node, err, out)
+	}
+	return out
+}
+
 // udpFrom sends n datagrams with a DSCP from inside namespace ns.
 func udpFrom(t *testing.T, ns string, dst string, sport, dscp, n, size int) {
 	t.Helper()
@@ -91,10 +108,7 @@ func TestQoSLinuxBackend(t *testing.T) {
     - name: %s
       rate: 1G
 `, iface)
-	appendConfig(t, cfgPath, string(base), section)
-	if out, err := l.Farectl(ctx, "qa", "reload"); err != nil {
-		t.Fatalf("reload: %v %s", err, out)
-	}
+	addSection(t, ctx, l, "qa", section)
 	var st wire.QoSStatus
 	poll(t, ctx, 10*time.Second, "qos applied", func() error {
 		if err := l.FarectlJSON(ctx, "qa", &st, "qos", "status"); err != nil {
@@ -261,40 +275,7 @@ qos:
 // recovered, then the limit; PFC stays off; `farectl qos pfc restore`
 // brings it back.
 func TestQoSSimWatchdogCLI(t *testing.T) {
-	l := startLab(t, `name: qsim
-nodes:
-  qs: {kind: fared}
-`)
-	ctx := ctxT(t)
-	n := l.Node("qs")
-	scen, err := os.ReadFile("../../qos/sim/scenario/testdata/loop4.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The loop never stops here: deadlock after deadlock. Only B (fared)
-	// watches for deadlocks: A, C and D run no watchdog.
-	text := strings.Replace(string(scen), "start: 0, stop: 1ms", "start: 0, stop: 1h", 1)
-	text = strings.Replace(text, "  watchdog:\n", "  watchdog:\n    enabled: false\n", 1)
-	if !strings.Contains(text, "enabled: false") || !strings.Contains(text, "stop: 1h") {
-		t.Fatal("loop4.yaml changed: adapt this test")
-	}
-	if err := os.WriteFile(filepath.Join(n.Dir, "loop4.yaml"), []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := filepath.Join(n.Dir, "fared.yaml")
-	base, _ := os.ReadFile(cfgPath)
-	appendConfig(t, cfgPath, string(base), `qos:
-  backend: sim
-  sim: {scenario: loop4.yaml, node: B, speed: 0.01}
-  poll-interval: 100ms
-  dscp-map: {26: 3, 27: 2, 48: 6}
-  pfc: {priorities: [3], xoff: 300K, xon: 250K, headroom: 100K}
-  watchdog: {detection-time: 200ms, restoration-time: 500ms, action: drop, limit: 2, limit-window: 1m}
-  interfaces: [{name: A}, {name: C}, {name: hB}]
-`)
-	if out, err := l.Farectl(ctx, "qs", "reload"); err != nil {
-		t.Fatalf("reload: %v %s", err, out)
-	}
+	l, ctx := simSwitch(t, "qsim", "qs", simLoop4)
 	var wd wire.QoSWatchdog
 	iface := func(name string) wire.QoSWatchdogIface {
 		for _, i := range wd.Interfaces {
@@ -378,4 +359,81 @@ nodes:
 	if out, err := l.Farectl(ctx, "qs", "qos", "pfc", "restore", "nope"); err == nil || !strings.Contains(err.Error()+string(out), "not a qos interface") {
 		t.Errorf("restore of an unknown interface: %v %s", err, out)
 	}
+}
+
+// simSwitch starts a lab of one fared node, whose qos section start
+// adds: simLoop4 or simMix.
+func simSwitch(t *testing.T, lab, node string, start func(*testing.T, context.Context, *interop.Lab, string) []byte) (*interop.Lab, context.Context) {
+	l := startLab(t, "name: "+lab+"\nnodes:\n  "+node+": {kind: fared}\n")
+	ctx := ctxT(t)
+	start(t, ctx, l, node)
+	return l, ctx
+}
+
+// simQoS writes a simulation scenario into node's directory as file and
+// adds the qos section by reload: the sim backend starts. It returns the
+// reload's answer.
+func simQoS(t *testing.T, ctx context.Context, l *interop.Lab, node, file string, scenario []byte, qos string) []byte {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(l.Node(node).Dir, file), scenario, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return addSection(t, ctx, l, node, qos)
+}
+
+// simLoop4 makes node switch B of the four-switch loop (loop4.yaml) on
+// the sim backend: its own watchdog on the wall clock.
+func simLoop4(t *testing.T, ctx context.Context, l *interop.Lab, node string) []byte {
+	t.Helper()
+	scen, err := os.ReadFile("../../qos/sim/scenario/testdata/loop4.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The loop never stops here: deadlock after deadlock. Only B (fared)
+	// watches for deadlocks: A, C and D run no watchdog.
+	text := strings.Replace(string(scen), "start: 0, stop: 1ms", "start: 0, stop: 1h", 1)
+	text = strings.Replace(text, "  watchdog:\n", "  watchdog:\n    enabled: false\n", 1)
+	if !strings.Contains(text, "enabled: false") || !strings.Contains(text, "stop: 1h") {
+		t.Fatal("loop4.yaml changed: adapt this test")
+	}
+	return simQoS(t, ctx, l, node, "loop4.yaml", []byte(text), `qos:
+  backend: sim
+  sim: {scenario: loop4.yaml, node: B, speed: 0.01}
+  poll-interval: 100ms
+  dscp-map: {26: 3, 27: 2, 48: 6}
+  pfc: {priorities: [3], xoff: 300K, xon: 250K, headroom: 100K}
+  watchdog: {detection-time: 200ms, restoration-time: 500ms, action: drop, limit: 2, limit-window: 1m}
+  interfaces: [{name: A}, {name: C}, {name: hB}]
+`)
+}
+
+// simMix makes node switch S of aiecn-mix.yaml on the sim backend, with
+// AI ECN and IPCC in its qos section.
+func simMix(t *testing.T, ctx context.Context, l *interop.Lab, node string) []byte {
+	t.Helper()
+	scen, err := os.ReadFile("../../qos/sim/scenario/testdata/aiecn-mix.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ifaces []string
+	for _, h := range []string{"h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "r"} {
+		ifaces = append(ifaces, "{name: "+h+"}")
+	}
+	// Wall-clock polls drive fared's controller (10 ms = 0.1 ms simulated
+	// at speed 0.01); IPCC runs inside the simulation, in simulated time.
+	return simQoS(t, ctx, l, node, "mix.yaml", scen, `qos:
+  backend: sim
+  sim: {scenario: mix.yaml, node: S, speed: 0.01}
+  poll-interval: 10ms
+  dscp-map: {26: 3, 48: 6}
+  pfc: {priorities: [3], xoff: 150K, xon: 120K, headroom: 60K}
+  watchdog: {enabled: false}
+  ecn-profiles:
+    roce: {green: {min: 20K, max: 100K, probability: 10}}
+  queues: {3: {ecn: roce}}
+  flows: {mode: classify, elephant-rate: 1G, elephant-size: 100K}
+  ecn-tuning: {algorithm: ai-ecn, interval: 100ms, min-threshold: 1K, max-threshold: 140K}
+  ipcc: {interfaces: [r], poll: 10us, low: 20K, high: 100K, learn-cm: true}
+  interfaces: [`+strings.Join(ifaces, ", ")+`]
+`)
 }
