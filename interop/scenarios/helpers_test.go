@@ -278,7 +278,7 @@ func frrRoute(ctx context.Context, l *interop.Lab, node, prefix string) ([]strin
 
 // waitGraph polls until the topology graph returns holds an element (of
 // those in selects) that match finds and check accepts.
-func waitGraph[T any](t *testing.T, ctx context.Context, what string, graph func() (*lsdb.View, error), in func(*lsdb.View) []T, match func(T) bool, check func(T) error) {
+func waitGraph[T any](t *testing.T, ctx context.Context, what string, graph func() (*wire.Topology, error), in func(*wire.Topology) []T, match func(T) bool, check func(T) error) {
 	t.Helper()
 	poll(t, ctx, 20*time.Second, what, func() error {
 		g, err := graph()
@@ -294,32 +294,32 @@ func waitGraph[T any](t *testing.T, ctx context.Context, what string, graph func
 	})
 }
 
-func nodesOf(g *lsdb.View) []lsdb.NodeView      { return g.Nodes }
-func prefixesOf(g *lsdb.View) []lsdb.PrefixView { return g.Prefixes }
+func nodesOf(g *wire.Topology) []wire.TopoNode      { return g.Nodes }
+func prefixesOf(g *wire.Topology) []wire.TopoPrefix { return g.Prefixes }
 
 // isisGraph and ospfGraph get a fared node's level-2 graph or its graph
 // of an area, for waitGraph.
-func isisGraph(ctx context.Context, l *interop.Lab, node string) func() (*lsdb.View, error) {
-	return func() (*lsdb.View, error) { return faredLSDB(ctx, l, node) }
+func isisGraph(ctx context.Context, l *interop.Lab, node string) func() (*wire.Topology, error) {
+	return func() (*wire.Topology, error) { return faredLSDB(ctx, l, node) }
 }
 
-func ospfGraph(ctx context.Context, l *interop.Lab, node, area string) func() (*lsdb.View, error) {
-	return func() (*lsdb.View, error) { return faredOSPFGraph(ctx, l, node, area) }
+func ospfGraph(ctx context.Context, l *interop.Lab, node, area string) func() (*wire.Topology, error) {
+	return func() (*wire.Topology, error) { return faredOSPFGraph(ctx, l, node, area) }
 }
 
 // nodeNamed matches a graph node by its ID or name.
-func nodeNamed(id string) func(lsdb.NodeView) bool {
-	return func(n lsdb.NodeView) bool { return n.ID == id || n.Name == id }
+func nodeNamed(id string) func(wire.TopoNode) bool {
+	return func(n wire.TopoNode) bool { return n.ID == id || n.Name == id }
 }
 
 // pseudonode matches the pseudonode id with its number of links.
-func pseudonode(id string, links int) func(lsdb.NodeView) bool {
-	return func(n lsdb.NodeView) bool { return n.ID == id && n.Pseudo && len(n.Links) == links }
+func pseudonode(id string, links int) func(wire.TopoNode) bool {
+	return func(n wire.TopoNode) bool { return n.ID == id && n.Pseudo && len(n.Links) == links }
 }
 
 // prefixFrom matches a prefix, from advertiser unless that is "".
-func prefixFrom(prefix, advertiser string) func(lsdb.PrefixView) bool {
-	return func(p lsdb.PrefixView) bool {
+func prefixFrom(prefix, advertiser string) func(wire.TopoPrefix) bool {
+	return func(p wire.TopoPrefix) bool {
 		return p.Prefix == prefix && (advertiser == "" || p.Advertiser == advertiser)
 	}
 }
@@ -329,8 +329,8 @@ func present[T any](T) error { return nil }
 
 // oneLinkOf checks that a node has one link, of maximum bandwidth bw
 // (bytes/s as float32 carries it).
-func oneLinkOf(bw float64) func(lsdb.NodeView) error {
-	return func(n lsdb.NodeView) error {
+func oneLinkOf(bw float64) func(wire.TopoNode) error {
+	return func(n wire.TopoNode) error {
 		if len(n.Links) == 1 && n.Links[0].MaxBW != nil && *n.Links[0].MaxBW == float64(float32(bw)) {
 			return nil
 		}
@@ -340,8 +340,8 @@ func oneLinkOf(bw float64) func(lsdb.NodeView) error {
 
 // pathBW checks that a prefix carries Path Bandwidth bw (bytes/s), and
 // that its advertiser's name is name unless that is "".
-func pathBW(name string, bw float64) func(lsdb.PrefixView) error {
-	return func(p lsdb.PrefixView) error {
+func pathBW(name string, bw float64) func(wire.TopoPrefix) error {
+	return func(p wire.TopoPrefix) error {
 		if (name != "" && p.Name != name) || p.PathBW == nil || *p.PathBW != bw {
 			return fmt.Errorf("prefix %+v", p)
 		}
