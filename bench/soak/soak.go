@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -25,21 +26,11 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Settle == 0 {
-		c.Settle = 90 * time.Second
-	}
-	if c.LossPct == 0 {
-		c.LossPct = 5
-	}
-	if c.LossLinks == 0 {
-		c.LossLinks = 2
-	}
-	if c.MaxEvents == 0 {
-		c.MaxEvents = 3
-	}
-	if c.Log == nil {
-		c.Log = io.Discard
-	}
+	c.Settle = cmp.Or(c.Settle, 90*time.Second)
+	c.LossPct = cmp.Or(c.LossPct, 5)
+	c.LossLinks = cmp.Or(c.LossLinks, 2)
+	c.MaxEvents = cmp.Or(c.MaxEvents, 3)
+	c.Log = cmp.Or(c.Log, io.Discard)
 	return c
 }
 
