@@ -8,11 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -307,7 +308,7 @@ func printChanges(w io.Writer, cs []interop.NodeChange) {
 		switch {
 		case c.Reload != nil:
 			fmt.Fprintf(w, "  %s (fared): reloaded\n", c.Node)
-			for _, name := range sortedModules(c.Reload.Modules) {
+			for _, name := range slices.Sorted(maps.Keys(c.Reload.Modules)) {
 				m := c.Reload.Modules[name]
 				for _, x := range m.Changed {
 					fmt.Fprintf(w, "    %s: %s\n", name, x)
@@ -320,15 +321,6 @@ func printChanges(w io.Writer, cs []interop.NodeChange) {
 			fmt.Fprintf(w, "  %s (frr): vtysh %s\n", c.Node, strings.Join(c.Commands, " / "))
 		}
 	}
-}
-
-func sortedModules[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // openLab opens the named lab, or the only one.
