@@ -223,9 +223,9 @@ func (c *Config) switchFields(w *config.Walker, z *zoneKeys) map[string]config.F
 		"lldp": w.Bool(&c.LLDP),
 		"lldp-oui": func(k, v *yaml.Node) {
 			if s, ok := w.Text(k, v); ok {
-				o, err := parseOUI(s)
+				o, err := l2.ParseOUI(s)
 				if err != nil {
-					w.Errf(v, "%s: %v", k.Value, err)
+					w.Errf(v, "%s: OUI %q: %v", k.Value, s, err)
 				}
 				c.OUI = o
 			}
@@ -609,21 +609,4 @@ func (c *Config) identityConfig(fc *fabric.Config) {
 			fc.Keys[k.ID] = append(fc.Keys[k.ID], l2.Key{ID: k.KeyID, Secret: []byte(k.Secret)})
 		}
 	}
-}
-
-// parseOUI reads "02:46:44", "02-46-44" or "02,46,44" (lldpcli's form).
-func parseOUI(s string) ([3]byte, error) {
-	var o [3]byte
-	f := strings.FieldsFunc(s, func(r rune) bool { return r == ':' || r == '-' || r == ',' })
-	if len(f) != 3 {
-		return o, fmt.Errorf("OUI %q: want three hex bytes like 02:46:44", s)
-	}
-	for i, x := range f {
-		var b byte
-		if _, err := fmt.Sscanf(x, "%02x", &b); err != nil || len(x) != 2 {
-			return o, fmt.Errorf("OUI %q: %q is not a hex byte", s, x)
-		}
-		o[i] = b
-	}
-	return o, nil
 }

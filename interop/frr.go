@@ -1,8 +1,11 @@
 package interop
 
 import (
+	"bufio"
 	"context"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -61,4 +64,45 @@ func parseISISNeighbors(out string) []ISISAdj {
 		adjs = append(adjs, ISISAdj{SystemID: f[0], Interface: f[1], Level: f[2], State: f[3], SNPA: f[len(f)-1]})
 	}
 	return adjs
+}
+
+// ISISLSPRow is one row of FRR's `show isis database`.
+type ISISLSPRow struct {
+	LSPID    string // "hostname.pp-ff" as FRR prints it
+	Own      bool   // FRR's own LSP (marked "*")
+	Seq      uint32
+	Checksum uint16
+	Holdtime int // seconds of lifetime left; 0: purged
+}
+
+// ISISDatabase returns the rows of an FRR node's `show isis database`,
+// from the text output (8.4.4's JSON for it keeps only the last LSP).
+func (l *Lab) ISISDatabase(ctx context.Context, node string) ([]ISISLSPRow, error) {
+	out, err := l.Vtysh(ctx, node, "show isis database")
+	if err != nil {
+		return nil, err
+	}
+	return ParseISISDatabase(out)
+}
+
+// isisDBRow is "f1.00-00   *   123  0x00000003  0xabcd   1190   0/0/0".
+var isisDBRow = regexp.MustCompile(`^(\S+\.[0-9a-f]{2}-[0-9a-f]{2})\s+(\*?)\s*(\d+)\s+0x([0-9a-f]{8})\s+0x([0-9a-f]{4})\s+(\d+)\s`)
+
+// ParseISISDatabase reads the LSP rows of `show isis database` text (the
+// benchmarks' routers under test are not lab nodes); headers and area
+// lines are skipped.
+func ParseISISDatabase(out string) ([]ISISLSPRow, error) {
+	var rows []ISISLSPRow
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		m := isisDBRow.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		seq, _ := strconv.ParseUint(m[4], 16, 32)
+		ck, _ := strconv.ParseUint(m[5], 16, 16)
+		life, _ := strconv.Atoi(m[6])
+		rows = append(rows, ISISLSPRow{LSPID: m[1], Own: m[2] == "*", Seq: uint32(seq), Checksum: uint16(ck), Holdtime: life})
+	}
+	return rows, sc.Err()
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/fared/fared/inof/l2"
 )
 
 // iNOF and host support of the lab (docs/inof.md, "farelab"):
@@ -321,18 +323,11 @@ func (p *tparser) checkINOFLinks(t *Topology, at, zonesAt *yaml.Node) {
 	}
 }
 
+// ouiBytes reads the topology's lldp-oui as fared's inof section does.
 func ouiBytes(s string) ([3]byte, error) {
-	var o [3]byte
-	f := strings.FieldsFunc(s, func(r rune) bool { return r == ':' || r == '-' || r == ',' })
-	if len(f) != 3 {
-		return o, fmt.Errorf("lldp-oui %q: want three hex bytes like 02:46:44", s)
-	}
-	for i, x := range f {
-		b, err := strconv.ParseUint(x, 16, 8)
-		if err != nil || len(x) != 2 {
-			return o, fmt.Errorf("lldp-oui %q: %q is not a hex byte", s, x)
-		}
-		o[i] = byte(b)
+	o, err := l2.ParseOUI(s)
+	if err != nil {
+		return o, fmt.Errorf("lldp-oui %q: %v", s, err)
 	}
 	return o, nil
 }

@@ -103,18 +103,8 @@ func (l *Lab) AddLink(ctx context.Context, a, b string, bw float64) (*Link, []No
 	if err := l.save(); err != nil {
 		return lk, nil, err
 	}
-	var out []NodeChange
-	for _, e := range []struct {
-		n *Node
-		f Iface
-	}{{na, fa}, {nb, fb}} {
-		c, err := l.applyIface(ctx, e.n, e.f, true)
-		out = append(out, c)
-		if err != nil {
-			return lk, out, err
-		}
-	}
-	return lk, out, nil
+	out, err := l.applyEnds(ctx, true, linkEnd{na, fa}, linkEnd{nb, fb})
+	return lk, out, err
 }
 
 // DelLink removes the last p2p link between a and b from a running lab:
@@ -141,20 +131,33 @@ func (l *Lab) DelLink(ctx context.Context, a, b string) (*Link, []NodeChange, er
 	if l.Topo != nil && pos < len(l.Topo.Links) {
 		l.Topo.Links = slices.Delete(l.Topo.Links, pos, pos+1)
 	}
+	out, err := l.applyEnds(ctx, false, linkEnd{na, fa}, linkEnd{nb, fb})
+	// Deleting one end of a veth deletes both.
+	errDel := l.ip(ctx, "-n", na.Netns, "link", "del", lk.IfA)
+	return lk, out, errJoin([]error{err, errDel, l.save()})
+}
+
+// linkEnd is one end of a link being added or removed.
+type linkEnd struct {
+	n *Node
+	f Iface
+}
+
+// applyEnds reconfigures the ends of a link for its interface added (add)
+// or being removed. An addition stops at the first end that fails; a
+// removal goes on, so that no end keeps an interface about to vanish.
+func (l *Lab) applyEnds(ctx context.Context, add bool, ends ...linkEnd) ([]NodeChange, error) {
 	var out []NodeChange
 	var errs []error
-	for _, e := range []struct {
-		n *Node
-		f Iface
-	}{{na, fa}, {nb, fb}} {
-		c, err := l.applyIface(ctx, e.n, e.f, false)
+	for _, e := range ends {
+		c, err := l.applyIface(ctx, e.n, e.f, add)
 		out = append(out, c)
+		if err != nil && add {
+			return out, err
+		}
 		errs = append(errs, err)
 	}
-	// Deleting one end of a veth deletes both.
-	errs = append(errs, l.ip(ctx, "-n", na.Netns, "link", "del", lk.IfA))
-	errs = append(errs, l.save())
-	return lk, out, errJoin(errs)
+	return out, errJoin(errs)
 }
 
 // applyIface configures a node for an interface that was added (add) or

@@ -211,19 +211,6 @@ func TestRenderFared(t *testing.T) {
 	}
 }
 
-func TestParseISISNeighbors(t *testing.T) {
-	out := `Area fabric:
-  System Id           Interface   L  State        Holdtime SNPA
- r2                  r2-1        2  Up            3        2020.2020.2020
- r2                  seg1        2  Up            2        fae7.8973.c1b7
- r3                  seg1        2  Initializing  2        42b0.708d.6718
-`
-	got := parseISISNeighbors(out)
-	if len(got) != 3 || got[1] != (ISISAdj{SystemID: "r2", Interface: "seg1", Level: "2", State: "Up", SNPA: "fae7.8973.c1b7"}) || got[2].State != "Initializing" {
-		t.Errorf("got %+v", got)
-	}
-}
-
 func TestRenderOSPF(t *testing.T) {
 	l := planLab(t, `name: o
 protocol: ospf

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/pcapgo"
 	"golang.org/x/sys/unix"
 
 	"github.com/fared/fared/internal/nsenter"
@@ -256,17 +254,9 @@ func TestICRCAfterTwoForwardedHops(t *testing.T) {
 	if os.Getenv("ROCEV2_PCAP_DIR") == "" {
 		pcap = filepath.Join(t.TempDir(), "rocev2.pcap")
 	}
-	fh, err := os.Create(pcap)
-	if err != nil {
+	if err := rocev2.WritePCAP(pcap, frames); err != nil {
 		t.Fatal(err)
 	}
-	w := pcapgo.NewWriter(fh)
-	w.WriteFileHeader(65535, layers.LinkTypeEthernet)
-	now := time.Now()
-	for _, fr := range frames {
-		w.WritePacket(gopacketCI(now, len(fr)), fr)
-	}
-	fh.Close()
 	out, err := exec.Command("tshark", "-n", "-r", pcap, "-d", "udp.port==4791,infiniband", "-T", "fields", "-E", "separator=|",
 		"-e", "frame.number", "-e", "infiniband.bth.opcode", "-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn",
 		"-e", "infiniband.invariant.crc", "-e", "infiniband.reth.dmalen", "-e", "infiniband.aeth.msn",

@@ -25,10 +25,10 @@ import (
 	"github.com/fared/fared/fare"
 	"github.com/fared/fared/fib"
 	"github.com/fared/fared/internal/closgen"
+	"github.com/fared/fared/internal/kernwatch"
 	"github.com/fared/fared/internal/nlmsg"
 	"github.com/fared/fared/interop"
 	"github.com/fared/fared/spf"
-	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -248,19 +248,15 @@ func median(d []time.Duration) time.Duration {
 	return d[len(d)/2]
 }
 
+// ifindexes maps the interface names of a namespace to their indexes.
 func ifindexes(h netns.NsHandle) (map[string]int, error) {
-	nh, err := netlink.NewHandleAt(h)
+	names, err := kernwatch.IfNames(h)
 	if err != nil {
 		return nil, err
 	}
-	defer nh.Close()
-	links, err := nh.LinkList()
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]int{}
-	for _, l := range links {
-		m[l.Attrs().Name] = l.Attrs().Index
+	m := make(map[string]int, len(names))
+	for idx, name := range names {
+		m[name] = idx
 	}
 	return m, nil
 }

@@ -24,6 +24,7 @@
 package converge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,27 +101,15 @@ func (o *Options) defaults() {
 	if len(o.Modes) == 0 {
 		o.Modes = []string{Link, Silent, Kill}
 	}
-	if o.Rate == 0 {
-		o.Rate = 1000
-	}
-	if o.Spines == 0 {
-		o.Spines = 2
-	}
-	if o.Leaves == 0 {
-		o.Leaves = 2
-	}
-	if o.Hello == 0 {
-		o.Hello = time.Second
-	}
-	if o.Timeout == 0 {
-		o.Timeout = 2 * time.Minute
-	}
+	o.Rate = cmp.Or(o.Rate, 1000)
+	o.Spines = cmp.Or(o.Spines, 2)
+	o.Leaves = cmp.Or(o.Leaves, 2)
+	o.Hello = cmp.Or(o.Hello, time.Second)
+	o.Timeout = cmp.Or(o.Timeout, 2*time.Minute)
 	if o.Repeat <= 0 {
 		o.Repeat = 1
 	}
-	if o.FaredBFD == "" {
-		o.FaredBFD = DefaultFaredBFD
-	}
+	o.FaredBFD = cmp.Or(o.FaredBFD, DefaultFaredBFD)
 }
 
 // DefaultFaredBFD is fared's side of the FRR profile: BFD on every

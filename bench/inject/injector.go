@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,30 +54,14 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Area == "" {
-		c.Area = DefaultArea
-	}
-	if c.LSPMTU == 0 {
-		c.LSPMTU = DefaultLSPMTU
-	}
-	if c.Lifetime == 0 {
-		c.Lifetime = DefaultLifetime
-	}
-	if c.HelloInterval == 0 {
-		c.HelloInterval = time.Second
-	}
-	if c.HoldMultiplier == 0 {
-		c.HoldMultiplier = 3
-	}
-	if c.CSNPInterval == 0 {
-		c.CSNPInterval = 10 * time.Second
-	}
-	if c.Retransmit == 0 {
-		c.Retransmit = 5 * time.Second
-	}
-	if c.Log == nil {
-		c.Log = slog.New(slog.DiscardHandler)
-	}
+	c.Area = cmp.Or(c.Area, DefaultArea)
+	c.LSPMTU = cmp.Or(c.LSPMTU, DefaultLSPMTU)
+	c.Lifetime = cmp.Or(c.Lifetime, DefaultLifetime)
+	c.HelloInterval = cmp.Or(c.HelloInterval, time.Second)
+	c.HoldMultiplier = cmp.Or(c.HoldMultiplier, 3)
+	c.CSNPInterval = cmp.Or(c.CSNPInterval, 10*time.Second)
+	c.Retransmit = cmp.Or(c.Retransmit, 5*time.Second)
+	c.Log = cmp.Or(c.Log, slog.New(slog.DiscardHandler))
 	return c
 }
 

@@ -1,11 +1,9 @@
 package sidebyside
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +12,7 @@ import (
 	"github.com/fared/fared/api/client"
 	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/bench/undertest"
+	"github.com/fared/fared/interop"
 )
 
 func frrSummary(ctx context.Context, l *undertest.Lab) (undertest.SPFSummary, error) {
@@ -31,31 +30,21 @@ type LSPRow struct {
 	Own      bool
 }
 
-var reDBRow = regexp.MustCompile(`^(\S+\.[0-9a-f]{2}-[0-9a-f]{2})\s+(\*?)\s*(\d+)\s+0x([0-9a-f]{8})\s+0x([0-9a-f]{4})\s+(\d+)\s`)
-
-// frrDB reads `show isis database` (text: 8.4.4's JSON keeps one LSP),
-// keyed "hostname.pp-ff" as FRR prints it. Purged entries (holdtime 0)
-// are left out.
+// frrDB reads `show isis database`, keyed "hostname.pp-ff" as FRR
+// prints it. Purged entries (holdtime 0) are left out.
 func frrDB(ctx context.Context, l *undertest.Lab) (map[string]LSPRow, error) {
 	out, err := l.Vtysh(ctx, "show isis database")
 	if err != nil {
 		return nil, err
 	}
+	rows, err := interop.ParseISISDatabase(out)
 	db := map[string]LSPRow{}
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		m := reDBRow.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
+	for _, r := range rows {
+		if r.Holdtime > 0 {
+			db[r.LSPID] = LSPRow{Seq: r.Seq, Checksum: r.Checksum, Own: r.Own}
 		}
-		if life, _ := strconv.Atoi(m[6]); life == 0 {
-			continue
-		}
-		seq, _ := strconv.ParseUint(m[4], 16, 32)
-		ck, _ := strconv.ParseUint(m[5], 16, 16)
-		db[m[1]] = LSPRow{Seq: uint32(seq), Checksum: uint16(ck), Own: m[2] == "*"}
 	}
-	return db, sc.Err()
+	return db, err
 }
 
 // faredDB reads fared's level-2 database keyed like FRR's.

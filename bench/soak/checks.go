@@ -1,7 +1,6 @@
 package soak
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -148,8 +147,6 @@ type lsdbRow struct {
 	live bool
 }
 
-var frrISISRE = regexp.MustCompile(`^(\S+\.[0-9a-f]{2}-[0-9a-f]{2})\s+\*?\s*(\d+)\s+0x([0-9a-f]{8})\s+0x([0-9a-f]{4})\s+(\d+)\s`)
-
 func (r *Runner) db(ctx context.Context, n *interop.Node) (map[string]lsdbRow, error) {
 	db := map[string]lsdbRow{}
 	switch {
@@ -166,21 +163,12 @@ func (r *Runner) db(ctx context.Context, n *interop.Node) (map[string]lsdbRow, e
 			db[key] = lsdbRow{e.Seq, e.Checksum, e.Lifetime > 0}
 		}
 	case n.Kind == "frr" && n.Protocol == "isis":
-		// Text: 8.4.4's JSON keeps only the last LSP.
-		out, err := r.l.Vtysh(ctx, n.Name, "show isis database")
+		rows, err := r.l.ISISDatabase(ctx, n.Name)
 		if err != nil {
 			return nil, err
 		}
-		sc := bufio.NewScanner(strings.NewReader(out))
-		for sc.Scan() {
-			m := frrISISRE.FindStringSubmatch(sc.Text())
-			if m == nil {
-				continue
-			}
-			seq, _ := strconv.ParseUint(m[3], 16, 32)
-			ck, _ := strconv.ParseUint(m[4], 16, 16)
-			life, _ := strconv.Atoi(m[5])
-			db[m[1]] = lsdbRow{uint32(seq), uint16(ck), life > 0}
+		for _, e := range rows {
+			db[e.LSPID] = lsdbRow{e.Seq, e.Checksum, e.Holdtime > 0}
 		}
 	case n.Kind == "fared":
 		var v []wire.OSPFLSA

@@ -1,10 +1,13 @@
 package soak
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -25,21 +28,11 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Settle == 0 {
-		c.Settle = 90 * time.Second
-	}
-	if c.LossPct == 0 {
-		c.LossPct = 5
-	}
-	if c.LossLinks == 0 {
-		c.LossLinks = 2
-	}
-	if c.MaxEvents == 0 {
-		c.MaxEvents = 3
-	}
-	if c.Log == nil {
-		c.Log = io.Discard
-	}
+	c.Settle = cmp.Or(c.Settle, 90*time.Second)
+	c.LossPct = cmp.Or(c.LossPct, 5)
+	c.LossLinks = cmp.Or(c.LossLinks, 2)
+	c.MaxEvents = cmp.Or(c.MaxEvents, 3)
+	c.Log = cmp.Or(c.Log, io.Discard)
 	return c
 }
 
@@ -370,12 +363,12 @@ func (rep *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d, %d cycles in %v\n", rep.Seed, rep.Cycles, rep.Elapsed.Round(time.Second))
 	total := 0
-	for _, k := range sortedKeys(rep.Events) {
+	for _, k := range slices.Sorted(maps.Keys(rep.Events)) {
 		fmt.Fprintf(&b, "  event %-14s %5d\n", k, rep.Events[k])
 		total += rep.Events[k]
 	}
 	fmt.Fprintf(&b, "  events total         %5d\n", total)
-	for _, k := range sortedKeys(rep.Checks) {
+	for _, k := range slices.Sorted(maps.Keys(rep.Checks)) {
 		fmt.Fprintf(&b, "  check %-24s passed %4d\n", k, rep.Checks[k])
 	}
 	if len(rep.Settle) > 0 {
@@ -384,7 +377,7 @@ func (rep *Report) String() string {
 		fmt.Fprintf(&b, "  settle after a burst: median %v, max %v (%d bursts)\n",
 			s[len(s)/2].Round(time.Millisecond), s[len(s)-1].Round(time.Millisecond), len(s))
 	}
-	for _, k := range sortedKeys(rep.LastToHold) {
+	for _, k := range slices.Sorted(maps.Keys(rep.LastToHold)) {
 		fmt.Fprintf(&b, "  last to hold: %-36s %4d bursts\n", k, rep.LastToHold[k])
 	}
 	for _, lt := range rep.Resources {
@@ -400,13 +393,4 @@ func (rep *Report) String() string {
 		fmt.Fprintf(&b, "    %s\n", f)
 	}
 	return b.String()
-}
-
-func sortedKeys(m map[string]int) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

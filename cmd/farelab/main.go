@@ -8,11 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -232,72 +233,72 @@ func execCommand(c *cli) *cobra.Command {
 	return execCmd
 }
 
-// linkCommand: farelab link add LAB A B [BANDWIDTH] | link del LAB A B.
-func linkCommand(c *cli) *cobra.Command {
-	link := &cobra.Command{Use: "link", Short: "Add or remove a p2p link of a running lab (both ends reconfigured live)"}
-	link.AddCommand(&cobra.Command{
-		Use:   "add LAB A B [BANDWIDTH]",
-		Short: "Add a link between nodes A and B (bits/s with K/M/G/T, default 10G): veth, addresses, fared reloads, FRR through vtysh",
-		Args:  cobra.RangeArgs(3, 4),
+// onLab is a subcommand of a running lab named by its first argument:
+// run gets the opened lab and the arguments after the name.
+func (c *cli) onLab(use, short string, args cobra.PositionalArgs, run func(ctx context.Context, l *interop.Lab, args []string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  args,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := c.open(args[0])
 			if err != nil {
 				return err
 			}
+			return run(cmd.Context(), l, args[1:])
+		},
+	}
+}
+
+// linkCommand: farelab link add LAB A B [BANDWIDTH] | link del LAB A B.
+func linkCommand(c *cli) *cobra.Command {
+	link := &cobra.Command{Use: "link", Short: "Add or remove a p2p link of a running lab (both ends reconfigured live)"}
+	link.AddCommand(c.onLab("add LAB A B [BANDWIDTH]",
+		"Add a link between nodes A and B (bits/s with K/M/G/T, default 10G): veth, addresses, fared reloads, FRR through vtysh",
+		cobra.RangeArgs(3, 4),
+		func(ctx context.Context, l *interop.Lab, args []string) error {
 			var bw float64
-			if len(args) == 4 {
-				if bw, err = interop.ParseBandwidth(args[3]); err != nil {
+			if len(args) == 3 {
+				var err error
+				if bw, err = interop.ParseBandwidth(args[2]); err != nil {
 					return err
 				}
 			}
-			lk, changes, err := l.AddLink(cmd.Context(), args[1], args[2], bw)
+			lk, changes, err := l.AddLink(ctx, args[0], args[1], bw)
 			if lk != nil {
 				fmt.Fprintf(c.stdout, "link %d added: %s %s %s <-> %s %s %s, %s\n", lk.Index, lk.A, lk.IfA, lk.AddrA, lk.B, lk.IfB, lk.AddrB,
 					interop.FormatBandwidth(lk.Bandwidth))
 			}
 			printChanges(c.stdout, changes)
 			return err
-		},
-	})
-	link.AddCommand(&cobra.Command{
-		Use:   "del LAB A B",
-		Short: "Remove the last link between nodes A and B: both ends reconfigured without it, then the veth removed",
-		Args:  cobra.ExactArgs(3),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := c.open(args[0])
-			if err != nil {
-				return err
-			}
-			lk, changes, err := l.DelLink(cmd.Context(), args[1], args[2])
+		}))
+	link.AddCommand(c.onLab("del LAB A B",
+		"Remove the last link between nodes A and B: both ends reconfigured without it, then the veth removed",
+		cobra.ExactArgs(3),
+		func(ctx context.Context, l *interop.Lab, args []string) error {
+			lk, changes, err := l.DelLink(ctx, args[0], args[1])
 			if lk != nil {
 				fmt.Fprintf(c.stdout, "link %d removed: %s %s <-> %s %s\n", lk.Index, lk.A, lk.IfA, lk.B, lk.IfB)
 			}
 			printChanges(c.stdout, changes)
 			return err
-		},
-	})
+		}))
 	return link
 }
 
 // restartCommand: farelab restart LAB NODE.
 func restartCommand(c *cli) *cobra.Command {
-	return &cobra.Command{
-		Use:   "restart LAB NODE",
-		Short: "Stop and start a node's daemons from its rendered config (fared keeps its kernel routes across it)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := c.open(args[0])
-			if err != nil {
+	return c.onLab("restart LAB NODE",
+		"Stop and start a node's daemons from its rendered config (fared keeps its kernel routes across it)",
+		cobra.ExactArgs(2),
+		func(ctx context.Context, l *interop.Lab, args []string) error {
+			if err := l.RestartNode(ctx, args[0]); err != nil {
 				return err
 			}
-			if err := l.RestartNode(cmd.Context(), args[1]); err != nil {
-				return err
-			}
-			d, _ := l.Daemons(args[1])
-			fmt.Fprintf(c.stdout, "node %s restarted: %v\n", args[1], d)
+			d, _ := l.Daemons(args[0])
+			fmt.Fprintf(c.stdout, "node %s restarted: %v\n", args[0], d)
 			return nil
-		},
-	}
+		})
 }
 
 // printChanges shows what each end did: fared's reload report, FRR's
@@ -307,7 +308,7 @@ func printChanges(w io.Writer, cs []interop.NodeChange) {
 		switch {
 		case c.Reload != nil:
 			fmt.Fprintf(w, "  %s (fared): reloaded\n", c.Node)
-			for _, name := range sortedModules(c.Reload.Modules) {
+			for _, name := range slices.Sorted(maps.Keys(c.Reload.Modules)) {
 				m := c.Reload.Modules[name]
 				for _, x := range m.Changed {
 					fmt.Fprintf(w, "    %s: %s\n", name, x)
@@ -320,15 +321,6 @@ func printChanges(w io.Writer, cs []interop.NodeChange) {
 			fmt.Fprintf(w, "  %s (frr): vtysh %s\n", c.Node, strings.Join(c.Commands, " / "))
 		}
 	}
-}
-
-func sortedModules[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // openLab opens the named lab, or the only one.

@@ -166,6 +166,21 @@ func TestFrame(t *testing.T) {
 }
 
 // lldpd 1.0.16 with the iNOF TLV configured by lldpcli (testdata/capture.sh).
+// ParseOUI takes the three separators and two hex digits a byte, nothing
+// looser ("0g" and "+1" are not bytes).
+func TestParseOUI(t *testing.T) {
+	for _, s := range []string{"02:46:44", "02-46-44", "02,46,44"} {
+		if o, err := ParseOUI(s); err != nil || o != DefaultOUI {
+			t.Errorf("%s: %x, %v", s, o, err)
+		}
+	}
+	for _, s := range []string{"02:46", "02:46:44:01", "2:46:44", "0g:46:44", "+1:46:44", ""} {
+		if o, err := ParseOUI(s); err == nil {
+			t.Errorf("%q accepted as %x", s, o)
+		}
+	}
+}
+
 func TestLLDPFromLLDPD(t *testing.T) {
 	b, err := os.ReadFile("testdata/lldpd_custom_tlv.bin")
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/gopacket"
@@ -20,6 +22,25 @@ import (
 // 0x46 0x44 spell "FD" (fared). A site that owns an OUI or CID sets its
 // own (`inof: {lldp-oui: ...}`): the TLV's content does not change.
 var DefaultOUI = [3]byte{0x02, 0x46, 0x44}
+
+// ParseOUI reads an OUI written "02:46:44", "02-46-44" or "02,46,44"
+// (lldpcli's form); the error does not repeat s, which callers name with
+// their own key.
+func ParseOUI(s string) ([3]byte, error) {
+	var o [3]byte
+	f := strings.FieldsFunc(s, func(r rune) bool { return r == ':' || r == '-' || r == ',' })
+	if len(f) != 3 {
+		return o, errors.New("want three hex bytes like 02:46:44")
+	}
+	for i, x := range f {
+		b, err := strconv.ParseUint(x, 16, 8)
+		if err != nil || len(x) != 2 {
+			return o, fmt.Errorf("%q is not a hex byte", x)
+		}
+		o[i] = byte(b)
+	}
+	return o, nil
+}
 
 // LLDPSubtype is the iNOF host subtype under the OUI.
 const LLDPSubtype = 1

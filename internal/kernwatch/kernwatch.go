@@ -152,7 +152,7 @@ func open(nsPath string) (netns.NsHandle, map[int]string, error) {
 	if err != nil {
 		return h, nil, err
 	}
-	names, err := ifNames(h)
+	names, err := IfNames(h)
 	if err != nil {
 		h.Close()
 		return h, nil, err
@@ -160,7 +160,8 @@ func open(nsPath string) (netns.NsHandle, map[int]string, error) {
 	return h, names, nil
 }
 
-func ifNames(ns netns.NsHandle) (map[int]string, error) {
+// IfNames maps the interface indexes of a namespace to their names.
+func IfNames(ns netns.NsHandle) (map[int]string, error) {
 	h, err := netlink.NewHandleAt(ns)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -123,8 +124,8 @@ func bfdNoFlap(t *testing.T, ctx context.Context, l *interop.Lab, nodes []string
 					t.Fatalf("%s: iNOF session %s flapped (%d)", n, k, x)
 				}
 			}
-			if !slices.Equal(sortedKeys(st.downs), sortedKeys(f.downs)) {
-				t.Fatalf("%s: BFD sessions changed: %v -> %v", n, sortedKeys(f.downs), sortedKeys(st.downs))
+			if !slices.Equal(slices.Sorted(maps.Keys(st.downs)), slices.Sorted(maps.Keys(f.downs))) {
+				t.Fatalf("%s: BFD sessions changed: %v -> %v", n, slices.Sorted(maps.Keys(f.downs)), slices.Sorted(maps.Keys(st.downs)))
 			}
 		}
 		select {
@@ -162,14 +163,5 @@ func (st bfdState) flapped() []string {
 			out = append(out, fmt.Sprintf("iNOF session %s flapped %d times", k, x))
 		}
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }

@@ -4,13 +4,10 @@
 package scenarios
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,27 +90,14 @@ type lspRow struct {
 	Lifetime int
 }
 
-// frrDB reads FRR's L2 database from `show isis database` text: FRR 8.4.4's
-// JSON for this command keeps only the last LSP.
+// frrDB reads FRR's L2 database from `show isis database` text.
 func frrDB(ctx context.Context, l *interop.Lab, node string) (map[string]lspRow, error) {
-	out, err := l.Vtysh(ctx, node, "show isis database")
-	if err != nil {
-		return nil, err
-	}
-	re := regexp.MustCompile(`^(\S+\.[0-9a-f]{2}-[0-9a-f]{2})\s+\*?\s*(\d+)\s+0x([0-9a-f]{8})\s+0x([0-9a-f]{4})\s+(\d+)\s`)
+	rows, err := l.ISISDatabase(ctx, node)
 	db := map[string]lspRow{}
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		m := re.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		seq, _ := strconv.ParseUint(m[3], 16, 32)
-		ck, _ := strconv.ParseUint(m[4], 16, 16)
-		life, _ := strconv.Atoi(m[5])
-		db[m[1]] = lspRow{Seq: uint32(seq), Checksum: uint16(ck), Lifetime: life}
+	for _, r := range rows {
+		db[r.LSPID] = lspRow{Seq: r.Seq, Checksum: r.Checksum, Lifetime: r.Holdtime}
 	}
-	return db, sc.Err()
+	return db, err
 }
 
 // faredDB reads fared's database keyed like FRR's: hostname.pp-ff.

@@ -15,9 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/pcapgo"
 	"golang.org/x/sys/unix"
 
 	"github.com/fared/fared/api/wire"
@@ -337,17 +334,9 @@ func checkTshark(t *testing.T, frames [][]byte) {
 		return
 	}
 	path := filepath.Join(t.TempDir(), "cnp.pcap")
-	fh, err := os.Create(path)
-	if err != nil {
+	if err := rocev2.WritePCAP(path, frames); err != nil {
 		t.Fatal(err)
 	}
-	w := pcapgo.NewWriter(fh)
-	w.WriteFileHeader(65535, layers.LinkTypeEthernet)
-	now := time.Now()
-	for _, f := range frames {
-		w.WritePacket(gopacket.CaptureInfo{Timestamp: now, CaptureLength: len(f), Length: len(f)}, f)
-	}
-	fh.Close()
 	out, err := exec.Command("tshark", "-n", "-r", path, "-d", "udp.port==4791,infiniband", "-T", "fields",
 		"-e", "infiniband.bth.opcode", "-e", "infiniband.bth.destqp", "-e", "_ws.malformed", "-e", "_ws.expert").CombinedOutput()
 	if err != nil {

@@ -46,6 +46,21 @@ func TestIDs(t *testing.T) {
 	}
 }
 
+// Next carries into the pseudonode and system id bytes, and wraps at the
+// last id.
+func TestLSPIDNext(t *testing.T) {
+	for _, c := range []struct{ in, want LSPID }{
+		{MakeLSPID(sys(1), 0, 0), MakeLSPID(sys(1), 0, 1)},
+		{MakeLSPID(sys(1), 0, 0xff), MakeLSPID(sys(1), 1, 0)},
+		{MakeLSPID(sys(1), 0xff, 0xff), MakeLSPID(sys(2), 0, 0)},
+		{LSPID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, LSPID{}},
+	} {
+		if got := c.in.Next(); got != c.want {
+			t.Errorf("%v.Next() = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
 func TestAreas(t *testing.T) {
 	for in, want := range map[string][]byte{
 		"49.0001":           {0x49, 0, 1},
