@@ -36,6 +36,7 @@ import (
 
 	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/packetsock"
+	"github.com/fared/fared/internal/setting"
 	"github.com/fared/fared/qos/model"
 	"github.com/fared/fared/qos/policy"
 	"github.com/fared/fared/rocev2"
@@ -118,12 +119,8 @@ func New(cfg Config) *Runtime {
 	if cfg.Guard == nil {
 		cfg.Guard = guard.New("qos", cfg.Log)
 	}
-	if cfg.RouteCache <= 0 {
-		cfg.RouteCache = 16384
-	}
-	if cfg.RouteTTL <= 0 {
-		cfg.RouteTTL = time.Second
-	}
+	setting.Default(&cfg.RouteCache, 16384)
+	setting.Default(&cfg.RouteTTL, time.Second)
 	r := &Runtime{cfg: cfg, log: cfg.Log, guard: cfg.Guard, said: map[rocev2.ErrKind]bool{}, names: map[int]string{}}
 	r.routes = newRouteCache(cfg.RouteCache, cfg.RouteTTL, r.routeGet)
 	return r
