@@ -1,8 +1,7 @@
 // Package promx holds what the modules' Prometheus collectors share
 // (docs/metrics.md): a collector that asks its module at scrape time,
 // bounded by a timeout, and the emitters of a series per map key or per
-// flag. The IGPs' igp.Collector has the same contract and could become an
-// alias of Collector.
+// flag. igp.Collector, the IGPs' collector, is this one.
 package promx
 
 import (
