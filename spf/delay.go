@@ -78,11 +78,7 @@ func (c DelayConfig) Validate() error {
 
 func (c DelayConfig) withDefaults() DelayConfig {
 	d := DefaultDelayConfig()
-	setting.Default(&c.InitialDelay, d.InitialDelay)
-	setting.Default(&c.ShortDelay, d.ShortDelay)
-	setting.Default(&c.LongDelay, d.LongDelay)
-	setting.Default(&c.TimeToLearn, d.TimeToLearn)
-	setting.Default(&c.Holddown, d.Holddown)
+	setting.Fill(&c, d)
 	return c
 }
 

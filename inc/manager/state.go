@@ -132,14 +132,7 @@ type State struct {
 // notify is called after any group change.
 func NewState(cfg Config, now func() time.Time, log *slog.Logger, push func(string, *protos.SwitchConfig), notify func()) *State {
 	d := DefaultConfig
-	setting.Default(&cfg.Heartbeat, d.Heartbeat)
-	setting.Default(&cfg.DeadAfter, d.DeadAfter)
-	setting.Default(&cfg.Slots, d.Slots)
-	setting.Default(&cfg.TimeoutReports, d.TimeoutReports)
-	setting.Default(&cfg.ExcludeFor, d.ExcludeFor)
-	setting.Default(&cfg.ReportWindow, d.ReportWindow)
-	setting.Default(&cfg.MaxGroups, d.MaxGroups)
-	setting.Default(&cfg.MaxGroupsPerToken, d.MaxGroupsPerToken)
+	setting.Fill(&cfg, d)
 	if cfg.MaxGroupSize <= 0 || cfg.MaxGroupSize > MaxGroupSize {
 		cfg.MaxGroupSize = min(d.MaxGroupSize, MaxGroupSize)
 	}

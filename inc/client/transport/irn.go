@@ -52,12 +52,7 @@ var DefaultConfig = Config{Window: 32, RTOLow: 5 * time.Millisecond, RTOHigh: 30
 // (zero or negative).
 func (c Config) WithDefaults() Config {
 	d := DefaultConfig
-	setting.Default(&c.Window, d.Window)
-	setting.Default(&c.RTOLow, d.RTOLow)
-	setting.Default(&c.RTOHigh, d.RTOHigh)
-	setting.Default(&c.NLow, d.NLow)
-	setting.Default(&c.ReportAfter, d.ReportAfter)
-	setting.Default(&c.Reorder, d.Reorder)
+	setting.Fill(&c, d)
 	return c
 }
 
