@@ -41,6 +41,16 @@ func (m *module) query(r *http.Request, f func()) error {
 	return lp.Query(ctx, f)
 }
 
+// wireList converts items for an answer: never nil, so that an empty
+// list is [] in JSON.
+func wireList[E, W any](items []E, conv func(E) W) []W {
+	out := make([]W, 0, len(items))
+	for _, e := range items {
+		out = append(out, conv(e))
+	}
+	return out
+}
+
 // answer is a GET handler's answer: what build makes in the module's
 // loop, or the query's error (build's result then is not read).
 func answer[T any](m *module, r *http.Request, build func() T) (any, error) {
@@ -85,10 +95,7 @@ func (m *module) getHosts(r *http.Request) (any, error) {
 			}
 			return out
 		}
-		for _, v := range m.sw.sw.Hosts() {
-			out = append(out, hostWire(v))
-		}
-		return out
+		return wireList(m.sw.sw.Hosts(), hostWire)
 	})
 }
 
@@ -177,17 +184,10 @@ func (m *module) getPeers(r *http.Request) (any, error) {
 
 func (m *module) getEvents(r *http.Request) (any, error) {
 	return answer(m, r, func() []wire.INOFEvent {
-		out := []wire.INOFEvent{}
 		if m.host != nil {
-			for _, e := range m.host.ag.Events() {
-				out = append(out, eventWire(e))
-			}
-			return out
+			return wireList(m.host.ag.Events(), eventWire)
 		}
-		for _, e := range m.sw.sw.Events() {
-			out = append(out, switchEventWire(e))
-		}
-		return out
+		return wireList(m.sw.sw.Events(), switchEventWire)
 	})
 }
 
@@ -218,26 +218,13 @@ func (m *module) identityRoutes(rt *api.Router) {
 		if err := onSwitch(); err != nil {
 			return nil, err
 		}
-		return answer(m, r, func() []wire.INOFBinding {
-			out := []wire.INOFBinding{}
-			for _, b := range m.sw.sw.Bindings() {
-				out = append(out, bindingWire(b))
-			}
-			return out
-		})
+		return answer(m, r, func() []wire.INOFBinding { return wireList(m.sw.sw.Bindings(), bindingWire) })
 	})
 	rt.Handle("GET conflicts", func(r *http.Request) (any, error) {
 		if err := onSwitch(); err != nil {
 			return nil, err
 		}
-		return answer(m, r, func() []wire.INOFConflict {
-			out := []wire.INOFConflict{}
-			for _, c := range m.sw.sw.Conflicts() {
-				out = append(out, wire.INOFConflict{ID: c.ID, Port: c.Port, MAC: c.MAC, Reason: c.Reason, Against: c.Against,
-					First: c.First.UTC().Format(time.RFC3339Nano), Last: c.Last.UTC().Format(time.RFC3339Nano), Count: c.Count})
-			}
-			return out
-		})
+		return answer(m, r, func() []wire.INOFConflict { return wireList(m.sw.sw.Conflicts(), conflictWire) })
 	})
 	release := func(r *http.Request, id string) (any, error) {
 		if err := onSwitch(); err != nil {
@@ -275,6 +262,11 @@ func (m *module) identityRoutes(rt *api.Router) {
 		return release(r, q.ID)
 	})
 	rt.Handle("DELETE bindings/{id}", func(r *http.Request) (any, error) { return release(r, r.PathValue("id")) })
+}
+
+func conflictWire(c fabric.Conflict) wire.INOFConflict {
+	return wire.INOFConflict{ID: c.ID, Port: c.Port, MAC: c.MAC, Reason: c.Reason, Against: c.Against,
+		First: c.First.UTC().Format(time.RFC3339Nano), Last: c.Last.UTC().Format(time.RFC3339Nano), Count: c.Count}
 }
 
 func bindingWire(b fabric.BindingView) wire.INOFBinding {
