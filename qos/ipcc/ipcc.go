@@ -407,7 +407,7 @@ func openCapture(iface string) (*os.File, error) {
 	// The filter goes on before the bind: nothing else is queued.
 	s, err := packetsock.Open(&net.Interface{Index: ifi.Attrs().Index, Name: iface}, unix.ETH_P_IP, packetsock.Options{
 		Type: unix.SOCK_DGRAM, RcvBuf: 4 << 20, Name: "ipcc-" + iface,
-		Setup: func(fd int) error { return attach(fd, captureFilter()) }})
+		Setup: func(fd int) error { return rawsock.Attach(fd, captureFilter()) }})
 	if err != nil {
 		return nil, err
 	}
@@ -431,16 +431,4 @@ func captureFilter() []bpf.Instruction {
 		bpf.RetConstant{Val: 0x40000},
 		bpf.RetConstant{Val: 0},
 	}
-}
-
-func attach(fd int, prog []bpf.Instruction) error {
-	raw, err := bpf.Assemble(prog)
-	if err != nil {
-		return err
-	}
-	f := make([]unix.SockFilter, len(raw))
-	for i, x := range raw {
-		f[i] = unix.SockFilter{Code: x.Op, Jt: x.Jt, Jf: x.Jf, K: x.K}
-	}
-	return unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]})
 }

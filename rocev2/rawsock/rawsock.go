@@ -170,7 +170,7 @@ func absorber() (int, error) {
 	}
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
-	if err := attach(fd, []bpf.Instruction{bpf.RetConstant{Val: 0}}); err != nil {
+	if err := Attach(fd, []bpf.Instruction{bpf.RetConstant{Val: 0}}); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
@@ -181,7 +181,9 @@ func absorber() (int, error) {
 	return fd, nil
 }
 
-func attach(fd int, prog []bpf.Instruction) error {
+// Attach assembles prog and attaches it to the socket fd as its classic
+// BPF filter (SO_ATTACH_FILTER).
+func Attach(fd int, prog []bpf.Instruction) error {
 	raw, err := bpf.Assemble(prog)
 	if err != nil {
 		return err
@@ -237,7 +239,7 @@ func (c *Conn) SetDestQPs(qps []uint32) error {
 		return fmt.Errorf("%d QPs: at most 200 in the kernel filter", len(qps))
 	}
 	var err error
-	cerr := c.recvRC.Control(func(fd uintptr) { err = attach(int(fd), filter(qps)) })
+	cerr := c.recvRC.Control(func(fd uintptr) { err = Attach(int(fd), filter(qps)) })
 	return errors.Join(cerr, err)
 }
 
