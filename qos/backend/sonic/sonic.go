@@ -8,6 +8,8 @@ package sonic
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,11 +185,7 @@ func Tables(d *model.Desired) map[string]map[string]string {
 func (b *Backend) Apply(ctx context.Context, d *model.Desired) (model.Report, error) {
 	want := Tables(d)
 	rep := model.Report{}
-	keys := make([]string, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(want))
 	cur := make([]*redis.MapStringStringCmd, len(keys))
 	pipe := b.cfg.Pipeline()
 	for i, k := range keys {
