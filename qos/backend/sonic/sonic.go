@@ -299,11 +299,7 @@ func (b *Backend) Counters(ctx context.Context) (*model.Counters, error) {
 	if err != nil {
 		return nil, fmt.Errorf("COUNTERS_DB: %w", err)
 	}
-	names := make([]string, 0, len(ports))
-	for n := range ports {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(ports))
 	pipe := b.cnt.Pipeline()
 	pc := map[string]*redis.MapStringStringCmd{}
 	qc := map[string]*redis.MapStringStringCmd{}
