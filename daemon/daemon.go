@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -227,12 +228,7 @@ func (d *Daemon) RIB() *rib.Manager {
 func (d *Daemon) Modules() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make([]string, 0, len(d.mods))
-	for n := range d.mods {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(d.mods))
 }
 
 func (d *Daemon) specNames() []string {

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -23,6 +22,7 @@ import (
 	"github.com/fared/fared/fare"
 	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/nsenter"
+	"github.com/fared/fared/internal/promx"
 	"github.com/fared/fared/rib"
 )
 
@@ -335,11 +335,7 @@ func (c *coreCollector) Collect(ch chan<- prometheus.Metric) {
 		running[n] = true
 	}
 	for _, s := range c.d.specs {
-		v := 0.0
-		if running[s.Name] {
-			v = 1
-		}
-		ch <- prometheus.MustNewConstMetric(descModuleUp, prometheus.GaugeValue, v, s.Name)
+		ch <- prometheus.MustNewConstMetric(descModuleUp, prometheus.GaugeValue, promx.Flag(running[s.Name]), s.Name)
 	}
 	r := c.d.RIB()
 	if r == nil {
@@ -353,14 +349,7 @@ func (c *coreCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, rt := range snap.Routes {
 		byProto[rt.Protocol]++
 	}
-	protos := make([]string, 0, len(byProto))
-	for p := range byProto {
-		protos = append(protos, p)
-	}
-	sort.Strings(protos)
-	for _, p := range protos {
-		ch <- prometheus.MustNewConstMetric(descRoutes, prometheus.GaugeValue, float64(byProto[p]), p)
-	}
+	promx.ByKey(ch, descRoutes, prometheus.GaugeValue, byProto)
 	for _, g := range snap.Graphs {
 		topo := g.Area
 		if topo == "" {

@@ -113,12 +113,7 @@ func bwFlip(g *lsdb.Graph, r *spf.Result) [2]*lsdb.Graph {
 func benchRouteOnly(b *testing.B, g *lsdb.Graph) {
 	prevR := spf.Run(g)
 	prev := ComputeTable(prevR, spf.Routes(prevR), Options{})
-	gs := bwFlip(g, prevR)
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		ng := gs[i&1]
-		i++
+	flipLoop(b, bwFlip(g, prevR), func(ng *lsdb.Graph) {
 		same, changed := spf.TopologyDiff(prevR.Graph, ng, true)
 		if !same {
 			b.Fatal("topology changed")
@@ -126,25 +121,29 @@ func benchRouteOnly(b *testing.B, g *lsdb.Graph) {
 		r := spf.ReuseChanged(prevR, ng, changed)
 		prev = Update(prev, prevR, r, spf.Routes(r), changed, Options{})
 		prevR = r
-	}
+	})
 }
 
 // RouteOnlyPlain is the simple route-only path: SameTopology + Reuse
 // (bandwidth snapshot refreshed from the whole DAG) + a full FARE pass.
 func benchRouteOnlyPlain(b *testing.B, g *lsdb.Graph) {
 	prev := spf.Run(g)
-	gs := bwFlip(g, prev)
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		ng := gs[i&1]
-		i++
+	flipLoop(b, bwFlip(g, prev), func(ng *lsdb.Graph) {
 		if !spf.SameTopology(prev.Graph, ng) {
 			b.Fatal("topology changed")
 		}
 		r := spf.Reuse(prev, ng)
 		ComputeTable(r, spf.Routes(r), Options{})
 		prev = r
+	})
+}
+
+// flipLoop is the benchmark loop of a route-only change: each iteration
+// hands step the other graph of gs.
+func flipLoop(b *testing.B, gs [2]*lsdb.Graph, step func(ng *lsdb.Graph)) {
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		step(gs[i&1])
 	}
 }
 

@@ -88,16 +88,31 @@ func countLink(a *Anomalies, f float32, has bool) {
 		a[LinkMissing]++
 		return
 	}
+	countBad(a, f, linkKinds)
+}
+
+// badKinds names the anomaly each bad value of one wire field counts as;
+// Link and Path Bandwidth are judged alike.
+type badKinds struct{ nan, inf, negative, zero Anomaly }
+
+var (
+	linkKinds = badKinds{LinkNaN, LinkInf, LinkNegative, LinkZero}
+	pathKinds = badKinds{PathNaN, PathInf, PathNegative, PathZero}
+)
+
+// countBad counts f under its kind if it is bad (a good value counts
+// nothing).
+func countBad(a *Anomalies, f float32, k badKinds) {
 	x := float64(f)
 	switch {
 	case math.IsNaN(x):
-		a[LinkNaN]++
+		a[k.nan]++
 	case math.IsInf(x, 1):
-		a[LinkInf]++
+		a[k.inf]++
 	case x < 0:
-		a[LinkNegative]++
+		a[k.negative]++
 	case x == 0:
-		a[LinkZero]++
+		a[k.zero]++
 	}
 }
 
@@ -118,19 +133,8 @@ func pathValue(f float32, has bool) float64 {
 }
 
 func countPath(a *Anomalies, f float32, has bool) {
-	if !has {
-		return
-	}
-	x := float64(f)
-	switch {
-	case math.IsNaN(x):
-		a[PathNaN]++
-	case math.IsInf(x, 1):
-		a[PathInf]++
-	case x < 0:
-		a[PathNegative]++
-	case x == 0:
-		a[PathZero]++
+	if has {
+		countBad(a, f, pathKinds)
 	}
 }
 

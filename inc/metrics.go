@@ -2,15 +2,13 @@ package inc
 
 import (
 	"context"
-	"maps"
 	"reflect"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/promx"
 )
 
 // Prometheus metrics of the INC module (docs/metrics.md). A switch's come
@@ -19,9 +17,10 @@ import (
 // short timeout like every module's collector.
 
 // Collectors is the daemon.Collector capability.
-func (m *module) Collectors() []prometheus.Collector { return []prometheus.Collector{incCollector{m}} }
-
-type incCollector struct{ m *module }
+func (m *module) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{&promx.Collector{Descs: []*prometheus.Desc{incRegistered, incTrees, incSlots, incEvents, incBad, incCPU,
+		incGroups, incClients, incSwitches, incRefused, incScrape}, ScrapeError: incScrape, Scrape: m.scrape}}
+}
 
 var (
 	incRegistered = prometheus.NewDesc("fared_inc_switch_registered",
@@ -48,19 +47,16 @@ var (
 		"The INC manager did not answer the scrape.", nil, nil)
 )
 
-func (c incCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{incRegistered, incTrees, incSlots, incEvents, incBad, incCPU, incGroups, incClients, incSwitches, incRefused, incScrape} {
-		ch <- d
+// scrape emits the switch's metrics and the manager's, whichever run here;
+// only the manager can fail to answer.
+func (m *module) scrape(ctx context.Context, ch chan<- prometheus.Metric) error {
+	if m.dp != nil {
+		collectSwitch(ch, m.dp.view.Load())
 	}
-}
-
-func (c incCollector) Collect(ch chan<- prometheus.Metric) {
-	if c.m.dp != nil {
-		collectSwitch(ch, c.m.dp.view.Load())
+	if m.mgr != nil {
+		return m.collectManager(ctx, ch)
 	}
-	if c.m.mgr != nil {
-		c.collectManager(ch)
-	}
+	return nil
 }
 
 // refusalFields are the totals that fared_inc_bad_packets_total carries
@@ -72,18 +68,12 @@ func collectSwitch(ch chan<- prometheus.Metric, v *wire.INCSwitch) {
 	if v == nil {
 		return
 	}
-	reg := 0.0
-	if v.Registered {
-		reg = 1
-	}
-	ch <- prometheus.MustNewConstMetric(incRegistered, prometheus.GaugeValue, reg)
+	ch <- prometheus.MustNewConstMetric(incRegistered, prometheus.GaugeValue, promx.Flag(v.Registered))
 	roles := map[string]int{"root": 0, "leaf": 0}
 	for _, t := range v.Trees {
 		roles[t.Role]++
 	}
-	for _, r := range slices.Sorted(maps.Keys(roles)) {
-		ch <- prometheus.MustNewConstMetric(incTrees, prometheus.GaugeValue, float64(roles[r]), r)
-	}
+	promx.ByKey(ch, incTrees, prometheus.GaugeValue, roles)
 	ch <- prometheus.MustNewConstMetric(incSlots, prometheus.GaugeValue, float64(v.SlotsInUse))
 	// One series per counter of farectl's totals, named by its JSON field;
 	// the refusals of the per-packet checks are kinds of bad packets.
@@ -99,29 +89,24 @@ func collectSwitch(ch chan<- prometheus.Metric, v *wire.INCSwitch) {
 	for k, n := range v.Bad {
 		bad[k] = n
 	}
-	for _, k := range slices.Sorted(maps.Keys(bad)) {
-		ch <- prometheus.MustNewConstMetric(incBad, prometheus.CounterValue, float64(bad[k]), k)
-	}
+	promx.ByKey(ch, incBad, prometheus.CounterValue, bad)
 	if v.CPU != nil {
 		ch <- prometheus.MustNewConstMetric(incCPU, prometheus.CounterValue, v.CPU.Seconds)
 	}
 }
 
-func (c incCollector) collectManager(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	groups, err := c.m.mgr.Groups(ctx)
+func (m *module) collectManager(ctx context.Context, ch chan<- prometheus.Metric) error {
+	groups, err := m.mgr.Groups(ctx)
 	var clients []wire.INCClient
 	var switches []wire.INCRegisteredSwitch
 	if err == nil {
-		clients, err = c.m.mgr.Clients(ctx)
+		clients, err = m.mgr.Clients(ctx)
 	}
 	if err == nil {
-		switches, err = c.m.mgr.Switches(ctx)
+		switches, err = m.mgr.Switches(ctx)
 	}
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(incScrape, err)
-		return
+		return err
 	}
 	states := map[string]int{"waiting": 0, "programming": 0, "ready": 0, "no-tree": 0}
 	for _, g := range groups {
@@ -129,9 +114,7 @@ func (c incCollector) collectManager(ch chan<- prometheus.Metric) {
 			states[g.State]++
 		}
 	}
-	for _, s := range slices.Sorted(maps.Keys(states)) {
-		ch <- prometheus.MustNewConstMetric(incGroups, prometheus.GaugeValue, float64(states[s]), s)
-	}
+	promx.ByKey(ch, incGroups, prometheus.GaugeValue, states)
 	ch <- prometheus.MustNewConstMetric(incClients, prometheus.GaugeValue, float64(len(clients)))
 	alive := map[string]int{"true": 0, "false": 0}
 	for _, s := range switches {
@@ -141,12 +124,8 @@ func (c incCollector) collectManager(ch chan<- prometheus.Metric) {
 			alive["false"]++
 		}
 	}
-	for _, a := range slices.Sorted(maps.Keys(alive)) {
-		ch <- prometheus.MustNewConstMetric(incSwitches, prometheus.GaugeValue, float64(alive[a]), a)
-	}
+	promx.ByKey(ch, incSwitches, prometheus.GaugeValue, alive)
 	// Every reason, at 0 until it happens, so alerts see the series.
-	refused := c.m.mgr.Refused()
-	for _, r := range slices.Sorted(maps.Keys(refused)) {
-		ch <- prometheus.MustNewConstMetric(incRefused, prometheus.CounterValue, float64(refused[r]), r)
-	}
+	promx.ByKey(ch, incRefused, prometheus.CounterValue, m.mgr.Refused())
+	return nil
 }

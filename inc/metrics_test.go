@@ -32,7 +32,7 @@ func TestSwitchMetrics(t *testing.T) {
 		Unknown: 9,
 		CPU:     &wire.INCSwitchCPU{Seconds: 1.5},
 	})
-	checkMetrics(t, incCollector{m}, `
+	checkMetrics(t, m.Collectors()[0], `
 # HELP fared_inc_aggregator_events_total Aggregator events of this switch, the totals of farectl inc switch (packets, completed, duplicates_suppressed, retransmissions_served, nacks_sent, ...).
 # TYPE fared_inc_aggregator_events_total counter
 fared_inc_aggregator_events_total{event="bad_rank"} 0
@@ -76,7 +76,7 @@ fared_inc_switch_trees{role="root"} 1
 // Before the data plane has published anything, a switch exports nothing
 // (no zeros that would read as a reset).
 func TestSwitchMetricsBeforeFirstView(t *testing.T) {
-	if n := testutil.CollectAndCount(incCollector{&module{dp: &dataPlane{}}}); n != 0 {
+	if n := testutil.CollectAndCount((&module{dp: &dataPlane{}}).Collectors()[0]); n != 0 {
 		t.Errorf("%d series before the first view", n)
 	}
 }
@@ -91,7 +91,7 @@ func TestManagerRefusedMetric(t *testing.T) {
 	if _, err := m.mgr.Join(ctx, &protos.JoinRequest{Group: "g"}); err == nil || !strings.Contains(err.Error(), "serves its own node only") {
 		t.Fatalf("join without a peer: %v", err)
 	}
-	checkMetrics(t, incCollector{m}, `
+	checkMetrics(t, m.Collectors()[0], `
 # HELP fared_inc_refused_total Calls the INC manager refused, by reason (no_token, bad_token, expired_token, token_scope, cap_*, switch_*, not_local; docs/inc.md).
 # TYPE fared_inc_refused_total counter
 fared_inc_refused_total{reason="bad_token"} 0

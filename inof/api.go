@@ -41,6 +41,26 @@ func (m *module) query(r *http.Request, f func()) error {
 	return lp.Query(ctx, f)
 }
 
+// wireList converts items for an answer: never nil, so that an empty
+// list is [] in JSON.
+func wireList[E, W any](items []E, conv func(E) W) []W {
+	out := make([]W, 0, len(items))
+	for _, e := range items {
+		out = append(out, conv(e))
+	}
+	return out
+}
+
+// answer is a GET handler's answer: what build makes in the module's
+// loop, or the query's error (build's result then is not read).
+func answer[T any](m *module, r *http.Request, build func() T) (any, error) {
+	var out T
+	if err := m.query(r, func() { out = build() }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // Routes implements daemon.Module: below /v1/inof/.
 func (m *module) Routes(rt *api.Router) {
 	rt.Handle("GET hosts", m.getHosts)
@@ -49,11 +69,7 @@ func (m *module) Routes(rt *api.Router) {
 	rt.Handle("POST zones/del", m.zoneEdit(false))
 	rt.Handle("GET peers", m.getPeers)
 	rt.Handle("GET events", m.getEvents)
-	rt.Handle("GET status", func(r *http.Request) (any, error) {
-		var st wire.INOFStatus
-		err := m.query(r, func() { st = m.status() })
-		return st, err
-	})
+	rt.Handle("GET status", func(r *http.Request) (any, error) { return answer(m, r, m.status) })
 	rt.Handle("POST register", m.register(true))
 	rt.Handle("POST deregister", m.register(false))
 	m.identityRoutes(rt)
@@ -62,8 +78,8 @@ func (m *module) Routes(rt *api.Router) {
 // getHosts: a host's peers (the hosts its switches told it of), or a
 // switch's hosts.
 func (m *module) getHosts(r *http.Request) (any, error) {
-	out := []wire.INOFHost{}
-	err := m.query(r, func() {
+	return answer(m, r, func() []wire.INOFHost {
+		out := []wire.INOFHost{}
 		if m.host != nil {
 			for _, p := range m.host.ag.Peers() {
 				h := wire.INOFHost{ID: p.Key.ID, Switch: p.Key.Switch.String(), SwitchName: p.SwitchName, Port: p.Key.Port,
@@ -77,33 +93,23 @@ func (m *module) getHosts(r *http.Request) (any, error) {
 				}
 				out = append(out, h)
 			}
-			return
+			return out
 		}
-		for _, v := range m.sw.sw.Hosts() {
-			out = append(out, hostWire(v))
-		}
+		return wireList(m.sw.sw.Hosts(), hostWire)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 func (m *module) getZones(r *http.Request) (any, error) {
 	if m.host != nil {
 		return nil, api.NotFound(errors.New("a host has no zone configuration (its switches have)"))
 	}
-	out := []wire.INOFZone{}
-	err := m.query(r, func() {
+	return answer(m, r, func() []wire.INOFZone {
 		cfg, from, stamp, ok := m.sw.sw.Zones()
-		if ok {
-			out = zonesView(cfg, from, stamp)
+		if !ok {
+			return []wire.INOFZone{}
 		}
+		return zonesView(cfg, from, stamp)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // zoneEdit adds hosts to a zone (add) or removes them, on a reflector,
@@ -137,23 +143,18 @@ func (m *module) zoneEdit(add bool) api.Handler {
 			}
 			return nil, err
 		}
-		out := []wire.INOFZone{}
-		qerr := m.query(r, func() {
+		return answer(m, r, func() []wire.INOFZone {
 			cfg, from, stamp, _ := m.sw.sw.Zones()
-			out = zonesView(cfg, from, stamp)
+			return zonesView(cfg, from, stamp)
 		})
-		if qerr != nil {
-			return nil, qerr
-		}
-		return out, nil
 	}
 }
 
 // getPeers: a host's links to its switches, or a switch's BGP peers.
 func (m *module) getPeers(r *http.Request) (any, error) {
-	out := []wire.INOFPeer{}
 	if m.host != nil {
-		err := m.query(r, func() {
+		return answer(m, r, func() []wire.INOFPeer {
+			out := []wire.INOFPeer{}
 			for _, l := range m.host.ag.Links() {
 				p := wire.INOFPeer{Interface: l.Name, State: l.State, Port: l.Port, SwitchName: l.SwitchName}
 				if l.Switch.IsValid() {
@@ -162,12 +163,10 @@ func (m *module) getPeers(r *http.Request) (any, error) {
 				}
 				out = append(out, p)
 			}
+			return out
 		})
-		if err != nil {
-			return nil, err
-		}
-		return out, nil
 	}
+	out := []wire.INOFPeer{}
 	sp := m.sw.spAPI.Load()
 	if sp == nil {
 		return out, nil
@@ -184,22 +183,12 @@ func (m *module) getPeers(r *http.Request) (any, error) {
 }
 
 func (m *module) getEvents(r *http.Request) (any, error) {
-	out := []wire.INOFEvent{}
-	err := m.query(r, func() {
+	return answer(m, r, func() []wire.INOFEvent {
 		if m.host != nil {
-			for _, e := range m.host.ag.Events() {
-				out = append(out, eventWire(e))
-			}
-			return
+			return wireList(m.host.ag.Events(), eventWire)
 		}
-		for _, e := range m.sw.sw.Events() {
-			out = append(out, switchEventWire(e))
-		}
+		return wireList(m.sw.sw.Events(), switchEventWire)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // register registers a host with its switches (on) or withdraws it.
@@ -229,26 +218,13 @@ func (m *module) identityRoutes(rt *api.Router) {
 		if err := onSwitch(); err != nil {
 			return nil, err
 		}
-		out := []wire.INOFBinding{}
-		err := m.query(r, func() {
-			for _, b := range m.sw.sw.Bindings() {
-				out = append(out, bindingWire(b))
-			}
-		})
-		return out, err
+		return answer(m, r, func() []wire.INOFBinding { return wireList(m.sw.sw.Bindings(), bindingWire) })
 	})
 	rt.Handle("GET conflicts", func(r *http.Request) (any, error) {
 		if err := onSwitch(); err != nil {
 			return nil, err
 		}
-		out := []wire.INOFConflict{}
-		err := m.query(r, func() {
-			for _, c := range m.sw.sw.Conflicts() {
-				out = append(out, wire.INOFConflict{ID: c.ID, Port: c.Port, MAC: c.MAC, Reason: c.Reason, Against: c.Against,
-					First: c.First.UTC().Format(time.RFC3339Nano), Last: c.Last.UTC().Format(time.RFC3339Nano), Count: c.Count})
-			}
-		})
-		return out, err
+		return answer(m, r, func() []wire.INOFConflict { return wireList(m.sw.sw.Conflicts(), conflictWire) })
 	})
 	release := func(r *http.Request, id string) (any, error) {
 		if err := onSwitch(); err != nil {
@@ -286,6 +262,11 @@ func (m *module) identityRoutes(rt *api.Router) {
 		return release(r, q.ID)
 	})
 	rt.Handle("DELETE bindings/{id}", func(r *http.Request) (any, error) { return release(r, r.PathValue("id")) })
+}
+
+func conflictWire(c fabric.Conflict) wire.INOFConflict {
+	return wire.INOFConflict{ID: c.ID, Port: c.Port, MAC: c.MAC, Reason: c.Reason, Against: c.Against,
+		First: c.First.UTC().Format(time.RFC3339Nano), Last: c.Last.UTC().Format(time.RFC3339Nano), Count: c.Count}
 }
 
 func bindingWire(b fabric.BindingView) wire.INOFBinding {

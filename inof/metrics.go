@@ -2,21 +2,21 @@ package inof
 
 import (
 	"context"
-	"sort"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/promx"
 )
 
 // Prometheus metrics of the iNOF module (docs/metrics.md), read from the
 // same summary as farectl inof status, inside the module's loop.
 
 // Collectors is the daemon.Collector capability.
-func (m *module) Collectors() []prometheus.Collector { return []prometheus.Collector{inofCollector{m}} }
-
-type inofCollector struct{ m *module }
+func (m *module) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{&promx.Collector{Descs: []*prometheus.Desc{inofLocal, inofRecords, inofZones, inofPending, inofBindings,
+		inofUnresponsive, inofPeers, inofEvents, inofScrape}, ScrapeError: inofScrape, Scrape: m.scrape}}
+}
 
 var (
 	inofLocal = prometheus.NewDesc("fared_inof_local_hosts",
@@ -36,20 +36,11 @@ var (
 	inofScrape = prometheus.NewDesc("fared_inof_scrape_error", "The iNOF module did not answer the scrape.", nil, nil)
 )
 
-func (c inofCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{inofLocal, inofRecords, inofZones, inofPending, inofBindings, inofUnresponsive, inofPeers, inofEvents, inofScrape} {
-		ch <- d
-	}
-}
-
-func (c inofCollector) Collect(ch chan<- prometheus.Metric) {
-	lp, _ := c.m.loop()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
+func (m *module) scrape(ctx context.Context, ch chan<- prometheus.Metric) error {
+	lp, _ := m.loop()
 	var st wire.INOFStatus
-	if err := lp.Query(ctx, func() { st = c.m.status() }); err != nil {
-		ch <- prometheus.NewInvalidMetric(inofScrape, err)
-		return
+	if err := lp.Query(ctx, func() { st = m.status() }); err != nil {
+		return err
 	}
 	g := func(d *prometheus.Desc, v int) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
@@ -64,12 +55,6 @@ func (c inofCollector) Collect(ch chan<- prometheus.Metric) {
 		g(inofBindings, st.Bindings)
 		g(inofUnresponsive, st.Unresponsive)
 	}
-	names := make([]string, 0, len(st.Counters))
-	for k := range st.Counters {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		ch <- prometheus.MustNewConstMetric(inofEvents, prometheus.CounterValue, float64(st.Counters[k]), k)
-	}
+	promx.ByKey(ch, inofEvents, prometheus.CounterValue, st.Counters)
+	return nil
 }

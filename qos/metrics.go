@@ -3,11 +3,11 @@ package qos
 import (
 	"context"
 	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fared/fared/api/wire"
+	"github.com/fared/fared/internal/promx"
 )
 
 // Prometheus metrics of the QoS module (docs/metrics.md). Like the API,
@@ -15,9 +15,10 @@ import (
 // metrics always agree with farectl qos.
 
 // Collectors is the daemon.Collector capability.
-func (m *Module) Collectors() []prometheus.Collector { return []prometheus.Collector{qosCollector{m}} }
-
-type qosCollector struct{ m *Module }
+func (m *Module) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{&promx.Collector{Descs: []*prometheus.Desc{qosPause, qosPFCEnabled, qosDetections, qosRecoveries,
+		qosLimitHits, qosMode, qosClassBytes, qosScrape}, ScrapeError: qosScrape, Scrape: m.scrape}}
+}
 
 var (
 	qosPause = prometheus.NewDesc("fared_qos_pfc_pause_frames_total",
@@ -37,41 +38,32 @@ var (
 	qosScrape = prometheus.NewDesc("fared_qos_scrape_error", "The QoS module did not answer the scrape.", nil, nil)
 )
 
-func (c qosCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{qosPause, qosPFCEnabled, qosDetections, qosRecoveries, qosLimitHits, qosMode, qosClassBytes, qosScrape} {
-		ch <- d
-	}
-}
-
-func (c qosCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
+func (m *Module) scrape(ctx context.Context, ch chan<- prometheus.Metric) error {
 	var pfc wire.QoSPFC
 	var wd wire.QoSWatchdog
 	var fl wire.QoSFlows
 	ok := false
-	err := c.m.loop.Query(ctx, func() {
-		if c.m.ctl == nil {
+	err := m.loop.Query(ctx, func() {
+		if m.ctl == nil {
 			return
 		}
-		pfc, _ = c.m.pfc().(wire.QoSPFC)
-		wd, _ = c.m.watchdog().(wire.QoSWatchdog)
-		fl, _ = c.m.flows().(wire.QoSFlows)
+		pfc, _ = m.pfc().(wire.QoSPFC)
+		wd, _ = m.watchdog().(wire.QoSWatchdog)
+		fl, _ = m.flows().(wire.QoSFlows)
 		ok = true
 	})
-	if err != nil || !ok {
-		if err == nil {
-			err = context.Canceled
-		}
-		ch <- prometheus.NewInvalidMetric(qosScrape, err)
-		return
+	if err != nil {
+		return err
+	}
+	if !ok { // no controller yet: nothing to read
+		return context.Canceled
 	}
 	for _, i := range pfc.Interfaces {
 		for _, p := range i.Priorities {
 			pr := strconv.Itoa(p.Priority)
 			ch <- prometheus.MustNewConstMetric(qosPause, prometheus.CounterValue, float64(p.PauseRx), i.Name, pr, "rx")
 			ch <- prometheus.MustNewConstMetric(qosPause, prometheus.CounterValue, float64(p.PauseTx), i.Name, pr, "tx")
-			ch <- prometheus.MustNewConstMetric(qosPFCEnabled, prometheus.GaugeValue, b2f(p.Enabled), i.Name, pr)
+			ch <- prometheus.MustNewConstMetric(qosPFCEnabled, prometheus.GaugeValue, promx.Flag(p.Enabled), i.Name, pr)
 		}
 	}
 	for _, i := range wd.Interfaces {
@@ -79,18 +71,12 @@ func (c qosCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(qosRecoveries, prometheus.CounterValue, float64(i.Recoveries), i.Name)
 		ch <- prometheus.MustNewConstMetric(qosLimitHits, prometheus.CounterValue, float64(i.LimitHits), i.Name)
 		for _, mode := range []string{"normal", "recovering", "limited"} {
-			ch <- prometheus.MustNewConstMetric(qosMode, prometheus.GaugeValue, b2f(i.Mode == mode), i.Name, mode)
+			ch <- prometheus.MustNewConstMetric(qosMode, prometheus.GaugeValue, promx.Flag(i.Mode == mode), i.Name, mode)
 		}
 	}
 	for _, i := range fl.Interfaces {
 		ch <- prometheus.MustNewConstMetric(qosClassBytes, prometheus.CounterValue, float64(i.ElephantBytes), i.Name, "elephant")
 		ch <- prometheus.MustNewConstMetric(qosClassBytes, prometheus.CounterValue, float64(i.MiceBytes), i.Name, "mice")
 	}
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
+	return nil
 }

@@ -1,10 +1,10 @@
 package rib
 
 import (
+	"maps"
 	"math"
 	"net/netip"
 	"slices"
-	"sort"
 
 	"github.com/fared/fared/spf"
 )
@@ -22,11 +22,7 @@ func (m *Manager) build(prev []Route) *Snapshot {
 		maxW = 65535
 	}
 	snap.WeightMax = maxW
-	keys := make([]string, 0, len(m.levels))
-	for k := range m.levels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // deterministic merge order
+	keys := slices.Sorted(maps.Keys(m.levels)) // deterministic merge order
 	nRoutes, nHops, nAdvs := 0, 0, 0
 	for _, k := range keys {
 		ls := m.levels[k]

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/fared/fared/internal/setting"
 )
 
 // DelayState is a state of the RFC 8405 back-off state machine.
@@ -76,21 +78,7 @@ func (c DelayConfig) Validate() error {
 
 func (c DelayConfig) withDefaults() DelayConfig {
 	d := DefaultDelayConfig()
-	if c.InitialDelay <= 0 {
-		c.InitialDelay = d.InitialDelay
-	}
-	if c.ShortDelay <= 0 {
-		c.ShortDelay = d.ShortDelay
-	}
-	if c.LongDelay <= 0 {
-		c.LongDelay = d.LongDelay
-	}
-	if c.TimeToLearn <= 0 {
-		c.TimeToLearn = d.TimeToLearn
-	}
-	if c.Holddown <= 0 {
-		c.Holddown = d.Holddown
-	}
+	setting.Fill(&c, d)
 	return c
 }
 

@@ -628,12 +628,10 @@ func (h *heap) up(i int, x heapItem) {
 		if it[p].key <= x.key {
 			break
 		}
-		it[i] = it[p]
-		h.pos[it[i].node] = int32(i)
+		h.place(i, it[p])
 		i = p
 	}
-	it[i] = x
-	h.pos[x.node] = int32(i)
+	h.place(i, x)
 }
 
 // down places x at hole i or below.
@@ -652,10 +650,14 @@ func (h *heap) down(i int, x heapItem) {
 		if x.key <= it[m].key {
 			break
 		}
-		it[i] = it[m]
-		h.pos[it[i].node] = int32(i)
+		h.place(i, it[m])
 		i = m
 	}
-	it[i] = x
+	h.place(i, x)
+}
+
+// place puts x at position i and records where it is.
+func (h *heap) place(i int, x heapItem) {
+	h.items[i] = x
 	h.pos[x.node] = int32(i)
 }

@@ -10,8 +10,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -84,11 +85,7 @@ func printText(out io.Writer, o *scenario.Output, flows bool) {
 	}
 	tw.Flush()
 	fmt.Fprintf(out, "\nPAUSE frames: %d sent, %d received\n", r.PauseTx, r.PauseRx)
-	keys := make([]string, 0, len(r.Drops))
-	for k := range r.Drops {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(r.Drops))
 	fmt.Fprint(out, "drops:")
 	if len(keys) == 0 {
 		fmt.Fprint(out, " none")
@@ -134,11 +131,4 @@ func printText(out io.Writer, o *scenario.Output, flows bool) {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -32,18 +32,10 @@ type CA struct {
 // NewCA makes a root valid for validity from now (minus an hour of clock
 // skew).
 func NewCA(name string, validity time.Duration) (*CA, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(), Subject: pkix.Name{CommonName: name},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(validity),
-		IsCA: true, BasicConstraintsValid: true, MaxPathLenZero: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	tmpl := certTemplate(name, validity)
+	tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.MaxPathLenZero = true, true, true
+	tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign
+	key, der, err := newKeyCert(tmpl, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +44,32 @@ func NewCA(name string, validity time.Duration) (*CA, error) {
 		return nil, err
 	}
 	return &CA{Cert: cert, Key: key, DER: der}, nil
+}
+
+// certTemplate is what every certificate made here carries: a random
+// serial, the common name, and validity from an hour ago (clock skew) to
+// validity from now.
+func certTemplate(cn string, validity time.Duration) *x509.Certificate {
+	now := time.Now()
+	return &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: cn},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(validity)}
+}
+
+// newKeyCert makes a P-256 key and the certificate tmpl describes for
+// it, signed by parent's key (a nil parent: self-signed, a root).
+func newKeyCert(tmpl, parent *x509.Certificate, parentKey crypto.Signer) (*ecdsa.PrivateKey, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), parentKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	return key, der, nil
 }
 
 func serial() *big.Int {
@@ -73,22 +91,14 @@ type Leaf struct {
 // id, loopback), DNS SANs names (the hostname), for server and client
 // authentication.
 func (ca *CA) Issue(cn string, ips []netip.Addr, names []string, validity time.Duration) (*Leaf, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(), Subject: pkix.Name{CommonName: cn},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(validity),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		DNSNames:    names,
-	}
+	tmpl := certTemplate(cn, validity)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	tmpl.DNSNames = names
 	for _, a := range ips {
 		tmpl.IPAddresses = append(tmpl.IPAddresses, net.IP(a.AsSlice()))
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.Key)
+	key, der, err := newKeyCert(tmpl, ca.Cert, ca.Key)
 	if err != nil {
 		return nil, err
 	}

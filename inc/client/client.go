@@ -26,6 +26,7 @@ import (
 	"github.com/fared/fared/inc/packet"
 	"github.com/fared/fared/inc/protos"
 	"github.com/fared/fared/internal/guard"
+	"github.com/fared/fared/internal/setting"
 	"github.com/fared/fared/rocev2/rawsock"
 )
 
@@ -97,9 +98,7 @@ func Join(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	if cfg.Payload <= 0 {
-		cfg.Payload = 1024
-	}
+	setting.Default(&cfg.Payload, 1024)
 	if !cfg.Addr.IsValid() {
 		ap, err := netip.ParseAddrPort(cfg.Manager)
 		if err != nil {

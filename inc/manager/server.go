@@ -233,55 +233,44 @@ func (m *Manager) caller(ctx context.Context) (Caller, error) {
 	return Caller{}, ref.Refuse(ReasonBadToken, who, codes.Unauthenticated, "%v", err)
 }
 
-// Join implements the gRPC service.
-func (m *Manager) Join(ctx context.Context, r *protos.JoinRequest) (resp *protos.JoinResponse, err error) {
+// served authenticates the caller of a gRPC call and answers it with
+// call, a State method, run in the manager's loop.
+func served[Q, A any](ctx context.Context, m *Manager, q Q, call func(Q, Caller) (A, error)) (A, error) {
+	var a A
 	who, err := m.caller(ctx)
 	if err != nil {
-		return nil, err
+		return a, err
 	}
-	if qerr := m.do(ctx, func() { resp, err = m.st.Join(r, who) }); qerr != nil {
-		return nil, qerr
+	if qerr := m.do(ctx, func() { a, err = call(q, who) }); qerr != nil {
+		var none A
+		return none, qerr
 	}
-	return resp, err
+	return a, err
+}
+
+// Join implements the gRPC service.
+func (m *Manager) Join(ctx context.Context, r *protos.JoinRequest) (*protos.JoinResponse, error) {
+	return served(ctx, m, r, m.st.Join)
 }
 
 // Heartbeat implements the gRPC service.
-func (m *Manager) Heartbeat(ctx context.Context, r *protos.HeartbeatRequest) (resp *protos.HeartbeatResponse, err error) {
-	who, err := m.caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if qerr := m.do(ctx, func() { resp, err = m.st.Heartbeat(r, who) }); qerr != nil {
-		return nil, qerr
-	}
-	return resp, err
+func (m *Manager) Heartbeat(ctx context.Context, r *protos.HeartbeatRequest) (*protos.HeartbeatResponse, error) {
+	return served(ctx, m, r, m.st.Heartbeat)
 }
 
 // Leave implements the gRPC service.
 func (m *Manager) Leave(ctx context.Context, r *protos.LeaveRequest) (*protos.LeaveResponse, error) {
-	who, err := m.caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if qerr := m.do(ctx, func() { err = m.st.Leave(r, who) }); qerr != nil {
-		return nil, qerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &protos.LeaveResponse{}, nil
+	return served(ctx, m, r, func(r *protos.LeaveRequest, who Caller) (*protos.LeaveResponse, error) {
+		if err := m.st.Leave(r, who); err != nil {
+			return nil, err
+		}
+		return &protos.LeaveResponse{}, nil
+	})
 }
 
 // ReportTimeouts implements the gRPC service.
-func (m *Manager) ReportTimeouts(ctx context.Context, r *protos.TimeoutReport) (resp *protos.TimeoutReply, err error) {
-	who, err := m.caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if qerr := m.do(ctx, func() { resp, err = m.st.ReportTimeouts(r, who) }); qerr != nil {
-		return nil, qerr
-	}
-	return resp, err
+func (m *Manager) ReportTimeouts(ctx context.Context, r *protos.TimeoutReport) (*protos.TimeoutReply, error) {
+	return served(ctx, m, r, m.st.ReportTimeouts)
 }
 
 // maxWait bounds a GetTree call: the client asks again.

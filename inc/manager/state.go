@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/inc/protos"
+	"github.com/fared/fared/internal/setting"
 	"github.com/fared/fared/lsdb"
 )
 
@@ -131,30 +132,7 @@ type State struct {
 // notify is called after any group change.
 func NewState(cfg Config, now func() time.Time, log *slog.Logger, push func(string, *protos.SwitchConfig), notify func()) *State {
 	d := DefaultConfig
-	if cfg.Heartbeat <= 0 {
-		cfg.Heartbeat = d.Heartbeat
-	}
-	if cfg.DeadAfter <= 0 {
-		cfg.DeadAfter = d.DeadAfter
-	}
-	if cfg.Slots <= 0 {
-		cfg.Slots = d.Slots
-	}
-	if cfg.TimeoutReports <= 0 {
-		cfg.TimeoutReports = d.TimeoutReports
-	}
-	if cfg.ExcludeFor <= 0 {
-		cfg.ExcludeFor = d.ExcludeFor
-	}
-	if cfg.ReportWindow <= 0 {
-		cfg.ReportWindow = d.ReportWindow
-	}
-	if cfg.MaxGroups <= 0 {
-		cfg.MaxGroups = d.MaxGroups
-	}
-	if cfg.MaxGroupsPerToken <= 0 {
-		cfg.MaxGroupsPerToken = d.MaxGroupsPerToken
-	}
+	setting.Fill(&cfg, d)
 	if cfg.MaxGroupSize <= 0 || cfg.MaxGroupSize > MaxGroupSize {
 		cfg.MaxGroupSize = min(d.MaxGroupSize, MaxGroupSize)
 	}

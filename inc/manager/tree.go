@@ -3,6 +3,7 @@ package manager
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"net/netip"
 	"slices"
@@ -402,11 +403,4 @@ func (p *planner) plan(root *SwitchInfo, rn int32, members []MemberInfo, leaves 
 }
 
 // sortedIDs returns the keys of m in order.
-func sortedIDs[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.SortFunc(ks, cmp.Compare)
-	return ks
-}
+func sortedIDs[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

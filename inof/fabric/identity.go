@@ -3,6 +3,7 @@ package fabric
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strings"
@@ -619,11 +620,7 @@ func (s *Switch) setStatic(list []Static) {
 		}
 	}
 	s.static = next
-	ids := make([]string, 0, len(next))
-	for id := range next {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := slices.Sorted(maps.Keys(next))
 	for _, id := range ids {
 		sb := next[id]
 		st := s.idState(id)

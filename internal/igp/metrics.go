@@ -1,43 +1,22 @@
 package igp
 
 import (
-	"context"
 	"sort"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fared/fared/internal/promx"
 )
 
 // ScrapeTimeout bounds a scrape's wait for a busy loop: a loop that does
 // not answer costs its metrics, not the scrape.
-const ScrapeTimeout = 2 * time.Second
+const ScrapeTimeout = promx.ScrapeTimeout
 
 // Collector is a module's Prometheus collector (docs/metrics.md). It asks
 // the instance's loop at scrape time through the same queries as the API:
 // the loop's state is never read from another goroutine, and the metrics
-// always agree with farectl.
-type Collector struct {
-	Descs []*prometheus.Desc // every metric it may emit, ScrapeError included
-	// ScrapeError is the metric of a scrape the instance did not answer.
-	ScrapeError *prometheus.Desc
-	// Scrape emits the metrics; an error (the loop did not answer)
-	// becomes an invalid ScrapeError metric.
-	Scrape func(ctx context.Context, ch chan<- prometheus.Metric) error
-}
-
-func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range c.Descs {
-		ch <- d
-	}
-}
-
-func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), ScrapeTimeout)
-	defer cancel()
-	if err := c.Scrape(ctx, ch); err != nil {
-		ch <- prometheus.NewInvalidMetric(c.ScrapeError, err)
-	}
-}
+// always agree with farectl. The non-IGP modules use the same one.
+type Collector = promx.Collector
 
 // Counters emits an interface's counters (farectl's interface view), each
 // under the metric file gives it, with the interface as first label.

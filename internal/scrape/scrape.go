@@ -11,10 +11,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
@@ -111,12 +111,7 @@ func (f Families) Type(name string) string {
 
 // Names lists the families, sorted.
 func (f Families) Names() []string {
-	out := make([]string, 0, len(f))
-	for n := range f {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(f))
 }
 
 // Series lists the label sets of a family as "k=v,k=v" strings (for

@@ -36,6 +36,7 @@ import (
 
 	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/packetsock"
+	"github.com/fared/fared/internal/setting"
 	"github.com/fared/fared/qos/model"
 	"github.com/fared/fared/qos/policy"
 	"github.com/fared/fared/rocev2"
@@ -118,12 +119,8 @@ func New(cfg Config) *Runtime {
 	if cfg.Guard == nil {
 		cfg.Guard = guard.New("qos", cfg.Log)
 	}
-	if cfg.RouteCache <= 0 {
-		cfg.RouteCache = 16384
-	}
-	if cfg.RouteTTL <= 0 {
-		cfg.RouteTTL = time.Second
-	}
+	setting.Default(&cfg.RouteCache, 16384)
+	setting.Default(&cfg.RouteTTL, time.Second)
 	r := &Runtime{cfg: cfg, log: cfg.Log, guard: cfg.Guard, said: map[rocev2.ErrKind]bool{}, names: map[int]string{}}
 	r.routes = newRouteCache(cfg.RouteCache, cfg.RouteTTL, r.routeGet)
 	return r
@@ -410,7 +407,7 @@ func openCapture(iface string) (*os.File, error) {
 	// The filter goes on before the bind: nothing else is queued.
 	s, err := packetsock.Open(&net.Interface{Index: ifi.Attrs().Index, Name: iface}, unix.ETH_P_IP, packetsock.Options{
 		Type: unix.SOCK_DGRAM, RcvBuf: 4 << 20, Name: "ipcc-" + iface,
-		Setup: func(fd int) error { return attach(fd, captureFilter()) }})
+		Setup: func(fd int) error { return rawsock.Attach(fd, captureFilter()) }})
 	if err != nil {
 		return nil, err
 	}
@@ -434,16 +431,4 @@ func captureFilter() []bpf.Instruction {
 		bpf.RetConstant{Val: 0x40000},
 		bpf.RetConstant{Val: 0},
 	}
-}
-
-func attach(fd int, prog []bpf.Instruction) error {
-	raw, err := bpf.Assemble(prog)
-	if err != nil {
-		return err
-	}
-	f := make([]unix.SockFilter, len(raw))
-	for i, x := range raw {
-		f[i] = unix.SockFilter{Code: x.Op, Jt: x.Jt, Jf: x.Jf, K: x.K}
-	}
-	return unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]})
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/fared/fared/internal/setting"
 	"github.com/fared/fared/qos/model"
 )
 
@@ -219,16 +220,10 @@ func NewIPCC(cfg IPCCConfig) *IPCC {
 // PSNWindow 1024), a source's cap within its port's, a port's within
 // the table's.
 func (c IPCCConfig) WithBounds() IPCCConfig {
-	if c.MaxFlows <= 0 {
-		c.MaxFlows = 65536
-	}
-	if c.MaxFlowsPerPort <= 0 {
-		c.MaxFlowsPerPort = max(c.MaxFlows/4, 1)
-	}
+	setting.Default(&c.MaxFlows, 65536)
+	setting.Default(&c.MaxFlowsPerPort, max(c.MaxFlows/4, 1))
 	c.MaxFlowsPerPort = min(c.MaxFlowsPerPort, c.MaxFlows)
-	if c.MaxFlowsPerSource <= 0 {
-		c.MaxFlowsPerSource = max(c.MaxFlows/16, 1)
-	}
+	setting.Default(&c.MaxFlowsPerSource, max(c.MaxFlows/16, 1))
 	c.MaxFlowsPerSource = min(c.MaxFlowsPerSource, c.MaxFlowsPerPort)
 	if c.PSNWindow == 0 {
 		c.PSNWindow = 1024

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fared/fared/internal/setting"
 	"github.com/fared/fared/qos/model"
 )
 
@@ -159,9 +160,7 @@ const maxDecisions = 64
 // NewECNTuner returns a tuner, or an error for an unknown algorithm.
 func NewECNTuner(cfg TunerConfig) (*ECNTuner, error) {
 	t := &ECNTuner{cfg: cfg, queues: map[QueueKey]*tunedQueue{}}
-	if t.cfg.UtilTarget <= 0 {
-		t.cfg.UtilTarget = 0.9
-	}
+	setting.Default(&t.cfg.UtilTarget, 0.9)
 	switch cfg.Algorithm {
 	case AlgoAIECN, "":
 		t.cfg.Algorithm = AlgoAIECN
@@ -171,15 +170,8 @@ func NewECNTuner(cfg TunerConfig) (*ECNTuner, error) {
 	default:
 		return nil, fmt.Errorf("ecn tuning: unknown algorithm %q", cfg.Algorithm)
 	}
-	if t.cfg.Interval <= 0 {
-		t.cfg.Interval = time.Millisecond
-	}
-	if t.cfg.UtilTarget <= 0 {
-		t.cfg.UtilTarget = 0.9
-	}
-	if t.cfg.MaxProb <= 0 {
-		t.cfg.MaxProb = 100
-	}
+	setting.Default(&t.cfg.Interval, time.Millisecond)
+	setting.Default(&t.cfg.MaxProb, 100)
 	return t, nil
 }
 
@@ -215,9 +207,7 @@ func (t *ECNTuner) sync(d *model.Desired) {
 				lo = hi / 2
 			}
 			pLo, pHi := t.cfg.MinProb, t.cfg.MaxProb
-			if pLo <= 0 {
-				pLo = 1
-			}
+			setting.Default(&pLo, 1)
 			tq := t.queues[k]
 			if tq != nil && tq.base == base && tq.lo == lo && tq.hi == hi && tq.pLo == pLo && tq.pHi == pHi {
 				continue

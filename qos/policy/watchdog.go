@@ -6,7 +6,8 @@ package policy
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/fared/fared/qos/model"
@@ -346,11 +347,4 @@ func (w *Watchdog) Ifaces() []IfaceView {
 // Events returns the event log (oldest first).
 func (w *Watchdog) Events() []Event { return append([]Event(nil), w.events...) }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -71,32 +71,15 @@ type recvState struct {
 // Open opens a Conn in the calling goroutine's network namespace.
 func Open(cfg Config) (*Conn, error) {
 	c := &Conn{absorb: -1}
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_RAW)
-	if err != nil {
+	var err error
+	if c.send, c.sendRC, err = openSend(unix.AF_INET, "rocev2-send", cfg.SndBuf); err != nil {
 		return nil, fmt.Errorf("raw IPv4 send socket: %w", err)
-	}
-	if cfg.SndBuf > 0 {
-		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, cfg.SndBuf)
-	}
-	c.send = os.NewFile(uintptr(fd), "rocev2-send")
-	if c.sendRC, err = c.send.SyscallConn(); err != nil {
-		c.Close()
-		return nil, err
 	}
 	// The IPv6 socket is opened now, in this namespace (a socket opened
 	// later could land in another one); a kernel without IPv6 only loses
 	// IPv6 sending. IPPROTO_RAW on IPv6 implies IPV6_HDRINCL (Linux ≥ 4.5).
-	if fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_RAW); err != nil {
+	if c.send6, c.send6RC, err = openSend(unix.AF_INET6, "rocev2-send6", cfg.SndBuf); err != nil {
 		c.err6 = fmt.Errorf("raw IPv6 send socket: %w", err)
-	} else {
-		if cfg.SndBuf > 0 {
-			_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, cfg.SndBuf)
-		}
-		c.send6 = os.NewFile(uintptr(fd), "rocev2-send6")
-		if c.send6RC, err = c.send6.SyscallConn(); err != nil {
-			c.Close()
-			return nil, err
-		}
 	}
 	if cfg.NoReceive {
 		return c, nil
@@ -104,7 +87,7 @@ func Open(cfg Config) (*Conn, error) {
 	// The filter goes on before the socket sees any traffic that is not
 	// ours: attach to a socket that is not yet receiving is impossible for
 	// raw sockets, so drain what slipped in before the filter.
-	fd, err = unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_UDP)
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_UDP)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("raw IPv4 receive socket: %w", err)
@@ -170,7 +153,7 @@ func absorber() (int, error) {
 	}
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
-	if err := attach(fd, []bpf.Instruction{bpf.RetConstant{Val: 0}}); err != nil {
+	if err := Attach(fd, []bpf.Instruction{bpf.RetConstant{Val: 0}}); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
@@ -181,7 +164,28 @@ func absorber() (int, error) {
 	return fd, nil
 }
 
-func attach(fd int, prog []bpf.Instruction) error {
+// openSend opens a raw send socket of family (IPPROTO_RAW: we write whole
+// IP packets), its send buffer forced to sndBuf when that is set.
+func openSend(family int, name string, sndBuf int) (*os.File, syscall.RawConn, error) {
+	fd, err := unix.Socket(family, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_RAW)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sndBuf > 0 {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, sndBuf)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, rc, nil
+}
+
+// Attach assembles prog and attaches it to the socket fd as its classic
+// BPF filter (SO_ATTACH_FILTER).
+func Attach(fd int, prog []bpf.Instruction) error {
 	raw, err := bpf.Assemble(prog)
 	if err != nil {
 		return err
@@ -237,7 +241,7 @@ func (c *Conn) SetDestQPs(qps []uint32) error {
 		return fmt.Errorf("%d QPs: at most 200 in the kernel filter", len(qps))
 	}
 	var err error
-	cerr := c.recvRC.Control(func(fd uintptr) { err = attach(int(fd), filter(qps)) })
+	cerr := c.recvRC.Control(func(fd uintptr) { err = Attach(int(fd), filter(qps)) })
 	return errors.Join(cerr, err)
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fared/fared/internal/setting"
 	"github.com/fared/fared/rocev2"
 	"github.com/fared/fared/rocev2/rawsock"
 )
@@ -100,9 +101,7 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 	if cfg.Rate <= 0 {
 		return nil, errors.New("uc: rate must be positive")
 	}
-	if cfg.Payload <= 0 {
-		cfg.Payload = 1000
-	}
+	setting.Default(&cfg.Payload, 1000)
 	if cfg.DCQCN.AlphaTimer == 0 {
 		cfg.DCQCN = LabDCQCN(cfg.Rate)
 	}
@@ -320,12 +319,8 @@ type Receiver struct {
 
 // NewReceiver opens the receiver's raw sockets in its namespace.
 func NewReceiver(cfg ReceiverConfig) (*Receiver, error) {
-	if cfg.AckEvery <= 0 {
-		cfg.AckEvery = 1
-	}
-	if cfg.CNPInterval <= 0 {
-		cfg.CNPInterval = 50 * time.Microsecond
-	}
+	setting.Default(&cfg.AckEvery, 1)
+	setting.Default(&cfg.CNPInterval, 50*time.Microsecond)
 	r := &Receiver{cfg: cfg, qps: map[uint32]*rqp{}}
 	var qps []uint32
 	for _, q := range cfg.QPs {

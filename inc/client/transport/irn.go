@@ -14,6 +14,8 @@ package transport
 
 import (
 	"time"
+
+	"github.com/fared/fared/internal/setting"
 )
 
 // Config is the IRN configuration of a flow.
@@ -50,24 +52,7 @@ var DefaultConfig = Config{Window: 32, RTOLow: 5 * time.Millisecond, RTOHigh: 30
 // (zero or negative).
 func (c Config) WithDefaults() Config {
 	d := DefaultConfig
-	if c.Window <= 0 {
-		c.Window = d.Window
-	}
-	if c.RTOLow <= 0 {
-		c.RTOLow = d.RTOLow
-	}
-	if c.RTOHigh <= 0 {
-		c.RTOHigh = d.RTOHigh
-	}
-	if c.NLow <= 0 {
-		c.NLow = d.NLow
-	}
-	if c.ReportAfter <= 0 {
-		c.ReportAfter = d.ReportAfter
-	}
-	if c.Reorder <= 0 {
-		c.Reorder = d.Reorder
-	}
+	setting.Fill(&c, d)
 	return c
 }
 

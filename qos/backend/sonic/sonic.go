@@ -8,6 +8,8 @@ package sonic
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,11 +185,7 @@ func Tables(d *model.Desired) map[string]map[string]string {
 func (b *Backend) Apply(ctx context.Context, d *model.Desired) (model.Report, error) {
 	want := Tables(d)
 	rep := model.Report{}
-	keys := make([]string, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(want))
 	cur := make([]*redis.MapStringStringCmd, len(keys))
 	pipe := b.cfg.Pipeline()
 	for i, k := range keys {
@@ -301,11 +299,7 @@ func (b *Backend) Counters(ctx context.Context) (*model.Counters, error) {
 	if err != nil {
 		return nil, fmt.Errorf("COUNTERS_DB: %w", err)
 	}
-	names := make([]string, 0, len(ports))
-	for n := range ports {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(ports))
 	pipe := b.cnt.Pipeline()
 	pc := map[string]*redis.MapStringStringCmd{}
 	qc := map[string]*redis.MapStringStringCmd{}
