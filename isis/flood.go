@@ -268,16 +268,6 @@ func (c *circuit) sendCSNPs(l int, now time.Time) {
 		if len(ids) == 0 {
 			return
 		}
-		start = nextLSPID(end)
+		start = end.Next()
 	}
-}
-
-func nextLSPID(id packet.LSPID) packet.LSPID {
-	for i := len(id) - 1; i >= 0; i-- {
-		id[i]++
-		if id[i] != 0 {
-			break
-		}
-	}
-	return id
 }

@@ -189,18 +189,8 @@ func (in *Injector) sendCSNPs(c *circuit, now time.Time) {
 		if len(all) == 0 {
 			return
 		}
-		start = next(end)
+		start = end.Next()
 	}
-}
-
-func next(id packet.LSPID) packet.LSPID {
-	for i := len(id) - 1; i >= 0; i-- {
-		id[i]++
-		if id[i] != 0 {
-			break
-		}
-	}
-	return id
 }
 
 // reoriginate installs a new version of an LSP with the given sequence

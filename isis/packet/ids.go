@@ -79,6 +79,18 @@ func (l LSPID) Fragment() uint8 { return l[7] }
 // Compare orders LSP ids bytewise, the CSNP range order of ISO 10589.
 func (l LSPID) Compare(o LSPID) int { return bytes.Compare(l[:], o[:]) }
 
+// Next is the LSP id after l in CSNP order (the last one wraps to zero):
+// where the next CSNP of a series starts.
+func (l LSPID) Next() LSPID {
+	for i := len(l) - 1; i >= 0; i-- {
+		l[i]++
+		if l[i] != 0 {
+			break
+		}
+	}
+	return l
+}
+
 // ParseSystemID accepts "0000.0000.0001" (also without dots: "000000000001").
 func ParseSystemID(s string) (SystemID, error) {
 	var id SystemID
