@@ -73,18 +73,14 @@ func TestAreas(t *testing.T) {
 // Next counts up through the id's bytes with carry: where a CSNP series
 // goes on after an End.
 func TestLSPIDNext(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"0000.0000.0001.00-00", "0000.0000.0001.00-01"},
-		{"0000.0000.0001.00-ff", "0000.0000.0001.01-00"},
-		{"0000.0000.00ff.ff-ff", "0000.0000.0100.00-00"},
-		{"ffff.ffff.ffff.ff-ff", "0000.0000.0000.00-00"},
+	for _, tc := range []struct{ in, want LSPID }{
+		{LSPID{0, 0, 0, 0, 0, 1, 0, 0}, LSPID{0, 0, 0, 0, 0, 1, 0, 1}},
+		{LSPID{0, 0, 0, 0, 0, 1, 0, 0xff}, LSPID{0, 0, 0, 0, 0, 1, 1, 0}},
+		{LSPID{0, 0, 0, 0, 0, 0xff, 0xff, 0xff}, LSPID{0, 0, 0, 0, 1, 0, 0, 0}},
+		{LSPID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, LSPID{}},
 	} {
-		id, err := ParseLSPID(tc.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := id.Next().String(); got != tc.want {
-			t.Errorf("%s.Next() = %s, want %s", tc.in, got, tc.want)
+		if got := tc.in.Next(); got != tc.want {
+			t.Errorf("%v.Next() = %v, want %v", tc.in, got, tc.want)
 		}
 	}
 }
