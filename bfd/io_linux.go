@@ -46,15 +46,8 @@ func (u UDP) Listen(ctx context.Context, deliver func(Received)) error {
 			return fmt.Errorf("IP_RECVTTL/IP_PKTINFO: %w", err)
 		}
 		conns = append(conns, c4)
-		readers = append(readers, func(buf []byte) (Received, error) {
-			k, cm, src, err := p.ReadFrom(buf)
-			r := Received{TTL: -1, At: time.Now(), Data: append([]byte(nil), buf[:max(k, 0)]...)}
-			if cm != nil {
-				r.TTL, r.IfIndex = cm.TTL, cm.IfIndex
-			}
-			r.Src = srcAddr(src).Unmap()
-			return r, err
-		})
+		readers = append(readers, reader(p.ReadFrom, netip.Addr.Unmap,
+			func(cm *ipv4.ControlMessage) (int, int) { return cm.TTL, cm.IfIndex }))
 	}
 	if err6 == nil {
 		p := ipv6.NewPacketConn(c6)
@@ -65,15 +58,8 @@ func (u UDP) Listen(ctx context.Context, deliver func(Received)) error {
 			return fmt.Errorf("IPV6_RECVHOPLIMIT/IPV6_RECVPKTINFO: %w", err)
 		}
 		conns = append(conns, c6)
-		readers = append(readers, func(buf []byte) (Received, error) {
-			k, cm, src, err := p.ReadFrom(buf)
-			r := Received{TTL: -1, At: time.Now(), Data: append([]byte(nil), buf[:max(k, 0)]...)}
-			if cm != nil {
-				r.TTL, r.IfIndex = cm.HopLimit, cm.IfIndex
-			}
-			r.Src = srcAddr(src).WithZone("")
-			return r, err
-		})
+		readers = append(readers, reader(p.ReadFrom, func(a netip.Addr) netip.Addr { return a.WithZone("") },
+			func(cm *ipv6.ControlMessage) (int, int) { return cm.HopLimit, cm.IfIndex }))
 	}
 	done := make(chan struct{}, len(readers))
 	for _, read := range readers {
@@ -112,6 +98,21 @@ func (u UDP) readLoop(read func([]byte) (Received, error), deliver func(Received
 		if err != nil {
 			return
 		}
+	}
+}
+
+// reader receives one packet with read (an ipv4 or ipv6 PacketConn's
+// ReadFrom): src turns the sender's address into the form sessions are
+// keyed by, ctl reads the TTL (hop limit) and arrival interface of the
+// control message; without one the TTL is -1, which no check accepts.
+func reader[CM any](read func([]byte) (int, *CM, net.Addr, error), src func(netip.Addr) netip.Addr, ctl func(*CM) (ttl, ifIndex int)) func([]byte) (Received, error) {
+	return func(buf []byte) (Received, error) {
+		k, cm, from, err := read(buf)
+		r := Received{TTL: -1, Src: src(srcAddr(from)), At: time.Now(), Data: append([]byte(nil), buf[:max(k, 0)]...)}
+		if cm != nil {
+			r.TTL, r.IfIndex = ctl(cm)
+		}
+		return r, err
 	}
 }
 

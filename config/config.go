@@ -187,16 +187,7 @@ func (p *Walker) coreFields(c *Config) map[string]Field {
 			return ""
 		}),
 		"router-id": p.RouterID(&c.RouterID),
-		"system-id": func(k, v *yaml.Node) {
-			if s, ok := p.Text(k, v); ok {
-				id, err := ParseSystemID(s)
-				if err != nil {
-					p.Errf(v, "%s: %v", k.Value, err)
-					return
-				}
-				c.SystemID = id
-			}
-		},
+		"system-id": Parsed(p, &c.SystemID, ParseSystemID),
 		"log-level": func(k, v *yaml.Node) {
 			if s, ok := p.Text(k, v); ok {
 				l, ok := ParseLogLevel(s)

@@ -172,10 +172,16 @@ func TestAuthErrors(t *testing.T) {
 		{"isis:\n  areas: [49.0001]\n  authentication:\n    level-1:\n      keys: [{id: 1, algorithm: md5, secret: a, send-from: \"2030-01-02T00:00:00Z\", send-until: \"2030-01-01T00:00:00Z\"}]\n",
 			"send-until 2030-01-01T00:00:00Z is not after send-from"},
 	} {
-		_, err := config.Parse("t.yaml", []byte("router-id: 10.0.0.1\n"+tc.yaml))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("config:\n%s\ngot  %v\nwant %q", tc.yaml, err, tc.want)
-		}
+		wantParseError(t, "t.yaml", "router-id: 10.0.0.1\n"+tc.yaml, tc.want)
+	}
+}
+
+// wantParseError: parsing in as file fails with an error containing want.
+func wantParseError(t *testing.T, file, in, want string) {
+	t.Helper()
+	_, err := config.Parse(file, []byte(in))
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("config:\n%s\ngot  %v\nwant %q", in, err, want)
 	}
 }
 
@@ -216,6 +222,7 @@ ospf:
 	configtest.RoundTrip(t, c, clearLines)
 }
 
+// TestBFDErrors: bad timers, shapes and key chains of a bfd setting.
 func TestBFDErrors(t *testing.T) {
 	for _, tc := range []struct{ bfd, want string }{
 		{"{interval: 5ms}", "a.yaml:5: interval: 5ms out of range 10ms..60s"},
@@ -224,12 +231,15 @@ func TestBFDErrors(t *testing.T) {
 		{"{interval: 100ms, jitter: 1}", `a.yaml:5: bfd: unknown key "jitter"`},
 		{"sometimes", `a.yaml:5: bfd: want a mapping {interval, multiplier}, or on/off, got "sometimes"`},
 		{"[1]", "a.yaml:5: bfd: want a mapping"},
+		// authentication (RFC 5880 §6.7): BFD's own algorithms and key sizes
+		{"{authentication: {keys: [{id: 1, algorithm: hmac-sha-256, secret: x}]}}", `a.yaml:5: algorithm: BFD does not support algorithm "hmac-sha-256" (want one of simple, keyed-md5, meticulous-keyed-md5, keyed-sha1 or meticulous-keyed-sha1)`},
+		{"{authentication: {keys: [{id: 256, algorithm: keyed-sha1, secret: x}]}}", "id: 256 out of range 0..255"},
+		{"{authentication: {keys: [{id: 1, algorithm: keyed-sha1, secret: abcdefghijklmnopqrstu}]}}", "key id 1: a BFD keyed-sha1 key has at most 20 bytes, got 21"},
+		{"{authentication: {keys: [{id: 1, algorithm: meticulous-keyed-md5, secret: abcdefghijklmnopq}]}}", "at most 16 bytes, got 17"},
+		{"{authentication: {keys: [{id: 1, algorithm: simple, secret: abcdefghijklmnopq}]}}", "a BFD simple key has at most 16 bytes"},
+		{"{authentication: {keys: []}}", "authentication: need at least one key"},
 	} {
-		in := "router-id: 10.0.0.1\nsystem-id: 0000.0000.0001\nisis:\n  areas: [49.0001]\n  bfd: " + tc.bfd + "\n"
-		_, err := config.Parse("a.yaml", []byte(in))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("bfd: %s: got %v, want %q", tc.bfd, err, tc.want)
-		}
+		wantParseError(t, "a.yaml", "router-id: 10.0.0.1\nsystem-id: 0000.0000.0001\nisis:\n  areas: [49.0001]\n  bfd: "+tc.bfd+"\n", tc.want)
 	}
 }
 
@@ -309,23 +319,6 @@ isis:
 	})
 	if strings.Contains(strings.Join(config.Diff(isis.Section(c), &isis.Config{}), " "), "abcdefghijklmnopqrst") {
 		t.Error("a reload report shows a BFD secret")
-	}
-}
-
-func TestBFDAuthenticationErrors(t *testing.T) {
-	for _, tc := range []struct{ keys, want string }{
-		{"[{id: 1, algorithm: hmac-sha-256, secret: x}]", `a.yaml:5: algorithm: BFD does not support algorithm "hmac-sha-256" (want one of simple, keyed-md5, meticulous-keyed-md5, keyed-sha1 or meticulous-keyed-sha1)`},
-		{"[{id: 256, algorithm: keyed-sha1, secret: x}]", "id: 256 out of range 0..255"},
-		{"[{id: 1, algorithm: keyed-sha1, secret: abcdefghijklmnopqrstu}]", "key id 1: a BFD keyed-sha1 key has at most 20 bytes, got 21"},
-		{"[{id: 1, algorithm: meticulous-keyed-md5, secret: abcdefghijklmnopq}]", "at most 16 bytes, got 17"},
-		{"[{id: 1, algorithm: simple, secret: abcdefghijklmnopq}]", "a BFD simple key has at most 16 bytes"},
-		{"[]", "authentication: need at least one key"},
-	} {
-		in := "router-id: 10.0.0.1\nsystem-id: 0000.0000.0001\nisis:\n  areas: [49.0001]\n  bfd: {authentication: {keys: " + tc.keys + "}}\n"
-		_, err := config.Parse("a.yaml", []byte(in))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("keys %s: got %v, want %q", tc.keys, err, tc.want)
-		}
 	}
 }
 

@@ -289,19 +289,23 @@ func FormatDuration(d time.Duration) string {
 	return d.String()
 }
 
-// Bandwidth stores bits/s ("100G", "1.5G", "800K").
-func (w *Walker) Bandwidth(dst *Bandwidth) Field {
+// Parsed stores what parse makes of a scalar; parse's error is reported
+// against the key and leaves dst alone.
+func Parsed[T any](w *Walker, dst *T, parse func(string) (T, error)) Field {
 	return func(k, v *yaml.Node) {
 		if s, ok := w.Text(k, v); ok {
-			b, err := ParseBandwidth(s)
+			x, err := parse(s)
 			if err != nil {
 				w.Errf(v, "%s: %v", k.Value, err)
 				return
 			}
-			*dst = b
+			*dst = x
 		}
 	}
 }
+
+// Bandwidth stores bits/s ("100G", "1.5G", "800K").
+func (w *Walker) Bandwidth(dst *Bandwidth) Field { return Parsed(w, dst, ParseBandwidth) }
 
 // List calls item for each element of the sequence v that is a mapping.
 func (w *Walker) List(item func(v *yaml.Node)) Field {

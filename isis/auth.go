@@ -143,28 +143,14 @@ func (c *circuit) encode(pdu packet.PDU) []byte {
 	if fallback {
 		c.count("tx_auth_expired_key")
 	}
-	ph := k.Placeholder()
-	var b []byte
-	switch p := pdu.(type) {
-	case *packet.P2PHello:
-		q := *p
-		q.TLVs = append(packet.TLVs{ph}, p.TLVs...)
-		b = q.AppendTo(nil)
-	case *packet.LANHello:
-		q := *p
-		q.TLVs = append(packet.TLVs{ph}, p.TLVs...)
-		b = q.AppendTo(nil)
-	case *packet.CSNP:
-		q := *p
-		q.TLVs = append(packet.TLVs{ph}, p.TLVs...)
-		b = q.AppendTo(nil)
-	case *packet.PSNP:
-		q := *p
-		q.TLVs = append(packet.TLVs{ph}, p.TLVs...)
-		b = q.AppendTo(nil)
-	default:
+	if _, lsp := pdu.(*packet.LSP); lsp {
+		return pdu.AppendTo(nil) // encode takes hellos and SNPs only
+	}
+	q := packet.PrependTLVs(pdu, k.Placeholder())
+	if q == nil {
 		return pdu.AppendTo(nil)
 	}
+	b := q.AppendTo(nil)
 	if err := packet.Sign(b, k); err != nil {
 		c.in.log.Error("signing a PDU failed", "iface", c.name, "err", err)
 	}

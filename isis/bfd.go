@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/fared/fared/bfd"
-	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/igp"
 )
 
@@ -57,16 +56,14 @@ func (c *circuit) upAdjs(f func(a *adjacency)) {
 
 // bfdTick makes the sessions match the Up adjacencies and the config.
 func (in *Instance) bfdTick(now time.Time) {
-	want := map[bfd.Key]bfd.Want{}
+	want := igp.BFDWants{}
 	for _, c := range in.circuits {
-		b := config.EffectiveBFD(in.icfg.BFD, c.cfg.BFD)
-		if b == nil || !c.running || c.cfg.Passive {
-			continue
-		}
-		c.upAdjs(func(a *adjacency) {
-			if peer, local := c.bfdPeer(a); peer.IsValid() {
-				want[bfd.Key{IfIndex: c.ifi.Index, Peer: peer}] = bfd.Want{Local: local, Iface: c.name, Params: igp.BFDParams(b)}
-			}
+		want.Iface(in.icfg.BFD, c.cfg.BFD, c.running && !c.cfg.Passive, c.ifi.Index, c.name, func(add func(peer, local netip.Addr)) {
+			c.upAdjs(func(a *adjacency) {
+				if peer, local := c.bfdPeer(a); peer.IsValid() {
+					add(peer, local)
+				}
+			})
 		})
 	}
 	in.SyncBFD(want)

@@ -32,24 +32,29 @@ func (in *Instance) setSRMAll(l int, id packet.LSPID) {
 	}
 }
 
-func (in *Instance) rxCSNP(c *circuit, p *packet.CSNP, src [6]byte) {
-	l := p.Header.Level()
+// snpLevel is the level l of an SNP (kind CSNP or PSNP) from src; nil,
+// counted and logged as a rejection, when the level is off here or src has
+// no Up adjacency on it.
+func (in *Instance) snpLevel(c *circuit, l int, kind string, src [6]byte) *level {
 	lv := in.level(l)
 	if lv == nil || !c.adjacentOn(l, src) {
-		c.reject("not_adjacent", "CSNP from a system without an Up adjacency", "from", macString(src))
+		c.reject("not_adjacent", kind+" from a system without an Up adjacency", "from", macString(src))
+		return nil
+	}
+	return lv
+}
+
+func (in *Instance) rxCSNP(c *circuit, p *packet.CSNP, src [6]byte) {
+	l := p.Header.Level()
+	lv := in.snpLevel(c, l, "CSNP", src)
+	if lv == nil {
 		return
 	}
 	now := in.opt.Now()
 	seen := map[packet.LSPID]bool{}
-	for _, t := range p.TLVs {
-		es, ok := t.(*packet.LSPEntries)
-		if !ok {
-			continue
-		}
-		for _, en := range es.Entries {
-			seen[en.ID] = true
-			in.snpEntry(c, lv, en, now)
-		}
+	for _, en := range p.TLVs.LSPEntries() {
+		seen[en.ID] = true
+		in.snpEntry(c, lv, en, now)
 	}
 	// Every LSP we hold in the CSNP's range that it does not list is missing
 	// on the other side (ISO 10589 §7.3.15.2 b.8).
@@ -68,9 +73,8 @@ func (in *Instance) rxCSNP(c *circuit, p *packet.CSNP, src [6]byte) {
 
 func (in *Instance) rxPSNP(c *circuit, p *packet.PSNP, src [6]byte) {
 	l := p.Header.Level()
-	lv := in.level(l)
-	if lv == nil || !c.adjacentOn(l, src) {
-		c.reject("not_adjacent", "PSNP from a system without an Up adjacency", "from", macString(src))
+	lv := in.snpLevel(c, l, "PSNP", src)
+	if lv == nil {
 		return
 	}
 	// On a LAN only the DIS answers PSNPs (ISO 10589 §7.3.15.2 a).
@@ -78,12 +82,8 @@ func (in *Instance) rxPSNP(c *circuit, p *packet.PSNP, src [6]byte) {
 		return
 	}
 	now := in.opt.Now()
-	for _, t := range p.TLVs {
-		if es, ok := t.(*packet.LSPEntries); ok {
-			for _, en := range es.Entries {
-				in.snpEntry(c, lv, en, now)
-			}
-		}
+	for _, en := range p.TLVs.LSPEntries() {
+		in.snpEntry(c, lv, en, now)
 	}
 }
 

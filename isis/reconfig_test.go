@@ -128,21 +128,27 @@ func wantUp(m *memNode, want ...string) func() error {
 	}
 }
 
-// links returns who node (a system id) lists in its LSP, as m sees it.
-func linksOf(m *memNode, level int, node string) ([]string, error) {
-	g := m.in.Graph(level)
-	if g == nil {
-		return nil, errors.New("no graph")
+// wantLinks succeeds once node (a system id) lists exactly want (node
+// ids) in its LSP, as m sees it.
+func wantLinks(m *memNode, level int, node string, want ...string) func() error {
+	return func() error {
+		g := m.in.Graph(level)
+		if g == nil {
+			return errors.New("no graph")
+		}
+		i := g.Lookup(node + ".00")
+		if i < 0 {
+			return fmt.Errorf("%s not in the graph", node)
+		}
+		var links []string
+		for _, l := range g.LinksOf(i) {
+			links = append(links, g.Nodes[l.To].ID)
+		}
+		if fmt.Sprint(links) != fmt.Sprint(want) {
+			return fmt.Errorf("%s's links %v, want %v", node, links, want)
+		}
+		return nil
 	}
-	i := g.Lookup(node + ".00")
-	if i < 0 {
-		return nil, fmt.Errorf("%s not in the graph", node)
-	}
-	var out []string
-	for _, l := range g.LinksOf(i) {
-		out = append(out, g.Nodes[l.To].ID)
-	}
-	return out, nil
 }
 
 // TestReloadAddRemoveInterface: a new interface in the config comes up and
@@ -164,16 +170,7 @@ func TestReloadAddRemoveInterface(t *testing.T) {
 		t.Fatal(err)
 	}
 	igptest.Poll(t, 10*time.Second, "r1 up with r2 and r3", wantUp(r1.memNode, "0000.0000.0002@e0", "0000.0000.0003@e1"))
-	igptest.Poll(t, 10*time.Second, "r2 sees r1 linked to r3", func() error {
-		ls, err := linksOf(r2.memNode, 2, "0000.0000.0001")
-		if err != nil {
-			return err
-		}
-		if fmt.Sprint(ls) != "[0000.0000.0002.00 0000.0000.0003.00]" {
-			return fmt.Errorf("r1's links %v", ls)
-		}
-		return nil
-	})
+	igptest.Poll(t, 10*time.Second, "r2 sees r1 linked to r3", wantLinks(r2.memNode, 2, "0000.0000.0001", "0000.0000.0002.00", "0000.0000.0003.00"))
 	assertNoFlap(t, r2.memNode)
 
 	rep = r1.reload(t, liveYAML(1, "", one))
@@ -183,16 +180,7 @@ func TestReloadAddRemoveInterface(t *testing.T) {
 	if up, _ := upOn(r1.memNode); fmt.Sprint(up) != "[0000.0000.0002@e0]" {
 		t.Fatalf("after removal r1 has %v up", up)
 	}
-	igptest.Poll(t, 10*time.Second, "r2 sees r1's link to r3 gone", func() error {
-		ls, err := linksOf(r2.memNode, 2, "0000.0000.0001")
-		if err != nil {
-			return err
-		}
-		if fmt.Sprint(ls) != "[0000.0000.0002.00]" {
-			return fmt.Errorf("r1's links %v", ls)
-		}
-		return nil
-	})
+	igptest.Poll(t, 10*time.Second, "r2 sees r1's link to r3 gone", wantLinks(r2.memNode, 2, "0000.0000.0001", "0000.0000.0002.00"))
 	igptest.Poll(t, 10*time.Second, "r3 times r1 out", wantUp(r3.memNode))
 	assertNoFlap(t, r2.memNode)
 }
@@ -354,21 +342,14 @@ func TestReloadReportsEverySetting(t *testing.T) {
 	w := &wire{}
 	e := igptest.EverySetting{
 		Head: "hostname: r1\nrouter-id: 10.255.0.1\nsystem-id: 0000.0000.0001\nisis:\n",
-		Base: map[string]string{
-			"level": "2", "path-bandwidth-subtlv": "200", "lsp-lifetime": "1200s", "lsp-refresh": "900s",
-			"lsp-gen-interval": "50ms", "csnp-interval": "1s", "psnp-interval": "200ms", "lsp-mtu": "1492",
-			"hello-padding": "true", "overload": "false", "ecmp-only": "false", "attached-bit": "true",
-			"leak-l2-to-l1": "[]", "readvertise-hold": "1s", "areas": "[49.0001]",
-			"authentication": "{level-2: {keys: [{id: 1, algorithm: md5, secret: a}]}}",
-			"bfd":            "{interval: 100ms, multiplier: 3}",
-		},
-		ChangedTo: map[string]string{
-			"level": "1-2", "path-bandwidth-subtlv": "201", "lsp-lifetime": "1300s", "lsp-refresh": "800s",
-			"lsp-gen-interval": "100ms", "csnp-interval": "2s", "psnp-interval": "300ms", "lsp-mtu": "1400",
-			"hello-padding": "false", "overload": "true", "ecmp-only": "true", "attached-bit": "false",
-			"leak-l2-to-l1": "[10.0.0.0/8]", "readvertise-hold": "2s", "areas": "[49.0002]",
-			"authentication": "{level-2: {keys: [{id: 2, algorithm: hmac-sha-256, secret: b}]}}",
-			"bfd":            "{interval: 200ms, multiplier: 4}",
+		Keys: map[string][2]string{
+			"level": {"2", "1-2"}, "path-bandwidth-subtlv": {"200", "201"}, "lsp-lifetime": {"1200s", "1300s"},
+			"lsp-refresh": {"900s", "800s"}, "lsp-gen-interval": {"50ms", "100ms"}, "csnp-interval": {"1s", "2s"},
+			"psnp-interval": {"200ms", "300ms"}, "lsp-mtu": {"1492", "1400"}, "hello-padding": {"true", "false"},
+			"overload": {"false", "true"}, "ecmp-only": {"false", "true"}, "attached-bit": {"true", "false"},
+			"leak-l2-to-l1": {"[]", "[10.0.0.0/8]"}, "readvertise-hold": {"1s", "2s"}, "areas": {"[49.0001]", "[49.0002]"},
+			"authentication": {"{level-2: {keys: [{id: 1, algorithm: md5, secret: a}]}}", "{level-2: {keys: [{id: 2, algorithm: hmac-sha-256, secret: b}]}}"},
+			"bfd":            {"{interval: 100ms, multiplier: 3}", "{interval: 200ms, multiplier: 4}"},
 		},
 		Iface: map[string][2]string{
 			"metric": {"10", "20"}, "bandwidth": {"10G", "20G"}, "passive": {"false", "true"}, "hello-interval": {"1s", "2s"},
@@ -380,7 +361,7 @@ func TestReloadReportsEverySetting(t *testing.T) {
 		Section: Config{}, Interface: Interface{},
 		Skip: []string{"Interfaces", "Prefixes", "SPF", "Name", "Line", "Level"},
 	}
-	r1 := startLive(t, 1, e.Render(e.Base, "", ""), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.253.0.1/24")}}})
+	r1 := startLive(t, 1, e.Render(e.Base(), "", ""), map[string]kif{"e0": {w: w, addrs: []netip.Prefix{netip.MustParsePrefix("10.253.0.1/24")}}})
 	e.Reload = func(y string) Report { return r1.reload(t, y) }
 	e.Run(t)
 }

@@ -1,10 +1,10 @@
 package ospf
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/fared/fared/bfd"
-	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/igp"
 )
 
@@ -24,17 +24,15 @@ import (
 type Repairer = igp.Repairer
 
 func (in *Instance) bfdTick(now time.Time) {
-	want := map[bfd.Key]bfd.Want{}
+	want := igp.BFDWants{}
 	for _, ifc := range in.ifaces {
-		b := config.EffectiveBFD(in.ocfg.BFD, ifc.cfg.BFD)
-		if b == nil || !ifc.running || ifc.cfg.Passive {
-			continue
-		}
-		for _, n := range ifc.nbrs {
-			if n.state >= Nbr2Way {
-				want[bfd.Key{IfIndex: ifc.ifi.Index, Peer: n.addr}] = bfd.Want{Local: ifc.addr.Addr(), Iface: ifc.name, Params: igp.BFDParams(b)}
+		want.Iface(in.ocfg.BFD, ifc.cfg.BFD, ifc.running && !ifc.cfg.Passive, ifc.ifi.Index, ifc.name, func(add func(peer, local netip.Addr)) {
+			for _, n := range ifc.nbrs {
+				if n.state >= Nbr2Way {
+					add(n.addr, ifc.addr.Addr())
+				}
 			}
-		}
+		})
 	}
 	in.SyncBFD(want)
 }

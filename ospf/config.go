@@ -117,18 +117,7 @@ func (o *Config) Areas() []uint32 {
 	return out
 }
 
-func areaField(w *config.Walker, dst *uint32) config.Field {
-	return func(k, v *yaml.Node) {
-		if s, ok := w.Text(k, v); ok {
-			a, err := config.ParseArea(s)
-			if err != nil {
-				w.Errf(v, "%s: %v", k.Value, err)
-				return
-			}
-			*dst = a
-		}
-	}
-}
+func areaField(w *config.Walker, dst *uint32) config.Field { return config.Parsed(w, dst, config.ParseArea) }
 
 // Defaults is the section of a file that sets no key: what parsing starts
 // from (farelab fills it in to write a file).

@@ -345,11 +345,7 @@ func TestLinkLocalOpaqueScopedToLink(t *testing.T) {
 // reaches Full without a BadLSReq or any other exchange restart.
 func TestLinkLocalOpaqueInDatabaseExchange(t *testing.T) {
 	lan := &wire{}
-	r1 := startLAN(t, 1, lan, 10)
-	r2 := startLAN(t, 2, lan, 5)
-	r3 := startLAN(t, 3, lan, 1)
-	igptest.Poll(t, 20*time.Second, "DR Full", fullCount(r1, 2))
-	igptest.Poll(t, 20*time.Second, "BDR Full", fullCount(r2, 2))
+	r1, r2, r3 := startLANOfThree(t, lan)
 	originateLink(t, r3, "e0", 1, "lan3")
 	want := map[string]string{"200.0.0.1/10.255.0.3": "lan3"}
 	igptest.Poll(t, 10*time.Second, "DR holds it", holdsLink(r1, "e0", want))

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fared/fared/internal/netif"
+	"github.com/fared/fared/internal/packetsock"
 )
 
 // Port is one interface's packet I/O: raw IP protocol 89 on real
@@ -116,20 +117,7 @@ func (p *rawPort) JoinAllDRouters(join bool) error {
 }
 
 func (p *rawPort) Send(dst netip.Addr, pkt []byte) error {
-	sa := &unix.SockaddrInet4{Addr: dst.As4()}
-	rc, err := p.f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	werr := rc.Write(func(fd uintptr) bool {
-		serr = unix.Sendto(int(fd), pkt, 0, sa)
-		return !errors.Is(serr, unix.EAGAIN)
-	})
-	if werr != nil {
-		return werr
-	}
-	return serr
+	return packetsock.Sendto(p.f, pkt, &unix.SockaddrInet4{Addr: dst.As4()})
 }
 
 func (p *rawPort) Recv(buf []byte) (src, dst netip.Addr, pkt []byte, err error) {

@@ -30,6 +30,17 @@ func startLAN(t *testing.T, n int, w *wire, prio int) *memNode {
 	return startMem(t, n, []memIf{{name: "e0", typ: "broadcast", w: w, addr: pfx(fmt.Sprintf("10.253.0.%d/24", n)), prio: prio}})
 }
 
+// startLANOfThree starts routers 1, 2 and 3 on one LAN with priorities 10,
+// 5 and 1, and waits until the DR (r1) and the BDR (r2) are Full with both
+// others.
+func startLANOfThree(t *testing.T, w *wire) (r1, r2, r3 *memNode) {
+	t.Helper()
+	r1, r2, r3 = startLAN(t, 1, w, 10), startLAN(t, 2, w, 5), startLAN(t, 3, w, 1)
+	igptest.Poll(t, 20*time.Second, "DR Full with both others", fullCount(r1, 2))
+	igptest.Poll(t, 20*time.Second, "BDR Full with both others", fullCount(r2, 2))
+	return r1, r2, r3
+}
+
 // nbrState is the state of m's neighbour with router id rid ("" if it has
 // none yet).
 func nbrState(m *memNode, rid string) string {
@@ -97,12 +108,7 @@ func checkP2PGraph(g *lsdb.Graph) error {
 // and everybody agrees on the database.
 func TestBroadcastDR(t *testing.T) {
 	w := &wire{}
-	r1 := startLAN(t, 1, w, 10)
-	r2 := startLAN(t, 2, w, 5)
-	r3 := startLAN(t, 3, w, 1)
-	for _, m := range []*memNode{r1, r2} {
-		igptest.Poll(t, 15*time.Second, "Full with both others", fullCount(m, 2))
-	}
+	r1, r2, r3 := startLANOfThree(t, w)
 	igptest.Poll(t, 15*time.Second, "r3 Full with DR and BDR", fullCount(r3, 2))
 	igptest.Poll(t, 10*time.Second, "identical LSDBs", sameDB(r1, r2, r3))
 	ifs, _ := r3.in.Interfaces(context.Background())

@@ -290,15 +290,11 @@ func TestReloadReportsEverySetting(t *testing.T) {
 	w := &wire{}
 	e := igptest.EverySetting{
 		Head: "hostname: r1\nrouter-id: 10.255.0.1\nospf:\n",
-		Base: map[string]string{
-			"router-id": "10.255.0.1", "path-bandwidth-subtlv": "32770", "lsa-refresh": "1800s", "lsa-gen-interval": "50ms",
-			"min-ls-arrival": "0s", "retransmit-interval": "1s", "ecmp-only": "false",
-			"bfd": "{interval: 100ms, multiplier: 3}",
-		},
-		ChangedTo: map[string]string{
-			"router-id": "10.255.0.9", "path-bandwidth-subtlv": "32771", "lsa-refresh": "1700s", "lsa-gen-interval": "60ms",
-			"min-ls-arrival": "1s", "retransmit-interval": "2s", "ecmp-only": "true",
-			"bfd": "{interval: 200ms, multiplier: 4}",
+		Keys: map[string][2]string{
+			"router-id": {"10.255.0.1", "10.255.0.9"}, "path-bandwidth-subtlv": {"32770", "32771"},
+			"lsa-refresh": {"1800s", "1700s"}, "lsa-gen-interval": {"50ms", "60ms"}, "min-ls-arrival": {"0s", "1s"},
+			"retransmit-interval": {"1s", "2s"}, "ecmp-only": {"false", "true"},
+			"bfd": {"{interval: 100ms, multiplier: 3}", "{interval: 200ms, multiplier: 4}"},
 		},
 		Iface: map[string][2]string{
 			"area": {"0.0.0.0", "0.0.0.1"}, "type": {"broadcast", "p2p"}, "cost": {"10", "20"}, "bandwidth": {"10G", "20G"},
@@ -316,7 +312,7 @@ func TestReloadReportsEverySetting(t *testing.T) {
 		Section: Config{}, Interface: Interface{},
 		Skip: []string{"Interfaces", "Prefixes", "SPF", "Name", "Line"},
 	}
-	r1 := startLive(t, e.Render(e.Base, "", ""), map[string]kif{"e0": {w: w, addrs: p2("10.253.0.1/24")}})
+	r1 := startLive(t, e.Render(e.Base(), "", ""), map[string]kif{"e0": {w: w, addrs: p2("10.253.0.1/24")}})
 	e.Reload = func(y string) Report { return r1.reload(t, y) }
 	e.Run(t)
 }

@@ -158,6 +158,24 @@ func (b *Base) CloseBFD() {
 	}
 }
 
+// BFDWants collects the sessions an instance's adjacencies want, for
+// SyncBFD.
+type BFDWants map[bfd.Key]bfd.Want
+
+// Iface adds the sessions of one interface, one per peer that peers passes
+// to add (with the session's source address), when the interface is
+// active (running, not passive) and its effective bfd setting (its own
+// over the section's) turns BFD on.
+func (w BFDWants) Iface(section, own *config.BFD, active bool, ifIndex int, name string, peers func(add func(peer, local netip.Addr))) {
+	b := config.EffectiveBFD(section, own)
+	if b == nil || !active {
+		return
+	}
+	peers(func(peer, local netip.Addr) {
+		w[bfd.Key{IfIndex: ifIndex, Peer: peer}] = bfd.Want{Local: local, Iface: name, Params: BFDParams(b)}
+	})
+}
+
 // BFDParams are the session parameters of a bfd setting.
 func BFDParams(c *config.BFD) bfd.Params {
 	return bfd.Params{Interval: c.Interval, Multiplier: c.Multiplier, Auth: c.Authentication}

@@ -117,13 +117,20 @@ func (s *Socket) Send(frame []byte) error {
 		sll.Protocol = Htons(s.proto)
 	}
 	copy(sll.Addr[:], frame[:6])
-	rc, err := s.f.SyscallConn()
+	return Sendto(s.f, frame, sll)
+}
+
+// Sendto sends b to sa over the nonblocking socket f (this package's, or
+// another raw socket: OSPF's), waiting in the runtime's poller while the
+// kernel's send buffer is full.
+func Sendto(f *os.File, b []byte, sa unix.Sockaddr) error {
+	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var serr error
 	werr := rc.Write(func(fd uintptr) bool {
-		serr = unix.Sendto(int(fd), frame, 0, sll)
+		serr = unix.Sendto(int(fd), b, 0, sa)
 		return !errors.Is(serr, unix.EAGAIN)
 	})
 	if werr != nil {

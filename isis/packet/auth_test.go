@@ -13,31 +13,11 @@ import (
 // withAuth returns a copy of p with the key's placeholder as its first TLV.
 func withAuth(t testing.TB, p PDU, k Key) PDU {
 	t.Helper()
-	ph := k.Placeholder()
-	switch x := p.(type) {
-	case *LANHello:
-		c := *x
-		c.TLVs = append(TLVs{ph}, x.TLVs...)
-		return &c
-	case *P2PHello:
-		c := *x
-		c.TLVs = append(TLVs{ph}, x.TLVs...)
-		return &c
-	case *LSP:
-		c := *x
-		c.TLVs = append(TLVs{ph}, x.TLVs...)
-		return &c
-	case *CSNP:
-		c := *x
-		c.TLVs = append(TLVs{ph}, x.TLVs...)
-		return &c
-	case *PSNP:
-		c := *x
-		c.TLVs = append(TLVs{ph}, x.TLVs...)
-		return &c
+	q := PrependTLVs(p, k.Placeholder())
+	if q == nil {
+		t.Fatalf("unknown PDU %T", p)
 	}
-	t.Fatalf("unknown PDU %T", p)
-	return nil
+	return q
 }
 
 func signed(t testing.TB, p PDU, k Key) []byte {

@@ -141,11 +141,7 @@ func TestGoldenTELSP(t *testing.T) {
 
 func TestGoldenHellos(t *testing.T) {
 	g := goldenFiles(t)
-	p, err := Decode(g["frr_p2p_iih.bin"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := p.(*P2PHello)
+	h := decodeGolden[*P2PHello](t, g, "frr_p2p_iih.bin")
 	if h.SourceID.String() != "0000.0000.0002" || h.CircuitType != CircuitL2 || h.HoldTime != 10 || h.LocalCircuitID != 0 {
 		t.Errorf("p2p hello %+v", h)
 	}
@@ -170,11 +166,7 @@ func TestGoldenHellos(t *testing.T) {
 		t.Errorf("p2p hello is %d bytes", len(g["frr_p2p_iih.bin"]))
 	}
 
-	p, err = Decode(g["frr_lan_iih.bin"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	lh := p.(*LANHello)
+	lh := decodeGolden[*LANHello](t, g, "frr_lan_iih.bin")
 	if lh.SourceID != sys(5) || lh.LANID != MakeNodeID(sys(4), 2) || lh.Priority != 64 || lh.HoldTime != 10 || lh.PDUHeader().Level() != 2 {
 		t.Errorf("LAN hello %+v", lh)
 	}
@@ -188,11 +180,7 @@ func TestGoldenHellos(t *testing.T) {
 
 func TestGoldenSNPs(t *testing.T) {
 	g := goldenFiles(t)
-	p, err := Decode(g["frr_csnp.bin"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := p.(*CSNP)
+	c := decodeGolden[*CSNP](t, g, "frr_csnp.bin")
 	if c.SourceID.String() != "0000.0000.0002.00" || c.Start != (LSPID{}) || c.End.String() != "ffff.ffff.ffff.ff-ff" {
 		t.Errorf("CSNP %v %v %v", c.SourceID, c.Start, c.End)
 	}
@@ -200,11 +188,7 @@ func TestGoldenSNPs(t *testing.T) {
 	if e := c.TLVs.LSPEntries(); len(e) != 1 || e[0] != want {
 		t.Errorf("CSNP entries %+v", e)
 	}
-	p, err = Decode(g["frr_psnp.bin"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps := p.(*PSNP)
+	ps := decodeGolden[*PSNP](t, g, "frr_psnp.bin")
 	want.Lifetime = 0x04a3
 	if ps.SourceID != MakeNodeID(sys(1), 0) || len(ps.TLVs.LSPEntries()) != 1 || ps.TLVs.LSPEntries()[0] != want {
 		t.Errorf("PSNP %v %+v", ps.SourceID, ps.TLVs.LSPEntries())
@@ -230,4 +214,18 @@ func TestGoldenFRRPurgePOI(t *testing.T) {
 	if h, _ := l.TLVs.Hostname(); h != "r1" || l.Lifetime != 0 || l.ID != MakeLSPID(SystemID{0, 0, 0, 0, 0, 2}, 2, 0) || l.Seq != 1 {
 		t.Errorf("purge %v seq %d lifetime %d hostname %q", l.ID, l.Seq, l.Lifetime, h)
 	}
+}
+
+// decodeGolden decodes the golden file name, which must hold a T.
+func decodeGolden[T PDU](t *testing.T, g map[string][]byte, name string) T {
+	t.Helper()
+	p, err := Decode(g[name])
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	x, ok := p.(T)
+	if !ok {
+		t.Fatalf("%s holds a %T", name, p)
+	}
+	return x
 }

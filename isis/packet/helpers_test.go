@@ -3,9 +3,9 @@ package packet
 import (
 	"fmt"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/fared/fared/internal/igp/goldencap"
 )
 
 func sys(n byte) SystemID { return SystemID{0, 0, 0, 0, 0, n} }
@@ -115,22 +115,8 @@ func encode(p PDU) []byte {
 	return p.AppendTo(nil)
 }
 
-func goldenFiles(t testing.TB) map[string][]byte {
-	t.Helper()
-	fs, err := filepath.Glob("testdata/frr_*.bin")
-	if err != nil || len(fs) == 0 {
-		t.Fatalf("no golden files: %v", err)
-	}
-	out := map[string][]byte{}
-	for _, f := range fs {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[filepath.Base(f)] = b
-	}
-	return out
-}
+// goldenFiles are the PDUs testdata/capture.sh captured from FRR.
+func goldenFiles(t testing.TB) map[string][]byte { return goldencap.Files(t, "testdata/frr_*.bin") }
 
 // benchLSP builds an LSP of nNbr TE neighbours and nPfx prefixes with
 // Path Bandwidth, as a leaf or spine of a CLOS fabric originates.

@@ -94,23 +94,15 @@ func (l LSPID) Next() LSPID {
 // ParseSystemID accepts "0000.0000.0001" (also without dots: "000000000001").
 func ParseSystemID(s string) (SystemID, error) {
 	var id SystemID
-	b, err := parseDottedHex(s, 6)
-	if err != nil {
-		return id, fmt.Errorf("isis: system id %q: %w", s, err)
-	}
-	copy(id[:], b)
-	return id, nil
+	err := parseIDInto(id[:], "system id", s, s)
+	return id, err
 }
 
 // ParseNodeID accepts "0000.0000.0001.00".
 func ParseNodeID(s string) (NodeID, error) {
 	var id NodeID
-	b, err := parseDottedHex(s, 7)
-	if err != nil {
-		return id, fmt.Errorf("isis: node id %q: %w", s, err)
-	}
-	copy(id[:], b)
-	return id, nil
+	err := parseIDInto(id[:], "node id", s, s)
+	return id, err
 }
 
 // ParseLSPID accepts "0000.0000.0001.00-00" and "0000.0000.0001.00.00".
@@ -120,12 +112,19 @@ func ParseLSPID(s string) (LSPID, error) {
 	if i := strings.LastIndexByte(t, '-'); i >= 0 {
 		t = t[:i] + "." + t[i+1:]
 	}
-	b, err := parseDottedHex(t, 8)
+	err := parseIDInto(id[:], "LSP id", s, t)
+	return id, err
+}
+
+// parseIDInto fills id from the dotted hex h; errors name the kind of id and
+// the text s as the user wrote it.
+func parseIDInto(id []byte, kind, s, h string) error {
+	b, err := parseDottedHex(h, len(id))
 	if err != nil {
-		return id, fmt.Errorf("isis: LSP id %q: %w", s, err)
+		return fmt.Errorf("isis: %s %q: %w", kind, s, err)
 	}
-	copy(id[:], b)
-	return id, nil
+	copy(id, b)
+	return nil
 }
 
 // parseDottedHex reads hex digits with optional dots between byte pairs.

@@ -344,14 +344,7 @@ func decodeTLV(t uint8, v []byte, off int) (TLV, error) {
 	case TLVProtocolsSupported:
 		return &ProtocolsSupported{NLPIDs: v}, nil
 	case TLVIPv4Addresses:
-		if len(v)%4 != 0 {
-			return nil, tlvError(t, off, 0, "length %d, not a multiple of 4", len(v))
-		}
-		x := &IPv4Addresses{Addrs: make([]netip.Addr, len(v)/4)}
-		for k := range x.Addrs {
-			x.Addrs[k] = netip.AddrFrom4([4]byte(v[4*k:]))
-		}
-		return x, nil
+		return decodeAddrs(t, off, v, 4, func(a []netip.Addr) TLV { return &IPv4Addresses{Addrs: a} })
 	case TLVTERouterID:
 		if len(v) != 4 {
 			return nil, tlvError(t, off, 0, "length %d, want 4", len(v))
@@ -362,20 +355,26 @@ func decodeTLV(t uint8, v []byte, off int) (TLV, error) {
 	case TLVHostname:
 		return &Hostname{Name: string(v)}, nil
 	case TLVIPv6Addresses:
-		if len(v)%16 != 0 {
-			return nil, tlvError(t, off, 0, "length %d, not a multiple of 16", len(v))
-		}
-		x := &IPv6Addresses{Addrs: make([]netip.Addr, len(v)/16)}
-		for k := range x.Addrs {
-			x.Addrs[k] = netip.AddrFrom16([16]byte(v[16*k:]))
-		}
-		return x, nil
+		return decodeAddrs(t, off, v, 16, func(a []netip.Addr) TLV { return &IPv6Addresses{Addrs: a} })
 	case TLVIPv6Reach:
 		return decodeIPv6Reach(v, off)
 	case TLVThreeWay:
 		return decodeThreeWay(v, off)
 	}
 	return &Unknown{T: t, Value: v}, nil
+}
+
+// decodeAddrs reads the packed addresses of TLV 132 (size 4) or 232 (size
+// 16) and wraps them with tlv.
+func decodeAddrs(t uint8, off int, v []byte, size int, tlv func([]netip.Addr) TLV) (TLV, error) {
+	if len(v)%size != 0 {
+		return nil, tlvError(t, off, 0, "length %d, not a multiple of %d", len(v), size)
+	}
+	addrs := make([]netip.Addr, len(v)/size)
+	for k := range addrs {
+		addrs[k], _ = netip.AddrFromSlice(v[size*k : size*(k+1)])
+	}
+	return tlv(addrs), nil
 }
 
 func decodeAreas(v []byte, off int) (TLV, error) {

@@ -70,28 +70,9 @@ func Describe(l *LSA, pbCode uint16) map[string]any {
 	if l.Raw != nil {
 		m["checksum_ok"] = LSAChecksumOK(l.Raw)
 	}
-	switch b := l.Body.(type) {
-	case *RouterLSA:
-		m["body"] = describeRouter(*b)
-	case RouterLSA:
-		m["body"] = describeRouter(b)
-	case *NetworkLSA:
-		m["body"] = describeNetwork(*b)
-	case NetworkLSA:
-		m["body"] = describeNetwork(b)
-	case *SummaryLSA:
-		m["body"] = describeSummary(*b)
-	case SummaryLSA:
-		m["body"] = describeSummary(b)
-	case *ExternalLSA:
-		m["body"] = describeExternal(*b)
-	case ExternalLSA:
-		m["body"] = describeExternal(b)
-	case *OpaqueLSA:
-		m["body"] = describeOpaque(b, pbCode)
-	case OpaqueLSA:
-		m["body"] = describeOpaque(&b, pbCode)
-	default:
+	if body, ok := describeBody(l.Body, pbCode); ok {
+		m["body"] = body
+	} else {
 		var body []byte
 		if len(l.Raw) >= LSAHeaderLen {
 			body = l.Raw[LSAHeaderLen:]
@@ -101,6 +82,33 @@ func Describe(l *LSA, pbCode uint16) map[string]any {
 		m["body"] = map[string]any{"hex": hex.EncodeToString(body)}
 	}
 	return m
+}
+
+// describer describes with describe a body holding a *T (as Decode
+// produces) or a T value (as callers may build); false for another type.
+func describer[T any](describe func(*T) map[string]any) func(LSABody) (map[string]any, bool) {
+	return func(body LSABody) (map[string]any, bool) {
+		switch b := any(body).(type) {
+		case *T:
+			return describe(b), true
+		case T:
+			return describe(&b), true
+		}
+		return nil, false
+	}
+}
+
+// describeBody describes the bodies of the LSA types fared knows.
+func describeBody(body LSABody, pbCode uint16) (map[string]any, bool) {
+	for _, describe := range []func(LSABody) (map[string]any, bool){
+		describer(describeRouter), describer(describeNetwork), describer(describeSummary), describer(describeExternal),
+		describer(func(o *OpaqueLSA) map[string]any { return describeOpaque(o, pbCode) }),
+	} {
+		if m, ok := describe(body); ok {
+			return m, true
+		}
+	}
+	return nil, false
 }
 
 func addrString(a netip.Addr) string {
@@ -133,7 +141,7 @@ func jsonFloat(v float32) any {
 
 var linkTypeNames = map[uint8]string{LinkP2P: "p2p", LinkTransit: "transit", LinkStub: "stub", LinkVirtual: "virtual"}
 
-func describeRouter(r RouterLSA) map[string]any {
+func describeRouter(r *RouterLSA) map[string]any {
 	links := make([]map[string]any, len(r.Links))
 	for i, l := range r.Links {
 		lm := map[string]any{"id": addrString(l.ID), "data": addrString(l.Data), "type": l.Type, "metric": l.Metric}
@@ -153,11 +161,11 @@ func describeRouter(r RouterLSA) map[string]any {
 		"b": r.Flags&RouterFlagB != 0, "links": links}
 }
 
-func describeNetwork(n NetworkLSA) map[string]any {
+func describeNetwork(n *NetworkLSA) map[string]any {
 	return map[string]any{"mask": addrString(n.Mask), "mask_len": MaskLen(n.Mask), "routers": addrStrings(n.Routers)}
 }
 
-func describeSummary(s SummaryLSA) map[string]any {
+func describeSummary(s *SummaryLSA) map[string]any {
 	m := map[string]any{"mask": addrString(s.Mask), "mask_len": MaskLen(s.Mask), "metric": s.Metric}
 	if len(s.TOS) > 0 {
 		m["tos_hex"] = hex.EncodeToString(s.TOS)
@@ -165,7 +173,7 @@ func describeSummary(s SummaryLSA) map[string]any {
 	return m
 }
 
-func describeExternal(e ExternalLSA) map[string]any {
+func describeExternal(e *ExternalLSA) map[string]any {
 	m := map[string]any{"mask": addrString(e.Mask), "mask_len": MaskLen(e.Mask), "e_bit": e.EBit, "metric": e.Metric,
 		"forward": addrString(e.Forward), "tag": e.Tag}
 	if len(e.TOS) > 0 {

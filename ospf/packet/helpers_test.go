@@ -2,32 +2,17 @@ package packet
 
 import (
 	"net/netip"
-	"os"
-	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/fared/fared/internal/igp/goldencap"
 )
 
 func ip(s string) netip.Addr    { return netip.MustParseAddr(s) }
 func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 
 // goldenFiles are the packets testdata/capture.sh captured from FRR 8.4.4.
-func goldenFiles(t testing.TB) map[string][]byte {
-	t.Helper()
-	names, err := filepath.Glob("testdata/frr_*.bin")
-	if err != nil || len(names) == 0 {
-		t.Fatalf("no goldens: %v", err)
-	}
-	out := map[string][]byte{}
-	for _, n := range names {
-		b, err := os.ReadFile(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[filepath.Base(n)] = b
-	}
-	return out
-}
+func goldenFiles(t testing.TB) map[string][]byte { return goldencap.Files(t, "testdata/frr_*.bin") }
 
 func sortedNames(m map[string][]byte) []string {
 	var ns []string

@@ -267,22 +267,31 @@ type TELink struct {
 // Sub-TLVs RFC 3630 defines must have their length; anything else is a
 // *DecodeError (KindBadTLV) with offsets from the start of the LSA.
 func TELinks(o *OpaqueLSA) ([]TELink, error) {
-	if o == nil || o.OpaqueType != OpaqueTE {
+	return decodeTopTLVs(o, OpaqueTE, TETLVLink, func(v []byte, off int) (TELink, *DecodeError) {
+		return decodeTELink(v, off+4) // its offsets count from the TLV's value
+	})
+}
+
+// decodeTopTLVs decodes with decode, in order, every top-level TLV of type
+// tlvType in o if o is of opaqueType (nil otherwise); decode has the TLV's
+// value and the offset of its header in the LSA.
+func decodeTopTLVs[E any](o *OpaqueLSA, opaqueType uint8, tlvType uint16, decode func(v []byte, off int) (E, *DecodeError)) ([]E, error) {
+	if o == nil || o.OpaqueType != opaqueType {
 		return nil, nil
 	}
-	var links []TELink
+	var out []E
 	off := LSAHeaderLen
 	for _, t := range o.TLVs {
-		if t.Type == TETLVLink {
-			l, err := decodeTELink(t.Value, off+4)
+		if t.Type == tlvType {
+			e, err := decode(t.Value, off)
 			if err != nil {
 				return nil, err
 			}
-			links = append(links, l)
+			out = append(out, e)
 		}
 		off += t.WireLen()
 	}
-	return links, nil
+	return out, nil
 }
 
 func decodeTELink(v []byte, off int) (TELink, *DecodeError) {
@@ -383,22 +392,7 @@ type ExtPrefix struct {
 // (nil for another opaque type). Errors are *DecodeError (KindBadTLV) with
 // offsets from the start of the LSA.
 func ExtPrefixes(o *OpaqueLSA) ([]ExtPrefix, error) {
-	if o == nil || o.OpaqueType != OpaqueExtPrefix {
-		return nil, nil
-	}
-	var ps []ExtPrefix
-	off := LSAHeaderLen
-	for _, t := range o.TLVs {
-		if t.Type == ExtPrefixTLVType {
-			p, err := decodeExtPrefix(t.Value, off)
-			if err != nil {
-				return nil, err
-			}
-			ps = append(ps, p)
-		}
-		off += t.WireLen()
-	}
-	return ps, nil
+	return decodeTopTLVs(o, OpaqueExtPrefix, ExtPrefixTLVType, decodeExtPrefix)
 }
 
 // decodeExtPrefix decodes the value of the TLV whose header is at off.

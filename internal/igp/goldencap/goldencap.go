@@ -3,8 +3,9 @@
 // testdata/extract.go picks the packets it wants from the pcap files its
 // capture.sh records from real FRR, and writes them as .bin files for the
 // codec's golden and fuzz tests. This package reads the pcap files, picks
-// by predicate and writes or checks the wanted files; frr.sh (sourced by
-// the capture scripts) runs the FRR namespaces around it.
+// by predicate and writes or checks the wanted files, and loads them for
+// the tests (Files); frr.sh (sourced by the capture scripts) runs the FRR
+// namespaces around it.
 //
 // An extractor parses the few packet fields it selects on by hand, on
 // purpose independent of the codec: the files it writes are what the
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 )
 
 // ReadPcap returns the payloads of an Ethernet pcap file: payload gets
@@ -203,4 +205,23 @@ func Check(err error) {
 		fmt.Fprintln(os.Stderr, "extract:", err)
 		os.Exit(2)
 	}
+}
+
+// Files are the golden files matching glob, by base name, for a codec's
+// tests; none is a failure (the captures are part of the repository).
+func Files(t testing.TB, glob string) map[string][]byte {
+	t.Helper()
+	names, err := filepath.Glob(glob)
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no golden files %s: %v", glob, err)
+	}
+	out := map[string][]byte{}
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(n)] = b
+	}
+	return out
 }

@@ -126,3 +126,66 @@ func MetricIs(f scrape.Families, want float64, name string, labels ...string) er
 	}
 	return nil
 }
+
+// Series is a metric series and the sum its samples must reach (the
+// arguments of MetricIs).
+type Series struct {
+	Want   float64
+	Name   string
+	Labels []string
+}
+
+// Metric is the series of name with labels, to sum to want.
+func Metric(want float64, name string, labels ...string) Series {
+	return Series{Want: want, Name: name, Labels: labels}
+}
+
+// PollMetrics polls the collectors until every series of want has its
+// value.
+func PollMetrics(t *testing.T, d time.Duration, what string, cs []prometheus.Collector, want ...Series) {
+	t.Helper()
+	Poll(t, d, what, func() error {
+		f, err := Gather(t, cs...)
+		if err != nil {
+			return err
+		}
+		for _, s := range want {
+			if err := MetricIs(f, s.Want, s.Name, s.Labels...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Failures drives MetricsThroughFailures on an instance with one Up
+// adjacency on interface e0.
+type Failures struct {
+	Collectors     func() []prometheus.Collector
+	StopPeer, Stop func() // silence the neighbour, stop the instance
+	SendBad        func() // a malformed packet, as from the neighbour
+	Rejected       Series // the rejection SendBad counts
+	Adjacent       Series // the adjacency Up (its Want), 0 once the neighbour is silent
+	Changes        string // the adjacency changes counter (labels interface, to)
+}
+
+// MetricsThroughFailures: a malformed packet is counted and keeps the
+// adjacency; a silent neighbour takes it down (one change to down); a
+// stopped instance costs the scrape its metrics, with an error (after the
+// scrape timeout), rather than hanging it.
+func MetricsThroughFailures(t *testing.T, f Failures) {
+	t.Helper()
+	f.SendBad()
+	PollMetrics(t, 5*time.Second, "rejection counted", f.Collectors(), f.Rejected)
+	up := f.Adjacent
+	if m, _ := Gather(t, f.Collectors()...); MetricIs(m, up.Want, up.Name, up.Labels...) != nil {
+		t.Fatal("adjacency lost to a bad packet")
+	}
+	f.StopPeer()
+	PollMetrics(t, 10*time.Second, "adjacency down in the metrics", f.Collectors(),
+		Metric(0, up.Name, up.Labels...), Metric(1, f.Changes, "interface", "e0", "to", "down"))
+	f.Stop()
+	if _, err := Gather(t, f.Collectors()...); err == nil {
+		t.Fatal("a stopped instance answered")
+	}
+}

@@ -17,8 +17,7 @@ import (
 // it back too.
 type EverySetting struct {
 	Head      string                       // the file up to the section's key line ("hostname: r1\n...isis:\n")
-	Base      map[string]string            // every section key, as the running config has it
-	ChangedTo map[string]string            // each key's other value
+	Keys      map[string][2]string         // every section key: running and other value
 	Iface     map[string][2]string         // interface e0's keys: running and other value
 	Tail      string                       // after the interfaces (the prefixes)
 	Fix       func(ifKey, y string) string // adjusts a file for an interface key's change (nil: none)
@@ -26,6 +25,15 @@ type EverySetting struct {
 	Interface any                          // each of their fields must be exercised...
 	Skip      []string                     // ...but these (exercised elsewhere)
 	Reload    func(y string) daemon.Change
+}
+
+// Base is the section keys as the running config has them.
+func (e EverySetting) Base() map[string]string {
+	top := map[string]string{}
+	for k, v := range e.Keys {
+		top[k] = v[0]
+	}
+	return top
 }
 
 // Render writes the file with the section keys top and interface e0's
@@ -49,20 +57,21 @@ func (e EverySetting) Render(top map[string]string, ifKey, ifVal string) string 
 	return y + "}\n" + e.Tail
 }
 
-// Run runs the test on the running instance, whose config is Render(Base).
+// Run runs the test on the running instance, whose config is
+// Render(Base()).
 func (e EverySetting) Run(t *testing.T) {
 	t.Helper()
 	e.covered(t, e.Interface, func(k string) bool { _, ok := e.Iface[k]; return ok })
-	e.covered(t, e.Section, func(k string) bool { _, ok := e.Base[k]; return ok })
-	base := e.Render(e.Base, "", "")
+	e.covered(t, e.Section, func(k string) bool { _, ok := e.Keys[k]; return ok })
+	base := e.Render(e.Base(), "", "")
 	back := func(key string) {
 		if rep := e.Reload(base); len(rep.Changed) == 0 {
 			t.Errorf("%s: changing it back reported nothing", key)
 		}
 	}
-	for k, v := range e.ChangedTo {
-		top := maps.Clone(e.Base)
-		top[k] = v
+	for k, v := range e.Keys {
+		top := e.Base()
+		top[k] = v[1]
 		rep := e.Reload(e.Render(top, "", ""))
 		if len(rep.Warnings) > 0 {
 			t.Errorf("%s: warnings %q", k, rep.Warnings)
@@ -73,7 +82,7 @@ func (e EverySetting) Run(t *testing.T) {
 		back(k)
 	}
 	for k, v := range e.Iface {
-		y := e.Render(e.Base, k, v[1])
+		y := e.Render(e.Base(), k, v[1])
 		if e.Fix != nil {
 			y = e.Fix(k, y)
 		}
