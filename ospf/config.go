@@ -117,7 +117,9 @@ func (o *Config) Areas() []uint32 {
 	return out
 }
 
-func areaField(w *config.Walker, dst *uint32) config.Field { return config.Parsed(w, dst, config.ParseArea) }
+func areaField(w *config.Walker, dst *uint32) config.Field {
+	return config.Parsed(w, dst, config.ParseArea)
+}
 
 // Defaults is the section of a file that sets no key: what parsing starts
 // from (farelab fills it in to write a file).
