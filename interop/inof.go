@@ -323,6 +323,42 @@ func (p *tparser) checkINOFLinks(t *Topology, at, zonesAt *yaml.Node) {
 	}
 }
 
+// checkZoneHosts refuses a zone member that is a lab host running no iNOF
+// agent (kind host without inof: host): it would never register, and
+// nothing would say why. Members that are no lab host's id or name are
+// hosts of a test's traffic and stay allowed.
+func (p *tparser) checkZoneHosts(t *Topology, zones *yaml.Node) {
+	if zones == nil || zones.Kind != yaml.MappingNode {
+		return
+	}
+	hosts := map[string]*NodeSpec{}
+	for i := range t.Nodes {
+		if n := &t.Nodes[i]; n.Kind == "host" {
+			hosts[n.Name] = n
+			if n.HostID != "" {
+				hosts[n.HostID] = n
+			}
+		}
+	}
+	for i := 0; i+1 < len(zones.Content); i += 2 {
+		zone, m := zones.Content[i].Value, zones.Content[i+1]
+		if m.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, e := range m.Content {
+			n := hosts[e.Value]
+			if n == nil || n.INOF == "host" {
+				continue
+			}
+			fix := "add inof: host to it"
+			if n.Agent == AgentNone {
+				fix = "give it agent fared or lldpd and inof: host (agent none runs nothing)"
+			}
+			p.errf(e, "zones: %s: host %s runs no iNOF agent (kind host without inof: host), so it would never register: %s", zone, n.Name, fix)
+		}
+	}
+}
+
 // ouiBytes reads the topology's lldp-oui as fared's inof section does.
 func ouiBytes(s string) ([3]byte, error) {
 	o, err := l2.ParseOUI(s)

@@ -2,6 +2,7 @@ package interop
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -224,5 +225,39 @@ links:
 	}
 	if h := inof.Section(parseRendered(t, l, "ini")); !slices.Equal(h.Interfaces, []string{"seg"}) {
 		t.Fatalf("ini inof %+v", h)
+	}
+}
+
+// TestZoneHostsRunAgent: a zone member that is a lab host without an iNOF
+// agent (kind host without inof: host) would never register; the
+// topology is refused at the member's file:line, naming the host and the
+// fix. Hosts with inof: host (or agent lldpd, which implies it) and ids
+// of hosts that exist only in a test's traffic stay allowed.
+func TestZoneHostsRunAgent(t *testing.T) {
+	const head = "name: z\nnodes:\n  r: {kind: fared, inof: reflector}\n  s: {kind: fared, inof: switch}\n" +
+		"  ok: {kind: host, inof: host}\n  tgt: {kind: host, agent: lldpd}\n"
+	// line 7 on: further nodes, then the zones.
+	file := filepath.Join(t.TempDir(), "topo.yaml")
+	for _, tc := range []struct{ nodes, zones, want string }{
+		{"  h: {kind: host}\n", "zones:\n  z1: [ok,\n    h]\n",
+			file + ":10: zones: z1: host h runs no iNOF agent (kind host without inof: host), so it would never register: add inof: host to it"},
+		{"  h: {kind: host, id: store-7}\n", "zones:\n  z1: [ok]\n  z2: [tgt, store-7]\n",
+			file + ":10: zones: z2: host h runs no iNOF agent"},
+		{"  h: {kind: host, agent: none}\n", "zones:\n  z1: [h]\n",
+			file + ":9: zones: z1: host h runs no iNOF agent (kind host without inof: host), so it would never register: give it agent fared or lldpd and inof: host"},
+		{"  h: {kind: host}\n", "zones:\n  z1: [ok, tgt, traffic-only]\n", ""},
+		{"  h: {kind: host, inof: host, id: store-7}\n", "zones:\n  z1: [ok, store-7, h]\n", ""},
+	} {
+		in := head + tc.nodes + tc.zones
+		if err := os.WriteFile(file, []byte(in), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadTopology(file)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v, want it accepted", in, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%q: %v, want %q", in, err, tc.want)
+		}
 	}
 }

@@ -312,7 +312,7 @@ func (p *tparser) topology(data []byte) *Topology {
 		HelloInterval: time.Second, HelloMultiplier: 3,
 		LSPGenInterval: 500 * time.Millisecond, SPFInterval: time.Second, LogLevel: "debug",
 	}, INOF: defaultINOF()}
-	var nodesNode, linksNode, zonesNode *yaml.Node
+	var nodesNode, linksNode, zonesNode, zonesVal *yaml.Node
 	nameLine := root
 	if !p.keys(root, "topology", map[string]func(k, v *yaml.Node){
 		"name":     func(k, v *yaml.Node) { nameLine = v; p.str("topology", &t.Name)(k, v) },
@@ -328,7 +328,7 @@ func (p *tparser) topology(data []byte) *Topology {
 		},
 		"nodes": func(k, v *yaml.Node) { nodesNode = v },
 		"links": func(k, v *yaml.Node) { linksNode = v },
-		"zones": func(k, v *yaml.Node) { zonesNode = k; p.topZones(v, t) },
+		"zones": func(k, v *yaml.Node) { zonesNode, zonesVal = k, v; p.topZones(v, t) },
 		"inof":  func(k, v *yaml.Node) { p.topINOF(v, &t.INOF) },
 	}) {
 		return nil
@@ -360,6 +360,7 @@ func (p *tparser) topology(data []byte) *Topology {
 		zat = root
 	}
 	p.checkINOFLinks(t, at, zat)
+	p.checkZoneHosts(t, zonesVal)
 	if len(p.Errs) == 0 {
 		// Interface names are derived from peers; check them here so a bad
 		// topology fails at load time, not halfway through Up.

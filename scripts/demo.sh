@@ -5,7 +5,7 @@
 # Then the modules on the same fabric: iNOF (hosts told about their zone
 # peers), QoS on l1's host port, and an INC allreduce of three hosts
 # aggregated in the fabric.
-# The lab stays up; remove it with: sudo bin/farelab down demo
+# The lab stays up; remove it with: bin/farelab down demo (as a user: sudo ...)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 topo=${1:-examples/clos3.yaml}
@@ -87,4 +87,4 @@ for n in s1 s2 l1 l2 l3; do
 	x $n farectl inc switch | sed -n 2p
 done
 
-say "lab 'demo' is up: try 'sudo bin/farelab exec l1 --lab demo -- farectl lsdb', then 'sudo bin/farelab down demo'"
+say "lab 'demo' is up: try 'bin/farelab exec l1 --lab demo -- farectl lsdb', then 'bin/farelab down demo' (as a user, prefix sudo)"

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,7 +13,8 @@ import (
 
 // Op is one allreduce request: fareinc's flags, or one JSON line of its
 // worker's stdin ({"cmd":"allreduce","size":"64KB",...}). Empty fields
-// take their defaults (fp32, sum, int, inc, 60s).
+// take their defaults (fp32, sum, int, inc, 60s); a JSON line without
+// "verify" verifies, as fareinc allreduce does by default (UnmarshalJSON).
 type Op struct {
 	Cmd     string `json:"cmd"`
 	Size    string `json:"size"` // ParseSize
@@ -44,10 +46,13 @@ type Result struct {
 	NACKs       int     `json:"nacks"`
 	Reports     int     `json:"timeout_reports"`
 	Refused     int     `json:"refused"` // packets not from the parent (INC) or the ring neighbour with the key: dropped
-	Verified    bool    `json:"verified"`
-	TreeID      uint32  `json:"tree_id,omitempty"`
-	Generation  uint64  `json:"generation,omitempty"`
-	Error       string  `json:"error,omitempty"`
+	// Verified is set only when a check ran (Op.Verify): true when the
+	// result was exact, false when it was wrong (then Error says how).
+	// Without a check the JSON has no "verified" key.
+	Verified   *bool  `json:"verified,omitempty"`
+	TreeID     uint32 `json:"tree_id,omitempty"`
+	Generation uint64 `json:"generation,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 // opParams is an Op parsed, defaults applied.
@@ -58,6 +63,17 @@ type opParams struct {
 	pattern Pattern
 	timeout time.Duration
 	mode    string
+}
+
+// UnmarshalJSON decodes an Op; "verify" absent means true.
+func (o *Op) UnmarshalJSON(b []byte) error {
+	type plain Op // without this method
+	p := plain{Verify: true}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*o = Op(p)
+	return nil
 }
 
 func (o Op) parse() (opParams, error) {
@@ -120,11 +136,12 @@ func (c *Client) Run(ctx context.Context, op Op, emit func(Result)) (failed bool
 			res.BusBW = res.AlgBW * 2 * float64(ranks-1) / float64(ranks)
 		}
 		if err == nil && op.Verify {
-			if verr := Check(buf, p.dt, p.op, p.pattern, ranks); verr != nil {
+			verr := Check(buf, p.dt, p.op, p.pattern, ranks)
+			if verr != nil {
 				err = fmt.Errorf("wrong result: %w", verr)
-			} else {
-				res.Verified = true
 			}
+			ok := verr == nil
+			res.Verified = &ok
 		}
 		if err != nil {
 			res.Error = err.Error()
