@@ -1,9 +1,9 @@
 package config
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/fared/fared/internal/depcheck"
 )
 
 // config is the core's: it parses the core's keys and hands every other
@@ -11,12 +11,8 @@ import (
 // (isis, ospf), no bfd, no spf and no module, nor anything else of fared
 // (issue 26).
 func TestNoProtocolDeps(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, p := range strings.Fields(string(out)) {
-		if strings.HasPrefix(p, "github.com/fared/fared/") && p != "github.com/fared/fared/config" {
+	for _, p := range depcheck.Deps(t, false, ".") {
+		if p != "config" {
 			t.Errorf("config imports %s", p)
 		}
 	}

@@ -1,9 +1,10 @@
 package rib
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/fared/fared/internal/depcheck"
 )
 
 // TestCoreImportsNoWire: the core's types are its own. api/wire promises
@@ -11,18 +12,13 @@ import (
 // its types would be frozen by that promise. The daemon converts
 // (daemon/wireconv.go). Their tests are held to it too.
 func TestCoreImportsNoWire(t *testing.T) {
-	const mod = "github.com/fared/fared/"
 	core := []string{"rib", "fib", "lsdb", "spf", "fare"}
-	args := []string{"list", "-deps", "-test"}
+	var pkgs []string
 	for _, p := range core {
-		args = append(args, mod+p)
+		pkgs = append(pkgs, depcheck.Module+p)
 	}
-	out, err := exec.Command("go", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, p := range strings.Fields(string(out)) {
-		if p == mod+"api" || strings.HasPrefix(p, mod+"api/") {
+	for _, p := range depcheck.Deps(t, true, pkgs...) {
+		if p == "api" || strings.HasPrefix(p, "api/") {
 			t.Errorf("a core package (%s) depends on %s", strings.Join(core, ", "), p)
 		}
 	}

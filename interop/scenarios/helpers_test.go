@@ -371,3 +371,17 @@ func logLines(t *testing.T, l *interop.Lab, node string, parts ...string) []stri
 	}
 	return out
 }
+
+// vtyshShows is a poll condition: node's answer to cmd contains want.
+func vtyshShows(ctx context.Context, l *interop.Lab, node, cmd, want string) func() error {
+	return func() error {
+		out, err := l.Vtysh(ctx, node, cmd)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(out, want) {
+			return fmt.Errorf("%q not in %s's %q:\n%s", want, node, cmd, out)
+		}
+		return nil
+	}
+}

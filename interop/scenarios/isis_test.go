@@ -21,16 +21,8 @@ func TestISISP2PWithFRR(t *testing.T) {
 	// 100G = 1.25e10 bytes/s in sub-TLV 9, as FRR decodes it. Polled:
 	// the databases can agree while both still hold fared's first LSP,
 	// made before the adjacency (the next waits for lsp-gen-interval).
-	poll(t, ctx, 20*time.Second, "FRR shows our maximum link bandwidth", func() error {
-		out, err := l.Vtysh(ctx, "r1", "show isis database detail f1.00-00")
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(out, "Maximum Bandwidth: 1.25e+10 (Bytes/sec)") {
-			return fmt.Errorf("not in f1.00-00:\n%s", out)
-		}
-		return nil
-	})
+	poll(t, ctx, 20*time.Second, "FRR shows our maximum link bandwidth",
+		vtyshShows(ctx, l, "r1", "show isis database detail f1.00-00", "Maximum Bandwidth: 1.25e+10 (Bytes/sec)"))
 	// FRR installs our loopback and our prefix in its kernel FIB.
 	frrInstalls(t, ctx, l, "r1", l.Links[0].AddrB.Addr().String(), l.Node("f1").Loopback.String()+"/32", "10.10.1.0/24")
 	// And fared decodes FRR's maximum link bandwidth in the other direction.

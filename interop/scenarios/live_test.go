@@ -736,16 +736,7 @@ func TestLiveOSPF(t *testing.T) {
 		if _, err := l.Vtysh(ctx, "s2", "configure terminal", "interface l1-1", "ip ospf hello-interval 2"); err != nil {
 			t.Fatal(err)
 		}
-		poll(t, ctx, 10*time.Second, "s2 (FRR) says hello every 2s on l1-1", func() error {
-			out, err := l.Vtysh(ctx, "s2", "show ip ospf interface l1-1")
-			if err != nil {
-				return err
-			}
-			if !strings.Contains(out, "Hello 2s") {
-				return fmt.Errorf("%s", out)
-			}
-			return nil
-		})
+		poll(t, ctx, 10*time.Second, "s2 (FRR) says hello every 2s on l1-1", vtyshShows(ctx, l, "s2", "show ip ospf interface l1-1", "Hello 2s"))
 		time.Sleep(5 * time.Second) // a few of the new hellos
 	})
 
