@@ -24,6 +24,7 @@ func (nopNet) Publish([]record.Record, []record.Key) error { return nil }
 // goes on (it answers the next query).
 func TestSwitchLoopIsGuarded(t *testing.T) {
 	g := guard.New("inof-loop-test", slog.New(slog.DiscardHandler))
+	base := guard.Count("inof-loop-test") // the counts are process-wide
 	r := newSwitchRT(slog.New(slog.DiscardHandler), g, &Config{Role: RoleSwitch}, netip.MustParseAddr("10.255.0.3"), "leaf1", nil)
 	r.sw = fabric.New(fabric.Config{RouterID: r.rid}, slog.New(slog.DiscardHandler), r, nopNet{}, 1, time.Now())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -31,14 +32,22 @@ func TestSwitchLoopIsGuarded(t *testing.T) {
 	go r.lp.Run(ctx, 50*time.Millisecond, time.Now, r)
 	// A reconfiguration without a configuration: a bug's shape.
 	r.lp.Post(reconfEv{cfg: nil, reply: make(chan []string, 1)})
+	// Queries travel on their own channel, so wait for the event's panic
+	// to be counted before asking whether the loop still answers.
+	for deadline := time.Now().Add(5 * time.Second); guard.Count("inof-loop-test") == base; {
+		if time.Now().After(deadline) {
+			t.Fatal("the reconfiguration's panic was never counted")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	qctx, qcancel := context.WithTimeout(ctx, 5*time.Second)
 	defer qcancel()
 	var n int
 	if err := r.lp.Query(qctx, func() { n = r.sw.Status().Locals }); err != nil {
 		t.Fatalf("the loop stopped answering: %v", err)
 	}
-	if guard.Count("inof-loop-test") != 1 || n != 0 {
-		t.Fatalf("panics %d", guard.Count("inof-loop-test"))
+	if got := guard.Count("inof-loop-test") - base; got != 1 || n != 0 {
+		t.Fatalf("panics %d", got)
 	}
 }
 
