@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fared/fared/qos/sim/scenario"
 )
@@ -56,5 +58,43 @@ func TestBadScenario(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
+	}
+}
+
+// TestWatchdogEventsJSON: the watchdog's events use snake_case field names
+// (docs/api.md) and keep the names first published (At, Kind, Iface, Prio,
+// Since) as deprecated aliases with the same values. The loop deadlocks on
+// priority 3, so its first event is a detection there.
+func TestWatchdogEventsJSON(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-j", dir + "loop4.yaml"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var o struct {
+		Events []map[string]any `json:"watchdog_events"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Events) == 0 {
+		t.Fatal("no watchdog event in the loop")
+	}
+	want := []string{"At", "Iface", "Kind", "Prio", "Since", "at", "at_seconds", "interface", "kind", "node", "priority", "since"}
+	var got []string
+	for k := range o.Events[0] {
+		got = append(got, k)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("fields %v, want %v", got, want)
+	}
+	e := o.Events[0]
+	if e["kind"] != "detected" || e["node"] == "" || e["priority"] != 3.0 || e["interface"] == "" ||
+		e["Kind"] != e["kind"] || e["Iface"] != e["interface"] || e["Prio"] != e["priority"] {
+		t.Fatalf("first event %v", e)
+	}
+	at, err := time.Parse(time.RFC3339Nano, e["at"].(string))
+	if d := at.Sub(scenario.Epoch).Seconds() - e["at_seconds"].(float64); err != nil || d > 1e-9 || d < -1e-9 {
+		t.Fatalf("at %v and at_seconds %v disagree (%v)", e["at"], e["at_seconds"], err)
 	}
 }
