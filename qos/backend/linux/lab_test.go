@@ -540,40 +540,36 @@ func TestPreventionForwarding(t *testing.T) {
 		}
 		return got
 	}
+	// pass sends n datagrams of DSCP dscp from ns, checks that the
+	// receiver sees them with DSCP want and that u2's class of priority
+	// prio has sent total packets, and returns the counters.
+	pass := func(what string, ns netns.NsHandle, n, dscp, want, prio int, total uint64) *model.Counters {
+		send(ns, n, dscp)
+		if got := recvTOS(n); got[want] != n {
+			t.Fatalf("%s: receiver saw DSCPs %v, want %d x DSCP %d", what, got, n, want)
+		}
+		c, err := b.Counters(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cl := classOf(c, "u2", prio); cl.Packets != total {
+			t.Errorf("%s: u2 class of priority %d sent %d packets, want %d", what, prio, cl.Packets, total)
+		}
+		return c
+	}
 	// Resolve neighbours (ARP) first.
 	run(t, "ip", "netns", "exec", x, "ping", "-c", "1", "-W", "2", "10.78.2.2")
-	send(hx, 100, 26)
-	if got := recvTOS(100); got[30] != 100 {
-		t.Fatalf("forwarded u1 -> u2: receiver saw DSCPs %v, want 100 x DSCP 30", got)
-	}
-	c, err := b.Counters(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := pass("forwarded u1 -> u2", hx, 100, 26, 30, 2, 100)
 	frame := uint64(200 + 8 + 20 + 14)
-	if cl := classOf(c, "u2", 2); cl.Packets != 100 || cl.Bytes != 100*frame {
-		t.Errorf("u2 class 1:12: %d packets, %d bytes; want 100 and %d", cl.Packets, cl.Bytes, 100*frame)
+	if cl := classOf(c, "u2", 2); cl.Bytes != 100*frame {
+		t.Errorf("u2 class 1:12: %d bytes, want %d", cl.Bytes, 100*frame)
 	}
 	if cl := classOf(c, "u2", 3); cl.Packets != 0 {
 		t.Errorf("u2 class 1:13 got %d packets of the remapped flow", cl.Packets)
 	}
 	// A packet that arrives with DSCP 30 (remapped at an earlier
 	// bounce) takes the second-bounce rule.
-	send(hx, 20, 30)
-	if got := recvTOS(20); got[34] != 20 {
-		t.Fatalf("second bounce: receiver saw DSCPs %v, want 20 x DSCP 34", got)
-	}
-	c, _ = b.Counters(ctx)
-	if cl := classOf(c, "u2", 1); cl.Packets != 20 {
-		t.Errorf("u2 class 1:11: %d packets, want the 20 remapped at their second bounce", cl.Packets)
-	}
+	pass("second bounce", hx, 20, 30, 34, 1, 20)
 	// The router's own traffic does not enter through the group.
-	send(hr, 50, 26)
-	if got := recvTOS(50); got[26] != 50 {
-		t.Fatalf("router's own packets: receiver saw DSCPs %v, want 50 x DSCP 26", got)
-	}
-	c, _ = b.Counters(ctx)
-	if cl := classOf(c, "u2", 3); cl.Packets != 50 {
-		t.Errorf("u2 class 1:13: %d packets, want the router's 50", cl.Packets)
-	}
+	pass("router's own packets", hr, 50, 26, 26, 3, 50)
 }
