@@ -1,6 +1,7 @@
 package qosconfig
 
 import (
+	"cmp"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -195,21 +196,118 @@ func (p *parser) checkTuning() {
 	}
 }
 
-// checkRemaps refuses a remap onto a priority with PFC on a port of its
-// group: the PAUSE loop would move, not break.
+// A remap moves a high-risk (bouncing) flow to a second priority. With
+// PFC on that priority on the group's ports the flow stays lossless
+// (lossless remap); without, it leaves the lossless class (lossy remap).
+// Either way the remap must really move the packet and the packet must
+// stay where it was put: the next switch classifies it by its new DSCP.
+// A lossless remap applies once: a packet on the second priority may be
+// remapped again only out of the lossless class, at a second bounce
+// (docs/qos.md, "Prevention", says when each mode is deadlock-free).
+
+// remapAt is one remap, where it was written, and whether its target
+// priority is lossless on its group's ports.
+type remapAt struct {
+	model.Remap
+	line     int
+	lossless bool
+}
+
+// checkRemaps checks every remap of every group, then the chains they
+// form through their DSCPs.
 func (p *parser) checkRemaps(owner map[string]string) {
+	var all []remapAt
+	for _, g := range p.c.Groups {
+		for i, r := range g.Remaps {
+			line := g.Line
+			if i < len(g.RemapLine) {
+				line = g.RemapLine[i]
+			}
+			lossless, ok := p.remapKind(g, r, line, owner)
+			if !ok {
+				continue
+			}
+			ra := remapAt{Remap: r, line: line, lossless: lossless}
+			p.checkRemapTarget(ra)
+			all = append(all, ra)
+		}
+	}
+	p.checkRemapChains(all)
+}
+
+// remapKind reports whether r's priority has PFC on the ports of its
+// group; ok is false (and an error reported) when it has on some only,
+// as the PAUSEs of the second priority would then stop at a port that
+// drops instead.
+func (p *parser) remapKind(g Group, r model.Remap, line int, owner map[string]string) (lossless, ok bool) {
+	var with, without string
+	for i := range p.c.Ifaces {
+		f := &p.c.Ifaces[i]
+		if owner[f.Name] != g.Name {
+			continue
+		}
+		if p.c.pfcOn(f).Has(int(r.Prio)) {
+			with = cmp.Or(with, f.Name)
+		} else {
+			without = cmp.Or(without, f.Name)
+		}
+	}
+	if with != "" && without != "" {
+		p.errAt(line, "port group %s: remap to priority %d, which has PFC on %s but not on %s (the second priority must be lossless on all of the group's ports, or on none)",
+			g.Name, r.Prio, with, without)
+		return false, false
+	}
+	return with != "", true
+}
+
+// checkRemapTarget checks that the remap moves the packet out of its
+// priority and that the next switch, classifying the new DSCP, keeps it
+// there: in the second priority (lossless remap) or out of every PFC
+// priority (lossy remap).
+func (p *parser) checkRemapTarget(r remapAt) {
 	c := p.c
-	for _, g := range c.Groups {
-		for _, r := range g.Remaps {
-			for i := range c.Ifaces {
-				f := &c.Ifaces[i]
-				if owner[f.Name] != g.Name {
-					continue
-				}
-				if c.pfcOn(f).Has(int(r.Prio)) {
-					p.errAt(g.Line, "port group %s: remap to priority %d, which has PFC on %s: the PAUSE loop would move, not break", g.Name, r.Prio, f.Name)
-				}
+	if from := c.DSCP[r.From]; from == r.Prio {
+		p.errAt(r.line, "port group %s: remap of dscp %d to priority %d: dscp %d is in priority %d already (the remap must move it to another queue)",
+			r.Group, r.From, r.Prio, r.From, from)
+	}
+	next := c.DSCP[r.To]
+	switch {
+	case r.lossless && next != r.Prio:
+		p.errAt(r.line, "port group %s: remap to dscp %d, lossless priority %d: dscp-map puts dscp %d in priority %d, so the next switch would take it out of the second priority",
+			r.Group, r.To, r.Prio, r.To, next)
+	case !r.lossless && c.pfcAny().Has(int(next)):
+		p.errAt(r.line, "port group %s: remap to dscp %d, lossy priority %d: dscp-map puts dscp %d in PFC priority %d, so the next switch would make it lossless again",
+			r.Group, r.To, r.Prio, r.To, next)
+	}
+}
+
+// checkRemapChains refuses remaps that would apply to an already
+// remapped packet (its new DSCP is another remap's dscp), except the one
+// chain that keeps the lossless priorities acyclic: a lossless remap
+// followed, at a second bounce, by a lossy one.
+func (p *parser) checkRemapChains(all []remapAt) {
+	for _, a := range all {
+		for _, b := range all {
+			if a.To != b.From {
+				continue
+			}
+			switch {
+			case !a.lossless:
+				p.errAt(a.line, "port group %s: remap to dscp %d, lossy priority %d, which the remap at line %d remaps again (a packet that left the lossless class is not remapped again)",
+					a.Group, a.To, a.Prio, b.line)
+			case b.lossless:
+				p.errAt(b.line, "port group %s: remap of dscp %d to lossless priority %d: dscp %d is on the second lossless priority %d after the remap at line %d, and a lossless remap applies once (a second bounce may only go to a lossy priority)",
+					b.Group, b.From, b.Prio, b.From, a.Prio, a.line)
 			}
 		}
 	}
+}
+
+// pfcAny is the priorities with PFC on any interface.
+func (c *Config) pfcAny() model.Prios {
+	all := c.PFC.Prios
+	for i := range c.Ifaces {
+		all |= c.pfcOn(&c.Ifaces[i])
+	}
+	return all
 }

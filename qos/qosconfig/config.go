@@ -110,6 +110,7 @@ type Group struct {
 	Name      string
 	Ifaces    []string
 	Remaps    []model.Remap
+	RemapLine []int // of each remap, by index
 	Line      int
 	IfaceLine int // of its interfaces key
 }

@@ -116,6 +116,7 @@ func (p *parser) prevention(k, v *yaml.Node) {
 					}
 					if from >= 0 && to >= 0 && prio >= 0 {
 						g.Remaps = append(g.Remaps, model.Remap{From: uint8(from), To: uint8(to), Prio: uint8(prio)})
+						g.RemapLine = append(g.RemapLine, v.Line)
 					}
 				}),
 			})

@@ -350,17 +350,7 @@ func (p *Port) arrive(pkt *Packet) {
 		net.drop(pkt, "no route")
 		return
 	}
-	prio := nd.DSCP[pkt.DSCP]
-	// Prevention: a flow entering and leaving through one port group is
-	// high-risk; its DSCP and queue change.
-	if p.Group >= 0 && p.Group == out.Group {
-		if rm := nd.remaps[p.Group]; rm != nil && rm[pkt.DSCP].ok {
-			r := rm[pkt.DSCP]
-			out.C[prio].Remapped++
-			pkt.DSCP = r.to
-			prio = r.prio
-		}
-	}
+	prio, pg := nd.prevent(pkt, p, out)
 	pkt.Color = model.Green
 	if e := nd.elephant; e != nil && pkt.Kind == Data && pkt.Flow != nil {
 		if nd.meter(pkt, e) {
@@ -374,6 +364,10 @@ func (p *Port) arrive(pkt *Packet) {
 		}
 	}
 	pkt.Prio = prio
+	if pg == noRemap {
+		pg = int(prio)
+	}
+	pkt.PG = uint8(pg)
 	q := int(prio)
 	size := int64(pkt.Size)
 	if out.Drop.Has(q) {
@@ -386,14 +380,15 @@ func (p *Port) arrive(pkt *Packet) {
 		net.drop(pkt, "buffer")
 		return
 	}
-	lossless := p.PFC.Has(q)
+	lossless := p.PFC.Has(pg)
 	if lossless {
-		if t := p.Thr[q]; p.pg[q]+size > int64(t.XOFF+t.Headroom) {
+		if t := p.Thr[pg]; p.pg[pg]+size > int64(t.XOFF+t.Headroom) {
 			out.C[q].Drops++
 			net.drop(pkt, "headroom")
 			return
 		}
-	} else if out.qBytes[q]+size > nd.LossyLimit {
+	}
+	if !p.PFC.Has(q) && out.qBytes[q]+size > nd.LossyLimit {
 		out.C[q].Drops++
 		net.drop(pkt, "lossy limit")
 		return
@@ -424,14 +419,53 @@ func (p *Port) arrive(pkt *Packet) {
 	out.C[q].EnqPackets++
 	out.C[q].EnqBytes += uint64(size)
 	nd.used += size
-	p.pg[q] += size
-	if p.pg[q] > p.PeakPG[q] {
-		p.PeakPG[q] = p.pg[q]
+	p.pg[pg] += size
+	if p.pg[pg] > p.PeakPG[pg] {
+		p.PeakPG[pg] = p.pg[pg]
 	}
-	if lossless && !p.xoffSent[q] && p.pg[q] >= int64(p.Thr[q].XOFF) {
-		p.sendPFC(q, true)
+	if lossless && !p.xoffSent[pg] && p.pg[pg] >= int64(p.Thr[pg].XOFF) {
+		p.sendPFC(pg, true)
 	}
 	out.kick()
+}
+
+// noRemap is prevent's priority group when it remapped nothing.
+const noRemap = -1
+
+// prevent classifies a packet arriving through in and leaving through
+// out: its DSCP's priority, unless it enters and leaves through one port
+// group (a high-risk flow, the seed's Figure 8) and the group remaps its
+// DSCP (Figure 9). A remapped packet goes to the new priority's egress
+// queue but stays in the ingress priority group it arrived in: the
+// upstream sent it in that priority, and only a PAUSE of that priority
+// stops the upstream. (This is the dependency edge the remap adds, from
+// the old priority to the new; it is why the second priority has no
+// cycle where the remap happens at a bounce.) pg is noRemap when the
+// packet kept its DSCP. The rule is looked up once, for the DSCP the
+// packet arrived with: a packet remapped here is not remapped again here.
+func (nd *Node) prevent(pkt *Packet, in, out *Port) (prio uint8, pg int) {
+	prio = nd.DSCP[pkt.DSCP]
+	if in.Group < 0 || in.Group != out.Group {
+		return prio, noRemap
+	}
+	rm := nd.remaps[in.Group]
+	if rm == nil || !rm[pkt.DSCP].ok {
+		return prio, noRemap
+	}
+	r := rm[pkt.DSCP]
+	out.C[prio].Remapped++
+	pkt.DSCP = r.to
+	return r.prio, int(prio)
+}
+
+// release returns a departing (or flushed) packet's bytes to the
+// priority group it was counted in, and resumes the upstream below XON.
+func (p *Port) release(pkt *Packet) {
+	g := int(pkt.PG)
+	p.pg[g] -= int64(pkt.Size)
+	if p.xoffSent[g] && p.pg[g] <= int64(p.Thr[g].XON) {
+		p.sendPFC(g, false)
+	}
 }
 
 // meter runs the flow's token bucket; true when the flow is an elephant.
@@ -542,10 +576,7 @@ func (p *Port) transmit(q int) {
 	}
 	if in := pkt.In; in != nil {
 		nd.used -= size
-		in.pg[q] -= size
-		if in.xoffSent[q] && in.pg[q] <= int64(in.Thr[q].XON) {
-			in.sendPFC(q, false)
-		}
+		in.release(pkt)
 		pkt.In = nil
 	}
 	// Fast ECN: the departing packet carries the queue's state now.
@@ -642,10 +673,7 @@ func (p *Port) flush(q int) {
 		p.qBytes[q] -= size
 		if in := pkt.In; in != nil {
 			nd.used -= size
-			in.pg[q] -= size
-			if in.xoffSent[q] && in.pg[q] <= int64(in.Thr[q].XON) {
-				in.sendPFC(q, false)
-			}
+			in.release(pkt)
 		}
 		p.C[q].Drops++
 		nd.net.drop(pkt, "watchdog")

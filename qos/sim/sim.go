@@ -368,5 +368,6 @@ type Packet struct {
 	Elephant bool
 	Src, Dst *Node
 	In       *Port // ingress port at the current switch (PG accounting)
+	PG       uint8 // the priority group of In the packet is counted in
 	Enq      time.Duration
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // line builds h1 -(100G)- S -(rate)- h2 with PFC on priority 3 (DSCP 26)
-// and returns the network, the switch and its port toward h2.
-func line(t *testing.T, rate float64, prof *model.Profile) (*Network, *Node, *Port) {
+// and returns the network, the switch and its port toward h2; edits
+// change the switch's desired state before it is applied.
+func line(t *testing.T, rate float64, prof *model.Profile, edits ...func(*model.Desired)) (*Network, *Node, *Port) {
 	t.Helper()
 	n := New(DefaultParams())
 	s := n.AddNode("S", false)
@@ -34,6 +35,9 @@ func line(t *testing.T, rate float64, prof *model.Profile) (*Network, *Node, *Po
 		d.Ifaces = append(d.Ifaces, i)
 	}
 	d.Sort()
+	for _, edit := range edits {
+		edit(d)
+	}
 	if _, err := s.Backend(time.Time{}).Apply(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +65,41 @@ func TestPFCLossless(t *testing.T) {
 	// 2 MB at 10 Gb/s: 1.6 ms plus a few µs of path.
 	if fct := f.FCT(); fct < 1600*time.Microsecond || fct > 1700*time.Microsecond {
 		t.Errorf("FCT %v, want about 1.6 ms (the 10G port stays busy)", fct)
+	}
+}
+
+// TestRemapKeepsArrivalPG: S remaps DSCP 26 (priority 3) to DSCP 27 in
+// priority 4, lossless too, between its two ports (one port group), and
+// the 10G egress backs up. The remapped packets wait in priority 4's
+// egress queue but are counted in priority group 3 of the ingress, the
+// priority h1 sends them in: PAUSE goes to h1's priority 3, which stops
+// it, and nothing overflows the headroom. (Counted in group 4, the PAUSE
+// would stop h1's idle priority 4 while priority 3 kept sending.)
+func TestRemapKeepsArrivalPG(t *testing.T) {
+	n, s, out := line(t, 10e9, nil, func(d *model.Desired) {
+		d.DSCP[27] = 4
+		for i := range d.Ifaces {
+			d.Ifaces[i].Group = "g"
+			d.Ifaces[i].PFC = model.PriosOf(3, 4)
+			d.Ifaces[i].PFCConfigured = d.Ifaces[i].PFC
+		}
+		d.Remaps = []model.Remap{{Group: "g", From: 26, To: 27, Prio: 4}}
+	})
+	n.Node("h1").Ports[0].PFC = model.PriosOf(3, 4)
+	f := n.AddFlow(&Flow{Src: n.Node("h1"), Dst: n.Node("h2"), Size: 2_000_000, DSCP: 26})
+	n.RunUntil(5 * time.Millisecond)
+	in := s.Port("h1")
+	if out.C[3].Remapped == 0 || out.C[4].TxPackets == 0 || out.C[3].TxPackets != 0 {
+		t.Fatalf("remapped %d, priority 4 sent %d, priority 3 sent %d: want every packet moved to 4", out.C[3].Remapped, out.C[4].TxPackets, out.C[3].TxPackets)
+	}
+	if in.C[3].PauseTx == 0 || in.C[4].PauseTx != 0 {
+		t.Errorf("PAUSE sent on priority 3: %d, on 4: %d; want them on 3 only", in.C[3].PauseTx, in.C[4].PauseTx)
+	}
+	if lim := int64(100_000 + 50_000); in.PeakPG[3] > lim || in.PeakPG[4] != 0 {
+		t.Errorf("priority groups peaked at %d (3) and %d (4): want 3 within XOFF+headroom %d, 4 unused", in.PeakPG[3], in.PeakPG[4], lim)
+	}
+	if !f.Done || f.Lost != 0 || len(n.Drops) != 0 {
+		t.Fatalf("flow done %v lost %d drops %v", f.Done, f.Lost, n.Drops)
 	}
 }
 

@@ -459,8 +459,11 @@ func TestElephantsInKernel(t *testing.T) {
 // TestPreventionForwarding: a Linux router r with two uplinks u1, u2 in
 // one port group. A DSCP 26 flow that enters u1 and leaves u2 is
 // high-risk: nftables rewrites it to DSCP 30 and puts it in priority 2's
-// HTB class on u2; the receiver sees DSCP 30. Traffic from the router
-// itself (not forwarded through the group) keeps DSCP 26 and class 1:13.
+// HTB class on u2; the receiver sees DSCP 30, not 34: the second-bounce
+// rule (30 -> 34, priority 1) applies to a packet that arrives with DSCP
+// 30, not to the one the first rule just remapped. Traffic from the
+// router itself (not forwarded through the group) keeps DSCP 26 and class
+// 1:13.
 func TestPreventionForwarding(t *testing.T) {
 	requireLab(t, "nft")
 	nx, nr, ny := testns.New(t, "fqx"), testns.New(t, "fqr"), testns.New(t, "fqy")
@@ -478,8 +481,8 @@ func TestPreventionForwarding(t *testing.T) {
 	run(t, "ip", "netns", "exec", rt, "sysctl", "-qw", "net.ipv4.ip_forward=1")
 	b := openBackend(t, rt, "u1", "u2")
 	ctx := context.Background()
-	d := &model.Desired{Remaps: []model.Remap{{Group: "uplinks", From: 26, To: 30, Prio: 2}}}
-	d.DSCP[26], d.DSCP[30] = 3, 2
+	d := &model.Desired{Remaps: []model.Remap{{Group: "uplinks", From: 26, To: 30, Prio: 2}, {Group: "uplinks", From: 30, To: 34, Prio: 1}}}
+	d.DSCP[26], d.DSCP[30], d.DSCP[34] = 3, 2, 1
 	for _, n := range []string{"u1", "u2"} {
 		i := model.Iface{Name: n, Rate: 1e9, Group: "uplinks", PFCConfigured: model.PriosOf(3), PFC: model.PriosOf(3)}
 		for q := range i.Queues {
@@ -502,7 +505,7 @@ func TestPreventionForwarding(t *testing.T) {
 	defer rc.Close()
 	raw, _ := rc.SyscallConn()
 	raw.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_RECVTOS, 1) })
-	send := func(ns netns.NsHandle, n int) {
+	send := func(ns netns.NsHandle, n, dscp int) {
 		var c *net.UDPConn
 		testns.In(t, ns, func() {
 			var err error
@@ -512,7 +515,7 @@ func TestPreventionForwarding(t *testing.T) {
 		})
 		defer c.Close()
 		rc, _ := c.SyscallConn()
-		rc.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TOS, 26<<2) })
+		rc.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TOS, dscp<<2) })
 		for i := 0; i < n; i++ {
 			if _, err := c.WriteToUDP(make([]byte, 200), &net.UDPAddr{IP: net.IPv4(10, 78, 2, 2), Port: 9}); err != nil {
 				t.Fatal(err)
@@ -537,30 +540,36 @@ func TestPreventionForwarding(t *testing.T) {
 		}
 		return got
 	}
+	// pass sends n datagrams of DSCP dscp from ns, checks that the
+	// receiver sees them with DSCP want and that u2's class of priority
+	// prio has sent total packets, and returns the counters.
+	pass := func(what string, ns netns.NsHandle, n, dscp, want, prio int, total uint64) *model.Counters {
+		send(ns, n, dscp)
+		if got := recvTOS(n); got[want] != n {
+			t.Fatalf("%s: receiver saw DSCPs %v, want %d x DSCP %d", what, got, n, want)
+		}
+		c, err := b.Counters(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cl := classOf(c, "u2", prio); cl.Packets != total {
+			t.Errorf("%s: u2 class of priority %d sent %d packets, want %d", what, prio, cl.Packets, total)
+		}
+		return c
+	}
 	// Resolve neighbours (ARP) first.
 	run(t, "ip", "netns", "exec", x, "ping", "-c", "1", "-W", "2", "10.78.2.2")
-	send(hx, 100)
-	if got := recvTOS(100); got[30] != 100 {
-		t.Fatalf("forwarded u1 -> u2: receiver saw DSCPs %v, want 100 x DSCP 30", got)
-	}
-	c, err := b.Counters(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := pass("forwarded u1 -> u2", hx, 100, 26, 30, 2, 100)
 	frame := uint64(200 + 8 + 20 + 14)
-	if cl := classOf(c, "u2", 2); cl.Packets != 100 || cl.Bytes != 100*frame {
-		t.Errorf("u2 class 1:12: %d packets, %d bytes; want 100 and %d", cl.Packets, cl.Bytes, 100*frame)
+	if cl := classOf(c, "u2", 2); cl.Bytes != 100*frame {
+		t.Errorf("u2 class 1:12: %d bytes, want %d", cl.Bytes, 100*frame)
 	}
 	if cl := classOf(c, "u2", 3); cl.Packets != 0 {
 		t.Errorf("u2 class 1:13 got %d packets of the remapped flow", cl.Packets)
 	}
+	// A packet that arrives with DSCP 30 (remapped at an earlier
+	// bounce) takes the second-bounce rule.
+	pass("second bounce", hx, 20, 30, 34, 1, 20)
 	// The router's own traffic does not enter through the group.
-	send(hr, 50)
-	if got := recvTOS(50); got[26] != 50 {
-		t.Fatalf("router's own packets: receiver saw DSCPs %v, want 50 x DSCP 26", got)
-	}
-	c, _ = b.Counters(ctx)
-	if cl := classOf(c, "u2", 3); cl.Packets != 50 {
-		t.Errorf("u2 class 1:13: %d packets, want the router's 50", cl.Packets)
-	}
+	pass("router's own packets", hr, 50, 26, 26, 3, 50)
 }

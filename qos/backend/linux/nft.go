@@ -99,13 +99,16 @@ func Ruleset(d *model.Desired) string {
 		for _, g := range names {
 			fmt.Fprintf(&b, "\tset group_%s {\n\t\ttype ifname\n\t\telements = %s\n\t}\n", g, quote(groups[g]))
 		}
+		// accept ends the chain at the first remap: a packet remapped
+		// here is not remapped again by a rule for its new DSCP (the
+		// second-bounce rule applies at the next bounce, not this one).
 		b.WriteString("\tchain prevent {\n\t\ttype filter hook forward priority mangle; policy accept;\n")
 		for _, r := range d.Remaps {
 			if groups[r.Group] == nil {
 				continue
 			}
 			for _, fam := range []string{"ip", "ip6"} {
-				fmt.Fprintf(&b, "\t\tiifname @group_%s oifname @group_%s %s dscp %d %s dscp set %d meta priority set %s counter\n",
+				fmt.Fprintf(&b, "\t\tiifname @group_%s oifname @group_%s %s dscp %d %s dscp set %d meta priority set %s counter accept\n",
 					r.Group, r.Group, fam, r.From, fam, r.To, ClassName(int(r.Prio)))
 			}
 		}
