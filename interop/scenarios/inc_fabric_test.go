@@ -74,7 +74,9 @@ func TestINCFabric(t *testing.T) {
 	for _, c := range cases {
 		c["verify"] = true
 		res := incfabric.AllReduce(t, ws, c, 3*time.Minute)
-		t.Logf("%v: %.3fs, algbw %.3f Gb/s, retransmits %d", c, res[0].Seconds, res[0].AlgBW, incfabric.Sum(res, func(r incfabric.Result) int { return r.Retransmits }))
+		t.Logf("%v: %.3fs, algbw %.3f Gb/s, retransmits %d, timeouts %d, NACKs %d", c, res[0].Seconds, res[0].AlgBW,
+			incfabric.Sum(res, func(r incfabric.Result) int { return r.Retransmits }), incfabric.Sum(res, func(r incfabric.Result) int { return r.Timeouts }),
+			incfabric.Sum(res, func(r incfabric.Result) int { return r.NACKs }))
 	}
 
 	// The ICRC of frames captured on a Host link and on a spine link
