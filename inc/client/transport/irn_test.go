@@ -171,6 +171,10 @@ func TestReportAfterN(t *testing.T) {
 // TestRandomLoss: 5% loss of data and ACKs, many seeds: always complete,
 // and retransmissions stay close to the losses (selective).
 func TestRandomLoss(t *testing.T) {
+	var retx, timeouts, lostAll int
+	defer func() {
+		t.Logf("20 seeds: %d data packets lost, %d retransmissions, %d timeouts", lostAll, retx, timeouts)
+	}()
 	for seed := 1; seed <= 20; seed++ {
 		l := newLink(t, 500, Config{Window: 32, RTOLow: 3 * time.Millisecond, RTOHigh: 10 * time.Millisecond})
 		x := uint32(seed * 2654435761)
@@ -190,6 +194,7 @@ func TestRandomLoss(t *testing.T) {
 				lost++
 			}
 		}
+		retx, timeouts, lostAll = retx+st.Retransmits, timeouts+st.Timeouts, lostAll+lost
 		if st.Retransmits > 3*lost+10 {
 			t.Fatalf("seed %d: %d retransmissions for %d lost packets", seed, st.Retransmits, lost)
 		}
