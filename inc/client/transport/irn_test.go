@@ -135,7 +135,8 @@ func TestTailLossRTOLow(t *testing.T) {
 }
 
 // TestRTOHigh: with many packets in flight a lost ACK train is covered by
-// RTO_high, not RTO_low.
+// RTO_high, not RTO_low; the timer restarts when the cumulative ack
+// moves.
 func TestRTOHigh(t *testing.T) {
 	s := NewSender(Config{Window: 32, RTOLow: time.Millisecond, RTOHigh: 30 * time.Millisecond, NLow: 3}, 10)
 	now := time.Unix(0, 0)
@@ -146,9 +147,10 @@ func TestRTOHigh(t *testing.T) {
 	if d := s.NextDeadline().Sub(now); d != 30*time.Millisecond {
 		t.Fatalf("deadline with 10 in flight: %v, want RTO_high", d)
 	}
-	s.AckUpTo(8, time.Time{})
-	if d := s.NextDeadline().Sub(now); d != time.Millisecond {
-		t.Fatalf("deadline with 2 in flight: %v, want RTO_low", d)
+	t1 := now.Add(5 * time.Millisecond)
+	s.AckUpTo(8, t1)
+	if d := s.NextDeadline().Sub(t1); d != time.Millisecond {
+		t.Fatalf("deadline with 2 in flight: %v after the ack, want RTO_low", d)
 	}
 }
 
