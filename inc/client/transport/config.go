@@ -26,8 +26,9 @@ type Config struct {
 	// single packet must not wait long), RTOHigh otherwise.
 	RTOLow, RTOHigh time.Duration
 	NLow            int
-	// ReportAfter: after this many timeouts of one packet the flow
-	// reports (the draft's "N timeouts": the client tells the manager).
+	// ReportAfter: after this many timeouts while one packet is the
+	// lowest unacknowledged, the flow reports it (the draft's "N
+	// timeouts": the client tells the manager).
 	ReportAfter int
 	// Reorder: a packet unacknowledged while Reorder packets sent after
 	// it are acknowledged is taken as lost (IRN: "a packet is considered

@@ -75,7 +75,7 @@ type Sender struct {
 	aboveAck int  // highest acknowledged index
 	lostQ    []int
 	// timerAt: when the retransmission timer (re)started; zero: stopped.
-	// backoff: timeouts since the last acknowledgement (doubles the RTO).
+	// backoff: timeouts since the cumulative ack moved (doubles the RTO).
 	timerAt time.Time
 	backoff int
 	// CanSend, when set, holds back a new packet until it is ready (the
@@ -97,7 +97,7 @@ type Sender struct {
 	srtt, rttvar time.Duration
 }
 
-// maxBackoff: each timeout without an acknowledgement doubles the RTO,
+// maxBackoff: each timeout without a cumulative ack doubles the RTO,
 // up to 2^3 = 8×, so a slow receiver is not flooded but a lossy path is
 // still retried often.
 const maxBackoff = 3
@@ -152,8 +152,8 @@ func (s *Sender) rto() time.Duration {
 
 // timeout is the running timer's length: the RTO, at least RTO_high when
 // the receiver holds the lowest unacknowledged packet (its result, not
-// the packet, is late), doubled per timeout since the last
-// acknowledgement.
+// the packet, is late), doubled per timeout since the cumulative ack
+// last moved.
 func (s *Sender) timeout() time.Duration {
 	rto := s.rto()
 	if s.cum < s.next && s.p[s.cum].sacked {
@@ -216,7 +216,7 @@ func (s *Sender) Poll(now time.Time, send func(i int, retransmit bool)) {
 	}
 }
 
-// onTimeout: the timer ran out with no acknowledgement for a whole RTO.
+// onTimeout: the timer ran out, the cumulative ack unmoved for an RTO.
 // A new recovery episode begins; the lowest unacknowledged packet is
 // retransmitted first, then those the receiver's state marks lost (a
 // packet retransmitted less than an RTO ago is given its time).
@@ -319,8 +319,8 @@ func (s *Sender) Ack(i int, now time.Time) {
 	}
 }
 
-// ack acknowledges packet i; it reports whether i was news. An
-// acknowledgement restarts the timer and ends the back-off.
+// ack acknowledges packet i; it reports whether i was news. A
+// cumulative ack that moves restarts the timer and ends the back-off.
 func (s *Sender) ack(i int, now time.Time) bool {
 	if i < 0 || i >= s.next || s.p[i].acked {
 		return false
