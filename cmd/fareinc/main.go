@@ -41,6 +41,7 @@ type opts struct {
 	qpn            uint32
 	payload        int
 	window         int
+	rtt            time.Duration
 	rtoLow, rtoHi  time.Duration
 	reportAfter    int
 	verbose        bool
@@ -64,7 +65,8 @@ func root() *cobra.Command {
 	pf.IntVar(&o.ranks, "ranks", 0, "ranks in the group (required)")
 	pf.Uint32Var(&o.qpn, "qpn", 0, "QP number (0: random)")
 	pf.IntVar(&o.payload, "payload", 1024, "payload bytes per packet (the path MTU: 1024 or 4096)")
-	pf.IntVar(&o.window, "window", 0, "IRN BDP cap: packets in flight (0: default 128, at most the tree's slots)")
+	pf.IntVar(&o.window, "window", 0, "IRN cap on packets in flight, overriding BDP-FC's (0: the tree's bottleneck × --rtt / payload, within 4..512; at most the tree's slots)")
+	pf.DurationVar(&o.rtt, "rtt", 0, "IRN BDP-FC: the fabric's round trip (0: default 25µs)")
 	pf.DurationVar(&o.rtoLow, "rto-low", 0, "IRN RTO_low (0: default)")
 	pf.DurationVar(&o.rtoHi, "rto-high", 0, "IRN RTO_high (0: default)")
 	pf.IntVar(&o.reportAfter, "report-after", 0, "timeouts of one packet before reporting to the manager (0: default 8)")
@@ -174,7 +176,7 @@ func join(ctx context.Context, o *opts) (*client.Client, error) {
 	jctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return client.Join(jctx, client.Config{Manager: o.manager, Group: o.group, Rank: o.rank, Size: o.ranks, QPN: o.qpn, Host: host,
-		Payload: o.payload, Transport: transport.Config{Window: o.window, RTOLow: o.rtoLow, RTOHigh: o.rtoHi, ReportAfter: o.reportAfter},
+		Payload: o.payload, Transport: transport.Config{Window: o.window, RTT: o.rtt, RTOLow: o.rtoLow, RTOHigh: o.rtoHi, ReportAfter: o.reportAfter},
 		Log: slog.New(slog.NewTextHandler(out, nil)), Creds: creds})
 }
 

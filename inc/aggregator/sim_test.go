@@ -244,12 +244,13 @@ func simRun(t *testing.T, seed uint64, loss float64, msgs int) {
 		tot.Served += c.Served
 		tot.PartialResends += c.PartialResends
 	}
-	retx := 0
+	retx, timeouts := 0, 0
 	for _, c := range clients {
 		retx += c.snd.Stats().Retransmits
+		timeouts += c.snd.Stats().Timeouts
 	}
-	t.Logf("seed %d: %v simulated, %d of %d packets lost, %d retransmissions, %d reports; switches: %d duplicates, %d served, %d partials re-sent",
-		seed, net.now, net.lost, net.total, retx, reports, tot.Duplicates, tot.Served, tot.PartialResends)
+	t.Logf("seed %d: %v simulated, %d of %d packets lost, %d retransmissions (%d timeouts), %d reports; switches: %d duplicates, %d served, %d partials re-sent",
+		seed, net.now, net.lost, net.total, retx, timeouts, reports, tot.Duplicates, tot.Served, tot.PartialResends)
 	if reports > 0 {
 		t.Errorf("%d packets reached 8 timeouts at %.0f%% loss", reports, loss*100)
 	}

@@ -18,8 +18,9 @@ import (
 // Message i carries elements [i·per, (i+1)·per) and goes to slot
 // (base+i) mod S of the client's switch; a result overwrites its chunk
 // (the chunk's input is no longer needed: it is never retransmitted
-// once its result is in). Up to min(S, Window) messages are in flight:
-// message m is only sent once m−S has its result, which frees its slot.
+// once its result is in). Up to min(S, BDP-FC's cap) messages are in
+// flight: message m is only sent once m−S has its result, which frees
+// its slot.
 func (c *Client) AllReduce(ctx context.Context, buf []byte, dt packet.DType, op packet.Op) (Stats, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -45,8 +46,8 @@ func (c *Client) AllReduce(ctx context.Context, buf []byte, dt packet.DType, op 
 		return st, nil
 	}
 	slots := int(a.Slots)
-	cfg := c.transportCfg()
-	cfg.Window = min(cfg.Window, slots)
+	cfg := c.flowCfg(a, payload)
+	cfg.Window = min(cfg.Cap(), slots)
 	base := c.msg
 	c.msg += uint32(npk)
 	snd := transport.NewSender(cfg, npk)
@@ -92,6 +93,19 @@ func (c *Client) AllReduce(ctx context.Context, buf []byte, dt packet.DType, op 
 	st.add(snd.Stats())
 	st.Duration = time.Since(start)
 	return st, nil
+}
+
+// flowCfg is the transport configuration of a flow of packets of payload
+// bytes on a's fabric: BDP-FC's bandwidth is the tree's bottleneck when
+// the manager knows it (the configured value otherwise), its MTU the
+// payload.
+func (c *Client) flowCfg(a *protos.TreeAssignment, payload int) transport.Config {
+	cfg := c.transportCfg()
+	if a.BottleneckBps > 0 {
+		cfg.BandwidthBps = a.BottleneckBps
+	}
+	cfg.MTU = payload
+	return cfg
 }
 
 // incOp is the receiving half of one INC allreduce: results fill the

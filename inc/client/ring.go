@@ -53,7 +53,7 @@ func (c *Client) RingAllReduce(ctx context.Context, buf []byte, dt packet.DType,
 	c.ringRecv += uint32(o.rTotal)
 
 	o.rcv = transport.NewReceiver(o.rTotal)
-	o.snd = transport.NewSender(c.transportCfg(), o.sTotal)
+	o.snd = transport.NewSender(c.flowCfg(a, o.per*o.es), o.sTotal)
 	o.snd.NACKIsAck, o.snd.Adaptive = true, true
 	o.snd.CanSend = func(i int) bool {
 		s, j := o.locate(o.sOff, i)

@@ -4,6 +4,7 @@ import (
 	cryptorand "crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"net/netip"
 	"time"
 
@@ -237,6 +238,9 @@ func (s *State) assignment(c *client) *protos.TreeAssignment {
 		a.ChildIndex = uint32(at.Index)
 		a.Slots = uint32(t.slots)
 		a.MaxPayload = uint32(t.payload)
+		if b := t.plan.Bottleneck; !math.IsInf(b, 1) {
+			a.BottleneckBps = uint64(b * 8)
+		}
 	}
 	return a
 }

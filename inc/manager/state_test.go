@@ -140,7 +140,7 @@ func TestLifecycle(t *testing.T) {
 	}
 	a := f.assign(3)
 	if !Settled(a, 0) || a.SwitchAddress != swAddr("l2") || a.SwitchQpn != l.Qpn || a.ChildIndex != 1 || a.TreeId != r.TreeId ||
-		len(a.Members) != 8 || a.Members[5].Qpn != 1005 || a.MaxPayload != 4096 {
+		len(a.Members) != 8 || a.Members[5].Qpn != 1005 || a.MaxPayload != 4096 || a.BottleneckBps != 10e9 {
 		t.Fatalf("assignment %v", a)
 	}
 	// The FRR spine s3 (never registered) is nowhere.

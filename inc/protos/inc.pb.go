@@ -448,6 +448,10 @@ type TreeAssignment struct {
 	Reason        string                 `protobuf:"bytes,11,opt,name=reason,proto3" json:"reason,omitempty"`
 	Rank          uint32                 `protobuf:"varint,12,opt,name=rank,proto3" json:"rank,omitempty"`
 	Size          uint32                 `protobuf:"varint,13,opt,name=size,proto3" json:"size,omitempty"`
+	// The tree's bottleneck bandwidth in bits/s (the planner's largest rate
+	// every tree edge carries at once); 0 when no link's bandwidth is known.
+	// Clients size IRN's BDP-FC cap from it (docs/inc.md).
+	BottleneckBps uint64 `protobuf:"varint,14,opt,name=bottleneck_bps,json=bottleneckBps,proto3" json:"bottleneck_bps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -569,6 +573,13 @@ func (x *TreeAssignment) GetRank() uint32 {
 func (x *TreeAssignment) GetSize() uint32 {
 	if x != nil {
 		return x.Size
+	}
+	return 0
+}
+
+func (x *TreeAssignment) GetBottleneckBps() uint64 {
+	if x != nil {
+		return x.BottleneckBps
 	}
 	return 0
 }
@@ -1350,7 +1361,7 @@ const file_inc_proto_rawDesc = "" +
 	"\x06Member\x12\x12\n" +
 	"\x04rank\x18\x01 \x01(\rR\x04rank\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x10\n" +
-	"\x03qpn\x18\x03 \x01(\rR\x03qpn\"\xa4\x03\n" +
+	"\x03qpn\x18\x03 \x01(\rR\x03qpn\"\xcb\x03\n" +
 	"\x0eTreeAssignment\x12.\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x18.fared.inc.v1.GroupStateR\x05state\x12\x1e\n" +
 	"\n" +
@@ -1370,7 +1381,8 @@ const file_inc_proto_rawDesc = "" +
 	" \x03(\v2\x14.fared.inc.v1.MemberR\amembers\x12\x16\n" +
 	"\x06reason\x18\v \x01(\tR\x06reason\x12\x12\n" +
 	"\x04rank\x18\f \x01(\rR\x04rank\x12\x12\n" +
-	"\x04size\x18\r \x01(\rR\x04size\"+\n" +
+	"\x04size\x18\r \x01(\rR\x04size\x12%\n" +
+	"\x0ebottleneck_bps\x18\x0e \x01(\x04R\rbottleneckBps\"+\n" +
 	"\fLeaveRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\"\x0f\n" +
 	"\rLeaveResponse\"\xa0\x01\n" +

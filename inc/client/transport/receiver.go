@@ -16,8 +16,8 @@ func NewReceiver(n int) *Receiver { return &Receiver{got: make([]bool, n)} }
 // Arrival is what one packet did to the receiver.
 type Arrival struct {
 	Fresh bool // first copy: deliver it
-	NACK  bool // out of order: send NACK(Cum, this packet)
-	Dup   bool // already had it: re-ACK so the sender stops
+	NACK  bool // out of order (a first copy or not): send NACK(Cum, this packet)
+	Dup   bool // already had it: re-ACK (or NACK) so the sender stops
 }
 
 // Receive records packet i.
@@ -26,7 +26,10 @@ func (r *Receiver) Receive(i int) Arrival {
 		return Arrival{}
 	}
 	if r.got[i] {
-		return Arrival{Dup: true}
+		// A copy of a packet above the cumulative ack is an out-of-order
+		// arrival too: IRN NACKs every one, which tells a sender whose
+		// earlier NACK was lost what is still missing.
+		return Arrival{Dup: true, NACK: i > r.cum}
 	}
 	r.got[i] = true
 	r.count++
