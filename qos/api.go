@@ -103,6 +103,7 @@ func (m *Module) status() any {
 		}
 		out.Interfaces = append(out.Interfaces, st)
 	}
+	out.ECNOverlay = m.overlayView(q)
 	return out
 }
 

@@ -167,6 +167,7 @@ type Module struct {
 	said    map[string]bool // unsupported features already logged
 	runCtx  context.Context
 	ipcc    ipccRun
+	overlay overlayRun
 }
 
 // ipccRun is IPCC as it runs on the node's backend (at most one of rt,
@@ -221,6 +222,7 @@ func (m *Module) Run(ctx context.Context) error {
 	defer m.stopIPCC()
 	m.note(m.ctl.Start(ctx))
 	m.logReport()
+	m.applyOverlay(q)
 	poll := q.Poll
 	for {
 		inner, cancel := context.WithCancel(ctx)
@@ -334,9 +336,12 @@ func (m *Module) Handle(ev any) {
 		err := m.ctl.Reconfigure(ctx, e.q.Desired(), e.q.WatchdogConfig())
 		m.note(err)
 		m.logReport()
+		m.applyOverlay(e.q)
 		e.reply <- err
 	case reapply:
 		m.note(m.ctl.Reapply(ctx))
+	case overlayCheck:
+		m.applyOverlay(m.config())
 	}
 }
 
@@ -360,6 +365,7 @@ func (m *Module) Tick(now time.Time) {
 		}
 	}
 	m.note(err)
+	m.retryOverlay(now)
 }
 
 // Settle does nothing: every event applies what it changed.
@@ -425,6 +431,9 @@ func (m *Module) LinkEvent(ev netif.Event) {
 	}
 	if m.config().Iface(ev.Name) != nil {
 		m.loop.TryPost(reapply{})
+	}
+	if overlayTunnel(m.config(), ev.Name) {
+		m.loop.TryPost(overlayCheck{})
 	}
 }
 

@@ -2,7 +2,7 @@ package wire
 
 // The qos module's API, below /v1/qos/ (docs/qos.md):
 //
-//	GET  status        QoSStatus: backend, features per interface
+//	GET  status        QoSStatus: backend, features per interface, ECN overlay tunnels
 //	GET  pfc           QoSPFC: per interface and priority
 //	GET  watchdog      QoSWatchdog: states, detections, recoveries, limit
 //	GET  ecn           QoSECN: profiles and marks per queue
@@ -21,6 +21,8 @@ type QoSStatus struct {
 	LastError  string           `json:"last_error,omitempty"`
 	Polls      uint64           `json:"polls"`
 	Interfaces []QoSIfaceStatus `json:"interfaces"`
+	// ECNOverlay is the ecn-overlay section's tunnels (absent: no section).
+	ECNOverlay *QoSECNOverlay `json:"ecn_overlay,omitempty"`
 }
 
 // QoSIfaceStatus lists what the backend can do on one interface.
@@ -323,4 +325,42 @@ type QoSTuningDecision struct {
 	Before    QoSWRED `json:"before"`
 	After     QoSWRED `json:"after"`
 	Reason    string  `json:"reason"`
+}
+
+// QoSECNOverlay is what the backend found, and set, on the tunnels the
+// ecn-overlay section names (RFC 6040 ECN across VXLAN; docs/qos.md).
+type QoSECNOverlay struct {
+	Decap string `json:"decap"` // asked: "standard" | "copy_from_outer"
+	DSCP  string `json:"dscp,omitempty"`
+	// CheckedAt is when the backend last read (and set) the tunnels: at
+	// start, on a reload and when a tunnel comes up.
+	CheckedAt string             `json:"checked_at,omitempty"`
+	Error     string             `json:"error,omitempty"`
+	Tunnels   []QoSOverlayTunnel `json:"tunnels"`
+}
+
+// QoSOverlayTunnel is one tunnel's ECN handling.
+type QoSOverlayTunnel struct {
+	Name string `json:"name"`
+	// Kind: "vxlan" (a Linux device) or the SONiC CONFIG_DB table
+	// ("VXLAN_TUNNEL", "TUNNEL"); "" when not found.
+	Kind   string `json:"kind"`
+	VNI    uint32 `json:"vni,omitempty"`
+	Local  string `json:"local,omitempty"`
+	Remote string `json:"remote,omitempty"`
+	// DSCP is the outer DSCP's source: "inherit", "fixed" (OuterTOS is
+	// the byte), "metadata" (flow-based device) or "" (not told).
+	DSCP     string `json:"dscp,omitempty"`
+	OuterTOS *uint8 `json:"outer_tos,omitempty"`
+	// EncapECN and DecapECN are the modes in force: "copy_from_inner";
+	// "standard" (RFC 6040 §4.2) or "copy_from_outer".
+	EncapECN string `json:"encap_ecn,omitempty"`
+	DecapECN string `json:"decap_ecn,omitempty"`
+	// Conforms: the tunnel does what the section asks.
+	Conforms bool     `json:"conforms"`
+	Changed  []string `json:"changed,omitempty"`
+	// ECNDropPackets: packets dropped at decapsulation for an outer CE
+	// over a Not-ECT inner header (absent: the backend cannot count).
+	ECNDropPackets *uint64 `json:"ecn_drop_packets,omitempty"`
+	Note           string  `json:"note,omitempty"`
 }

@@ -43,7 +43,7 @@ func printQoSStatus(w io.Writer, v wire.QoSStatus) error {
 	if v.LastError != "" {
 		fmt.Fprintf(w, "last error: %s\n", v.LastError)
 	}
-	return printTable(w, "Interface\tFeature\tSupported\tHow / why not", v.Interfaces, func(tw io.Writer, i wire.QoSIfaceStatus) {
+	err := printTable(w, "Interface\tFeature\tSupported\tHow / why not", v.Interfaces, func(tw io.Writer, i wire.QoSIfaceStatus) {
 		for _, f := range i.Features {
 			yes := "yes"
 			if !f.Supported {
@@ -51,6 +51,40 @@ func printQoSStatus(w io.Writer, v wire.QoSStatus) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", i.Name, f.Feature, yes, f.Reason)
 		}
+	})
+	if err != nil || v.ECNOverlay == nil {
+		return err
+	}
+	return printQoSOverlay(w, *v.ECNOverlay)
+}
+
+// printQoSOverlay: the ECN overlay's request, then one row per tunnel.
+func printQoSOverlay(w io.Writer, o wire.QoSECNOverlay) error {
+	fmt.Fprintf(w, "\nECN overlay: decap %s", o.Decap)
+	if o.DSCP != "" {
+		fmt.Fprintf(w, "  dscp %s", o.DSCP)
+	}
+	fmt.Fprintf(w, "  checked %s\n", dash(o.CheckedAt))
+	if o.Error != "" {
+		fmt.Fprintf(w, "error: %s\n", o.Error)
+	}
+	return printTable(w, "Tunnel\tKind\tVNI\tLocal\tRemote\tDSCP\tEncap ECN\tDecap ECN\tECN drops\tConforms\tChanged\tNote", o.Tunnels, func(tw io.Writer, t wire.QoSOverlayTunnel) {
+		dscp, drops, ok := dash(t.DSCP), "-", "yes"
+		if t.OuterTOS != nil {
+			dscp = fmt.Sprintf("fixed %#02x", *t.OuterTOS)
+		}
+		if t.ECNDropPackets != nil {
+			drops = fmt.Sprint(*t.ECNDropPackets)
+		}
+		if !t.Conforms {
+			ok = "NO"
+		}
+		vni := "-"
+		if t.VNI != 0 {
+			vni = fmt.Sprint(t.VNI)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, dash(t.Kind), vni, dash(t.Local), dash(t.Remote),
+			dscp, dash(t.EncapECN), dash(t.DecapECN), drops, ok, dashJoin(t.Changed), t.Note)
 	})
 }
 

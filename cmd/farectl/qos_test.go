@@ -58,6 +58,24 @@ h1-1       pfc       NO         dcbnl: not supported on a veth
 last error: redis: connection refused
 Interface  Feature  Supported  How / why not
 `},
+		{name: "status with ecn overlay", print: func(w io.Writer) error {
+			tos, drops := uint8(0), uint64(3)
+			return printQoSStatus(w, wire.QoSStatus{Backend: "linux", PollSeconds: 1, Applied: true, ECNOverlay: &wire.QoSECNOverlay{
+				Decap: "standard", DSCP: "inherit", CheckedAt: "2026-11-28T07:00:00Z", Tunnels: []wire.QoSOverlayTunnel{
+					{Name: "vx0", Kind: "vxlan", VNI: 42, Local: "10.0.0.1", Remote: "10.0.0.2", DSCP: "inherit", EncapECN: "copy_from_inner",
+						DecapECN: "standard", Conforms: true, Changed: []string{"tos inherit"}, ECNDropPackets: &drops, Note: "kernel vxlan"},
+					{Name: "vx1", Kind: "vxlan", VNI: 7, DSCP: "fixed", OuterTOS: &tos, EncapECN: "copy_from_inner", DecapECN: "standard", Note: "not inherited"},
+					{Name: "ghost", Note: "no such interface"},
+				}}})
+		}, want: `backend linux  poll 1s  applied  polls 0
+Interface  Feature  Supported  How / why not
+
+ECN overlay: decap standard  dscp inherit  checked 2026-11-28T07:00:00Z
+Tunnel  Kind   VNI  Local     Remote    DSCP        Encap ECN        Decap ECN  ECN drops  Conforms  Changed      Note
+vx0     vxlan  42   10.0.0.1  10.0.0.2  inherit     copy_from_inner  standard   3          yes       tos inherit  kernel vxlan
+vx1     vxlan  7    -         -         fixed 0x00  copy_from_inner  standard   -          NO        -            not inherited
+ghost   -      -    -         -         -           -                -          -          NO        -            no such interface
+`},
 		{name: "pfc", print: func(w io.Writer) error {
 			return printQoSPFC(w, wire.QoSPFC{Interfaces: []wire.QoSPFCIface{{Name: "C", Mode: "limited", Priorities: []wire.QoSPFCPrio{
 				{Priority: 0},

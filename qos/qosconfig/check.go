@@ -26,6 +26,7 @@ func (p *parser) check() {
 	p.checkIPCC(known)
 	p.checkTuning()
 	p.checkRemaps(owner)
+	p.checkOverlay()
 }
 
 // errAt reports a problem at a line recorded while parsing.

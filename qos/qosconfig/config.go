@@ -37,6 +37,8 @@ type Config struct {
 	Tuning   *Tuning // ecn-tuning: AI ECN or Adaptive RED; nil = static thresholds
 	IPCC     *IPCC   // nil = off
 	Ifaces   []Iface
+
+	Overlay *Overlay // ecn-overlay: RFC 6040 on the node's tunnels; nil = off
 }
 
 // IPCC is the ipcc section.
@@ -198,6 +200,7 @@ func ParseFor(w *config.Walker, k, v *yaml.Node, ports []string) *Config {
 		"flows":         p.flows,
 		"ecn-tuning":    p.tuning,
 		"ipcc":          p.ipcc,
+		"ecn-overlay":   p.overlay,
 		"interfaces":    w.List(p.iface),
 	})
 	if seen["interfaces"] == nil {

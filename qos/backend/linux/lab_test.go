@@ -122,8 +122,11 @@ func (s *sender) send(t *testing.T, n, size int, rate float64) {
 }
 
 // sink drops what arrives at qb's UDP port 9 (so no ICMP goes back).
-func (l *lab) sink(t *testing.T) {
-	testns.In(t, l.hb, func() {
+func (l *lab) sink(t *testing.T) { sinkUDP(t, l.hb) }
+
+// sinkUDP drops what arrives at port 9 in namespace h until the test ends.
+func sinkUDP(t *testing.T, h netns.NsHandle) {
+	testns.In(t, h, func() {
 		c, err := net.ListenUDP("udp4", &net.UDPAddr{Port: 9})
 		if err != nil {
 			t.Fatal(err)

@@ -38,11 +38,25 @@ type Config struct {
 // Backend drives one SONiC switch.
 type Backend struct {
 	cfg, cnt *redis.Client
-	// owned: the fields of each CONFIG_DB key fared wrote; created: keys
-	// that did not exist before fared wrote them (fared may delete those
-	// whole, and only its own fields of the others).
-	owned   map[string]map[string]bool
-	created map[string]bool
+	qos      written // the QoS tables (Apply)
+	overlay  written // the tunnels' ECN fields (ApplyOverlay)
+}
+
+// written is what fared wrote into a set of CONFIG_DB keys: the fields of
+// each key (owned), and the keys that did not exist before fared wrote
+// them (created: fared may delete those whole, and only its own fields
+// of the others).
+//
+// inOperators marks fields fared sets in the operator's own entries (a
+// tunnel's ECN mode): fared writes only into keys that exist (a field
+// alone must not create an entry that lacks the rest), and a field it no
+// longer wants gets back the value it had before fared wrote it (prior)
+// rather than vanishing (tunneldecaporch needs ecn_mode present).
+type written struct {
+	owned       map[string]map[string]bool
+	created     map[string]bool
+	inOperators bool
+	prior       map[string]map[string]string
 }
 
 func client(addr string, db int) *redis.Client {
@@ -56,7 +70,8 @@ func client(addr string, db int) *redis.Client {
 // New connects (lazily: the first command dials).
 func New(c Config) *Backend {
 	return &Backend{cfg: client(c.Addr, c.ConfigDB), cnt: client(c.Addr, c.CountersDB),
-		owned: map[string]map[string]bool{}, created: map[string]bool{}}
+		qos:     written{owned: map[string]map[string]bool{}, created: map[string]bool{}},
+		overlay: written{owned: map[string]map[string]bool{}, created: map[string]bool{}, inOperators: true, prior: map[string]map[string]string{}}}
 }
 
 // Name is "sonic".
@@ -178,93 +193,12 @@ func Tables(d *model.Desired) map[string]map[string]string {
 	return t
 }
 
-// Apply writes the tables: changed fields are set, fields and keys fared
-// wrote before but no longer wants are removed, so each hash holds
-// exactly what Tables says and unchanged state causes no write (orchagent
-// reprograms the ASIC on every notification).
+// Apply writes the tables (sync) and reports what the switch supports.
 func (b *Backend) Apply(ctx context.Context, d *model.Desired) (model.Report, error) {
-	want := Tables(d)
 	rep := model.Report{}
-	keys := slices.Sorted(maps.Keys(want))
-	cur := make([]*redis.MapStringStringCmd, len(keys))
-	pipe := b.cfg.Pipeline()
-	for i, k := range keys {
-		cur[i] = pipe.HGetAll(ctx, k)
+	if err := b.sync(ctx, Tables(d), &b.qos); err != nil {
+		return rep, err
 	}
-	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-		return rep, fmt.Errorf("CONFIG_DB read: %w", err)
-	}
-	tx := b.cfg.TxPipeline()
-	writes := 0
-	for i, k := range keys {
-		have := cur[i].Val()
-		if len(have) == 0 && b.owned[k] == nil {
-			b.created[k] = true
-		}
-		var set []any
-		var del []string
-		for f, v := range want[k] {
-			if have[f] != v {
-				set = append(set, f, v)
-			}
-		}
-		for f := range b.owned[k] {
-			if _, ok := want[k][f]; !ok {
-				if _, there := have[f]; there {
-					del = append(del, f)
-				}
-			}
-		}
-		sort.Strings(del)
-		if len(del) > 0 {
-			tx.HDel(ctx, k, del...)
-			writes++
-		}
-		if len(set) > 0 {
-			tx.HSet(ctx, k, set...)
-			writes++
-		}
-	}
-	var stale []string
-	for k, fields := range b.owned {
-		if _, ok := want[k]; ok {
-			continue
-		}
-		if b.created[k] {
-			stale = append(stale, k)
-			continue
-		}
-		var fs []string
-		for f := range fields {
-			fs = append(fs, f)
-		}
-		sort.Strings(fs)
-		tx.HDel(ctx, k, fs...)
-		writes++
-	}
-	sort.Strings(stale)
-	if len(stale) > 0 {
-		tx.Del(ctx, stale...)
-		writes++
-	}
-	if writes > 0 {
-		if _, err := tx.Exec(ctx); err != nil {
-			return rep, fmt.Errorf("CONFIG_DB write: %w", err)
-		}
-	}
-	owned := map[string]map[string]bool{}
-	for k, h := range want {
-		owned[k] = map[string]bool{}
-		for f := range h {
-			owned[k][f] = true
-		}
-	}
-	for k := range b.created {
-		if owned[k] == nil {
-			delete(b.created, k)
-		}
-	}
-	b.owned = owned
 	ports, _ := b.cnt.HGetAll(ctx, "COUNTERS_PORT_NAME_MAP").Result()
 	for _, i := range d.Ifaces {
 		for _, f := range []model.Feature{model.FeatPFC, model.FeatETS, model.FeatDSCPMap, model.FeatECN} {
@@ -282,6 +216,129 @@ func (b *Backend) Apply(ctx context.Context, d *model.Desired) (model.Report, er
 		}
 	}
 	return rep, nil
+}
+
+// sync writes want: changed fields are set, fields and keys fared wrote
+// before (w) but no longer wants are removed, so each hash holds exactly
+// what want says and unchanged state causes no write (orchagent
+// reprograms the ASIC on every notification).
+func (b *Backend) sync(ctx context.Context, want map[string]map[string]string, w *written) error {
+	keys := slices.Sorted(maps.Keys(want))
+	cur := make([]*redis.MapStringStringCmd, len(keys))
+	pipe := b.cfg.Pipeline()
+	for i, k := range keys {
+		cur[i] = pipe.HGetAll(ctx, k)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+		return fmt.Errorf("CONFIG_DB read: %w", err)
+	}
+	tx := b.cfg.TxPipeline()
+	writes := 0
+	for i, k := range keys {
+		have := cur[i].Val()
+		if len(have) == 0 && w.inOperators {
+			delete(want, k)
+			continue
+		}
+		if len(have) == 0 && w.owned[k] == nil {
+			w.created[k] = true
+		}
+		var set []any
+		var del []string
+		for f, v := range want[k] {
+			w.remember(k, f, have)
+			if have[f] != v {
+				set = append(set, f, v)
+			}
+		}
+		for f := range w.owned[k] {
+			if _, ok := want[k][f]; !ok {
+				if _, there := have[f]; there {
+					del = append(del, f)
+				}
+			}
+		}
+		writes += w.release(ctx, tx, k, del)
+		if len(set) > 0 {
+			tx.HSet(ctx, k, set...)
+			writes++
+		}
+	}
+	var stale []string
+	for k, fields := range w.owned {
+		if _, ok := want[k]; ok {
+			continue
+		}
+		if w.created[k] {
+			stale = append(stale, k)
+			continue
+		}
+		writes += w.release(ctx, tx, k, slices.Collect(maps.Keys(fields)))
+	}
+	sort.Strings(stale)
+	if len(stale) > 0 {
+		tx.Del(ctx, stale...)
+		writes++
+	}
+	if writes > 0 {
+		if _, err := tx.Exec(ctx); err != nil {
+			return fmt.Errorf("CONFIG_DB write: %w", err)
+		}
+	}
+	owned := map[string]map[string]bool{}
+	for k, h := range want {
+		owned[k] = map[string]bool{}
+		for f := range h {
+			owned[k][f] = true
+		}
+	}
+	for k := range w.created {
+		if owned[k] == nil {
+			delete(w.created, k)
+		}
+	}
+	w.owned = owned
+	return nil
+}
+
+// remember keeps the value an operator's field had before fared first
+// wrote it.
+func (w *written) remember(k, f string, have map[string]string) {
+	if !w.inOperators || w.owned[k][f] {
+		return
+	}
+	if v, ok := have[f]; ok {
+		if w.prior[k] == nil {
+			w.prior[k] = map[string]string{}
+		}
+		w.prior[k][f] = v
+	}
+}
+
+// release queues the removal of fared's fields of key k: deleted, or
+// given back their prior values. It returns the number of commands.
+func (w *written) release(ctx context.Context, tx redis.Pipeliner, k string, fields []string) int {
+	sort.Strings(fields)
+	var del []string
+	var back []any
+	for _, f := range fields {
+		if v, ok := w.prior[k][f]; ok {
+			back = append(back, f, v)
+			delete(w.prior[k], f)
+		} else {
+			del = append(del, f)
+		}
+	}
+	n := 0
+	if len(del) > 0 {
+		tx.HDel(ctx, k, del...)
+		n++
+	}
+	if len(back) > 0 {
+		tx.HSet(ctx, k, back...)
+		n++
+	}
+	return n
 }
 
 func num(m map[string]string, f string) uint64 {
