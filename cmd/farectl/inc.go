@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,7 +12,8 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-// incCommand: farectl inc groups|trees|clients|switches|security|switch.
+// incCommand: farectl inc groups|trees|clients|switches|security|switch,
+// and inc group dismantle NAME.
 func incCommand(g *globals) *cobra.Command {
 	return group("inc", "In-network computing: groups, trees, clients (on the manager), the data plane (on a switch)",
 		view(g, "groups", "Collective groups: members, state, tree", "/inc/groups", printINCGroups),
@@ -18,7 +21,27 @@ func incCommand(g *globals) *cobra.Command {
 		view(g, "clients", "Clients: group, rank, address, QP, heartbeat, attachment", "/inc/clients", printINCClients),
 		view(g, "switches", "Switches registered with the manager", "/inc/switches", printINCSwitches),
 		view(g, "security", "The manager's control-plane trust: TLS, client-auth, caps, refused calls by reason", "/inc/security", printINCSecurity),
-		view(g, "switch", "This switch's data plane: slots in use, packets, duplicates suppressed, retransmissions served", "/inc/switch", printINCSwitch))
+		view(g, "switch", "This switch's data plane: slots in use, packets, duplicates suppressed, retransmissions served", "/inc/switch", printINCSwitch),
+		group("group", "The operator's actions on one collective group (on the manager)", incDismantleCmd(g)))
+}
+
+// incDismantleCmd: inc group dismantle NAME, DELETE /v1/inc/groups/NAME.
+func incDismantleCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "dismantle NAME",
+		Short: "Dismantle group NAME: its tree leaves the switches, its members' next call fails with the reason",
+		Args:  cobra.ExactArgs(1),
+		RunE: answer(g, func(ctx context.Context, args []string) ([]byte, error) {
+			return g.del(ctx, "/inc/groups/"+url.PathEscape(args[0]))
+		}, printINCDismantled),
+	}
+}
+
+// printINCDismantled renders the group a dismantle answered.
+func printINCDismantled(w io.Writer, v wire.INCGroup) error {
+	_, err := fmt.Fprintf(w, "group %s: %s at generation %d, %d of %d members told at their next call: %s\n",
+		v.Name, v.State, v.Generation, v.Joined, v.Size, firstNonEmpty(v.Reason, "-"))
+	return err
 }
 
 func printINCGroups(w io.Writer, v []wire.INCGroup) error {

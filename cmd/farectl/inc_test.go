@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fared/fared/api/wire"
@@ -51,6 +52,31 @@ func TestINCSecurity(t *testing.T) {
 	out, err = run(t, "-s", serve(t, 200, sec), "-j", "inc", "security")
 	if err != nil || out != sec {
 		t.Fatalf("-j: %q %v", out, err)
+	}
+}
+
+// farectl inc group dismantle NAME sends DELETE /v1/inc/groups/NAME (the
+// name escaped), prints the answer, and passes fared's 404 on.
+func TestINCGroupDismantle(t *testing.T) {
+	ans := `{"name":"g/1","size":8,"joined":8,"state":"dismantled","reason":"dismantled by the operator (tree 3 removed from 5 switch(es))",` +
+		`"generation":4,"created":"2026-11-28T07:00:00Z","rebuilds":0,"timeout_reports":0}`
+	var req atomic.Value
+	sock := fakeFared(t, 200, []byte(ans), &req)
+	out, err := run(t, "-s", sock, "inc", "group", "dismantle", "g/1")
+	if err != nil || req.Load() != "DELETE /v1/inc/groups/g%2F1" ||
+		out != "group g/1: dismantled at generation 4, 8 of 8 members told at their next call: dismantled by the operator (tree 3 removed from 5 switch(es))\n" {
+		t.Fatalf("dismantle: %v %q %v", req.Load(), out, err)
+	}
+	if out, err := run(t, "-s", sock, "-j", "inc", "group", "dismantle", "g/1"); err != nil || out != ans {
+		t.Fatalf("-j: %q %v", out, err)
+	}
+	esock := serve(t, 404, `{"error":"no such group: \"x\" (farectl inc groups lists them)"}`)
+	if _, err := run(t, "-s", esock, "inc", "group", "dismantle", "x"); err == nil || !strings.Contains(err.Error(), `no such group: "x"`) ||
+		!strings.Contains(err.Error(), "HTTP 404") {
+		t.Fatalf("unknown group: %v", err)
+	}
+	if _, err := run(t, "-s", sock, "inc", "group", "dismantle"); err == nil {
+		t.Fatal("dismantle without a name accepted")
 	}
 }
 

@@ -232,7 +232,7 @@ func (c *Client) Tree(ctx context.Context) (*protos.TreeAssignment, error) {
 			return a, nil
 		case protos.GroupState_GROUP_STATE_DISMANTLED:
 			c.adopt(a)
-			return a, ErrDismantled
+			return a, dismantled(a)
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -256,7 +256,7 @@ func (c *Client) Current(ctx context.Context) (*protos.TreeAssignment, error) {
 		if a.State != protos.GroupState_GROUP_STATE_WAITING {
 			c.adopt(a)
 			if a.State == protos.GroupState_GROUP_STATE_DISMANTLED {
-				return a, ErrDismantled
+				return a, dismantled(a)
 			}
 			return a, nil
 		}
@@ -264,6 +264,15 @@ func (c *Client) Current(ctx context.Context) (*protos.TreeAssignment, error) {
 			return nil, err
 		}
 	}
+}
+
+// dismantled is ErrDismantled with the manager's reason (a member left
+// or died, or the operator dismantled the group).
+func dismantled(a *protos.TreeAssignment) error {
+	if a.Reason == "" {
+		return ErrDismantled
+	}
+	return fmt.Errorf("%w: %s", ErrDismantled, a.Reason)
 }
 
 func (c *Client) adopt(a *protos.TreeAssignment) {

@@ -37,15 +37,18 @@ func (s *State) name(key string) string {
 func (s *State) Groups() []wire.INCGroup {
 	out := []wire.INCGroup{}
 	for _, name := range sortedIDs(s.groups) {
-		g := s.groups[name]
-		v := wire.INCGroup{Name: g.name, Size: g.size, Joined: s.joined(g), State: g.state, Reason: g.reason,
-			Generation: g.gen, Created: g.created, Rebuilds: g.rebuilds, Timeouts: g.timeouts}
-		if g.tree != nil {
-			v.TreeID, v.Root = g.tree.id, s.name(g.tree.plan.Root)
-		}
-		out = append(out, v)
+		out = append(out, s.groupView(s.groups[name]))
 	}
 	return out
+}
+
+func (s *State) groupView(g *group) wire.INCGroup {
+	v := wire.INCGroup{Name: g.name, Size: g.size, Joined: s.joined(g), State: g.state, Reason: g.reason,
+		Generation: g.gen, Created: g.created, Rebuilds: g.rebuilds, Timeouts: g.timeouts}
+	if g.tree != nil {
+		v.TreeID, v.Root = g.tree.id, s.name(g.tree.plan.Root)
+	}
+	return v
 }
 
 // Trees is GET /v1/inc/trees.
