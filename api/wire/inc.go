@@ -73,6 +73,13 @@ type INCClient struct {
 	Generation  uint64  `json:"generation"` // the tree generation it last reported using
 	Attach      string  `json:"attach,omitempty"`
 	Timeouts    int     `json:"timeout_reports"`
+	// The client's task statistics since it joined, as its heartbeats
+	// report them (docs/inc.md, "Client statistics").
+	Bytes            uint64 `json:"bytes"`             // of the buffers of completed operations
+	Operations       uint64 `json:"operations"`        // run, failed ones included
+	FailedOperations uint64 `json:"failed_operations"` // an error or a wrong result
+	Retransmissions  uint64 `json:"retransmissions"`   // packets the transport sent again
+	RTOs             uint64 `json:"timeouts"`          // retransmissions a timeout (RTO) caused
 }
 
 // INCRegisteredSwitch is a switch registered with the manager (GET

@@ -59,13 +59,16 @@ func TestINCJSONFieldNames(t *testing.T) {
 		"trees": INCTree{Group: "g", TreeID: 1, Generation: 2, Root: "s1", RootAddr: "10.255.0.1", Levels: 2, Members: 8,
 			Bottleneck: &bn, Ready: true, Topology: "isis L2", Excluded: []string{"s2"},
 			Switches: []INCTreeSwitch{{Switch: "s1", Address: "10.255.0.1", Role: "root", Parent: "x", QP: 257, Children: []string{"rank 0"}, Applied: true}}},
+		"clients": INCClient{ID: "c1", Group: "g", Rank: 1, Address: "10.1.1.10", QP: 4097, Host: "h1", LastSeenAgo: 0.2, Generation: 2,
+			Attach: "l1", Timeouts: 1, Bytes: 1 << 20, Operations: 4, FailedOperations: 1, Retransmissions: 17, RTOs: 3},
+		"groups": INCGroup{Name: "g", Size: 8, Joined: 8, State: "dismantled", Reason: "dismantled by the operator", Generation: 3, TreeID: 1, Root: "s1"},
 	}
 	want, err := os.ReadFile("testdata/inc-fields.golden")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got strings.Builder
-	for _, name := range []string{"trees"} {
+	for _, name := range []string{"clients", "groups", "trees"} {
 		fmt.Fprintf(&got, "== %s\n%s\n", name, strings.Join(fieldLines(t, views[name]), "\n"))
 	}
 	if got.String() != string(want) {

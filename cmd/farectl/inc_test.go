@@ -107,11 +107,12 @@ group g2: tree 2 (generation 0, programming), root l3 (10.255.0.7), 1 level(s), 
   Switch  Address  Role  Parent  QP  Applied  Children
 `},
 		{name: "clients", print: func(w io.Writer) error {
-			return printINCClients(w, []wire.INCClient{{ID: "c1", Group: "golden", Rank: 0, Address: "10.254.0.34", QP: 8513584, LastSeenAgo: 0.42, Generation: 1, Attach: "10.255.0.7"},
+			return printINCClients(w, []wire.INCClient{{ID: "c1", Group: "golden", Rank: 0, Address: "10.254.0.34", QP: 8513584, LastSeenAgo: 0.42, Generation: 1, Attach: "10.255.0.7",
+				Bytes: 67108864, Operations: 12, FailedOperations: 1, Retransmissions: 431, RTOs: 8},
 				{ID: "c2", Group: "golden", Rank: 1, Address: "10.254.0.36", QP: 17, LastSeenAgo: 12, Timeouts: 3}})
-		}, want: `Client  Group   Rank  Address      QP       Last heartbeat  Generation  Sends to    Timeout reports
-c1      golden  0     10.254.0.34  8513584  0.4s ago        1           10.255.0.7  0
-c2      golden  1     10.254.0.36  17       12.0s ago       0           -           3
+		}, want: `Client  Group   Rank  Address      QP       Last heartbeat  Generation  Sends to    Timeout reports  Operations  Failed  Bytes     Retransmissions  Timeouts
+c1      golden  0     10.254.0.34  8513584  0.4s ago        1           10.255.0.7  0                12          1       67108864  431              8
+c2      golden  1     10.254.0.36  17       12.0s ago       0           -           3                0           0       0         0                0
 `},
 		{name: "switches", print: func(w io.Writer) error {
 			return printINCSwitches(w, []wire.INCRegisteredSwitch{{ID: "l1", Address: "10.255.0.5", Alive: true, InTopology: true, Trees: 1, MaxTrees: 16, MaxSlots: 256,

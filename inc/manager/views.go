@@ -100,7 +100,9 @@ func (s *State) Clients() []wire.INCClient {
 	for _, id := range sortedIDs(s.clients) {
 		c := s.clients[id]
 		v := wire.INCClient{ID: c.id, Group: c.g.name, Rank: c.rank, Address: c.addr.String(), QP: c.qpn, Host: c.host,
-			LastSeenAgo: now.Sub(c.last).Seconds(), Generation: c.gen, Timeouts: c.timeouts}
+			LastSeenAgo: now.Sub(c.last).Seconds(), Generation: c.gen, Timeouts: c.timeouts,
+			Bytes: c.stats.bytes, Operations: c.stats.operations, FailedOperations: c.stats.failed,
+			Retransmissions: c.stats.retransmissions, RTOs: c.stats.timeouts}
 		if t := c.g.tree; t != nil {
 			v.Attach = s.name(t.plan.Attach[c.rank].Switch)
 		}
