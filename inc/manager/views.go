@@ -42,6 +42,7 @@ func (s *State) Groups() []wire.INCGroup {
 	return out
 }
 
+// groupView is g's row of GET /v1/inc/groups (and the dismantle's answer).
 func (s *State) groupView(g *group) wire.INCGroup {
 	v := wire.INCGroup{Name: g.name, Size: g.size, Joined: s.joined(g), State: g.state, Reason: g.reason,
 		Generation: g.gen, Created: g.created, Rebuilds: g.rebuilds, Timeouts: g.timeouts}

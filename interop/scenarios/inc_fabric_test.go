@@ -38,7 +38,8 @@ func TestINCFabric(t *testing.T) {
 		return nil
 	})
 	tr := trees[0]
-	if (tr.Root != "s1" && tr.Root != "s2") || tr.Levels != 2 || len(tr.Switches) != 5 || tr.Members != 8 || tr.Bottleneck == nil || *tr.Bottleneck != 1.25e9 {
+	if (tr.Root != "s1" && tr.Root != "s2") || tr.Levels != 2 || len(tr.Switches) != 5 || tr.Members != 8 || tr.Bottleneck == nil || *tr.Bottleneck != 1.25e9 ||
+		tr.BottleneckBPS == nil || *tr.BottleneckBPS != 10e9 {
 		t.Fatalf("tree %+v", tr)
 	}
 	for _, s := range tr.Switches {
