@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/fared/fared/api"
+	"github.com/fared/fared/api/wire"
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/daemon"
 	"github.com/fared/fared/inc/manager"
@@ -228,12 +229,34 @@ func (m *module) Routes(r *api.Router) {
 		m.mu.Unlock()
 		return v, err
 	}))
+	// The operator's dismantle (docs/inc.md, "Dismantling a group"): the
+	// socket's permissions are its authorisation; clients have no such call.
+	r.Handle("DELETE groups/{name}", func(req *http.Request) (any, error) {
+		if m.mgr == nil {
+			return nil, notManager
+		}
+		return dismantleAnswer(m.mgr.Dismantle(req.Context(), req.PathValue("name")))
+	})
 	r.Handle("GET switch", func(*http.Request) (any, error) {
 		if m.dp == nil {
 			return nil, notSwitch
 		}
 		return m.dp.view.Load(), nil
 	})
+}
+
+// dismantleAnswer maps the manager's refusals to the API's statuses: an
+// unknown group is 404, a name no group can have 400.
+func dismantleAnswer(v wire.INCGroup, err error) (any, error) {
+	switch {
+	case errors.Is(err, manager.ErrNoGroup):
+		return nil, api.NotFound(err)
+	case errors.Is(err, manager.ErrGroupName):
+		return nil, api.BadRequest(err)
+	case err != nil:
+		return nil, err
+	}
+	return v, nil
 }
 
 // Status is the module's line in GET /v1/status.

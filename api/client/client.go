@@ -75,6 +75,11 @@ func (c *Client) Post(ctx context.Context, path string, body any) ([]byte, error
 	return c.do(ctx, http.MethodPost, path, r)
 }
 
+// Delete sends a DELETE of path (no body).
+func (c *Client) Delete(ctx context.Context, path string) ([]byte, error) {
+	return c.do(ctx, http.MethodDelete, path, nil)
+}
+
 // Error is an answer other than 200: fared's reason and the HTTP status.
 type Error struct {
 	Status int

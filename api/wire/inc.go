@@ -1,8 +1,12 @@
 package wire
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
-// INC: in-network computing (module "inc"). Bandwidths are bytes/s.
+// INC: in-network computing (module "inc"). Bandwidths are bits/s in the
+// _bps fields; bottleneck_bandwidth (bytes/s) is their deprecated alias.
 
 // INCGroup is one collective group (GET /v1/inc/groups, on the manager).
 type INCGroup struct {
@@ -21,18 +25,29 @@ type INCGroup struct {
 
 // INCTree is a group's aggregation tree (GET /v1/inc/trees).
 type INCTree struct {
-	Group      string          `json:"group"`
-	TreeID     uint16          `json:"tree_id"`
-	Generation uint64          `json:"generation"`
-	Root       string          `json:"root"`
-	RootAddr   string          `json:"root_address"`
-	Levels     int             `json:"levels"`
-	Members    int             `json:"members"`
-	Bottleneck *float64        `json:"bottleneck_bandwidth"` // nil: no link on the tree advertises a bandwidth
-	Ready      bool            `json:"ready"`                // every switch applied it
-	Topology   string          `json:"topology"`             // the LSDB it was computed from, "isis L2"
-	Switches   []INCTreeSwitch `json:"switches"`
-	Excluded   []string        `json:"excluded,omitempty"` // switches not allowed as root (timeout reports)
+	Group      string `json:"group"`
+	TreeID     uint16 `json:"tree_id"`
+	Generation uint64 `json:"generation"`
+	Root       string `json:"root"`
+	RootAddr   string `json:"root_address"`
+	Levels     int    `json:"levels"`
+	Members    int    `json:"members"`
+	// Bottleneck is bytes/s, nil when no link on the tree advertises a
+	// bandwidth. Its JSON name bottleneck_bandwidth is deprecated (a float
+	// of bytes/s); BottleneckBPS is filled from it when JSON is written.
+	Bottleneck    *float64        `json:"bottleneck_bandwidth"`
+	BottleneckBPS *uint64         `json:"bottleneck_bps"` // bits/s; null: unconstrained
+	Ready         bool            `json:"ready"`          // every switch applied it
+	Topology      string          `json:"topology"`       // the LSDB it was computed from, "isis L2"
+	Switches      []INCTreeSwitch `json:"switches"`
+	Excluded      []string        `json:"excluded,omitempty"` // switches not allowed as root (timeout reports)
+}
+
+// MarshalJSON writes bottleneck_bps from the bytes field.
+func (t INCTree) MarshalJSON() ([]byte, error) {
+	type plain INCTree
+	t.BottleneckBPS = bpsPtr(t.Bottleneck)
+	return json.Marshal(plain(t))
 }
 
 // INCTreeSwitch is one switch of a tree.
@@ -58,6 +73,13 @@ type INCClient struct {
 	Generation  uint64  `json:"generation"` // the tree generation it last reported using
 	Attach      string  `json:"attach,omitempty"`
 	Timeouts    int     `json:"timeout_reports"`
+	// The client's task statistics since it joined, as its heartbeats
+	// report them (docs/inc.md, "Client statistics").
+	Bytes            uint64 `json:"bytes"`             // of the buffers of completed operations
+	Operations       uint64 `json:"operations"`        // run, failed ones included
+	FailedOperations uint64 `json:"failed_operations"` // an error or a wrong result
+	Retransmissions  uint64 `json:"retransmissions"`   // packets the transport sent again
+	RTOs             uint64 `json:"timeouts"`          // retransmissions a timeout (RTO) caused
 }
 
 // INCRegisteredSwitch is a switch registered with the manager (GET

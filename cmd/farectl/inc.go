@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,15 +12,36 @@ import (
 	"github.com/fared/fared/api/wire"
 )
 
-// incCommand: farectl inc groups|trees|clients|switches|security|switch.
+// incCommand: farectl inc groups|trees|clients|switches|security|switch,
+// and inc group dismantle NAME.
 func incCommand(g *globals) *cobra.Command {
 	return group("inc", "In-network computing: groups, trees, clients (on the manager), the data plane (on a switch)",
 		view(g, "groups", "Collective groups: members, state, tree", "/inc/groups", printINCGroups),
 		view(g, "trees", "Aggregation trees: root, levels, members, bottleneck bandwidth, switches", "/inc/trees", printINCTrees),
-		view(g, "clients", "Clients: group, rank, address, QP, heartbeat, attachment", "/inc/clients", printINCClients),
+		view(g, "clients", "Clients: group, rank, address, QP, heartbeat, attachment, task statistics (operations, bytes, retransmissions, timeouts)", "/inc/clients", printINCClients),
 		view(g, "switches", "Switches registered with the manager", "/inc/switches", printINCSwitches),
 		view(g, "security", "The manager's control-plane trust: TLS, client-auth, caps, refused calls by reason", "/inc/security", printINCSecurity),
-		view(g, "switch", "This switch's data plane: slots in use, packets, duplicates suppressed, retransmissions served", "/inc/switch", printINCSwitch))
+		view(g, "switch", "This switch's data plane: slots in use, packets, duplicates suppressed, retransmissions served", "/inc/switch", printINCSwitch),
+		group("group", "The operator's actions on one collective group (on the manager)", incDismantleCmd(g)))
+}
+
+// incDismantleCmd: inc group dismantle NAME, DELETE /v1/inc/groups/NAME.
+func incDismantleCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "dismantle NAME",
+		Short: "Dismantle group NAME: its tree leaves the switches, its members' next call fails with the reason",
+		Args:  cobra.ExactArgs(1),
+		RunE: answer(g, func(ctx context.Context, args []string) ([]byte, error) {
+			return g.del(ctx, "/inc/groups/"+url.PathEscape(args[0]))
+		}, printINCDismantled),
+	}
+}
+
+// printINCDismantled renders the group a dismantle answered.
+func printINCDismantled(w io.Writer, v wire.INCGroup) error {
+	_, err := fmt.Fprintf(w, "group %s: %s at generation %d, %d of %d members told at their next call: %s\n",
+		v.Name, v.State, v.Generation, v.Joined, v.Size, firstNonEmpty(v.Reason, "-"))
+	return err
 }
 
 func printINCGroups(w io.Writer, v []wire.INCGroup) error {
@@ -59,11 +82,14 @@ func printINCTrees(w io.Writer, v []wire.INCTree) error {
 	return nil
 }
 
+// printINCClients: a row per client, its place in the group and the task
+// statistics its heartbeats report.
 func printINCClients(w io.Writer, v []wire.INCClient) error {
-	return printTable(w, "Client\tGroup\tRank\tAddress\tQP\tLast heartbeat\tGeneration\tSends to\tTimeout reports", v, func(tw io.Writer, x wire.INCClient) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.1fs ago\t%d\t%s\t%d\n", x.ID, x.Group, x.Rank, x.Address, x.QP, x.LastSeenAgo,
-			x.Generation, firstNonEmpty(x.Attach, "-"), x.Timeouts)
-	})
+	return printTable(w, "Client\tGroup\tRank\tAddress\tQP\tLast heartbeat\tGeneration\tSends to\tTimeout reports\tOperations\tFailed\tBytes\tRetransmissions\tTimeouts",
+		v, func(tw io.Writer, x wire.INCClient) {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.1fs ago\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", x.ID, x.Group, x.Rank, x.Address, x.QP, x.LastSeenAgo,
+				x.Generation, firstNonEmpty(x.Attach, "-"), x.Timeouts, x.Operations, x.FailedOperations, x.Bytes, x.Retransmissions, x.RTOs)
+		})
 }
 
 func printINCSwitches(w io.Writer, v []wire.INCRegisteredSwitch) error {

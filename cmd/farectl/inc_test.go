@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fared/fared/api/wire"
@@ -54,6 +55,31 @@ func TestINCSecurity(t *testing.T) {
 	}
 }
 
+// farectl inc group dismantle NAME sends DELETE /v1/inc/groups/NAME (the
+// name escaped), prints the answer, and passes fared's 404 on.
+func TestINCGroupDismantle(t *testing.T) {
+	ans := `{"name":"g/1","size":8,"joined":8,"state":"dismantled","reason":"dismantled by the operator (tree 3 removed from 5 switch(es))",` +
+		`"generation":4,"created":"2026-11-28T07:00:00Z","rebuilds":0,"timeout_reports":0}`
+	var req atomic.Value
+	sock := fakeFared(t, 200, []byte(ans), &req)
+	out, err := run(t, "-s", sock, "inc", "group", "dismantle", "g/1")
+	if err != nil || req.Load() != "DELETE /v1/inc/groups/g%2F1" ||
+		out != "group g/1: dismantled at generation 4, 8 of 8 members told at their next call: dismantled by the operator (tree 3 removed from 5 switch(es))\n" {
+		t.Fatalf("dismantle: %v %q %v", req.Load(), out, err)
+	}
+	if out, err := run(t, "-s", sock, "-j", "inc", "group", "dismantle", "g/1"); err != nil || out != ans {
+		t.Fatalf("-j: %q %v", out, err)
+	}
+	esock := serve(t, 404, `{"error":"no such group: \"x\" (farectl inc groups lists them)"}`)
+	if _, err := run(t, "-s", esock, "inc", "group", "dismantle", "x"); err == nil || !strings.Contains(err.Error(), `no such group: "x"`) ||
+		!strings.Contains(err.Error(), "HTTP 404") {
+		t.Fatalf("unknown group: %v", err)
+	}
+	if _, err := run(t, "-s", sock, "inc", "group", "dismantle"); err == nil {
+		t.Fatal("dismantle without a name accepted")
+	}
+}
+
 func TestINCPrinters(t *testing.T) {
 	bn := 1.25e9
 	testPrinters(t, []printerCase{
@@ -81,11 +107,12 @@ group g2: tree 2 (generation 0, programming), root l3 (10.255.0.7), 1 level(s), 
   Switch  Address  Role  Parent  QP  Applied  Children
 `},
 		{name: "clients", print: func(w io.Writer) error {
-			return printINCClients(w, []wire.INCClient{{ID: "c1", Group: "golden", Rank: 0, Address: "10.254.0.34", QP: 8513584, LastSeenAgo: 0.42, Generation: 1, Attach: "10.255.0.7"},
+			return printINCClients(w, []wire.INCClient{{ID: "c1", Group: "golden", Rank: 0, Address: "10.254.0.34", QP: 8513584, LastSeenAgo: 0.42, Generation: 1, Attach: "10.255.0.7",
+				Bytes: 67108864, Operations: 12, FailedOperations: 1, Retransmissions: 431, RTOs: 8},
 				{ID: "c2", Group: "golden", Rank: 1, Address: "10.254.0.36", QP: 17, LastSeenAgo: 12, Timeouts: 3}})
-		}, want: `Client  Group   Rank  Address      QP       Last heartbeat  Generation  Sends to    Timeout reports
-c1      golden  0     10.254.0.34  8513584  0.4s ago        1           10.255.0.7  0
-c2      golden  1     10.254.0.36  17       12.0s ago       0           -           3
+		}, want: `Client  Group   Rank  Address      QP       Last heartbeat  Generation  Sends to    Timeout reports  Operations  Failed  Bytes     Retransmissions  Timeouts
+c1      golden  0     10.254.0.34  8513584  0.4s ago        1           10.255.0.7  0                12          1       67108864  431              8
+c2      golden  1     10.254.0.36  17       12.0s ago       0           -           3                0           0       0         0                0
 `},
 		{name: "switches", print: func(w io.Writer) error {
 			return printINCSwitches(w, []wire.INCRegisteredSwitch{{ID: "l1", Address: "10.255.0.5", Alive: true, InTopology: true, Trees: 1, MaxTrees: 16, MaxSlots: 256,

@@ -77,6 +77,13 @@ func (g *globals) post(ctx context.Context, path string, body any) ([]byte, erro
 	return g.client().Post(ctx, path, body)
 }
 
+// del sends a DELETE of path; like a change, it may take 30s.
+func (g *globals) del(ctx context.Context, path string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return g.client().Delete(ctx, path)
+}
+
 // emit prints the raw JSON (for -j) or returns the error.
 func (g *globals) emit(b []byte, err error) error {
 	if err != nil {

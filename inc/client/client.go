@@ -86,6 +86,10 @@ type Client struct {
 	// arrived (completed operations).
 	ringRecvDone uint32
 
+	// totals: the task statistics since the join, sent with every
+	// heartbeat.
+	totals taskTotals
+
 	// guard recovers a panic on the receive path (module "inc-client").
 	guard *guard.Guard
 	// refusedLogged: reasons of refused packets already logged (mu).
@@ -176,7 +180,7 @@ func (c *Client) heartbeats(ctx context.Context) {
 			gen = a.Generation
 		}
 		hctx, cancel := context.WithTimeout(ctx, 2*every)
-		resp, err := c.mgr.Heartbeat(hctx, &protos.HeartbeatRequest{ClientId: c.id, Generation: gen})
+		resp, err := c.mgr.Heartbeat(hctx, &protos.HeartbeatRequest{ClientId: c.id, Generation: gen, Stats: c.totals.proto()})
 		cancel()
 		switch {
 		case status.Code(err) == codes.NotFound:
@@ -232,7 +236,7 @@ func (c *Client) Tree(ctx context.Context) (*protos.TreeAssignment, error) {
 			return a, nil
 		case protos.GroupState_GROUP_STATE_DISMANTLED:
 			c.adopt(a)
-			return a, ErrDismantled
+			return a, dismantled(a)
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -256,7 +260,7 @@ func (c *Client) Current(ctx context.Context) (*protos.TreeAssignment, error) {
 		if a.State != protos.GroupState_GROUP_STATE_WAITING {
 			c.adopt(a)
 			if a.State == protos.GroupState_GROUP_STATE_DISMANTLED {
-				return a, ErrDismantled
+				return a, dismantled(a)
 			}
 			return a, nil
 		}
@@ -264,6 +268,15 @@ func (c *Client) Current(ctx context.Context) (*protos.TreeAssignment, error) {
 			return nil, err
 		}
 	}
+}
+
+// dismantled is ErrDismantled with the manager's reason (a member left
+// or died, or the operator dismantled the group).
+func dismantled(a *protos.TreeAssignment) error {
+	if a.Reason == "" {
+		return ErrDismantled
+	}
+	return fmt.Errorf("%w: %s", ErrDismantled, a.Reason)
 }
 
 func (c *Client) adopt(a *protos.TreeAssignment) {
@@ -344,6 +357,33 @@ func (c *Client) report(a *protos.TreeAssignment, msg uint32, n int) {
 	if rep.Current != nil && rep.Current.Generation > a.Generation {
 		c.latestGen.Store(rep.Current.Generation)
 	}
+}
+
+// taskTotals are the client's task statistics since it joined (the
+// draft's per-client statistics): each operation adds to them at its end
+// (tally), and every heartbeat carries them to the manager, over the
+// client's own authenticated session (farectl inc clients shows them).
+type taskTotals struct {
+	bytes, operations, failed, retransmissions, timeouts atomic.Uint64
+}
+
+func (t *taskTotals) proto() *protos.ClientStats {
+	return &protos.ClientStats{Bytes: t.bytes.Load(), Operations: t.operations.Load(), FailedOperations: t.failed.Load(),
+		Retransmissions: t.retransmissions.Load(), Timeouts: t.timeouts.Load()}
+}
+
+// tally adds one operation, ended with err, to the totals: its bytes when
+// it completed, its retransmissions and timeouts in any case.
+func (c *Client) tally(st Stats, err error) {
+	t := &c.totals
+	t.operations.Add(1)
+	if err != nil {
+		t.failed.Add(1)
+	} else {
+		t.bytes.Add(uint64(st.Bytes))
+	}
+	t.retransmissions.Add(uint64(st.Retransmits))
+	t.timeouts.Add(uint64(st.Timeouts))
 }
 
 // Stats of one operation.

@@ -147,6 +147,7 @@ func (c *Client) Run(ctx context.Context, op Op, emit func(Result)) (failed bool
 			res.Error = err.Error()
 			failed = true
 		}
+		c.tally(st, err)
 		emit(res)
 	}
 	return failed

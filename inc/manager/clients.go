@@ -162,7 +162,27 @@ func (s *State) Heartbeat(r *protos.HeartbeatRequest, who Caller) (*protos.Heart
 		return nil, err
 	}
 	c.last, c.gen = s.now(), r.GetGeneration()
+	if st := r.GetStats(); st != nil {
+		c.stats.merge(st)
+	}
 	return &protos.HeartbeatResponse{State: stateProto(c.g.state), Generation: c.g.gen}, nil
+}
+
+// taskStats are a client's reported totals (the draft's per-client task
+// statistics): fixed size, one per registered client, gone with it. A
+// client reports them for itself only: they come with its heartbeat,
+// which names its own id and is refused for a group its token does not
+// cover.
+type taskStats struct{ bytes, operations, failed, retransmissions, timeouts uint64 }
+
+// merge takes a report. The totals only grow, so a heartbeat that arrives
+// after a newer one (a retried call) cannot move them back.
+func (t *taskStats) merge(r *protos.ClientStats) {
+	t.bytes = max(t.bytes, r.GetBytes())
+	t.operations = max(t.operations, r.GetOperations())
+	t.failed = max(t.failed, r.GetFailedOperations())
+	t.retransmissions = max(t.retransmissions, r.GetRetransmissions())
+	t.timeouts = max(t.timeouts, r.GetTimeouts())
 }
 
 // Leave removes a client; a group that loses a member is dismantled.

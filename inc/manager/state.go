@@ -102,6 +102,7 @@ type client struct {
 	last     time.Time
 	gen      uint64
 	timeouts int
+	stats    taskStats // what its heartbeats report
 }
 
 // State is the manager's state. It is not safe for concurrent use.

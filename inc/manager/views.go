@@ -37,15 +37,19 @@ func (s *State) name(key string) string {
 func (s *State) Groups() []wire.INCGroup {
 	out := []wire.INCGroup{}
 	for _, name := range sortedIDs(s.groups) {
-		g := s.groups[name]
-		v := wire.INCGroup{Name: g.name, Size: g.size, Joined: s.joined(g), State: g.state, Reason: g.reason,
-			Generation: g.gen, Created: g.created, Rebuilds: g.rebuilds, Timeouts: g.timeouts}
-		if g.tree != nil {
-			v.TreeID, v.Root = g.tree.id, s.name(g.tree.plan.Root)
-		}
-		out = append(out, v)
+		out = append(out, s.groupView(s.groups[name]))
 	}
 	return out
+}
+
+// groupView is g's row of GET /v1/inc/groups (and the dismantle's answer).
+func (s *State) groupView(g *group) wire.INCGroup {
+	v := wire.INCGroup{Name: g.name, Size: g.size, Joined: s.joined(g), State: g.state, Reason: g.reason,
+		Generation: g.gen, Created: g.created, Rebuilds: g.rebuilds, Timeouts: g.timeouts}
+	if g.tree != nil {
+		v.TreeID, v.Root = g.tree.id, s.name(g.tree.plan.Root)
+	}
+	return v
 }
 
 // Trees is GET /v1/inc/trees.
@@ -97,7 +101,9 @@ func (s *State) Clients() []wire.INCClient {
 	for _, id := range sortedIDs(s.clients) {
 		c := s.clients[id]
 		v := wire.INCClient{ID: c.id, Group: c.g.name, Rank: c.rank, Address: c.addr.String(), QP: c.qpn, Host: c.host,
-			LastSeenAgo: now.Sub(c.last).Seconds(), Generation: c.gen, Timeouts: c.timeouts}
+			LastSeenAgo: now.Sub(c.last).Seconds(), Generation: c.gen, Timeouts: c.timeouts,
+			Bytes: c.stats.bytes, Operations: c.stats.operations, FailedOperations: c.stats.failed,
+			Retransmissions: c.stats.retransmissions, RTOs: c.stats.timeouts}
 		if t := c.g.tree; t != nil {
 			v.Attach = s.name(t.plan.Attach[c.rank].Switch)
 		}

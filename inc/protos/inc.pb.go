@@ -218,9 +218,12 @@ func (x *JoinResponse) GetHeartbeatMs() uint32 {
 }
 
 type HeartbeatRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ClientId      string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
-	Generation    uint64                 `protobuf:"varint,2,opt,name=generation,proto3" json:"generation,omitempty"` // the tree generation the client uses
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ClientId   string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	Generation uint64                 `protobuf:"varint,2,opt,name=generation,proto3" json:"generation,omitempty"` // the tree generation the client uses
+	// The client's own task statistics (the draft's per-client statistics),
+	// with every heartbeat; absent from clients that do not count.
+	Stats         *ClientStats `protobuf:"bytes,3,opt,name=stats,proto3" json:"stats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -269,6 +272,91 @@ func (x *HeartbeatRequest) GetGeneration() uint64 {
 	return 0
 }
 
+func (x *HeartbeatRequest) GetStats() *ClientStats {
+	if x != nil {
+		return x.Stats
+	}
+	return nil
+}
+
+// ClientStats are a client's totals since it joined, over every
+// operation it ran (INC and ring): each field only grows.
+type ClientStats struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Bytes            uint64                 `protobuf:"varint,1,opt,name=bytes,proto3" json:"bytes,omitempty"`                                               // bytes of the buffers of completed operations
+	Operations       uint64                 `protobuf:"varint,2,opt,name=operations,proto3" json:"operations,omitempty"`                                     // operations run, failed ones included
+	FailedOperations uint64                 `protobuf:"varint,3,opt,name=failed_operations,json=failedOperations,proto3" json:"failed_operations,omitempty"` // operations that ended in an error or a wrong result
+	Retransmissions  uint64                 `protobuf:"varint,4,opt,name=retransmissions,proto3" json:"retransmissions,omitempty"`                           // packets the transport sent again
+	Timeouts         uint64                 `protobuf:"varint,5,opt,name=timeouts,proto3" json:"timeouts,omitempty"`                                         // retransmissions a timeout (RTO) caused
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ClientStats) Reset() {
+	*x = ClientStats{}
+	mi := &file_inc_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClientStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClientStats) ProtoMessage() {}
+
+func (x *ClientStats) ProtoReflect() protoreflect.Message {
+	mi := &file_inc_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClientStats.ProtoReflect.Descriptor instead.
+func (*ClientStats) Descriptor() ([]byte, []int) {
+	return file_inc_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ClientStats) GetBytes() uint64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *ClientStats) GetOperations() uint64 {
+	if x != nil {
+		return x.Operations
+	}
+	return 0
+}
+
+func (x *ClientStats) GetFailedOperations() uint64 {
+	if x != nil {
+		return x.FailedOperations
+	}
+	return 0
+}
+
+func (x *ClientStats) GetRetransmissions() uint64 {
+	if x != nil {
+		return x.Retransmissions
+	}
+	return 0
+}
+
+func (x *ClientStats) GetTimeouts() uint64 {
+	if x != nil {
+		return x.Timeouts
+	}
+	return 0
+}
+
 type HeartbeatResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	State         GroupState             `protobuf:"varint,1,opt,name=state,proto3,enum=fared.inc.v1.GroupState" json:"state,omitempty"`
@@ -279,7 +367,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_inc_proto_msgTypes[3]
+	mi := &file_inc_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -291,7 +379,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[3]
+	mi := &file_inc_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -304,7 +392,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{3}
+	return file_inc_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *HeartbeatResponse) GetState() GroupState {
@@ -331,7 +419,7 @@ type GetTreeRequest struct {
 
 func (x *GetTreeRequest) Reset() {
 	*x = GetTreeRequest{}
-	mi := &file_inc_proto_msgTypes[4]
+	mi := &file_inc_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -343,7 +431,7 @@ func (x *GetTreeRequest) String() string {
 func (*GetTreeRequest) ProtoMessage() {}
 
 func (x *GetTreeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[4]
+	mi := &file_inc_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -356,7 +444,7 @@ func (x *GetTreeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTreeRequest.ProtoReflect.Descriptor instead.
 func (*GetTreeRequest) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{4}
+	return file_inc_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetTreeRequest) GetClientId() string {
@@ -384,7 +472,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_inc_proto_msgTypes[5]
+	mi := &file_inc_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -396,7 +484,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[5]
+	mi := &file_inc_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -409,7 +497,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{5}
+	return file_inc_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Member) GetRank() uint32 {
@@ -458,7 +546,7 @@ type TreeAssignment struct {
 
 func (x *TreeAssignment) Reset() {
 	*x = TreeAssignment{}
-	mi := &file_inc_proto_msgTypes[6]
+	mi := &file_inc_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -470,7 +558,7 @@ func (x *TreeAssignment) String() string {
 func (*TreeAssignment) ProtoMessage() {}
 
 func (x *TreeAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[6]
+	mi := &file_inc_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -483,7 +571,7 @@ func (x *TreeAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeAssignment.ProtoReflect.Descriptor instead.
 func (*TreeAssignment) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{6}
+	return file_inc_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TreeAssignment) GetState() GroupState {
@@ -593,7 +681,7 @@ type LeaveRequest struct {
 
 func (x *LeaveRequest) Reset() {
 	*x = LeaveRequest{}
-	mi := &file_inc_proto_msgTypes[7]
+	mi := &file_inc_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -605,7 +693,7 @@ func (x *LeaveRequest) String() string {
 func (*LeaveRequest) ProtoMessage() {}
 
 func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[7]
+	mi := &file_inc_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -618,7 +706,7 @@ func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveRequest.ProtoReflect.Descriptor instead.
 func (*LeaveRequest) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{7}
+	return file_inc_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *LeaveRequest) GetClientId() string {
@@ -636,7 +724,7 @@ type LeaveResponse struct {
 
 func (x *LeaveResponse) Reset() {
 	*x = LeaveResponse{}
-	mi := &file_inc_proto_msgTypes[8]
+	mi := &file_inc_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -648,7 +736,7 @@ func (x *LeaveResponse) String() string {
 func (*LeaveResponse) ProtoMessage() {}
 
 func (x *LeaveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[8]
+	mi := &file_inc_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -661,7 +749,7 @@ func (x *LeaveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveResponse.ProtoReflect.Descriptor instead.
 func (*LeaveResponse) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{8}
+	return file_inc_proto_rawDescGZIP(), []int{9}
 }
 
 type TimeoutReport struct {
@@ -677,7 +765,7 @@ type TimeoutReport struct {
 
 func (x *TimeoutReport) Reset() {
 	*x = TimeoutReport{}
-	mi := &file_inc_proto_msgTypes[9]
+	mi := &file_inc_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -689,7 +777,7 @@ func (x *TimeoutReport) String() string {
 func (*TimeoutReport) ProtoMessage() {}
 
 func (x *TimeoutReport) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[9]
+	mi := &file_inc_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -702,7 +790,7 @@ func (x *TimeoutReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimeoutReport.ProtoReflect.Descriptor instead.
 func (*TimeoutReport) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{9}
+	return file_inc_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TimeoutReport) GetClientId() string {
@@ -750,7 +838,7 @@ type TimeoutReply struct {
 
 func (x *TimeoutReply) Reset() {
 	*x = TimeoutReply{}
-	mi := &file_inc_proto_msgTypes[10]
+	mi := &file_inc_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -762,7 +850,7 @@ func (x *TimeoutReply) String() string {
 func (*TimeoutReply) ProtoMessage() {}
 
 func (x *TimeoutReply) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[10]
+	mi := &file_inc_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -775,7 +863,7 @@ func (x *TimeoutReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimeoutReply.ProtoReflect.Descriptor instead.
 func (*TimeoutReply) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{10}
+	return file_inc_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TimeoutReply) GetAction() string {
@@ -805,7 +893,7 @@ type SwitchMessage struct {
 
 func (x *SwitchMessage) Reset() {
 	*x = SwitchMessage{}
-	mi := &file_inc_proto_msgTypes[11]
+	mi := &file_inc_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -817,7 +905,7 @@ func (x *SwitchMessage) String() string {
 func (*SwitchMessage) ProtoMessage() {}
 
 func (x *SwitchMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[11]
+	mi := &file_inc_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -830,7 +918,7 @@ func (x *SwitchMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SwitchMessage.ProtoReflect.Descriptor instead.
 func (*SwitchMessage) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{11}
+	return file_inc_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SwitchMessage) GetMsg() isSwitchMessage_Msg {
@@ -890,7 +978,7 @@ type SwitchRegister struct {
 
 func (x *SwitchRegister) Reset() {
 	*x = SwitchRegister{}
-	mi := &file_inc_proto_msgTypes[12]
+	mi := &file_inc_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -902,7 +990,7 @@ func (x *SwitchRegister) String() string {
 func (*SwitchRegister) ProtoMessage() {}
 
 func (x *SwitchRegister) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[12]
+	mi := &file_inc_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -915,7 +1003,7 @@ func (x *SwitchRegister) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SwitchRegister.ProtoReflect.Descriptor instead.
 func (*SwitchRegister) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{12}
+	return file_inc_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SwitchRegister) GetNodeId() string {
@@ -988,7 +1076,7 @@ type SwitchStatus struct {
 
 func (x *SwitchStatus) Reset() {
 	*x = SwitchStatus{}
-	mi := &file_inc_proto_msgTypes[13]
+	mi := &file_inc_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1088,7 @@ func (x *SwitchStatus) String() string {
 func (*SwitchStatus) ProtoMessage() {}
 
 func (x *SwitchStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[13]
+	mi := &file_inc_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1101,7 @@ func (x *SwitchStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SwitchStatus.ProtoReflect.Descriptor instead.
 func (*SwitchStatus) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{13}
+	return file_inc_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SwitchStatus) GetAppliedVersion() uint64 {
@@ -1068,7 +1156,7 @@ type Peer struct {
 
 func (x *Peer) Reset() {
 	*x = Peer{}
-	mi := &file_inc_proto_msgTypes[14]
+	mi := &file_inc_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1080,7 +1168,7 @@ func (x *Peer) String() string {
 func (*Peer) ProtoMessage() {}
 
 func (x *Peer) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[14]
+	mi := &file_inc_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1093,7 +1181,7 @@ func (x *Peer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Peer.ProtoReflect.Descriptor instead.
 func (*Peer) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{14}
+	return file_inc_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Peer) GetAddress() string {
@@ -1121,7 +1209,7 @@ type Child struct {
 
 func (x *Child) Reset() {
 	*x = Child{}
-	mi := &file_inc_proto_msgTypes[15]
+	mi := &file_inc_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +1221,7 @@ func (x *Child) String() string {
 func (*Child) ProtoMessage() {}
 
 func (x *Child) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[15]
+	mi := &file_inc_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1234,7 @@ func (x *Child) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Child.ProtoReflect.Descriptor instead.
 func (*Child) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{15}
+	return file_inc_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Child) GetAddress() string {
@@ -1187,7 +1275,7 @@ type SwitchTree struct {
 
 func (x *SwitchTree) Reset() {
 	*x = SwitchTree{}
-	mi := &file_inc_proto_msgTypes[16]
+	mi := &file_inc_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1199,7 +1287,7 @@ func (x *SwitchTree) String() string {
 func (*SwitchTree) ProtoMessage() {}
 
 func (x *SwitchTree) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[16]
+	mi := &file_inc_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1212,7 +1300,7 @@ func (x *SwitchTree) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SwitchTree.ProtoReflect.Descriptor instead.
 func (*SwitchTree) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{16}
+	return file_inc_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SwitchTree) GetTreeId() uint32 {
@@ -1288,7 +1376,7 @@ type SwitchConfig struct {
 
 func (x *SwitchConfig) Reset() {
 	*x = SwitchConfig{}
-	mi := &file_inc_proto_msgTypes[17]
+	mi := &file_inc_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1300,7 +1388,7 @@ func (x *SwitchConfig) String() string {
 func (*SwitchConfig) ProtoMessage() {}
 
 func (x *SwitchConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_inc_proto_msgTypes[17]
+	mi := &file_inc_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1313,7 +1401,7 @@ func (x *SwitchConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SwitchConfig.ProtoReflect.Descriptor instead.
 func (*SwitchConfig) Descriptor() ([]byte, []int) {
-	return file_inc_proto_rawDescGZIP(), []int{17}
+	return file_inc_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SwitchConfig) GetVersion() uint64 {
@@ -1344,12 +1432,21 @@ const file_inc_proto_rawDesc = "" +
 	"\x04host\x18\x06 \x01(\tR\x04host\"N\n" +
 	"\fJoinResponse\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
-	"\fheartbeat_ms\x18\x02 \x01(\rR\vheartbeatMs\"O\n" +
+	"\fheartbeat_ms\x18\x02 \x01(\rR\vheartbeatMs\"\x80\x01\n" +
 	"\x10HeartbeatRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x02 \x01(\x04R\n" +
-	"generation\"c\n" +
+	"generation\x12/\n" +
+	"\x05stats\x18\x03 \x01(\v2\x19.fared.inc.v1.ClientStatsR\x05stats\"\xb6\x01\n" +
+	"\vClientStats\x12\x14\n" +
+	"\x05bytes\x18\x01 \x01(\x04R\x05bytes\x12\x1e\n" +
+	"\n" +
+	"operations\x18\x02 \x01(\x04R\n" +
+	"operations\x12+\n" +
+	"\x11failed_operations\x18\x03 \x01(\x04R\x10failedOperations\x12(\n" +
+	"\x0fretransmissions\x18\x04 \x01(\x04R\x0fretransmissions\x12\x1a\n" +
+	"\btimeouts\x18\x05 \x01(\x04R\btimeouts\"c\n" +
 	"\x11HeartbeatResponse\x12.\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x18.fared.inc.v1.GroupStateR\x05state\x12\x1e\n" +
 	"\n" +
@@ -1472,55 +1569,57 @@ func file_inc_proto_rawDescGZIP() []byte {
 }
 
 var file_inc_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_inc_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_inc_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_inc_proto_goTypes = []any{
 	(GroupState)(0),           // 0: fared.inc.v1.GroupState
 	(*JoinRequest)(nil),       // 1: fared.inc.v1.JoinRequest
 	(*JoinResponse)(nil),      // 2: fared.inc.v1.JoinResponse
 	(*HeartbeatRequest)(nil),  // 3: fared.inc.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil), // 4: fared.inc.v1.HeartbeatResponse
-	(*GetTreeRequest)(nil),    // 5: fared.inc.v1.GetTreeRequest
-	(*Member)(nil),            // 6: fared.inc.v1.Member
-	(*TreeAssignment)(nil),    // 7: fared.inc.v1.TreeAssignment
-	(*LeaveRequest)(nil),      // 8: fared.inc.v1.LeaveRequest
-	(*LeaveResponse)(nil),     // 9: fared.inc.v1.LeaveResponse
-	(*TimeoutReport)(nil),     // 10: fared.inc.v1.TimeoutReport
-	(*TimeoutReply)(nil),      // 11: fared.inc.v1.TimeoutReply
-	(*SwitchMessage)(nil),     // 12: fared.inc.v1.SwitchMessage
-	(*SwitchRegister)(nil),    // 13: fared.inc.v1.SwitchRegister
-	(*SwitchStatus)(nil),      // 14: fared.inc.v1.SwitchStatus
-	(*Peer)(nil),              // 15: fared.inc.v1.Peer
-	(*Child)(nil),             // 16: fared.inc.v1.Child
-	(*SwitchTree)(nil),        // 17: fared.inc.v1.SwitchTree
-	(*SwitchConfig)(nil),      // 18: fared.inc.v1.SwitchConfig
+	(*ClientStats)(nil),       // 4: fared.inc.v1.ClientStats
+	(*HeartbeatResponse)(nil), // 5: fared.inc.v1.HeartbeatResponse
+	(*GetTreeRequest)(nil),    // 6: fared.inc.v1.GetTreeRequest
+	(*Member)(nil),            // 7: fared.inc.v1.Member
+	(*TreeAssignment)(nil),    // 8: fared.inc.v1.TreeAssignment
+	(*LeaveRequest)(nil),      // 9: fared.inc.v1.LeaveRequest
+	(*LeaveResponse)(nil),     // 10: fared.inc.v1.LeaveResponse
+	(*TimeoutReport)(nil),     // 11: fared.inc.v1.TimeoutReport
+	(*TimeoutReply)(nil),      // 12: fared.inc.v1.TimeoutReply
+	(*SwitchMessage)(nil),     // 13: fared.inc.v1.SwitchMessage
+	(*SwitchRegister)(nil),    // 14: fared.inc.v1.SwitchRegister
+	(*SwitchStatus)(nil),      // 15: fared.inc.v1.SwitchStatus
+	(*Peer)(nil),              // 16: fared.inc.v1.Peer
+	(*Child)(nil),             // 17: fared.inc.v1.Child
+	(*SwitchTree)(nil),        // 18: fared.inc.v1.SwitchTree
+	(*SwitchConfig)(nil),      // 19: fared.inc.v1.SwitchConfig
 }
 var file_inc_proto_depIdxs = []int32{
-	0,  // 0: fared.inc.v1.HeartbeatResponse.state:type_name -> fared.inc.v1.GroupState
-	0,  // 1: fared.inc.v1.TreeAssignment.state:type_name -> fared.inc.v1.GroupState
-	6,  // 2: fared.inc.v1.TreeAssignment.members:type_name -> fared.inc.v1.Member
-	7,  // 3: fared.inc.v1.TimeoutReply.current:type_name -> fared.inc.v1.TreeAssignment
-	13, // 4: fared.inc.v1.SwitchMessage.register:type_name -> fared.inc.v1.SwitchRegister
-	14, // 5: fared.inc.v1.SwitchMessage.status:type_name -> fared.inc.v1.SwitchStatus
-	15, // 6: fared.inc.v1.SwitchTree.parent:type_name -> fared.inc.v1.Peer
-	16, // 7: fared.inc.v1.SwitchTree.children:type_name -> fared.inc.v1.Child
-	17, // 8: fared.inc.v1.SwitchConfig.trees:type_name -> fared.inc.v1.SwitchTree
-	1,  // 9: fared.inc.v1.Manager.Join:input_type -> fared.inc.v1.JoinRequest
-	3,  // 10: fared.inc.v1.Manager.Heartbeat:input_type -> fared.inc.v1.HeartbeatRequest
-	5,  // 11: fared.inc.v1.Manager.GetTree:input_type -> fared.inc.v1.GetTreeRequest
-	8,  // 12: fared.inc.v1.Manager.Leave:input_type -> fared.inc.v1.LeaveRequest
-	10, // 13: fared.inc.v1.Manager.ReportTimeouts:input_type -> fared.inc.v1.TimeoutReport
-	12, // 14: fared.inc.v1.Manager.SwitchSession:input_type -> fared.inc.v1.SwitchMessage
-	2,  // 15: fared.inc.v1.Manager.Join:output_type -> fared.inc.v1.JoinResponse
-	4,  // 16: fared.inc.v1.Manager.Heartbeat:output_type -> fared.inc.v1.HeartbeatResponse
-	7,  // 17: fared.inc.v1.Manager.GetTree:output_type -> fared.inc.v1.TreeAssignment
-	9,  // 18: fared.inc.v1.Manager.Leave:output_type -> fared.inc.v1.LeaveResponse
-	11, // 19: fared.inc.v1.Manager.ReportTimeouts:output_type -> fared.inc.v1.TimeoutReply
-	18, // 20: fared.inc.v1.Manager.SwitchSession:output_type -> fared.inc.v1.SwitchConfig
-	15, // [15:21] is the sub-list for method output_type
-	9,  // [9:15] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	4,  // 0: fared.inc.v1.HeartbeatRequest.stats:type_name -> fared.inc.v1.ClientStats
+	0,  // 1: fared.inc.v1.HeartbeatResponse.state:type_name -> fared.inc.v1.GroupState
+	0,  // 2: fared.inc.v1.TreeAssignment.state:type_name -> fared.inc.v1.GroupState
+	7,  // 3: fared.inc.v1.TreeAssignment.members:type_name -> fared.inc.v1.Member
+	8,  // 4: fared.inc.v1.TimeoutReply.current:type_name -> fared.inc.v1.TreeAssignment
+	14, // 5: fared.inc.v1.SwitchMessage.register:type_name -> fared.inc.v1.SwitchRegister
+	15, // 6: fared.inc.v1.SwitchMessage.status:type_name -> fared.inc.v1.SwitchStatus
+	16, // 7: fared.inc.v1.SwitchTree.parent:type_name -> fared.inc.v1.Peer
+	17, // 8: fared.inc.v1.SwitchTree.children:type_name -> fared.inc.v1.Child
+	18, // 9: fared.inc.v1.SwitchConfig.trees:type_name -> fared.inc.v1.SwitchTree
+	1,  // 10: fared.inc.v1.Manager.Join:input_type -> fared.inc.v1.JoinRequest
+	3,  // 11: fared.inc.v1.Manager.Heartbeat:input_type -> fared.inc.v1.HeartbeatRequest
+	6,  // 12: fared.inc.v1.Manager.GetTree:input_type -> fared.inc.v1.GetTreeRequest
+	9,  // 13: fared.inc.v1.Manager.Leave:input_type -> fared.inc.v1.LeaveRequest
+	11, // 14: fared.inc.v1.Manager.ReportTimeouts:input_type -> fared.inc.v1.TimeoutReport
+	13, // 15: fared.inc.v1.Manager.SwitchSession:input_type -> fared.inc.v1.SwitchMessage
+	2,  // 16: fared.inc.v1.Manager.Join:output_type -> fared.inc.v1.JoinResponse
+	5,  // 17: fared.inc.v1.Manager.Heartbeat:output_type -> fared.inc.v1.HeartbeatResponse
+	8,  // 18: fared.inc.v1.Manager.GetTree:output_type -> fared.inc.v1.TreeAssignment
+	10, // 19: fared.inc.v1.Manager.Leave:output_type -> fared.inc.v1.LeaveResponse
+	12, // 20: fared.inc.v1.Manager.ReportTimeouts:output_type -> fared.inc.v1.TimeoutReply
+	19, // 21: fared.inc.v1.Manager.SwitchSession:output_type -> fared.inc.v1.SwitchConfig
+	16, // [16:22] is the sub-list for method output_type
+	10, // [10:16] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_inc_proto_init() }
@@ -1528,7 +1627,7 @@ func file_inc_proto_init() {
 	if File_inc_proto != nil {
 		return
 	}
-	file_inc_proto_msgTypes[11].OneofWrappers = []any{
+	file_inc_proto_msgTypes[12].OneofWrappers = []any{
 		(*SwitchMessage_Register)(nil),
 		(*SwitchMessage_Status)(nil),
 	}
@@ -1538,7 +1637,7 @@ func file_inc_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_inc_proto_rawDesc), len(file_inc_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -41,6 +41,7 @@ type ManagerClient interface {
 	// 3: clients allocate their QPs and report them to the manager).
 	Join(ctx context.Context, in *JoinRequest, opts ...grpc.CallOption) (*JoinResponse, error)
 	// Heartbeat keeps a client alive; missing heartbeats dismantle its group.
+	// It carries the client's statistics.
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	// GetTree returns the group's tree once its generation is above
 	// after_generation or the group is dismantled; it waits until then or
@@ -137,6 +138,7 @@ type ManagerServer interface {
 	// 3: clients allocate their QPs and report them to the manager).
 	Join(context.Context, *JoinRequest) (*JoinResponse, error)
 	// Heartbeat keeps a client alive; missing heartbeats dismantle its group.
+	// It carries the client's statistics.
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	// GetTree returns the group's tree once its generation is above
 	// after_generation or the group is dismantled; it waits until then or

@@ -305,6 +305,7 @@ func goldenViews(l *interop.Lab) []goldenView {
 		{name: "ospf bandwidth --clear", cmd: "ospf bandwidth", args: []string{"ospf", "bandwidth", "o3-1", "--clear"}, nodes: []string{"o1"}, post: true},
 		{name: "isis clear adjacency", cmd: "isis clear adjacency", args: []string{"isis", "clear", "adjacency", "s4-1"}, nodes: []string{"l1"}, post: true},
 		{name: "ospf clear neighbor", cmd: "ospf clear neighbor", args: []string{"ospf", "clear", "neighbor", l.Node("o1").Loopback.String()}, nodes: []string{"o3"}, post: true},
+		{name: "inc group dismantle", cmd: "inc group dismantle", args: []string{"inc", "group", "dismantle", "golden"}, nodes: []string{"s1"}, post: true},
 	}
 }
 

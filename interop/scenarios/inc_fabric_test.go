@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"syscall"
@@ -37,7 +38,8 @@ func TestINCFabric(t *testing.T) {
 		return nil
 	})
 	tr := trees[0]
-	if (tr.Root != "s1" && tr.Root != "s2") || tr.Levels != 2 || len(tr.Switches) != 5 || tr.Members != 8 || tr.Bottleneck == nil || *tr.Bottleneck != 1.25e9 {
+	if (tr.Root != "s1" && tr.Root != "s2") || tr.Levels != 2 || len(tr.Switches) != 5 || tr.Members != 8 || tr.Bottleneck == nil || *tr.Bottleneck != 1.25e9 ||
+		tr.BottleneckBPS == nil || *tr.BottleneckBPS != 10e9 {
 		t.Fatalf("tree %+v", tr)
 	}
 	for _, s := range tr.Switches {
@@ -256,5 +258,70 @@ func TestINCFabric(t *testing.T) {
 	var r incfabric.Result
 	if err := ws[0].Read(&r, 10*time.Second); err != nil || !strings.Contains(r.Error, "dismantled") {
 		t.Fatalf("rank 0 after the group was dismantled: %+v %v", r, err)
+	}
+
+	operatorDismantle(t, f)
+}
+
+// operatorDismantle (issue 30 item 5): a second group of eight new
+// workers gets a tree and runs one allreduce; farectl inc clients shows
+// each client's task statistics as its result line counted them; the
+// operator's farectl inc group dismantle removes the tree from every
+// switch, and a member's next call fails with the operator's reason.
+func operatorDismantle(t *testing.T, f *incfabric.Fabric) {
+	ctx := incfabric.Ctx(t)
+	ws := f.StartWorkers("g2")
+	const size = 262144
+	res := incfabric.AllReduce(t, ws, map[string]any{"size": fmt.Sprint(size), "dtype": "fp32", "op": "sum", "pattern": "int", "verify": true}, time.Minute)
+	f.Poll(ctx, 10*time.Second, "client statistics of g2 reported", func() error {
+		var cs []wire.INCClient
+		if err := f.Lab.FarectlJSON(ctx, f.Manager, &cs, "inc", "clients"); err != nil {
+			return err
+		}
+		n := 0
+		for _, c := range cs {
+			if c.Group != "g2" {
+				continue
+			}
+			n++
+			r := res[c.Rank]
+			want := [5]uint64{size, 1, 0, uint64(r.Retransmits), uint64(r.Timeouts)}
+			if got := [5]uint64{c.Bytes, c.Operations, c.FailedOperations, c.Retransmissions, c.RTOs}; got != want {
+				return fmt.Errorf("rank %d: bytes, operations, failed, retransmissions, timeouts %v, want %v", c.Rank, got, want)
+			}
+		}
+		if n != len(ws) {
+			return fmt.Errorf("%d clients of g2", n)
+		}
+		return nil
+	})
+	out, err := f.Lab.Farectl(ctx, f.Manager, "inc", "group", "dismantle", "g2")
+	var g wire.INCGroup
+	if err != nil || json.Unmarshal(out, &g) != nil || g.State != "dismantled" || !strings.HasPrefix(g.Reason, "dismantled by the operator") {
+		t.Fatalf("dismantle g2: %s %v", out, err)
+	}
+	t.Logf("dismantled: %s", g.Reason)
+	if _, err := f.Lab.Farectl(ctx, f.Manager, "inc", "group", "dismantle", "nosuch"); err == nil || !strings.Contains(err.Error(), "no such group") {
+		t.Fatalf("dismantle of an unknown group: %v", err)
+	}
+	f.Poll(ctx, 15*time.Second, "every switch dropped g2's tree", func() error {
+		for _, n := range f.Lab.Nodes {
+			if n.Kind != "fared" {
+				continue
+			}
+			var v wire.INCSwitch
+			if err := f.Lab.FarectlJSON(ctx, n.Name, &v, "inc", "switch"); err != nil {
+				return err
+			}
+			if len(v.Trees) != 0 {
+				return fmt.Errorf("%s still has %d tree(s)", n.Name, len(v.Trees))
+			}
+		}
+		return nil
+	})
+	ws[3].In.Write([]byte(`{"cmd":"allreduce","size":"1024"}` + "\n"))
+	var r incfabric.Result
+	if err := ws[3].Read(&r, 30*time.Second); err != nil || !strings.Contains(r.Error, "dismantled by the operator") {
+		t.Fatalf("rank 3 after the operator dismantled g2: %+v %v", r, err)
 	}
 }
