@@ -2,6 +2,7 @@ package packet
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"net/netip"
@@ -39,7 +40,7 @@ func TestParseKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.Kind != KindINC || p.Hdr != d.Hdr || !bytes.Equal(p.Payload, d.Payload) || p.RoCE.BTH.DestQP != 0x1234 || p.PSN() != 99 ||
-		p.RoCE.RETH.VA != 4096 || p.RoCE.RETH.Length != 6 || p.RoCE.ImmDt.Data != 265 || p.RoCE.BTH.PadCount != 2 {
+		p.RoCE.RETH.VA != 4096 || p.RoCE.RETH.Length != 16+6 || p.RoCE.ImmDt.Data != 265 || p.RoCE.BTH.PadCount != 2 {
 		t.Fatalf("parsed %+v", p)
 	}
 	// The INC header sits right after BTH, RETH and ImmDt.
@@ -58,6 +59,47 @@ func TestParseKinds(t *testing.T) {
 	ip = AppendNACK(nil, &frame, 7, 42, 45)
 	if err := Parse(ip, &p); err != nil || p.Kind != KindNACK || p.PSN() != 42 || p.Trigger() != 45 {
 		t.Fatalf("nack %+v %v", p, err)
+	}
+}
+
+// TestRETHWholeMessage: the RETH DMA length of INC data is the whole
+// RDMA message of the WRITE Only, the 16-byte INC header and the elements
+// (not the pad), as IBTA defines it; the generic RoCEv2 decoder (what an
+// RNIC sees) finds exactly that many payload bytes, and Parse refuses the
+// old meaning (elements only). Ring data's message is its payload.
+func TestRETHWholeMessage(t *testing.T) {
+	for _, c := range []struct {
+		dt    DType
+		count int
+	}{{FP32, 256}, {FP16, 3}, {FP64, 1}} {
+		d := Data{DestQP: 9, PSN: 1, VA: 128, RKey: 5, Hdr: Header{Collective: AllReduce, DType: c.dt, Op: Sum, Count: uint16(c.count)},
+			Payload: make([]byte, c.count*c.dt.Size())}
+		want := 16 + c.count*c.dt.Size() // INC header + elements, by hand
+		ip := AppendINC(nil, &frame, &d)
+		if got := binary.BigEndian.Uint32(ip[20+8+12+12:]); int(got) != want {
+			t.Errorf("%s×%d: RETH DMA length on the wire %d, want %d", c.dt, c.count, got, want)
+		}
+		_, rp, err := rocev2.DecodeIP(ip)
+		if err != nil || int(rp.RETH.Length) != want || len(rp.Payload) != want {
+			t.Errorf("%s×%d: RoCEv2 view: DMA length %d, payload %d bytes, %v; want %d", c.dt, c.count, rp.RETH.Length, len(rp.Payload), err, want)
+		}
+		var p Parsed
+		if err := Parse(ip, &p); err != nil || int(p.RoCE.RETH.Length) != want || len(p.Payload) != c.count*c.dt.Size() {
+			t.Errorf("%s×%d: Parse %v, DMA length %d", c.dt, c.count, err, p.RoCE.RETH.Length)
+		}
+		// The old meaning, elements only, is a length error.
+		binary.BigEndian.PutUint32(ip[20+8+12+12:], uint32(len(d.Payload)))
+		if err := rocev2.PutICRC(ip); err != nil {
+			t.Fatal(err)
+		}
+		if err := Parse(ip, &p); KindOf(err) != KindLength {
+			t.Errorf("%s×%d: DMA length of the elements only: %v, want a length error", c.dt, c.count, err)
+		}
+	}
+	ip := AppendRing(nil, &frame, 7, 1, 64, 2, []byte("hello"))
+	var p Parsed
+	if err := Parse(ip, &p); err != nil || p.RoCE.RETH.Length != 5 || binary.BigEndian.Uint32(ip[20+8+12+12:]) != 5 {
+		t.Errorf("ring: %v, DMA length %d, want 5", err, p.RoCE.RETH.Length)
 	}
 }
 
