@@ -52,13 +52,14 @@ type Data struct {
 	Payload []byte // Hdr.Count elements
 }
 
-// AppendINC appends a whole INC IP packet: framing f, BTH, RETH, ImmDt,
-// INC header, payload, pad and ICRC.
-func AppendINC(b []byte, f *rocev2.Frame, d *Data) []byte {
+// AppendINC appends a whole INC IP packet: framing f, BTH (with P_Key
+// pkey, the sender's partition), RETH, ImmDt, INC header, payload, pad
+// and ICRC.
+func AppendINC(b []byte, f *rocev2.Frame, pkey uint16, d *Data) []byte {
 	start := len(b)
 	b = f.AppendHeaders(b)
 	pad := (4 - len(d.Payload)%4) % 4
-	bth := rocev2.BTH{Opcode: OpData, PadCount: uint8(pad), PKey: rocev2.DefaultPKey, DestQP: d.DestQP & 0xFFFFFF, PSN: d.PSN & rocev2.PSNMask}
+	bth := rocev2.BTH{Opcode: OpData, PadCount: uint8(pad), PKey: pkey, DestQP: d.DestQP & 0xFFFFFF, PSN: d.PSN & rocev2.PSNMask}
 	b = bth.AppendTo(b)
 	b = binary.BigEndian.AppendUint64(b, d.VA)
 	b = binary.BigEndian.AppendUint32(b, d.RKey)
@@ -72,11 +73,11 @@ func AppendINC(b []byte, f *rocev2.Frame, d *Data) []byte {
 }
 
 // AppendRing appends a ring data packet (UC RDMA WRITE Only).
-func AppendRing(b []byte, f *rocev2.Frame, destQP, psn uint32, va uint64, rkey uint32, payload []byte) []byte {
+func AppendRing(b []byte, f *rocev2.Frame, pkey uint16, destQP, psn uint32, va uint64, rkey uint32, payload []byte) []byte {
 	start := len(b)
 	b = f.AppendHeaders(b)
 	pad := (4 - len(payload)%4) % 4
-	bth := rocev2.BTH{Opcode: OpRing, PadCount: uint8(pad), PKey: rocev2.DefaultPKey, DestQP: destQP & 0xFFFFFF, PSN: psn & rocev2.PSNMask}
+	bth := rocev2.BTH{Opcode: OpRing, PadCount: uint8(pad), PKey: pkey, DestQP: destQP & 0xFFFFFF, PSN: psn & rocev2.PSNMask}
 	b = bth.AppendTo(b)
 	b = binary.BigEndian.AppendUint64(b, va)
 	b = binary.BigEndian.AppendUint32(b, rkey)
@@ -89,16 +90,16 @@ func AppendRing(b []byte, f *rocev2.Frame, destQP, psn uint32, va uint64, rkey u
 
 // AppendACK appends a cumulative ACK: every PSN up to and including last
 // was received.
-func AppendACK(b []byte, f *rocev2.Frame, destQP, last uint32) []byte {
-	p := rocev2.Packet{BTH: rocev2.BTH{Opcode: OpAck, PKey: rocev2.DefaultPKey, DestQP: destQP & 0xFFFFFF, PSN: last & rocev2.PSNMask},
+func AppendACK(b []byte, f *rocev2.Frame, pkey uint16, destQP, last uint32) []byte {
+	p := rocev2.Packet{BTH: rocev2.BTH{Opcode: OpAck, PKey: pkey, DestQP: destQP & 0xFFFFFF, PSN: last & rocev2.PSNMask},
 		AETH: rocev2.AETH{Syndrome: rocev2.SyndromeACK | 0x1F}}
 	return f.Append(b, &p)
 }
 
 // AppendNACK appends an IRN NACK: every PSN before cum was received, trig
 // arrived out of order.
-func AppendNACK(b []byte, f *rocev2.Frame, destQP, cum, trig uint32) []byte {
-	p := rocev2.Packet{BTH: rocev2.BTH{Opcode: OpAck, PKey: rocev2.DefaultPKey, DestQP: destQP & 0xFFFFFF, PSN: cum & rocev2.PSNMask},
+func AppendNACK(b []byte, f *rocev2.Frame, pkey uint16, destQP, cum, trig uint32) []byte {
+	p := rocev2.Packet{BTH: rocev2.BTH{Opcode: OpAck, PKey: pkey, DestQP: destQP & 0xFFFFFF, PSN: cum & rocev2.PSNMask},
 		AETH: rocev2.AETH{Syndrome: rocev2.SyndromeNAK | rocev2.NAKPSNSeqError, MSN: trig & rocev2.PSNMask}}
 	return f.Append(b, &p)
 }

@@ -32,10 +32,10 @@ func TestTsharkRETHLength(t *testing.T) {
 	}{{FP32, 256}, {FP16, 3}} {
 		d := Data{DestQP: 0x101, PSN: 7, VA: 4096, RKey: 5, Hdr: Header{Collective: AllReduce, DType: c.dt, Op: Sum, Tree: 1, Count: uint16(c.count)},
 			Payload: make([]byte, c.count*c.dt.Size())}
-		frames = append(frames, AppendINC(bytes.Clone(eth), &frame, &d))
+		frames = append(frames, AppendINC(bytes.Clone(eth), &frame, rocev2.DefaultPKey, &d))
 		want = append(want, 16+c.count*c.dt.Size()) // by hand: INC header + elements
 	}
-	frames = append(frames, AppendRing(bytes.Clone(eth), &frame, 7, 1, 64, 2, []byte("hello")))
+	frames = append(frames, AppendRing(bytes.Clone(eth), &frame, rocev2.DefaultPKey, 7, 1, 64, 2, []byte("hello")))
 	want = append(want, 5)
 	pcap := filepath.Join(t.TempDir(), "inc.pcap")
 	if err := rocev2.WritePCAP(pcap, frames); err != nil {
