@@ -13,6 +13,7 @@ import (
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/inc/auth"
 	"github.com/fared/fared/inc/manager"
+	"github.com/fared/fared/rocev2"
 )
 
 // Config is the inc section.
@@ -32,6 +33,7 @@ import (
 //	  trees: 64                 # switch: trees it takes
 //	  max-payload: 4096         # switch: bytes per packet it takes
 //	  ingress-check: strict     # switch: strict (a peer's packets only in by its route's interfaces) or off
+//	  p-key: 0xffff             # switch: the BTH P_Key (partition) of its QPs; packets that do not match are dropped
 //	  ordered: false            # manager: trees sum in rank order (bit-identical)
 //	  heartbeat: 300ms          # manager: client heartbeat interval
 //	  dead-after: 1500ms        # manager: a silent client is dead after this
@@ -53,6 +55,10 @@ type Config struct {
 	// packets: "strict" (default) or "off" (hosts whose packets may come
 	// in on another link than their route leaves by: docs/inc.md).
 	IngressCheck string
+	// PKey is the BTH P_Key of the switch's QPs: what its packets carry
+	// and what received ones must match (IBTA's P_Key matching;
+	// default 0xFFFF, the default partition as a full member).
+	PKey uint16
 	// Control-plane trust (docs/inc.md).
 	TLS               *TLSFiles   // nil: no TLS (a manager then listens on loopback only)
 	ClientAuth        *ClientAuth // nil: clients need no token (only without tls)
@@ -106,7 +112,7 @@ func init() {
 func parse(w *config.Walker, k, v *yaml.Node) any {
 	d := manager.DefaultConfig
 	c := &Config{Slots: 256, Ranks: 64, Trees: 64, MaxPayload: 4096, Heartbeat: 300 * time.Millisecond,
-		DeadAfter: 1500 * time.Millisecond, TimeoutReports: 3, IngressCheck: IngressStrict,
+		DeadAfter: 1500 * time.Millisecond, TimeoutReports: 3, IngressCheck: IngressStrict, PKey: rocev2.DefaultPKey,
 		MaxGroups: d.MaxGroups, MaxGroupsPerToken: d.MaxGroupsPerToken, MaxGroupSize: d.MaxGroupSize}
 	if !w.IsMapping(k, v) {
 		return c
@@ -131,6 +137,7 @@ func parse(w *config.Walker, k, v *yaml.Node) any {
 		"max-groups-per-token": config.SetInt(w, &c.MaxGroupsPerToken, 1, 65535),
 		"max-group-size":       config.SetInt(w, &c.MaxGroupSize, 1, manager.MaxGroupSize),
 		"ingress-check":        w.OneOf(&c.IngressCheck, IngressStrict, IngressOff),
+		"p-key":                func(k, v *yaml.Node) { parsePKey(w, k, v, &c.PKey) },
 	})
 	if addr != "" {
 		c.Address, _ = netip.ParseAddr(addr)
@@ -178,6 +185,19 @@ func checkTrust(w *config.Walker, v *yaml.Node, c *Config, seen map[string]*yaml
 }
 
 // file resolves a path relative to the config file's directory.
+// parsePKey takes a P_Key whose partition (low 15 bits) is not 0: 0x0000
+// and 0x8000 are IBTA's invalid P_Key, which matches nothing.
+func parsePKey(w *config.Walker, k, v *yaml.Node, dst *uint16) {
+	n, ok := w.Integer(k, v, 1, 0xFFFF)
+	switch {
+	case !ok:
+	case !rocev2.ValidPKey(uint16(n)):
+		w.Errf(v, "%s: %#04x has partition 0, the invalid P_Key", k.Value, n)
+	default:
+		*dst = uint16(n)
+	}
+}
+
 func file(w *config.Walker, p string) string {
 	if p == "" || filepath.IsAbs(p) || w.File == "" {
 		return p

@@ -198,3 +198,26 @@ func TestIngressCheckKey(t *testing.T) {
 		t.Fatal("a reload to strict did not reach the data plane")
 	}
 }
+
+// p-key is 0xFFFF unless set; a P_Key of partition 0 (0x8000, the invalid
+// P_Key) or beyond 16 bits is refused at its line; the data plane takes it.
+func TestPKeyKey(t *testing.T) {
+	c, err := config.Parse("f.yaml", []byte(base+"inc: {role: switch, manager: 127.0.0.1:7791}\n"))
+	if err != nil || sectionOf(c).PKey != 0xFFFF {
+		t.Fatalf("default: %v %+v", err, c)
+	}
+	c, err = config.Parse("f.yaml", []byte(base+"inc: {role: switch, manager: 127.0.0.1:7791, p-key: 0x8012}\n"))
+	if err != nil || sectionOf(c).PKey != 0x8012 {
+		t.Fatalf("0x8012: %v", err)
+	}
+	for _, bad := range []string{"0x8000", "0", "0x10000"} {
+		_, err = config.Parse("f.yaml", []byte(base+"inc:\n  role: switch\n  manager: 127.0.0.1:7791\n  p-key: "+bad+"\n"))
+		if err == nil || !strings.Contains(err.Error(), "f.yaml:5:") {
+			t.Fatalf("p-key %s: %v, want an error at f.yaml:5", bad, err)
+		}
+	}
+	d := newDataPlane(slog.New(slog.DiscardHandler), "h", sectionOf(c), netip.MustParseAddr("10.0.0.1"))
+	if d.pkey != 0x8012 {
+		t.Fatalf("data plane P_Key %#04x", d.pkey)
+	}
+}

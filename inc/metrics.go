@@ -32,7 +32,7 @@ var (
 	incEvents = prometheus.NewDesc("fared_inc_aggregator_events_total",
 		"Aggregator events of this switch, the totals of farectl inc switch (packets, completed, duplicates_suppressed, retransmissions_served, nacks_sent, ...).", []string{"event"}, nil)
 	incBad = prometheus.NewDesc("fared_inc_bad_packets_total",
-		"INC packets this switch dropped as malformed, for no tree it holds, or refused by the per-packet checks (qp, rkey, source, ingress, rank), by kind.", []string{"kind"}, nil)
+		"INC packets this switch dropped as malformed, for no tree it holds, or refused by the per-packet checks (pkey, qp, rkey, source, ingress, rank), by kind.", []string{"kind"}, nil)
 	incCPU = prometheus.NewDesc("fared_inc_switch_cpu_seconds_total",
 		"CPU time of the INC data plane goroutine's thread.", nil, nil)
 	incGroups = prometheus.NewDesc("fared_inc_groups",
@@ -60,9 +60,9 @@ func (m *module) scrape(ctx context.Context, ch chan<- prometheus.Metric) error 
 }
 
 // refusalFields are the totals that fared_inc_bad_packets_total carries
-// (kinds qp, rkey, source, ingress) rather than the events; bad_rank stays
+// (kinds pkey, qp, rkey, source, ingress) rather than the events; bad_rank stays
 // an event as it always was, and is the kind rank too.
-var refusalFields = map[string]bool{"bad_qp": true, "bad_rkey": true, "bad_source": true, "bad_ingress": true}
+var refusalFields = map[string]bool{"bad_qp": true, "bad_rkey": true, "bad_source": true, "bad_ingress": true, "bad_pkey": true}
 
 func collectSwitch(ch chan<- prometheus.Metric, v *wire.INCSwitch) {
 	if v == nil {

@@ -24,11 +24,11 @@ func TestSwitchMetrics(t *testing.T) {
 		Registered: true,
 		SlotsInUse: 3,
 		Totals: wire.INCSwitchCounters{Packets: 1000, Completed: 120, Results: 60, Partials: 60, Duplicates: 7, Served: 4, NACKs: 2,
-			BadRKey: 3, BadIngress: 2},
+			BadRKey: 3, BadIngress: 2, BadPKey: 4},
 		Trees: []wire.INCSwitchTree{{Role: "root"}, {Role: "leaf"}, {Role: "leaf"}},
 		// As the data plane publishes them: refusals are kinds of bad
 		// packets (and not events).
-		Bad:     map[string]uint64{"bad_icrc": 5, "rkey": 3, "ingress": 2, "source": 0, "qp": 0, "rank": 0},
+		Bad:     map[string]uint64{"bad_icrc": 5, "rkey": 3, "ingress": 2, "source": 0, "qp": 0, "rank": 0, "pkey": 4},
 		Unknown: 9,
 		CPU:     &wire.INCSwitchCPU{Seconds: 1.5},
 	})
@@ -48,10 +48,11 @@ fared_inc_aggregator_events_total{event="results_sent"} 60
 fared_inc_aggregator_events_total{event="retransmissions_served"} 4
 fared_inc_aggregator_events_total{event="stale"} 0
 fared_inc_aggregator_events_total{event="unexpected"} 0
-# HELP fared_inc_bad_packets_total INC packets this switch dropped as malformed, for no tree it holds, or refused by the per-packet checks (qp, rkey, source, ingress, rank), by kind.
+# HELP fared_inc_bad_packets_total INC packets this switch dropped as malformed, for no tree it holds, or refused by the per-packet checks (pkey, qp, rkey, source, ingress, rank), by kind.
 # TYPE fared_inc_bad_packets_total counter
 fared_inc_bad_packets_total{kind="bad_icrc"} 5
 fared_inc_bad_packets_total{kind="ingress"} 2
+fared_inc_bad_packets_total{kind="pkey"} 4
 fared_inc_bad_packets_total{kind="qp"} 0
 fared_inc_bad_packets_total{kind="rank"} 0
 fared_inc_bad_packets_total{kind="rkey"} 3

@@ -172,8 +172,8 @@ func (m *module) Check(c *config.Config) error {
 		errs = append(errs, fmt.Errorf("role %s -> %s: restart fared to change roles", o.Role, n.Role))
 	}
 	if o.isSwitch() && (n.Address != o.Address || n.Manager != o.Manager || n.Slots != o.Slots || n.Ranks != o.Ranks ||
-		n.Trees != o.Trees || n.MaxPayload != o.MaxPayload) {
-		errs = append(errs, errors.New("the switch's address, manager and limits apply at start only"))
+		n.Trees != o.Trees || n.MaxPayload != o.MaxPayload || n.PKey != o.PKey) {
+		errs = append(errs, errors.New("the switch's address, manager, limits and p-key apply at start only"))
 	}
 	if o.isManager() && n.Listen != o.Listen {
 		errs = append(errs, errors.New("listen applies at start only"))

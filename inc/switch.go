@@ -1,6 +1,7 @@
 package inc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"github.com/fared/fared/inc/protos"
 	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/loop"
+	"github.com/fared/fared/rocev2"
 )
 
 // dataPlane is an INC switch: a raw socket in the daemon's namespace that
@@ -55,6 +57,8 @@ type dataPlane struct {
 	// ingressOff turns the ingress check off (inc.ingress-check: off;
 	// a reload changes it).
 	ingressOff atomic.Bool
+	// pkey is the P_Key of the data plane's QPs (inc.p-key).
+	pkey uint16
 }
 
 // ingressState is the data plane's ingress check: the interface sets of
@@ -86,6 +90,7 @@ func newDataPlane(log *slog.Logger, host string, c *Config, addr netip.Addr) *da
 		lim:     aggregator.Limits{MaxTrees: c.Trees, MaxSlots: c.Slots, MaxRanks: c.Ranks, MaxPayload: c.MaxPayload},
 		configs: make(chan applyReq), guard: guard.New("inc", log), routesMoved: make(chan struct{}, 1)}
 	d.ingressOff.Store(c.IngressCheck == IngressOff)
+	d.pkey = cmp.Or(c.PKey, rocev2.DefaultPKey)
 	d.view.Store(&wire.INCSwitch{Address: addr.String(), Manager: c.Manager, Trees: []wire.INCSwitchTree{}, Bad: map[string]uint64{}})
 	return d
 }
@@ -99,6 +104,7 @@ func (d *dataPlane) run(ctx context.Context) error {
 		return fmt.Errorf("inc data plane on %s: %w", d.addr, err)
 	}
 	defer ep.Close()
+	ep.SetPKey(d.pkey)
 	go d.session(ctx)
 	go d.watchRoutes(ctx)
 	return d.forward(ctx, ep)
@@ -164,6 +170,7 @@ func (d *dataPlane) forward(ctx context.Context, ep *transport.Endpoint) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	sw := aggregator.New(d.lim)
+	sw.SetPKey(d.pkey)
 	ing := &ingressState{}
 	d.refreshIngress(sw, ing) // the check is on from the start, before any tree
 	var version uint64
@@ -331,7 +338,7 @@ func counters(c aggregator.Counters) wire.INCSwitchCounters {
 	return wire.INCSwitchCounters{Packets: c.Packets, Completed: c.Completed, Results: c.Results, Partials: c.Partials,
 		Duplicates: c.Duplicates, Served: c.Served, PartialResends: c.PartialResends, DupResults: c.DupResults, NACKs: c.NACKs,
 		Stale: c.Stale, Unexpected: c.Unexpected, Mismatch: c.Mismatch, BadRank: c.BadRank, BadQP: c.BadQP, BadRKey: c.BadRKey,
-		BadSource: c.BadSource, BadIngress: c.BadIngress}
+		BadSource: c.BadSource, BadIngress: c.BadIngress, BadPKey: c.BadPKey}
 }
 
 // session keeps a session with the manager: register, apply each config

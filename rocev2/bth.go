@@ -8,6 +8,27 @@ const BTHLen = 12
 // DefaultPKey is the default partition key (full membership).
 const DefaultPKey = 0xFFFF
 
+// P_Key layout: the top bit is the membership type (1 full, 0 limited),
+// the low 15 bits the partition.
+const (
+	PKeyFull      = 0x8000
+	PKeyPartition = 0x7FFF
+)
+
+// ValidPKey reports whether k names a partition: a partition of 0 (0x0000
+// or 0x8000) is the invalid P_Key.
+func ValidPKey(k uint16) bool { return k&PKeyPartition != 0 }
+
+// PKeyMatch reports whether a packet carrying P_Key pkt may reach a QP
+// whose P_Key is own, by IBTA's partition key matching (Vol. 1, 10.9.3):
+// both are valid, their partitions (low 15 bits) are equal, and at least
+// one of the two is a full member (two limited members of a partition
+// may not talk to each other). Receivers drop a packet that does not
+// match, before its other checks.
+func PKeyMatch(pkt, own uint16) bool {
+	return ValidPKey(pkt) && pkt&PKeyPartition == own&PKeyPartition && (pkt|own)&PKeyFull != 0
+}
+
 // BTH is the Base Transport Header.
 //
 //	byte 0     opcode

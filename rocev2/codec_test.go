@@ -177,6 +177,35 @@ func TestPSNDiff(t *testing.T) {
 	}
 }
 
+// TestPKeyMatch: IBTA's partition key matching, case by case (the
+// expectations are the rule applied by hand: same low 15 bits, not 0, at
+// least one full member).
+func TestPKeyMatch(t *testing.T) {
+	for _, c := range []struct {
+		pkt, own uint16
+		want     bool
+	}{
+		{0xFFFF, 0xFFFF, true},  // the default partition, both full
+		{0x7FFF, 0xFFFF, true},  // limited sender, full receiver
+		{0xFFFF, 0x7FFF, true},  // full sender, limited receiver
+		{0x7FFF, 0x7FFF, false}, // two limited members
+		{0x8012, 0x8012, true},  // the seed's example partition
+		{0x0012, 0x8012, true},
+		{0x8012, 0xFFFF, false}, // another partition
+		{0x8013, 0x8012, false},
+		{0x0000, 0x0000, false}, // the invalid P_Key never matches
+		{0x8000, 0x8000, false},
+		{0x8000, 0x0000, false},
+	} {
+		if got := PKeyMatch(c.pkt, c.own); got != c.want {
+			t.Errorf("PKeyMatch(%#04x, %#04x) = %v, want %v", c.pkt, c.own, got, c.want)
+		}
+	}
+	if !ValidPKey(DefaultPKey) || ValidPKey(0x8000) || ValidPKey(0) || !ValidPKey(1) {
+		t.Error("ValidPKey")
+	}
+}
+
 // TestBadInput: truncated headers, unknown opcodes, bad version and pad,
 // bad ICRC and bad framing give typed errors with their offset, and are
 // counted by kind; nothing panics.

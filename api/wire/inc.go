@@ -182,6 +182,7 @@ type INCSwitchCounters struct {
 	BadRKey    uint64 `json:"bad_rkey"`
 	BadSource  uint64 `json:"bad_source"`
 	BadIngress uint64 `json:"bad_ingress"`
+	BadPKey    uint64 `json:"bad_pkey"` // BTH P_Key not of the switch's partition
 }
 
 // INCSecurity is the manager's control-plane trust (GET

@@ -118,7 +118,7 @@ func printINCSwitch(w io.Writer, v wire.INCSwitch) error {
 		c := x.Counters
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", x.TreeID, x.QP, x.Role, x.Children, x.SlotsInUse, x.Slots,
 			c.Packets, c.Duplicates, c.Served, c.Results, c.Partials, c.Stale, c.Mismatch,
-			c.BadQP+c.BadRKey+c.BadSource+c.BadIngress+c.BadRank)
+			c.BadQP+c.BadRKey+c.BadSource+c.BadIngress+c.BadRank+c.BadPKey)
 	})
 }
 

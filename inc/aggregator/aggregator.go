@@ -16,7 +16,8 @@
 // retransmitting m−S needs.
 //
 // Every packet is checked before it can touch a slot (docs/inc.md, "What
-// the key protects"): its BTH destination QP must be the QP of the tree
+// the key protects"): its BTH P_Key must match the switch's partition
+// (IBTA's P_Key matching), its BTH destination QP must be the QP of the tree
 // its INC header names, its RETH R_Key the tree's key, its source the
 // address of the child at its rank index (a result: the parent's), and,
 // when the receive path says where packets come in (SetIngress), it must
@@ -35,6 +36,7 @@ import (
 	"slices"
 
 	"github.com/fared/fared/inc/packet"
+	"github.com/fared/fared/rocev2"
 )
 
 // Peer is the far end of a QP: a client or another switch.
@@ -101,6 +103,7 @@ type Counters struct {
 	Unexpected     uint64 // data for a message the slot cannot take yet, or results nobody waits for
 	Mismatch       uint64 // count, type, op or slot disagreeing with the slot or the tree
 	// Refused by the per-packet checks (never counted in Packets):
+	BadPKey    uint64 // BTH P_Key does not match the switch's partition
 	BadRank    uint64 // rank outside the tree
 	BadQP      uint64 // on the QP of another tree than the header's
 	BadRKey    uint64 // R_Key is not the tree's key
@@ -121,6 +124,7 @@ func (c *Counters) add(o *Counters) {
 	c.Stale += o.Stale
 	c.Unexpected += o.Unexpected
 	c.Mismatch += o.Mismatch
+	c.BadPKey += o.BadPKey
 	c.BadRank += o.BadRank
 	c.BadQP += o.BadQP
 	c.BadRKey += o.BadRKey
@@ -139,6 +143,7 @@ const (
 	ReasonSource         // "source"
 	ReasonIngress        // "ingress"
 	ReasonRank           // "rank"
+	ReasonPKey           // "pkey"
 )
 
 func (r Reason) String() string {
@@ -153,6 +158,8 @@ func (r Reason) String() string {
 		return "ingress"
 	case ReasonRank:
 		return "rank"
+	case ReasonPKey:
+		return "pkey"
 	}
 	return "none"
 }
@@ -176,7 +183,7 @@ func ReasonOf(err error) Reason {
 // Refusals returns the counters of the per-packet checks by reason name.
 func (c *Counters) Refusals() map[string]uint64 {
 	return map[string]uint64{ReasonQP.String(): c.BadQP, ReasonRKey.String(): c.BadRKey, ReasonSource.String(): c.BadSource,
-		ReasonIngress.String(): c.BadIngress, ReasonRank.String(): c.BadRank}
+		ReasonIngress.String(): c.BadIngress, ReasonRank.String(): c.BadRank, ReasonPKey.String(): c.BadPKey}
 }
 
 const (
@@ -228,14 +235,22 @@ type Switch struct {
 	// ingress: the interfaces each peer's packets may come in on; nil: no
 	// ingress check (SetIngress).
 	ingress map[netip.Addr][]int
+	// pkey is the P_Key of the switch's QPs, its partition (SetPKey).
+	pkey uint16
 	// Unknown counts packets for a QP no tree has.
 	Unknown uint64
 }
 
 // New returns a switch with no trees.
 func New(lim Limits) *Switch {
-	return &Switch{lim: lim, trees: map[uint32]*tree{}}
+	return &Switch{lim: lim, trees: map[uint32]*tree{}, pkey: rocev2.DefaultPKey}
 }
+
+// SetPKey sets the P_Key of the switch's QPs (rocev2.DefaultPKey, the
+// full-member default partition, until set): packets whose P_Key does
+// not match it are refused (ReasonPKey). The caller checked that it is
+// valid (rocev2.ValidPKey).
+func (s *Switch) SetPKey(k uint16) { s.pkey = k }
 
 // Limits returns what the switch offers.
 func (s *Switch) Limits() Limits { return s.lim }
@@ -424,13 +439,16 @@ func (s *Switch) Handle(p *packet.Parsed) ([]Out, error) {
 	return s.out, nil
 }
 
-// check is the per-packet authentication of the data plane: which tree
-// (QP), the tree's key, the sender (the child at the rank index, or the
+// check is the per-packet authentication of the data plane: the
+// partition (P_Key), which tree (QP), the tree's key, the sender (the child at the rank index, or the
 // parent for a result), and where it came in. It counts a refusal.
 func (s *Switch) check(t *tree, p *packet.Parsed) Reason {
 	h := &p.Hdr
 	var in []int
 	switch {
+	case !rocev2.PKeyMatch(p.RoCE.BTH.PKey, s.pkey):
+		t.c.BadPKey++
+		return ReasonPKey
 	case h.Tree != t.cfg.ID:
 		t.c.BadQP++
 		return ReasonQP

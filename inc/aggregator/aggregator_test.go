@@ -393,7 +393,7 @@ func TestRejects(t *testing.T) {
 	f := rocev2.Frame{Src: host(0), Dst: swAddr, ID: 1}
 	try := func(src netip.Addr, qp uint32, h packet.Header, n int) error {
 		f.Src = src
-		ip := packet.AppendINC(nil, &f, &packet.Data{DestQP: qp, RKey: testKey, Hdr: h, Payload: make([]byte, n)})
+		ip := packet.AppendINC(nil, &f, rocev2.DefaultPKey, &packet.Data{DestQP: qp, RKey: testKey, Hdr: h, Payload: make([]byte, n)})
 		var p packet.Parsed
 		if err := packet.Parse(ip, &p); err != nil {
 			t.Fatal(err)

@@ -37,7 +37,7 @@ func BenchmarkHandleForged(b *testing.B) {
 	}{{"rkey", 0xBAD, 1}, {"ingress", testKey, 9}} {
 		b.Run(c.name, func(b *testing.B) {
 			f := rocev2.Frame{Src: host(0), Dst: swAddr, ID: 1}
-			ip := packet.AppendINC(nil, &f, &packet.Data{DestQP: 7, RKey: c.rkey, Hdr: hdr(packet.FP32, packet.Sum, 0, 256, 0, 256), Payload: make([]byte, 1024)})
+			ip := packet.AppendINC(nil, &f, rocev2.DefaultPKey, &packet.Data{DestQP: 7, RKey: c.rkey, Hdr: hdr(packet.FP32, packet.Sum, 0, 256, 0, 256), Payload: make([]byte, 1024)})
 			var p packet.Parsed
 			if err := packet.Parse(ip, &p); err != nil {
 				b.Fatal(err)
@@ -86,7 +86,7 @@ func eightRanks(b *testing.B, dt packet.DType, ingress bool) (*Switch, *[8]packe
 	var ps [8]packet.Parsed
 	for r := range 8 {
 		f := rocev2.Frame{Src: host(r), Dst: swAddr, ID: 1}
-		ip := packet.AppendINC(nil, &f, &packet.Data{DestQP: 7, RKey: testKey, Hdr: hdr(dt, packet.Sum, 0, 256, r, n), Payload: make([]byte, 1024)})
+		ip := packet.AppendINC(nil, &f, rocev2.DefaultPKey, &packet.Data{DestQP: 7, RKey: testKey, Hdr: hdr(dt, packet.Sum, 0, 256, r, n), Payload: make([]byte, 1024)})
 		if err := packet.Parse(ip, &ps[r]); err != nil {
 			b.Fatal(err)
 		}

@@ -21,8 +21,15 @@ func inject(t *testing.T, s *Switch, src netip.Addr, qp, rkey uint32, h packet.H
 // injectIf is inject for a packet that came in on interface ifindex.
 func injectIf(t *testing.T, s *Switch, src netip.Addr, qp, rkey uint32, ifindex int, h packet.Header, payload []byte) ([]Out, error) {
 	t.Helper()
+	return injectWire(t, s, rocev2.DefaultPKey, src, qp, rkey, ifindex, h, payload)
+}
+
+// injectWire encodes a packet with P_Key pkey, parses it as the data
+// plane does, and hands it to the switch.
+func injectWire(t *testing.T, s *Switch, pkey uint16, src netip.Addr, qp, rkey uint32, ifindex int, h packet.Header, payload []byte) ([]Out, error) {
+	t.Helper()
 	f := rocev2.Frame{Src: src, Dst: swAddr, ID: 1}
-	ip := packet.AppendINC(nil, &f, &packet.Data{DestQP: qp, PSN: h.Msg, RKey: rkey, Hdr: h, Payload: payload})
+	ip := packet.AppendINC(nil, &f, pkey, &packet.Data{DestQP: qp, PSN: h.Msg, RKey: rkey, Hdr: h, Payload: payload})
 	var p packet.Parsed
 	if err := packet.Parse(ip, &p); err != nil {
 		t.Fatal(err)
@@ -229,5 +236,52 @@ func TestIngressSet(t *testing.T) {
 	}
 	if got := s.Peers(); !reflect.DeepEqual(got, []netip.Addr{host(0), host(1)}) {
 		t.Fatalf("peers %v", got)
+	}
+}
+
+// TestPKeyMismatch: a packet whose BTH P_Key does not match the switch's
+// partition (IBTA matching: same low 15 bits, one side a full member) is
+// refused before any other check, counted under pkey, and never sets a
+// child's bit; matching ones aggregate as usual, whole-message RETH
+// length and all. Expectations worked out by hand: [1 2] + [3 4] = [4 6].
+func TestPKeyMismatch(t *testing.T) {
+	h := func(rank int) packet.Header { return hdr(packet.FP32, packet.Sum, 0, 4, rank, 2) }
+	s := newSwitch(t, flat(2, 4, false)) // the default partition, full member
+	for _, k := range []uint16{0x8012, 0x0000, 0x8000, 0x7FFE} {
+		outs, err := injectWire(t, s, k, host(0), 7, testKey, 0, h(0), enc(packet.FP32, 1e30, 1e30))
+		if ReasonOf(err) != ReasonPKey || len(outs) != 0 {
+			t.Fatalf("P_Key %#04x: %v, %d packets out; want refused as pkey", k, err, len(outs))
+		}
+	}
+	if _, err := injectWire(t, s, 0x7FFF, host(0), 7, testKey, 0, h(0), enc(packet.FP32, 1, 2)); err != nil {
+		t.Fatalf("a limited member of the default partition to a full member: %v", err)
+	}
+	outs, err := injectWire(t, s, rocev2.DefaultPKey, host(1), 7, testKey, 0, h(1), enc(packet.FP32, 3, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results(t, outs, 2, packet.FP32, 0, []float64{4, 6})
+	_, c := s.Stats()
+	if c.BadPKey != 4 || c.Refusals()["pkey"] != 4 || c.Packets != 2 || c.Completed != 1 {
+		t.Fatalf("counters %+v, refusals %v", c, c.Refusals())
+	}
+
+	// A switch in partition 0x12 as a full member: the default P_Key is
+	// another partition; a limited member of 0x12 is taken.
+	s = newSwitch(t, flat(2, 4, false))
+	s.SetPKey(0x8012)
+	if _, err := injectWire(t, s, rocev2.DefaultPKey, host(0), 7, testKey, 0, h(0), enc(packet.FP32, 1e30, 1e30)); ReasonOf(err) != ReasonPKey {
+		t.Fatalf("default P_Key at a switch of partition 0x12: %v", err)
+	}
+	if _, err := injectWire(t, s, 0x0012, host(0), 7, testKey, 0, h(0), enc(packet.FP32, 1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	outs, err = injectWire(t, s, 0x8012, host(1), 7, testKey, 0, h(1), enc(packet.FP32, 3, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results(t, outs, 2, packet.FP32, 0, []float64{4, 6})
+	if _, c := s.Stats(); c.BadPKey != 1 {
+		t.Fatalf("bad_pkey %d, want 1", c.BadPKey)
 	}
 }

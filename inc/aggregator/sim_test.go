@@ -149,7 +149,7 @@ func simRun(t *testing.T, seed uint64, loss float64, msgs int) {
 		f := rocev2.Frame{Src: c.addr, Dst: c.sw, ID: 1}
 		d := packet.Data{DestQP: c.swQP, PSN: uint32(i), RKey: simKey, Hdr: packet.Header{Collective: packet.AllReduce, DType: packet.FP32, Op: packet.Sum,
 			Tree: 1, Slot: uint16(i % slots), Msg: uint32(i), Rank: uint16(c.child), Count: per}, Payload: pl}
-		buf = packet.AppendINC(buf[:0], &f, &d)
+		buf = packet.AppendINC(buf[:0], &f, rocev2.DefaultPKey, &d)
 		net.send(c.addr, c.sw, buf)
 	}
 	byAddr := map[netip.Addr]*simClient{}
@@ -192,9 +192,9 @@ func simRun(t *testing.T, seed uint64, loss float64, msgs int) {
 				for _, o := range outs {
 					f := rocev2.Frame{Src: pk.to, Dst: o.To.Addr, ID: 1}
 					if o.NACK {
-						buf = packet.AppendNACK(buf[:0], &f, o.To.QP, o.Cum, o.Trig)
+						buf = packet.AppendNACK(buf[:0], &f, rocev2.DefaultPKey, o.To.QP, o.Cum, o.Trig)
 					} else {
-						buf = packet.AppendINC(buf[:0], &f, &o.Data)
+						buf = packet.AppendINC(buf[:0], &f, rocev2.DefaultPKey, &o.Data)
 					}
 					net.send(pk.to, o.To.Addr, buf)
 				}

@@ -27,6 +27,7 @@ import (
 	"github.com/fared/fared/inc/protos"
 	"github.com/fared/fared/internal/guard"
 	"github.com/fared/fared/internal/setting"
+	"github.com/fared/fared/rocev2"
 	"github.com/fared/fared/rocev2/rawsock"
 )
 
@@ -49,6 +50,11 @@ type Config struct {
 	Log     *slog.Logger
 	// Creds authenticate the client to the manager (dial.go).
 	Creds Credentials
+	// PKey is the BTH P_Key of the client's QP, its partition: its
+	// packets carry it, and received packets that do not match it
+	// (IBTA's P_Key matching) are dropped and counted as refused. Zero
+	// is the default, 0xFFFF; it must match the switches' inc.p-key.
+	PKey uint16
 }
 
 // Errors of an allreduce.
@@ -94,6 +100,8 @@ type Client struct {
 	guard *guard.Guard
 	// refusedLogged: reasons of refused packets already logged (mu).
 	refusedLogged map[string]bool
+	// pkey is the P_Key of the client's QP (Config.PKey).
+	pkey uint16
 }
 
 // Join joins the group: it registers with the manager and starts the
@@ -103,6 +111,10 @@ func Join(ctx context.Context, cfg Config) (*Client, error) {
 		cfg.Log = slog.Default()
 	}
 	setting.Default(&cfg.Payload, 1024)
+	setting.Default(&cfg.PKey, rocev2.DefaultPKey)
+	if !rocev2.ValidPKey(cfg.PKey) {
+		return nil, fmt.Errorf("P_Key %#04x: partition 0 is the invalid P_Key", cfg.PKey)
+	}
 	if !cfg.Addr.IsValid() {
 		ap, err := netip.ParseAddrPort(cfg.Manager)
 		if err != nil {
@@ -120,7 +132,8 @@ func Join(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, log: cfg.Log.With("group", cfg.Group, "rank", cfg.Rank), conn: conn, mgr: protos.NewManagerClient(conn)}
+	c := &Client{cfg: cfg, log: cfg.Log.With("group", cfg.Group, "rank", cfg.Rank), conn: conn, mgr: protos.NewManagerClient(conn),
+		pkey: cfg.PKey}
 	c.guard = guard.New("inc-client", c.log)
 	qpn := cfg.QPN
 	for attempt := 0; ; attempt++ {
@@ -145,6 +158,7 @@ func Join(ctx context.Context, cfg Config) (*Client, error) {
 		conn.Close()
 		return nil, fmt.Errorf("data plane: %w", err)
 	}
+	c.ep.SetPKey(c.pkey)
 	hctx, cancel := context.WithCancel(context.Background())
 	c.hbCancel, c.hbDone, c.idleDone = cancel, make(chan struct{}), make(chan struct{})
 	go c.heartbeats(hctx)
@@ -305,7 +319,7 @@ func (c *Client) idle(ctx context.Context) {
 	defer close(c.idleDone)
 	for ctx.Err() == nil {
 		c.mu.Lock()
-		c.pump(time.Now().Add(10*time.Millisecond), func(p *packetView) {
+		c.pump(time.Now().Add(10*time.Millisecond), nil, func(p *packetView) {
 			if p.kind == packet.KindRing {
 				c.lingerAnswer(p)
 			}

@@ -86,7 +86,7 @@ func (c *Client) AllReduce(ctx context.Context, buf []byte, dt packet.DType, op 
 		}
 		now := time.Now()
 		snd.Poll(now, send)
-		if err := c.pump(snd.NextDeadline(), handle); err != nil {
+		if err := c.pump(snd.NextDeadline(), &st, handle); err != nil {
 			return st, err
 		}
 	}
@@ -199,8 +199,10 @@ type packetView struct {
 }
 
 // pump waits for packets until deadline (at most 20 ms, so the caller
-// checks its context and the tree), then drains what is queued.
-func (c *Client) pump(deadline time.Time, handle func(*packetView)) error {
+// checks its context and the tree), then drains what is queued. Only
+// packets of the client's partition reach handle (admit); the others
+// are counted in st.Refused (st nil: between operations).
+func (c *Client) pump(deadline time.Time, st *Stats, handle func(*packetView)) error {
 	limit := time.Now().Add(20 * time.Millisecond)
 	if deadline.IsZero() || deadline.After(limit) {
 		deadline = limit
@@ -213,13 +215,31 @@ func (c *Client) pump(deadline time.Time, handle func(*packetView)) error {
 		return fmt.Errorf("receive: %w", err)
 	}
 	for p != nil {
-		v := packetView{kind: p.Kind, result: p.Hdr.IsResult(), tree: p.Hdr.Tree, msg: p.Hdr.Msg, count: int(p.Hdr.Count),
-			dtype: p.Hdr.DType, psn: p.PSN(), trig: p.Trigger(), va: p.RoCE.RETH.VA, src: p.Frame.Src, qp: p.RoCE.BTH.DestQP,
-			rkey: p.RoCE.RETH.RKey, payload: p.Payload}
-		c.dispatch(handle, &v)
+		if v, ok := c.admit(p, st); ok {
+			c.dispatch(handle, &v)
+		}
 		p = c.ep.TryRecv()
 	}
 	return nil
+}
+
+// admit is the receive check every packet passes first, as an RNIC's
+// responder checks the BTH P_Key against its QP's: a packet whose P_Key
+// does not match the client's (IBTA's P_Key matching) is dropped,
+// counted in st.Refused and logged once. Otherwise it returns the view
+// the operations take.
+func (c *Client) admit(p *packet.Parsed, st *Stats) (packetView, bool) {
+	v := packetView{kind: p.Kind, result: p.Hdr.IsResult(), tree: p.Hdr.Tree, msg: p.Hdr.Msg, count: int(p.Hdr.Count),
+		dtype: p.Hdr.DType, psn: p.PSN(), trig: p.Trigger(), va: p.RoCE.RETH.VA, src: p.Frame.Src, qp: p.RoCE.BTH.DestQP,
+		rkey: p.RoCE.RETH.RKey, payload: p.Payload}
+	if rocev2.PKeyMatch(p.RoCE.BTH.PKey, c.pkey) {
+		return v, true
+	}
+	if st != nil {
+		st.Refused++
+	}
+	c.noteRefused("pkey", &v)
+	return v, false
 }
 
 // dispatch hands one received packet to the operation, recovering a
@@ -240,6 +260,6 @@ func (c *Client) noteRefused(reason string, p *packetView) {
 		c.refusedLogged = map[string]bool{}
 	}
 	c.refusedLogged[reason] = true
-	c.log.Warn("packet refused: not from this rank's parent with the tree's key; dropped", "reason", reason, "from", p.src,
+	c.log.Warn("packet refused: not of this client's partition (pkey), or not from this rank's parent with the tree's key; dropped", "reason", reason, "from", p.src,
 		"qp", p.qp, "tree", p.tree, "message", p.msg, "note", "logged once per reason; counted in the operation's refused")
 }

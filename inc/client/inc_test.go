@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/binary"
+	"log/slog"
 	"math"
 	"net/netip"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/fared/fared/inc/client/transport"
 	"github.com/fared/fared/inc/packet"
 	"github.com/fared/fared/inc/protos"
+	"github.com/fared/fared/rocev2"
 )
 
 const (
@@ -131,5 +133,57 @@ func TestFromParent(t *testing.T) {
 		if got := fromParent(opSwitch, opKey, opQP, &c.p); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// TestWireResultsAndPKey: results as they come off the wire (encoded,
+// parsed, admitted): the RETH DMA length is the whole message (INC
+// header + elements) and they fill the buffer; a result or NACK whose
+// P_Key does not match the client's partition is dropped before the
+// operation, counted as refused, and changes nothing (IBTA matching: a
+// limited member of the client's partition is taken, another partition
+// or a P_Key of partition 0 is not).
+func TestWireResultsAndPKey(t *testing.T) {
+	op, st := newOp(t)
+	c := &Client{log: slog.New(slog.DiscardHandler), pkey: rocev2.DefaultPKey}
+	f := rocev2.Frame{Src: opSwitch, Dst: netip.MustParseAddr("10.1.0.2"), ID: 1}
+	wire := func(pkey uint16, i int, v ...float32) *packet.Parsed {
+		d := packet.Data{DestQP: opQP, PSN: uint32(10 + i), VA: uint64(8 * i), RKey: opKey,
+			Hdr: packet.Header{Flags: packet.FlagResult, Collective: packet.AllReduce, DType: packet.FP32, Op: packet.Sum, Tree: 5,
+				Slot: uint16(10 + i), Msg: uint32(10 + i), Count: uint16(len(v))},
+			Payload: f32s(v...)}
+		var p packet.Parsed
+		if err := packet.Parse(packet.AppendINC(nil, &f, pkey, &d), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.RoCE.RETH.Length != uint32(16+4*len(v)) {
+			t.Fatalf("RETH DMA length %d, want %d", p.RoCE.RETH.Length, 16+4*len(v))
+		}
+		return &p
+	}
+	deliver := func(p *packet.Parsed) bool {
+		v, ok := c.admit(p, st)
+		if ok {
+			op.receive(&v, time.Unix(2, 0))
+		}
+		return ok
+	}
+	for _, k := range []uint16{0x8012, 0x0000, 0x8000} {
+		if deliver(wire(k, 0, 1e30, 1e30)) {
+			t.Fatalf("P_Key %#04x admitted by a client of the default partition", k)
+		}
+	}
+	var nack packet.Parsed
+	if err := packet.Parse(packet.AppendNACK(nil, &f, 0x8012, opQP, 10, 11), &nack); err != nil || deliver(&nack) {
+		t.Fatalf("NACK of another partition: %v", err)
+	}
+	if st.Refused != 4 || op.snd.Stats().NACKs != 0 || dec32(op.buf) != [4]float32{1, 2, 3, 4} {
+		t.Fatalf("refused %d, NACKs %d, buffer %v", st.Refused, op.snd.Stats().NACKs, dec32(op.buf))
+	}
+	if !deliver(wire(rocev2.DefaultPKey, 0, 4, 6)) || !deliver(wire(0x7FFF, 1, 8, 10)) {
+		t.Fatal("results of the client's partition not admitted")
+	}
+	if got := dec32(op.buf); got != [4]float32{4, 6, 8, 10} || !op.snd.Done() || st.Refused != 4 {
+		t.Fatalf("buffer %v, done %v, refused %d", got, op.snd.Done(), st.Refused)
 	}
 }

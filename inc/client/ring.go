@@ -74,7 +74,7 @@ func (c *Client) RingAllReduce(ctx context.Context, buf []byte, dt packet.DType,
 			// Packets arrived since the last ACK: ACK before sleeping.
 			o.ack()
 		}
-		if err := c.pump(dl, o.receive); err != nil {
+		if err := c.pump(dl, &st, o.receive); err != nil {
 			return st, err
 		}
 	}

@@ -31,9 +31,9 @@ func FuzzHeader(f *testing.F) {
 // FuzzParse: whole packets as the switch's raw socket hands them over.
 func FuzzParse(f *testing.F) {
 	d := Data{DestQP: 1, Hdr: Header{Collective: AllReduce, DType: FP32, Op: Sum, Count: 2}, Payload: make([]byte, 8)}
-	f.Add(AppendINC(nil, &frame, &d))
-	f.Add(AppendNACK(nil, &frame, 1, 2, 3))
-	f.Add(AppendRing(nil, &frame, 1, 2, 3, 4, []byte{5}))
+	f.Add(AppendINC(nil, &frame, rocev2.DefaultPKey, &d))
+	f.Add(AppendNACK(nil, &frame, rocev2.DefaultPKey, 1, 2, 3))
+	f.Add(AppendRing(nil, &frame, rocev2.DefaultPKey, 1, 2, 3, 4, []byte{5}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var p Parsed
 		err := Parse(b, &p)

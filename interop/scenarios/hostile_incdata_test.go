@@ -152,7 +152,7 @@ func incForgedData(a *protos.TreeAssignment, src, sw netip.Addr, rkey uint32) fu
 	return func(m uint32, b []byte) []byte {
 		id++
 		f := rocev2.Frame{Src: src, Dst: sw, ID: max(id, 1), TTL: 64}
-		return packet.AppendINC(b, &f, &packet.Data{DestQP: a.SwitchQpn, PSN: m, RKey: rkey, VA: uint64(m) * 1024,
+		return packet.AppendINC(b, &f, rocev2.DefaultPKey, &packet.Data{DestQP: a.SwitchQpn, PSN: m, RKey: rkey, VA: uint64(m) * 1024,
 			Hdr: packet.Header{Collective: packet.AllReduce, DType: packet.FP32, Op: packet.Sum, Tree: uint16(a.TreeId),
 				Slot: uint16(m % a.Slots), Msg: m, Rank: uint16(a.ChildIndex), Count: 256}, Payload: payload})
 	}
@@ -169,7 +169,7 @@ func incForgedResult(a *protos.TreeAssignment, src, dst netip.Addr, qp, rkey uin
 	return func(m uint32, b []byte) []byte {
 		id++
 		f := rocev2.Frame{Src: src, Dst: dst, ID: max(id, 1), TTL: 64}
-		return packet.AppendINC(b, &f, &packet.Data{DestQP: qp, PSN: m, RKey: rkey, VA: uint64(m) * 1024,
+		return packet.AppendINC(b, &f, rocev2.DefaultPKey, &packet.Data{DestQP: qp, PSN: m, RKey: rkey, VA: uint64(m) * 1024,
 			Hdr: packet.Header{Flags: packet.FlagResult, Collective: packet.AllReduce, DType: packet.FP32, Op: packet.Sum,
 				Tree: uint16(a.TreeId), Slot: uint16(m % a.Slots), Msg: m, Rank: rank, Count: 256}, Payload: payload})
 	}

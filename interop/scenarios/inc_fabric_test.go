@@ -100,6 +100,7 @@ func TestINCFabric(t *testing.T) {
 		if n < 100 {
 			t.Fatalf("%s: only %d RoCEv2 frames captured", c.Where, n)
 		}
+		// (Parse also holds each RETH DMA length to its whole message.)
 		t.Logf("%s: %d captured frames, every ICRC verifies", c.Where, n)
 	}
 
@@ -153,7 +154,7 @@ func TestINCFabric(t *testing.T) {
 		if err := f.Lab.FarectlJSON(ctx, n.Name, &v, "inc", "switch"); err != nil {
 			t.Fatal(err)
 		}
-		refused := v.Totals.BadQP + v.Totals.BadRKey + v.Totals.BadSource + v.Totals.BadIngress + v.Totals.BadRank
+		refused := v.Totals.BadQP + v.Totals.BadRKey + v.Totals.BadSource + v.Totals.BadIngress + v.Totals.BadRank + v.Totals.BadPKey
 		if !v.Ingress.Enabled || len(v.Ingress.Unrouted) > 0 || v.Ingress.Error != "" || refused != 0 {
 			t.Fatalf("%s: ingress check %+v, refused %d legitimate packets (%+v)", n.Name, v.Ingress, refused, v.Bad)
 		}

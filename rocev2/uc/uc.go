@@ -52,7 +52,12 @@ type SenderConfig struct {
 	AckReq       bool          // ask for acknowledgement in every BTH
 	Duration     time.Duration // stop after this (0: when ctx ends)
 	DCQCN        DCQCN         // zero: LabDCQCN(Rate)
-	Log          *slog.Logger
+	// PKey is the P_Key of the sender's QP (default 0xFFFF): its data
+	// carries it, and acknowledgements that do not match it are dropped
+	// (SenderStats.BadPKey). CNPs are taken whatever their P_Key: NICs
+	// send them with 0xFFFF.
+	PKey uint16
+	Log  *slog.Logger
 }
 
 // Sample is the sender's rate at a moment (after each CNP, and every
@@ -74,6 +79,7 @@ type SenderStats struct {
 	CNPs           uint64 // CNPs received (to SrcQP)
 	ACKs, NAKs     uint64
 	Other          uint64 // other packets to SrcQP
+	BadPKey        uint64 // acknowledgements dropped: P_Key not of the QP's partition
 	Errors         map[string]uint64
 	Rate, MinRate  float64 // bits/s now, lowest
 	Alpha          float64
@@ -102,6 +108,10 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 		return nil, errors.New("uc: rate must be positive")
 	}
 	setting.Default(&cfg.Payload, 1000)
+	setting.Default(&cfg.PKey, rocev2.DefaultPKey)
+	if !rocev2.ValidPKey(cfg.PKey) {
+		return nil, fmt.Errorf("uc: P_Key %#04x: partition 0 is the invalid P_Key", cfg.PKey)
+	}
 	if cfg.DCQCN.AlphaTimer == 0 {
 		cfg.DCQCN = LabDCQCN(cfg.Rate)
 	}
@@ -118,10 +128,11 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 }
 
 type rxEvent struct {
-	at  time.Time
-	op  rocev2.Opcode
-	nak bool
-	src netip.Addr
+	at      time.Time
+	op      rocev2.Opcode
+	nak     bool
+	src     netip.Addr
+	badPKey bool // an acknowledgement of another partition
 }
 
 // Run sends until ctx ends or the duration passes, then closes the
@@ -145,7 +156,7 @@ func (s *Sender) Run(ctx context.Context) error {
 		frame.TOS |= 2
 	}
 	payload := make([]byte, s.cfg.Payload)
-	pkt := rocev2.Packet{BTH: rocev2.BTH{Opcode: rocev2.UCWriteOnly, PKey: rocev2.DefaultPKey, DestQP: s.cfg.DstQP, AckReq: s.cfg.AckReq},
+	pkt := rocev2.Packet{BTH: rocev2.BTH{Opcode: rocev2.UCWriteOnly, PKey: s.cfg.PKey, DestQP: s.cfg.DstQP, AckReq: s.cfg.AckReq},
 		RETH: rocev2.RETH{RKey: 0x1000 | s.cfg.DstQP, Length: uint32(s.cfg.Payload)}, Payload: payload}
 	psn := s.cfg.StartPSN & rocev2.PSNMask
 	var id uint16
@@ -208,6 +219,8 @@ func (s *Sender) handle(rp *rp, ev rxEvent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
+	case ev.badPKey:
+		s.st.BadPKey++
 	case ev.op == rocev2.CNP:
 		rp.cnp(ev.at)
 		s.st.CNPs++
@@ -242,7 +255,8 @@ func (s *Sender) read(out chan<- rxEvent) {
 			s.bad.note(err, "sender")
 			continue
 		}
-		ev := rxEvent{at: time.Now(), op: p.BTH.Opcode, nak: p.HasAETH && p.AETH.IsNAK(), src: f.Src}
+		ev := rxEvent{at: time.Now(), op: p.BTH.Opcode, nak: p.HasAETH && p.AETH.IsNAK(), src: f.Src,
+			badPKey: p.BTH.Opcode != rocev2.CNP && !rocev2.PKeyMatch(p.BTH.PKey, s.cfg.PKey)}
 		select {
 		case out <- ev:
 		default: // the pacing loop is behind: a CNP burst loses nothing DCQCN would use
@@ -276,7 +290,11 @@ type ReceiverConfig struct {
 	// CNPInterval is the NP's interval (default 50 µs).
 	CNPInterval time.Duration
 	DSCP        uint8 // of ACKs and CNPs
-	Log         *slog.Logger
+	// PKey is the P_Key of the served QPs (default 0xFFFF): data whose
+	// BTH P_Key does not match it (IBTA's P_Key matching) is dropped
+	// and counted (QPStats.BadPKey); ACKs carry it.
+	PKey uint16
+	Log  *slog.Logger
 }
 
 // QPStats are one QP's receive counters.
@@ -289,6 +307,7 @@ type QPStats struct {
 	LastPSN  uint32
 	ACKs     uint64 // acknowledgements sent
 	CNPs     uint64 // CNPs sent (NP)
+	BadPKey  uint64 // dropped: P_Key not of the QP's partition
 	From     netip.Addr
 	LastSeen time.Time
 }
@@ -321,6 +340,10 @@ type Receiver struct {
 func NewReceiver(cfg ReceiverConfig) (*Receiver, error) {
 	setting.Default(&cfg.AckEvery, 1)
 	setting.Default(&cfg.CNPInterval, 50*time.Microsecond)
+	setting.Default(&cfg.PKey, rocev2.DefaultPKey)
+	if !rocev2.ValidPKey(cfg.PKey) {
+		return nil, fmt.Errorf("uc: P_Key %#04x: partition 0 is the invalid P_Key", cfg.PKey)
+	}
 	r := &Receiver{cfg: cfg, qps: map[uint32]*rqp{}}
 	var qps []uint32
 	for _, q := range cfg.QPs {
@@ -359,40 +382,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 			r.bad.note(err, "receiver")
 			continue
 		}
-		now := time.Now()
-		r.mu.Lock()
-		q := r.qps[p.BTH.DestQP]
-		if q == nil || isAck(p.BTH.Opcode) || p.BTH.Opcode == rocev2.CNP {
-			r.oth++
-			r.mu.Unlock()
-			continue
-		}
-		st := &q.st
-		if q.seen && p.BTH.PSN != (st.LastPSN+1)&rocev2.PSNMask {
-			st.Gaps++
-		}
-		q.seen = true
-		st.Packets++
-		st.Bytes += uint64(n)
-		st.LastPSN = p.BTH.PSN
-		st.From = f.Src
-		st.LastSeen = now
-		ce := f.TOS&3 == 3
-		if ce {
-			st.CE++
-		}
-		var replies []rocev2.Packet
-		if ce && r.cfg.NP && (q.lastCNP.IsZero() || now.Sub(q.lastCNP) >= r.cfg.CNPInterval) && q.cfg.PeerQP != 0 {
-			q.lastCNP = now
-			st.CNPs++
-			replies = append(replies, rocev2.NewCNP(q.cfg.PeerQP))
-		}
-		if !q.cfg.NoAck && q.cfg.PeerQP != 0 && (st.Packets%uint64(r.cfg.AckEvery) == 0 || p.BTH.AckReq) {
-			st.ACKs++
-			replies = append(replies, rocev2.Packet{BTH: rocev2.BTH{Opcode: rocev2.RCAcknowledge, PKey: rocev2.DefaultPKey,
-				DestQP: q.cfg.PeerQP, PSN: p.BTH.PSN}, AETH: rocev2.AETH{Syndrome: rocev2.SyndromeACK | 0x1F, MSN: uint32(st.Packets) & rocev2.PSNMask}})
-		}
-		r.mu.Unlock()
+		replies := r.take(&f, &p, n, time.Now())
 		for i := range replies {
 			id++
 			if id == 0 {
@@ -405,6 +395,49 @@ func (r *Receiver) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// take counts one received packet of n bytes and returns the replies it
+// calls for (a CNP, an ACK). A packet of a served QP is first matched
+// against the QP's P_Key, as a responder does; a mismatch is dropped.
+func (r *Receiver) take(f *rocev2.Frame, p *rocev2.Packet, n int, now time.Time) []rocev2.Packet {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.qps[p.BTH.DestQP]
+	if q == nil || isAck(p.BTH.Opcode) || p.BTH.Opcode == rocev2.CNP {
+		r.oth++
+		return nil
+	}
+	st := &q.st
+	if !rocev2.PKeyMatch(p.BTH.PKey, r.cfg.PKey) {
+		st.BadPKey++
+		return nil
+	}
+	if q.seen && p.BTH.PSN != (st.LastPSN+1)&rocev2.PSNMask {
+		st.Gaps++
+	}
+	q.seen = true
+	st.Packets++
+	st.Bytes += uint64(n)
+	st.LastPSN = p.BTH.PSN
+	st.From = f.Src
+	st.LastSeen = now
+	ce := f.TOS&3 == 3
+	if ce {
+		st.CE++
+	}
+	var replies []rocev2.Packet
+	if ce && r.cfg.NP && (q.lastCNP.IsZero() || now.Sub(q.lastCNP) >= r.cfg.CNPInterval) && q.cfg.PeerQP != 0 {
+		q.lastCNP = now
+		st.CNPs++
+		replies = append(replies, rocev2.NewCNP(q.cfg.PeerQP))
+	}
+	if !q.cfg.NoAck && q.cfg.PeerQP != 0 && (st.Packets%uint64(r.cfg.AckEvery) == 0 || p.BTH.AckReq) {
+		st.ACKs++
+		replies = append(replies, rocev2.Packet{BTH: rocev2.BTH{Opcode: rocev2.RCAcknowledge, PKey: r.cfg.PKey,
+			DestQP: q.cfg.PeerQP, PSN: p.BTH.PSN}, AETH: rocev2.AETH{Syndrome: rocev2.SyndromeACK | 0x1F, MSN: uint32(st.Packets) & rocev2.PSNMask}})
+	}
+	return replies
 }
 
 // Stats returns a copy of the counters, QPs in configuration order.

@@ -25,6 +25,10 @@ type Endpoint struct {
 	p     packet.Parsed
 	// ingress: packets carry the interface they came in on (WithIngress).
 	ingress bool
+	// pkey is the P_Key of the endpoint's QPs (their partition): every
+	// packet it sends carries it, and its receivers match packets
+	// against it (SetPKey; rocev2.DefaultPKey unless set).
+	pkey uint16
 	// Bad counts packets that failed the RoCEv2 codec (by kind); BadINC
 	// those that failed the INC header checks.
 	Bad    rocev2.ErrorCounts
@@ -63,12 +67,20 @@ func Open(addr netip.Addr, qps []uint32, opts ...Option) (*Endpoint, error) {
 	if len(qps) > 0 {
 		src |= uint16(qps[0] & 0x3FFF) // fixed per endpoint: one ECMP path, no reordering
 	}
-	return &Endpoint{conn: c, addr: addr, frame: rocev2.Frame{Src: addr, TTL: 64, DF: true, SrcPort: src}, ingress: cfg.IfIndex,
+	return &Endpoint{conn: c, addr: addr, frame: rocev2.Frame{Src: addr, TTL: 64, DF: true, SrcPort: src}, ingress: cfg.IfIndex, pkey: rocev2.DefaultPKey,
 		sbuf: make([]byte, 0, 9216), rbuf: make([]byte, 9216), BadINC: map[string]uint64{}}, nil
 }
 
 // Addr is the endpoint's address.
 func (e *Endpoint) Addr() netip.Addr { return e.addr }
+
+// SetPKey sets the P_Key of the endpoint's QPs (a valid one: the caller
+// checked it).
+func (e *Endpoint) SetPKey(k uint16) { e.pkey = k }
+
+// PKey is the P_Key of the endpoint's QPs: what its packets carry and
+// what received packets must match (rocev2.PKeyMatch).
+func (e *Endpoint) PKey() uint16 { return e.pkey }
 
 // SetQPs replaces the QPs the endpoint receives.
 func (e *Endpoint) SetQPs(qps []uint32) error { return e.conn.SetDestQPs(qps) }
@@ -87,25 +99,25 @@ func (e *Endpoint) to(dst netip.Addr) *rocev2.Frame {
 
 // SendINC sends an INC packet.
 func (e *Endpoint) SendINC(dst netip.Addr, d *packet.Data) error {
-	e.sbuf = packet.AppendINC(e.sbuf[:0], e.to(dst), d)
+	e.sbuf = packet.AppendINC(e.sbuf[:0], e.to(dst), e.pkey, d)
 	return e.send()
 }
 
 // SendRing sends a ring data packet.
 func (e *Endpoint) SendRing(dst netip.Addr, qp, psn uint32, va uint64, rkey uint32, payload []byte) error {
-	e.sbuf = packet.AppendRing(e.sbuf[:0], e.to(dst), qp, psn, va, rkey, payload)
+	e.sbuf = packet.AppendRing(e.sbuf[:0], e.to(dst), e.pkey, qp, psn, va, rkey, payload)
 	return e.send()
 }
 
 // SendACK sends a cumulative ACK (last: the last PSN received in order).
 func (e *Endpoint) SendACK(dst netip.Addr, qp, last uint32) error {
-	e.sbuf = packet.AppendACK(e.sbuf[:0], e.to(dst), qp, last)
+	e.sbuf = packet.AppendACK(e.sbuf[:0], e.to(dst), e.pkey, qp, last)
 	return e.send()
 }
 
 // SendNACK sends an IRN NACK.
 func (e *Endpoint) SendNACK(dst netip.Addr, qp, cum, trig uint32) error {
-	e.sbuf = packet.AppendNACK(e.sbuf[:0], e.to(dst), qp, cum, trig)
+	e.sbuf = packet.AppendNACK(e.sbuf[:0], e.to(dst), e.pkey, qp, cum, trig)
 	return e.send()
 }
 
