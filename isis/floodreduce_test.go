@@ -222,6 +222,21 @@ func TestRefloodPartitionedFloodingGraph(t *testing.T) {
 	}
 }
 
+func TestFloodReasonsThatSend(t *testing.T) {
+	send := []floodReason{floodOwnLSP, floodNotCapable, floodNbrUnknown, floodSenderUnknown, floodReflooder, floodOff, floodLAN}
+	keep := []floodReason{floodSender, floodSenderCovers, floodOriginPath, floodOtherReflooder}
+	for _, r := range send {
+		if !r.floods() {
+			t.Errorf("%s does not send", r)
+		}
+	}
+	for _, r := range keep {
+		if r.floods() {
+			t.Errorf("%s sends", r)
+		}
+	}
+}
+
 func TestRefloodCornerCases(t *testing.T) {
 	v := buildView(clos([]byte{11, 12}, []byte{1, 2, 3, 4}))
 	// Our own LSP (one sent back to us) goes to everyone: the originator
