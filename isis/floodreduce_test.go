@@ -76,6 +76,14 @@ func decide(v mapView, self, from, o byte, copies int) string {
 	return strings.Join(out, " ")
 }
 
+// expect fails the test when a decision is not the one worked out by hand.
+func expect(t *testing.T, what, got, want string) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s:\n got %s\nwant %s", what, got, want)
+	}
+}
+
 func TestFloodHashVectors(t *testing.T) {
 	// The draft's examples of the hash (Fletcher-16, fragment >> 3).
 	for _, c := range []struct {
@@ -103,37 +111,25 @@ func TestRefloodThreeStage(t *testing.T) {
 	// At spine 11 from leaf 1: RNL = {11, 12}; THL = two hops from 1 =
 	// {2, 3, 4}; H = 769 mod 2 = 1, the walk starts at 12, which covers
 	// 2, 3, 4: spine 11 is never reached and suppresses all three.
-	if got, want := decide(v, 11, 1, 1, 1), "1:sender 2:other_reflooder/12 3:other_reflooder/12 4:other_reflooder/12"; got != want {
-		t.Errorf("spine 11:\n got %s\nwant %s", got, want)
-	}
+	expect(t, "spine 11", decide(v, 11, 1, 1, 1), "1:sender 2:other_reflooder/12 3:other_reflooder/12 4:other_reflooder/12")
 	// At spine 12: the walk starts at us: we reflood to every leaf but 1.
-	if got, want := decide(v, 12, 1, 1, 1), "1:sender 2:reflooder 3:reflooder 4:reflooder"; got != want {
-		t.Errorf("spine 12:\n got %s\nwant %s", got, want)
-	}
+	expect(t, "spine 12", decide(v, 12, 1, 1, 1), "1:sender 2:reflooder 3:reflooder 4:reflooder")
 	// At leaf 2, from spine 12: RNL = {1, 2, 3, 4}; THL = {11} (1 is in RNL:
 	// no path exclusion); H = 769 mod 4 = 1 → RNL[1] = 2 = us: we cover 11.
-	if got, want := decide(v, 2, 12, 1, 1), "11:reflooder 12:sender"; got != want {
-		t.Errorf("leaf 2:\n got %s\nwant %s", got, want)
-	}
+	expect(t, "leaf 2", decide(v, 2, 12, 1, 1), "11:reflooder 12:sender")
 	// At leaf 3 the walk starts at leaf 2, which covers 11: suppressed.
-	if got, want := decide(v, 3, 12, 1, 1), "11:other_reflooder/2 12:sender"; got != want {
-		t.Errorf("leaf 3:\n got %s\nwant %s", got, want)
-	}
+	expect(t, "leaf 3", decide(v, 3, 12, 1, 1), "11:other_reflooder/2 12:sender")
 }
 
 func TestRefloodNotCapableNeighbourGetsEverything(t *testing.T) {
 	// As above, leaf 3 runs FRR (no capability): spine 11 still sends it
 	// the LSP, though spine 12 covers it; the others stay suppressed.
 	v := buildView(clos([]byte{11, 12}, []byte{1, 2, 3, 4}), 3)
-	if got, want := decide(v, 11, 1, 1, 1), "1:sender 2:other_reflooder/12 3:neighbour_not_capable 4:other_reflooder/12"; got != want {
-		t.Errorf("got %s\nwant %s", got, want)
-	}
+	expect(t, "decision", decide(v, 11, 1, 1, 1), "1:sender 2:other_reflooder/12 3:neighbour_not_capable 4:other_reflooder/12")
 	// A spine that does not run it is skipped in the walk: with 12 on FRR,
 	// nobody counts on 12, and 11 (next after 12) covers 2, 3, 4.
 	v = buildView(clos([]byte{11, 12}, []byte{1, 2, 3, 4}), 12)
-	if got, want := decide(v, 11, 1, 1, 1), "1:sender 2:reflooder 3:reflooder 4:reflooder"; got != want {
-		t.Errorf("12 on FRR: got %s\nwant %s", got, want)
-	}
+	expect(t, "12 on FRR", decide(v, 11, 1, 1, 1), "1:sender 2:reflooder 3:reflooder 4:reflooder")
 }
 
 func TestRefloodRedundancy(t *testing.T) {
@@ -141,16 +137,10 @@ func TestRefloodRedundancy(t *testing.T) {
 	// {11, 12, 13}, H = 769 mod 3 = 1: the walk is 12, 13, 11.
 	v := buildView(clos([]byte{11, 12, 13}, []byte{1, 2, 3, 4}))
 	// One reflooder per two-hop neighbour: 12 covers 2, 3, 4 alone.
-	if got, want := decide(v, 13, 1, 1, 1), "1:sender 2:other_reflooder/12 3:other_reflooder/12 4:other_reflooder/12"; got != want {
-		t.Errorf("copies 1, spine 13:\n got %s\nwant %s", got, want)
-	}
+	expect(t, "copies 1, spine 13", decide(v, 13, 1, 1, 1), "1:sender 2:other_reflooder/12 3:other_reflooder/12 4:other_reflooder/12")
 	// Two: 12 gives each one copy, 13 the second; 11 is not needed.
-	if got, want := decide(v, 13, 1, 1, 2), "1:sender 2:reflooder 3:reflooder 4:reflooder"; got != want {
-		t.Errorf("copies 2, spine 13:\n got %s\nwant %s", got, want)
-	}
-	if got, want := decide(v, 11, 1, 1, 2), "1:sender 2:other_reflooder/13 3:other_reflooder/13 4:other_reflooder/13"; got != want {
-		t.Errorf("copies 2, spine 11:\n got %s\nwant %s", got, want)
-	}
+	expect(t, "copies 2, spine 13", decide(v, 13, 1, 1, 2), "1:sender 2:reflooder 3:reflooder 4:reflooder")
+	expect(t, "copies 2, spine 11", decide(v, 11, 1, 1, 2), "1:sender 2:other_reflooder/13 3:other_reflooder/13 4:other_reflooder/13")
 }
 
 func TestRefloodFiveStage(t *testing.T) {
@@ -162,19 +152,13 @@ func TestRefloodFiveStage(t *testing.T) {
 	// Leaf 1's LSP at agg 23 from super spine 31: RNL = {21, 23}; THL =
 	// {1, 2, 3, 4} less the originator 1 = {2, 3, 4}; H = 769 mod 2 = 1 →
 	// RNL[1] = 23 = us: we cover our own neighbours 3 and 4.
-	if got, want := decide(v, 23, 31, 1, 1), "31:sender 3:reflooder 4:reflooder"; got != want {
-		t.Errorf("agg 23:\n got %s\nwant %s", got, want)
-	}
+	expect(t, "agg 23", decide(v, 23, 31, 1, 1), "31:sender 3:reflooder 4:reflooder")
 	// At leaf 3 from agg 23: RNL = {3, 4, 31}; two hops from 23: 24 (via
 	// 3, 4) and 21 (via 31). Originator 1 is 3 hops from 23 (23-31-21-1);
 	// 21 is 1 hop from 1 = 3-2: on the path, out. THL = {24}. H = 769 mod
 	// 3 = 1 → RNL[1] = 4 covers 24 first: leaf 3 suppresses.
-	if got, want := decide(v, 3, 23, 1, 1), "23:sender 24:other_reflooder/4"; got != want {
-		t.Errorf("leaf 3:\n got %s\nwant %s", got, want)
-	}
-	if got, want := decide(v, 4, 23, 1, 1), "23:sender 24:reflooder"; got != want {
-		t.Errorf("leaf 4:\n got %s\nwant %s", got, want)
-	}
+	expect(t, "leaf 3", decide(v, 3, 23, 1, 1), "23:sender 24:other_reflooder/4")
+	expect(t, "leaf 4", decide(v, 4, 23, 1, 1), "23:sender 24:reflooder")
 }
 
 func TestRefloodFailedSpine(t *testing.T) {
@@ -207,9 +191,7 @@ func TestRefloodPartitionedFloodingGraph(t *testing.T) {
 	// but not 2; then us: we must cover 2 ourselves.
 	e := [][2]byte{{1, 11}, {1, 12}, {11, 2}, {11, 3}, {12, 3}, {12, 4}}
 	v := buildView(e)
-	if got, want := decide(v, 11, 1, 1, 1), "1:sender 2:reflooder 3:other_reflooder/12"; got != want {
-		t.Errorf("got %s\nwant %s", got, want)
-	}
+	expect(t, "decision", decide(v, 11, 1, 1, 1), "1:sender 2:reflooder 3:other_reflooder/12")
 	// The originator 99 is not connected to TN in our view (its LSP, and
 	// so its links, not here yet): only the originator itself leaves THL.
 	in := floodInput{self: sid(11), from: sid(1), lsp: packet.MakeLSPID(sid(99), 0, 0), copies: 1, nbrs: v[sid(11)].nbrs}
@@ -241,15 +223,11 @@ func TestRefloodCornerCases(t *testing.T) {
 	v := buildView(clos([]byte{11, 12}, []byte{1, 2, 3, 4}))
 	// Our own LSP (one sent back to us) goes to everyone: the originator
 	// floods in full.
-	if got, want := decide(v, 11, 1, 11, 1), "1:sender 2:own_lsp 3:own_lsp 4:own_lsp"; got != want {
-		t.Errorf("own LSP:\n got %s\nwant %s", got, want)
-	}
+	expect(t, "own LSP", decide(v, 11, 1, 11, 1), "1:sender 2:own_lsp 3:own_lsp 4:own_lsp")
 	// From a neighbour whose LSP we do not have: no two-hop view, flood.
 	w := buildView(clos([]byte{11, 12}, []byte{1, 2, 3, 4}))
 	delete(w, sid(1))
-	if got, want := decide(w, 11, 1, 1, 1), "1:sender 2:sender_unknown 3:sender_unknown 4:sender_unknown"; got != want {
-		t.Errorf("sender unknown:\n got %s\nwant %s", got, want)
-	}
+	expect(t, "sender unknown", decide(w, 11, 1, 1, 1), "1:sender 2:sender_unknown 3:sender_unknown 4:sender_unknown")
 	// From a neighbour whose LSP does not list us yet (a new adjacency):
 	// the same.
 	x := buildView(append(clos([]byte{12}, []byte{1, 2, 3, 4}), clos([]byte{11}, []byte{2, 3, 4})...))
