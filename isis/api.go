@@ -15,6 +15,7 @@ import (
 //	GET  /v1/isis/database?level=L&lsp=ID&detail=true
 //	GET  /v1/isis/levels
 //	GET  /v1/isis/leaks
+//	GET  /v1/isis/flooding
 //	POST /v1/isis/bandwidth {"interface": "eth0", "bandwidth": "40G"} (or "clear": true)
 //	GET  /v1/isis/overload
 //	POST /v1/isis/overload {"overload": "on"|"off"|"config"}
@@ -24,6 +25,7 @@ func (in *Instance) Routes(r *api.Router) {
 	r.Handle("GET interfaces", func(r *http.Request) (any, error) { return igp.Answer(in.Interfaces(r.Context())) })
 	r.Handle("GET levels", func(r *http.Request) (any, error) { return igp.Answer(in.Levels(r.Context())) })
 	r.Handle("GET leaks", func(r *http.Request) (any, error) { return igp.Answer(in.Leaks(r.Context())) })
+	r.Handle("GET flooding", func(r *http.Request) (any, error) { return igp.Answer(in.Flooding(r.Context())) })
 	r.Handle("GET database", func(r *http.Request) (any, error) {
 		q := DatabaseQuery{LSPID: api.Query(r, "lsp")}
 		var err error

@@ -39,6 +39,12 @@ type Config struct {
 	LSPMTU       int
 	HelloPadding bool
 	Overload     bool
+	// FloodingReduction runs draft-ietf-lsr-distoptflood's distributed
+	// flooding reduction (floodreduce.go); FloodingReflooders is how many
+	// reflooders each two-hop neighbour needs (the draft's 1, or more for
+	// redundancy).
+	FloodingReduction  bool
+	FloodingReflooders int
 	// ECMPOnly and SPF override the rib section for IS-IS's topologies
 	// (nil, zero timers: not set). Read them through config.Config.Routing.
 	ECMPOnly *bool
@@ -151,6 +157,7 @@ func Defaults() *Config {
 		HelloPadding:        true,
 		AttachedBit:         true,
 		ReadvertiseHold:     time.Second,
+		FloodingReflooders:  1,
 	}
 }
 
@@ -175,19 +182,21 @@ func parseSection(w *config.Walker, k, v *yaml.Node) any {
 		"lsp-refresh": func(k, v *yaml.Node) {
 			is.LSPRefresh, refreshOK = w.Duration(k, v, time.Second, maxDur)
 		},
-		"lsp-gen-interval": w.SetDuration(&is.LSPGenInterval, 0, maxDur),
-		"csnp-interval":    w.SetDuration(&is.CSNPInterval, time.Second, maxDur),
-		"psnp-interval":    w.SetDuration(&is.PSNPInterval, 100*time.Millisecond, maxDur),
-		"lsp-mtu":          config.SetInt(w, &is.LSPMTU, 512, 9000),
-		"hello-padding":    w.Bool(&is.HelloPadding),
-		"overload":         w.Bool(&is.Overload),
-		"ecmp-only":        w.BoolPtr(&is.ECMPOnly),
-		"attached-bit":     w.Bool(&is.AttachedBit),
-		"readvertise-hold": w.SetDuration(&is.ReadvertiseHold, 0, time.Hour),
-		"leak-l2-to-l1":    func(k, v *yaml.Node) { is.LeakL2ToL1 = parseLeak(w, k, v) },
-		"spf":              w.SPF(&is.SPF),
-		"authentication":   levelAuth(w, &is.Authentication),
-		"bfd":              w.BFD(&is.BFD),
+		"lsp-gen-interval":    w.SetDuration(&is.LSPGenInterval, 0, maxDur),
+		"csnp-interval":       w.SetDuration(&is.CSNPInterval, time.Second, maxDur),
+		"psnp-interval":       w.SetDuration(&is.PSNPInterval, 100*time.Millisecond, maxDur),
+		"lsp-mtu":             config.SetInt(w, &is.LSPMTU, 512, 9000),
+		"hello-padding":       w.Bool(&is.HelloPadding),
+		"overload":            w.Bool(&is.Overload),
+		"flooding-reduction":  w.Bool(&is.FloodingReduction),
+		"flooding-reflooders": config.SetInt(w, &is.FloodingReflooders, 1, 8),
+		"ecmp-only":           w.BoolPtr(&is.ECMPOnly),
+		"attached-bit":        w.Bool(&is.AttachedBit),
+		"readvertise-hold":    w.SetDuration(&is.ReadvertiseHold, 0, time.Hour),
+		"leak-l2-to-l1":       func(k, v *yaml.Node) { is.LeakL2ToL1 = parseLeak(w, k, v) },
+		"spf":                 w.SPF(&is.SPF),
+		"authentication":      levelAuth(w, &is.Authentication),
+		"bfd":                 w.BFD(&is.BFD),
 		"interfaces": w.List(func(v *yaml.Node) {
 			it := parseIface(w, v)
 			if it.Name != "" {

@@ -106,6 +106,7 @@ isis:
 			HelloPadding:        true,
 			AttachedBit:         true,
 			ReadvertiseHold:     time.Second,
+			FloodingReflooders:  1,
 			Interfaces:          []Interface{{Name: "eth0", Type: "lan", Metric: 10, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64, Level: 2, Line: 5}},
 			Prefixes:            []Prefix{{Prefix: netip.MustParsePrefix("2001:db8::/32"), Line: 7}},
 		}},

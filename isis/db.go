@@ -201,17 +201,13 @@ func (in *Instance) rxLSP(c *circuit, p *packet.LSP, raw []byte, src [6]byte) {
 		lv.put(p.ID, e)
 		lv.changes++
 		lv.graphDirty = true
-		for _, o := range in.circuits {
-			if o == c {
-				continue
-			}
-			o.setSRM(l, p.ID)
-		}
+		in.floodReceived(c, l, p.ID, src)
 		c.clearSRM(l, p.ID)
 		if c.isP2P() {
 			c.ssn[l-1][p.ID] = struct{}{}
 		}
 	case cmp == 0:
+		c.count("rx_lsp_duplicate") // the copy we hold: flooding sent it twice
 		c.clearSRM(l, p.ID)
 		if c.isP2P() {
 			c.ssn[l-1][p.ID] = struct{}{}

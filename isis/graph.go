@@ -28,6 +28,7 @@ type lspTopo struct {
 	name     string // TLV 137, the last one
 	hasName  bool
 	routerID netip.Addr // TLV 134, the last one
+	reduces  bool       // TLV 242 announces distributed flooding reduction (floodview.go)
 	links    []topoLink
 	prefixes []topoPrefix
 }
@@ -88,6 +89,8 @@ func topoOf(p *packet.LSP) *lspTopo {
 			t.name, t.hasName = v.Name, true
 		case *packet.TERouterID:
 			t.routerID = v.Addr
+		case *packet.Unknown:
+			t.reduces = t.reduces || (v.T == tlvRouterCapability && capReduces(v.Value))
 		case *packet.ExtISReach:
 			for _, nb := range v.Neighbors {
 				if nb.Metric >= maxLinkMetric {

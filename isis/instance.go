@@ -96,6 +96,10 @@ type Instance struct {
 	// overload), nil when the configured value is in force.
 	overloadSet *bool
 
+	// floodLast: per circuit name, the last flooding decision taken for
+	// it (floodview.go; farectl isis flooding).
+	floodLast map[string]floodNote
+
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 }

@@ -174,6 +174,7 @@ func (in *Instance) ownTLVs(l int) packet.TLVs {
 	if in.cfg.RouterID.IsValid() {
 		tlvs = append(tlvs, &packet.TERouterID{Addr: in.cfg.RouterID})
 	}
+	tlvs = append(tlvs, in.floodCapTLVs()...)
 	addrs := []netip.Addr{}
 	if in.cfg.RouterID.IsValid() {
 		addrs = append(addrs, in.cfg.RouterID)

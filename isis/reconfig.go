@@ -290,6 +290,10 @@ func (in *Instance) reportSettings(old, ni *Config, changed igp.Changer) {
 			return "own LSPs re-originated with it"
 		case strings.HasPrefix(d, "hello-padding"):
 			return "applied at the next hello"
+		case strings.HasPrefix(d, "flooding-reflooders"):
+			return "applied to the next LSP received"
+		case strings.HasPrefix(d, "flooding-reduction"):
+			return "applied to the next LSP received; the capability re-originated"
 		case strings.HasPrefix(d, "leak-l2-to-l1"), strings.HasPrefix(d, "readvertise-hold"):
 			return "leaks recomputed"
 		case strings.HasPrefix(d, "authentication"):

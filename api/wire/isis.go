@@ -136,3 +136,37 @@ type ISISClearRequest struct {
 type Cleared struct {
 	Cleared int `json:"cleared"`
 }
+
+// ISISFlooding answers GET /v1/isis/flooding: distributed flooding
+// reduction (draft-ietf-lsr-distoptflood) and what each interface gets.
+type ISISFlooding struct {
+	Reduction  bool                    `json:"reduction"`  // flooding-reduction in force
+	Reflooders int                     `json:"reflooders"` // reflooders each two-hop neighbour needs
+	Interfaces []ISISFloodingInterface `json:"interfaces"`
+}
+
+// ISISFloodingInterface is one circuit. Refloods is "all" (every new LSP
+// goes out), "when_chosen" (the neighbour runs the reduction: it gets an
+// LSP when this router is chosen as its reflooder, or the database cannot
+// vouch for it) or "none" (no adjacency); Why says why, in the words of
+// the decisions' reasons.
+type ISISFloodingInterface struct {
+	Name            string `json:"name"`
+	Type            string `json:"type"`
+	Neighbor        string `json:"neighbor,omitempty"` // p2p: hostname, else system id
+	NeighborReduces bool   `json:"neighbor_reduces"`   // advertises the algorithm
+	Refloods        string `json:"refloods"`
+	Why             string `json:"why"`
+	// The last decision taken for an LSP received elsewhere.
+	LastReason string `json:"last_reason,omitempty"`
+	LastLSP    string `json:"last_lsp,omitempty"`
+	LastBy     string `json:"last_covered_by,omitempty"` // the reflooder chosen instead of us
+	// LSPs sent on the interface, not sent because of the reduction,
+	// received, and received as duplicates (the copy we already held).
+	LSPsSent       uint64 `json:"lsps_sent"`
+	LSPsSuppressed uint64 `json:"lsps_suppressed"`
+	LSPsReceived   uint64 `json:"lsps_received"`
+	Duplicates     uint64 `json:"lsps_duplicate"`
+	// Decisions counts the decisions taken for the interface by reason.
+	Decisions map[string]uint64 `json:"decisions"`
+}

@@ -11,7 +11,7 @@ import (
 )
 
 // isisCommand: farectl isis neighbors | interfaces | database | levels |
-// leaks | bandwidth | overload | clear adjacency.
+// leaks | flooding | bandwidth | overload | clear adjacency.
 func isisCommand(g *globals) *cobra.Command {
 	level := new(int)
 	c := group("isis", "IS-IS state",
@@ -21,6 +21,7 @@ func isisCommand(g *globals) *cobra.Command {
 		isisDatabaseCmd(g, level),
 		view(g, "levels", "Per-level summary: LSPs, originations, ATT, leaking", "/isis/levels", printISISLevels),
 		view(g, "leaks", "Prefixes leaked between levels and where their Path Bandwidth came from", "/isis/leaks", printISISLeaks),
+		view(g, "flooding", "Flooding reduction per interface: who gets new LSPs, why, and LSPs sent, suppressed, duplicated", "/isis/flooding", printISISFlooding),
 		bandwidthCommand(g, "isis"), isisOverloadCommand(g), isisClearCommand(g))
 	c.PersistentFlags().IntVarP(level, "level", "l", 0, "only this level (1 or 2)")
 	return c
@@ -136,4 +137,18 @@ func printISISOverload(w io.Writer, v wire.ISISOverload) error {
 // (iface "": on every interface).
 func printISISCleared(w io.Writer, v wire.Cleared, iface string) error {
 	return printCleared(w, "isis: %d adjacencies cleared %s\n", v, iface, "on every interface", "on ")
+}
+
+// printISISFlooding: the reduction's setting, then a row per interface:
+// whether it refloods and why, its LSP counts and the last decision.
+func printISISFlooding(w io.Writer, v wire.ISISFlooding) error {
+	fmt.Fprintf(w, "flooding reduction %s (%d reflooder(s) per two-hop neighbour)\n", onOff(v.Reduction), v.Reflooders)
+	return printTable(w, "Interface\tNeighbor\tRefloods\tWhy\tSent\tSuppressed\tReceived\tDuplicates\tLast decision", v.Interfaces, func(tw io.Writer, i wire.ISISFloodingInterface) {
+		last := i.LastReason
+		if i.LastBy != "" {
+			last += " (by " + i.LastBy + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", i.Name, dash(i.Neighbor), i.Refloods, i.Why,
+			i.LSPsSent, i.LSPsSuppressed, i.LSPsReceived, i.Duplicates, dash(last))
+	})
 }

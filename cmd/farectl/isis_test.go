@@ -89,6 +89,20 @@ L2     11    7           false  on        2            3                        
 10.10.9.0/24  L1    L2    10      false  10G      10G             10G                       a1
 10.10.2.0/24  L2    L1    20      true   max      none            130G                      s1,s2
 `},
+		{name: "isis flooding", print: func(w io.Writer) error {
+			return printISISFlooding(w, wire.ISISFlooding{Reduction: true, Reflooders: 1, Interfaces: []wire.ISISFloodingInterface{
+				{Name: "s1-1", Type: "p2p", Neighbor: "s1", NeighborReduces: true, Refloods: "when_chosen", Why: "neighbour_reduces",
+					LastReason: "other_reflooder", LastLSP: "0000.0000.0007.00-00", LastBy: "l3", LSPsSent: 12, LSPsSuppressed: 40, LSPsReceived: 61, Duplicates: 3},
+				{Name: "f1-1", Type: "p2p", Neighbor: "f1", Refloods: "all", Why: "neighbour_not_capable", LastReason: "neighbour_not_capable",
+					LastLSP: "0000.0000.0007.00-00", LSPsSent: 52, LSPsReceived: 20, Duplicates: 9},
+				{Name: "s9-1", Type: "p2p", Refloods: "none", Why: "no_adjacency"},
+			}})
+		}, want: `flooding reduction on (1 reflooder(s) per two-hop neighbour)
+Interface  Neighbor  Refloods     Why                    Sent  Suppressed  Received  Duplicates  Last decision
+s1-1       s1        when_chosen  neighbour_reduces      12    40          61        3           other_reflooder (by l3)
+f1-1       f1        all          neighbour_not_capable  52    0           20        9           neighbour_not_capable
+s9-1       -         none         no_adjacency           0     0           0         0           -
+`},
 		{name: "isis overload from config", print: func(w io.Writer) error { return printISISOverload(w, wire.ISISOverload{}) }, want: `isis overload off (from the config)
 `},
 		{name: "isis overload at run time", print: func(w io.Writer) error {

@@ -187,6 +187,8 @@ func goldenViews(l *interop.Lab) []goldenView {
 		{name: "isis levels", cmd: "isis levels", nodes: []string{"s1", "l2", "a1"}},
 		{name: "isis leaks", cmd: "isis leaks", nodes: []string{"l2"}},
 		{name: "isis overload", cmd: "isis overload", nodes: []string{"l2"}},
+		{name: "isis flooding", cmd: "isis flooding", nodes: []string{"l1"}, maps: map[string]string{".interfaces[].decisions": "number"},
+			ready: floodingDecided},
 
 		{name: "ospf neighbors", cmd: "ospf neighbors", nodes: []string{"o1", "o3"}, ready: allOf[wire.OSPFNeighbor](func(n wire.OSPFNeighbor) bool { return n.State == "Full" })},
 		{name: "ospf interfaces", cmd: "ospf interfaces", nodes: []string{"o1", "o3"}, maps: map[string]string{"[].counters": "number"}},
@@ -307,6 +309,21 @@ func goldenViews(l *interop.Lab) []goldenView {
 		{name: "ospf clear neighbor", cmd: "ospf clear neighbor", args: []string{"ospf", "clear", "neighbor", l.Node("o1").Loopback.String()}, nodes: []string{"o3"}, post: true},
 		{name: "inc group dismantle", cmd: "inc group dismantle", args: []string{"inc", "group", "dismantle", "golden"}, nodes: []string{"s1"}, post: true},
 	}
+}
+
+// floodingDecided: every interface of the answer has a neighbour and a
+// decision taken for it (the optional fields the golden holds).
+func floodingDecided(node string, b []byte) error {
+	var v wire.ISISFlooding
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	for _, i := range v.Interfaces {
+		if i.Neighbor == "" || i.LastReason == "" {
+			return fmt.Errorf("%s: interface %s: no neighbour or no decision yet", node, i.Name)
+		}
+	}
+	return nil
 }
 
 // goldenSkipped are the farectl commands with no view of their own, and why.
