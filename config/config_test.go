@@ -158,3 +158,27 @@ func TestFIBAndSPFSections(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// rib.capacity-damping: what is set reaches every protocol's Routing, the
+// rest stays unset (the rib's defaults); a max-hold under the hold is
+// refused at its section's line; what is set renders and parses back.
+func TestCapacityDamping(t *testing.T) {
+	c, err := Parse("f.yaml", []byte("router-id: 10.0.0.1\nrib:\n  capacity-damping: {changes: 8, max-hold: 10s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Routing("isis").Damping; got != (Damping{Changes: 8, MaxHold: 10 * time.Second}) {
+		t.Fatalf("damping %+v", got)
+	}
+	out, err := Render(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2, err := Parse("r.yaml", out); err != nil || c2.RIB.CapacityDamping != c.RIB.CapacityDamping {
+		t.Fatalf("round trip: %v\n%s", err, out)
+	}
+	_, err = Parse("f.yaml", []byte("router-id: 10.0.0.1\nrib:\n  capacity-damping:\n    max-hold: 500ms\n    changes: 0\n"))
+	if err == nil || err.Error() != "f.yaml:3: capacity-damping: max-hold 500ms is shorter than hold 1s\nf.yaml:5: changes: 0 out of range 1..1000" {
+		t.Fatalf("err %v", err)
+	}
+}

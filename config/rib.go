@@ -18,6 +18,39 @@ type RIB struct {
 	// section key): the lower wins when several protocols know a prefix.
 	// The defaults are the protocols' (Section.Distance: FRR's values).
 	Distance map[string]uint8
+	// CapacityDamping is the per-link damping of capacity changes, which
+	// the rib weighs at once, outside the SPF back-off (zero fields: not
+	// set, DefaultDamping).
+	CapacityDamping Damping `render:",omitzero"`
+}
+
+// Damping is the rib's rule for a link whose bandwidth flaps: more than
+// Changes changes within Window hold its bandwidth, Hold first, doubling
+// while it keeps flapping, up to MaxHold. The daemon hands it to the rib
+// as rib.DampConfig.
+type Damping struct {
+	Changes               int           `render:",omitzero"`
+	Window, Hold, MaxHold time.Duration `render:",omitzero"`
+}
+
+// DefaultDamping is rib.DefaultDampConfig (the daemon's tests check that
+// the two agree).
+var DefaultDamping = Damping{Changes: 4, Window: 2 * time.Second, Hold: time.Second, MaxHold: 30 * time.Second}
+
+// over returns d with every field it does not set taken from base.
+func (d Damping) over(base Damping) Damping {
+	if d.Changes == 0 {
+		d.Changes = base.Changes
+	}
+	return Damping{d.Changes, pick(d.Window, base.Window), pick(d.Hold, base.Hold), pick(d.MaxHold, base.MaxHold)}
+}
+
+// pick is a, or b when a is not set.
+func pick(a, b time.Duration) time.Duration {
+	if a != 0 {
+		return a
+	}
+	return b
 }
 
 // defaultRIB has the registered routing protocols' default distances.
@@ -48,12 +81,6 @@ var DefaultSPF = SPF{ShortDelay: 200 * time.Millisecond, LongDelay: 5 * time.Sec
 
 // Over returns s with every timer it does not set taken from base.
 func (s SPF) Over(base SPF) SPF {
-	pick := func(a, b time.Duration) time.Duration {
-		if a != 0 {
-			return a
-		}
-		return b
-	}
 	return SPF{pick(s.InitialDelay, base.InitialDelay), pick(s.ShortDelay, base.ShortDelay), pick(s.LongDelay, base.LongDelay),
 		pick(s.TimeToLearn, base.TimeToLearn), pick(s.Holddown, base.Holddown)}
 }
@@ -73,6 +100,7 @@ type Routing struct {
 	ECMPOnly bool
 	SPF      SPF
 	Distance uint8
+	Damping  Damping // the rib section's, for every protocol
 }
 
 // RoutingSection is implemented by a routing protocol's section that may
@@ -88,7 +116,7 @@ type RoutingSection interface {
 // is protocol: its section's override, else the rib section, else the
 // default. Any other key ("": the rib's default) gets the rib section's.
 func (c *Config) Routing(protocol string) Routing {
-	r := Routing{ECMPOnly: c.RIB.ECMPOnly, SPF: c.RIB.SPF, Distance: c.RIB.Distance[protocol]}
+	r := Routing{ECMPOnly: c.RIB.ECMPOnly, SPF: c.RIB.SPF, Distance: c.RIB.Distance[protocol], Damping: c.RIB.CapacityDamping}
 	if o, ok := c.Sections[protocol].(RoutingSection); ok {
 		ecmp, spf := o.RIBOverrides()
 		if ecmp != nil {
@@ -106,6 +134,21 @@ func (p *Walker) rib(k, v *yaml.Node, r *RIB) {
 	p.Mapping(v, map[string]Field{
 		"ecmp-only": p.Bool(&r.ECMPOnly),
 		"spf":       p.SPF(&r.SPF),
+		"capacity-damping": func(k, v *yaml.Node) {
+			if !p.IsMapping(k, v) {
+				return
+			}
+			d := &r.CapacityDamping
+			p.Mapping(v, map[string]Field{
+				"changes":  SetInt(p, &d.Changes, 1, 1000),
+				"window":   p.SetDuration(&d.Window, time.Millisecond, 10*time.Minute),
+				"hold":     p.SetDuration(&d.Hold, time.Millisecond, 10*time.Minute),
+				"max-hold": p.SetDuration(&d.MaxHold, time.Millisecond, time.Hour),
+			})
+			if t := d.over(DefaultDamping); t.MaxHold < t.Hold {
+				p.Errf(k, "capacity-damping: max-hold %v is shorter than hold %v", t.MaxHold, t.Hold)
+			}
+		},
 		"distance": func(k, v *yaml.Node) {
 			if !p.IsMapping(k, v) {
 				return

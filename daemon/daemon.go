@@ -393,8 +393,10 @@ func routingSpecs(specs []Spec) []Spec {
 // ribRouting turns the config's settings of one protocol into the rib's.
 func ribRouting(r config.Routing, sel rib.Selection) rib.Routing {
 	t := r.SPF
+	d := r.Damping
 	return rib.Routing{ECMPOnly: r.ECMPOnly, Distance: r.Distance, Select: sel, Delay: spf.DelayConfig{InitialDelay: t.InitialDelay,
-		ShortDelay: t.ShortDelay, LongDelay: t.LongDelay, TimeToLearn: t.TimeToLearn, Holddown: t.Holddown}}
+		ShortDelay: t.ShortDelay, LongDelay: t.LongDelay, TimeToLearn: t.TimeToLearn, Holddown: t.Holddown},
+		Damping: rib.DampConfig{Changes: d.Changes, Window: d.Window, Hold: d.Hold, MaxHold: d.MaxHold}}
 }
 
 // fibProtocol is the kernel protocol of our routes and nexthops (one FIB

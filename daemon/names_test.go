@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/config"
+	"github.com/fared/fared/rib"
 	"github.com/fared/fared/spf"
 )
 
@@ -71,5 +72,14 @@ func TestSPFDefaultsAgree(t *testing.T) {
 		if (got == nil) != (want == nil) || (got != nil && got.Error() != want.Error()) {
 			t.Errorf("%+v: config says %v, spf says %v", s, got, want)
 		}
+	}
+}
+
+// config states the capacity damping defaults itself (it must not import
+// rib): they are the rib's.
+func TestDampingDefaultsAgree(t *testing.T) {
+	c := config.DefaultDamping
+	if (rib.DampConfig{Changes: c.Changes, Window: c.Window, Hold: c.Hold, MaxHold: c.MaxHold}) != rib.DefaultDampConfig() {
+		t.Errorf("config.DefaultDamping %+v, rib.DefaultDampConfig %+v", c, rib.DefaultDampConfig())
 	}
 }

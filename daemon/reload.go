@@ -196,6 +196,9 @@ func (d *Daemon) applyRIB(old, nc *config.Config) Change {
 		if o.SPF != n.SPF {
 			c.Changed = append(c.Changed, fmt.Sprintf("%s: spf timers %+v -> %+v", p, o.SPF, n.SPF))
 		}
+		if o.Damping != n.Damping {
+			c.Changed = append(c.Changed, fmt.Sprintf("%s: capacity-damping %+v -> %+v", p, o.Damping, n.Damping))
+		}
 		if o.Distance != n.Distance {
 			c.Changed = append(c.Changed, fmt.Sprintf("%s: distance %d -> %d", p, o.Distance, n.Distance))
 		}

@@ -68,7 +68,7 @@ func wireDelay(d spf.DelayView) wire.SPFDelay {
 }
 
 func wireLogEntry(e *spf.LogEntry) wire.SPFLogEntry {
-	return wire.SPFLogEntry{At: e.At, Trigger: e.Trigger, Kind: e.Kind(), Duration: e.Duration(),
+	return wire.SPFLogEntry{At: e.At, Trigger: e.Trigger, Kind: e.Kind(), Reason: e.Reason, Capacity: e.Capacity, Duration: e.Duration(),
 		Compute: e.Compute, Install: e.Install, Nodes: e.Nodes, RoutesChanged: e.RoutesChanged}
 }
 

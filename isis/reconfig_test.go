@@ -14,6 +14,7 @@ import (
 
 	"github.com/fared/fared/config"
 	"github.com/fared/fared/internal/igp/igptest"
+	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/isis/packet"
 )
 
@@ -22,6 +23,7 @@ import (
 type kif struct {
 	w     *wire // nil: no link (a passive lo)
 	addrs []netip.Prefix
+	speed func() float64 // bits/s; nil: unknown
 }
 
 // liveNode is an instance whose config a test rewrites.
@@ -61,6 +63,12 @@ func startLive(t testing.TB, n int, y string, kernel map[string]kif) *liveNode {
 
 func startLiveLog(t testing.TB, n int, y string, kernel map[string]kif, log *slog.Logger) *liveNode {
 	t.Helper()
+	return startLiveOpts(t, n, y, kernel, Options{Logger: log})
+}
+
+// startLiveOpts starts router n with opts' logger and clock.
+func startLiveOpts(t testing.TB, n int, y string, kernel map[string]kif, opts Options) *liveNode {
+	t.Helper()
 	cfg := parseCfg(t, y)
 	macs := map[string][6]byte{}
 	i := 0
@@ -69,14 +77,19 @@ func startLiveLog(t testing.TB, n int, y string, kernel map[string]kif, log *slo
 		i++
 	}
 	in, err := New(cfg, Options{
-		Logger: log,
+		Logger: opts.Logger,
+		Now:    opts.Now,
 		Interfaces: func(name string) (*IfaceInfo, error) {
 			k, ok := kernel[name]
 			if !ok {
 				return nil, errors.New("no such interface")
 			}
 			mac := macs[name]
-			return &IfaceInfo{Iface: net.Interface{Index: 10 + len(name), MTU: 1500, Name: name, HardwareAddr: mac[:]}, Running: true, Addrs: k.addrs}, nil
+			info := &IfaceInfo{Iface: net.Interface{Index: 10 + len(name), MTU: 1500, Name: name, HardwareAddr: mac[:]}, Running: true, Addrs: k.addrs}
+			if k.speed != nil {
+				info.SpeedBps = k.speed()
+			}
+			return info, nil
 		},
 		OpenPort: func(ifi *net.Interface) (Port, error) {
 			k := kernel[ifi.Name]
@@ -379,13 +392,7 @@ func TestBandwidthOverrideAcrossReloads(t *testing.T) {
 		slog.New(slog.NewTextHandler(log, nil)))
 	igptest.BandwidthOverrideAcrossReloads(t, igptest.Overridable{
 		YAML: y, Reload: func(y string) Report { return r1.reload(t, y) }, Set: r1.in.SetBandwidth, Log: log,
-		BW: func() (float32, error) {
-			ifs, err := r1.in.Interfaces(context.Background())
-			if err != nil {
-				return 0, err
-			}
-			return ifs[0].BandwidthBytes, nil
-		},
+		BW: e0Bandwidth(r1.in),
 	})
 }
 
@@ -598,4 +605,19 @@ func TestPSNPRequestCarriesReportedLifetime(t *testing.T) {
 	if len(got) != 1 || got[0] != (packet.LSPEntry{ID: want, Lifetime: 1000, Checksum: 0xabcd}) {
 		t.Fatalf("PSNP entries %+v, want the request {seq 0, lifetime 1000, checksum 0xabcd}", got)
 	}
+}
+
+// TestSpeedChangeByLinkEvent: igptest.SpeedChangeByLinkEvent on a p2p
+// interface without a configured bandwidth.
+func TestSpeedChangeByLinkEvent(t *testing.T) {
+	igptest.SpeedChangeByLinkEvent(t, func(speed func() float64, now func() time.Time) (func(netif.Event), func() (float32, error)) {
+		kernel := map[string]kif{"e0": {w: &wire{}, addrs: []netip.Prefix{netip.MustParsePrefix("10.254.0.0/31")}, speed: speed}}
+		r1 := startLiveOpts(t, 1, liveYAML(1, "", "  interfaces:\n    - {name: e0, type: p2p, hello-interval: 1s}\n"), kernel, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: now})
+		return r1.in.LinkEvent, e0Bandwidth(r1.in)
+	})
+}
+
+// e0Bandwidth reads the bandwidth in force on e0, bytes/s.
+func e0Bandwidth(in *Instance) func() (float32, error) {
+	return igptest.FirstBandwidth(in.Interfaces, func(i InterfaceView) float32 { return i.BandwidthBytes })
 }

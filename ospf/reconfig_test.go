@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fared/fared/internal/igp/igptest"
+	"github.com/fared/fared/internal/netif"
 	"github.com/fared/fared/lsdb"
 	"github.com/fared/fared/rib"
 	"github.com/fared/fared/spf"
@@ -22,6 +23,7 @@ import (
 type kif struct {
 	w     *wire // nil: no link (a passive lo)
 	addrs []netip.Prefix
+	speed func() float64 // bits/s; nil: unknown
 }
 
 type liveNode struct{ *memNode }
@@ -56,12 +58,17 @@ func startLiveOpts(t testing.TB, y string, kernel map[string]kif, opts Options) 
 	in, err := New(parse(t, y), Options{
 		Logger:  opts.Logger,
 		OnGraph: opts.OnGraph,
+		Now:     opts.Now,
 		Interfaces: func(name string) (*IfaceInfo, error) {
 			k, ok := kernel[name]
 			if !ok {
 				return nil, errors.New("no such interface")
 			}
-			return &IfaceInfo{Iface: net.Interface{Index: 10 + len(name), MTU: 1500, Name: name}, Running: true, Addrs: k.addrs}, nil
+			info := &IfaceInfo{Iface: net.Interface{Index: 10 + len(name), MTU: 1500, Name: name}, Running: true, Addrs: k.addrs}
+			if k.speed != nil {
+				info.SpeedBps = k.speed()
+			}
+			return info, nil
 		},
 		OpenPort: func(ifi *net.Interface, addr netip.Addr) (Port, error) {
 			k := kernel[ifi.Name]
@@ -328,13 +335,7 @@ func TestBandwidthOverrideAcrossReloads(t *testing.T) {
 	r1 := startLiveLog(t, y("10G"), map[string]kif{"e0": {w: w, addrs: p2("10.254.0.0/31")}}, slog.New(slog.NewTextHandler(log, nil)))
 	igptest.BandwidthOverrideAcrossReloads(t, igptest.Overridable{
 		YAML: y, Reload: func(y string) Report { return r1.reload(t, y) }, Set: r1.in.SetBandwidth, Log: log,
-		BW: func() (float32, error) {
-			ifs, err := r1.in.Interfaces(context.Background())
-			if err != nil {
-				return 0, err
-			}
-			return ifs[0].BandwidthBytes, nil
-		},
+		BW: e0Bandwidth(r1.in),
 	})
 }
 
@@ -456,4 +457,18 @@ func TestReloadLeftAreaWithdrawsRoutes(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestSpeedChangeByLinkEvent: igptest.SpeedChangeByLinkEvent, as in IS-IS.
+func TestSpeedChangeByLinkEvent(t *testing.T) {
+	igptest.SpeedChangeByLinkEvent(t, func(speed func() float64, now func() time.Time) (func(netif.Event), func() (float32, error)) {
+		kernel := map[string]kif{"e0": {w: &wire{}, addrs: p2("10.254.0.0/31"), speed: speed}}
+		r1 := startLiveOpts(t, liveYAML(1, "", "  interfaces:\n    - {name: e0, type: p2p, area: 0}\n"), kernel, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: now})
+		return r1.in.LinkEvent, e0Bandwidth(r1.in)
+	})
+}
+
+// e0Bandwidth reads the bandwidth in force on e0, bytes/s.
+func e0Bandwidth(in *Instance) func() (float32, error) {
+	return igptest.FirstBandwidth(in.Interfaces, func(i InterfaceView) float32 { return i.BandwidthBytes })
 }

@@ -48,6 +48,7 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-timer.C:
 		}
 		m.runDue()
+		m.releaseDue(m.cfg.Now())
 		if next := m.nextDue(); !next.IsZero() {
 			timer.Reset(max(0, next.Sub(m.cfg.Now())))
 		}
@@ -70,6 +71,7 @@ func (m *Manager) takeMail() {
 			}
 		}
 		delete(m.protoSet, p)
+		m.pruneDamp(now)
 		m.delays.Delete(p)
 		m.compute(nil, []string{p + " stopped"})
 	}
@@ -91,13 +93,24 @@ func (m *Manager) takeMail() {
 		}
 		ps.routing = r
 	}
-	for k, u := range pending {
-		if m.levels[k] == nil {
-			m.levels[k] = &levelState{}
+	m.pruneDamp(now)
+	for _, k := range slices.Sorted(maps.Keys(pending)) {
+		u := pending[k]
+		ls := m.levels[k]
+		if ls == nil {
+			ls = &levelState{}
+			m.levels[k] = ls
 		}
-		m.levels[k].g = u.g
+		if m.capacityChange(k, ls, u, now) {
+			continue
+		}
+		// Topology (or prefixes, adjacencies): the back-off schedules it,
+		// and its computation applies every bandwidth as advertised.
+		m.releaseLevel(k)
+		ls.g, ls.adv, ls.why = u.g, u.g, ""
 		m.arm(m.proto(u.g.Protocol), now, u.triggers...)
 	}
+	m.runCapacity()
 }
 
 // arm records an SPF event for the protocol: RFC 8405 gives the time of
@@ -111,7 +124,7 @@ func (m *Manager) arm(ps *protoState, now time.Time, triggers ...string) {
 }
 
 func (m *Manager) nextDue() time.Time {
-	var next time.Time
+	next := m.nextRelease()
 	for _, ps := range m.protoSet {
 		if !ps.due.IsZero() && (next.IsZero() || ps.due.Before(next)) {
 			next = ps.due
@@ -135,40 +148,29 @@ func (m *Manager) runDue() {
 	if len(due) == 0 {
 		return
 	}
-	m.compute(due, trig)
+	m.compute(func(k string) bool { p, _, _ := strings.Cut(k, "/"); return slices.Contains(due, p) }, trig)
 	for _, p := range due {
 		m.protoSet[p].delay.Ran(m.cfg.Now())
 	}
 }
 
-// compute runs SPF and FARE where the topologies of the given protocols
-// (nil: all) changed, and installs the merged table.
-func (m *Manager) compute(protocols []string, triggers []string) {
+// compute runs SPF and FARE where the topologies pick chooses (nil: all)
+// changed, and installs the merged table.
+func (m *Manager) compute(pick func(topo string) bool, triggers []string) {
 	start := m.cfg.Now()
-	full := false
+	full, capacity := false, true
 	nodes := 0
-	for _, ls := range m.levels {
-		if ls == nil || ls.g == nil || ls.g == ls.done {
+	var reasons []string
+	for _, k := range slices.Sorted(maps.Keys(m.levels)) {
+		ls := m.levels[k]
+		if ls == nil || ls.g == nil || ls.g == ls.done || (pick != nil && !pick(k)) {
 			continue
 		}
-		if protocols != nil && !slices.Contains(protocols, ls.g.Protocol) {
-			continue
-		}
-		opt := fare.Options{ECMPOnly: m.proto(ls.g.Protocol).routing.ECMPOnly}
-		if same, changed := topologyDiff(ls); same {
-			// Only prefixes or bandwidths changed: keep the DAG, redo
-			// FARE only below the links whose bandwidth changed.
-			prevR := ls.result
-			ls.result = spf.ReuseChanged(prevR, ls.g, changed)
-			ls.routes = spf.Routes(ls.result)
-			ls.table = fare.Update(ls.table, prevR, ls.result, ls.routes, changed, opt)
-		} else {
-			ls.result = spf.Run(ls.g)
-			ls.routes = spf.Routes(ls.result)
-			ls.table = fare.ComputeTable(ls.result, ls.routes, opt)
-			full = true
-		}
-		ls.done = ls.g
+		f, why := m.computeLevel(ls)
+		full = full || f
+		capacity = capacity && ls.why != ""
+		reasons = append(reasons, k+" "+why)
+		ls.done, ls.why = ls.g, ""
 		nodes += len(ls.g.Nodes)
 	}
 	prev := m.snap.Load()
@@ -179,7 +181,7 @@ func (m *Manager) compute(protocols []string, triggers []string) {
 	t2 := m.cfg.Now()
 	changed := diffRoutes(prev.Routes, snap.Routes)
 	end := m.cfg.Now()
-	entry := spf.LogEntry{At: start, Trigger: joinTriggers(triggers), Full: full,
+	entry := spf.LogEntry{At: start, Trigger: listed(triggers), Full: full, Reason: listed(reasons), Capacity: capacity && len(reasons) > 0,
 		Compute: t1.Sub(start) + end.Sub(t2), Install: t2.Sub(t1), Nodes: nodes, RoutesChanged: changed}
 	m.spfLog.Add(entry)
 	if m.cfg.Observe != nil {
@@ -196,7 +198,34 @@ func (m *Manager) compute(protocols []string, triggers []string) {
 		}
 	}
 	m.publish(snap)
-	m.log.Debug("routes computed", "kind", entry.Kind(), "routes", len(snap.Routes), "changed", changed, "took", m.cfg.Now().Sub(start))
+	m.log.Debug("routes computed", "kind", entry.Kind(), "reason", entry.Reason, "routes", len(snap.Routes), "changed", changed, "took", m.cfg.Now().Sub(start))
+}
+
+// computeLevel runs SPF and FARE on the level's new snapshot: route-only
+// when its topology is the last computed one's, else in full. It says
+// which, and why.
+func (m *Manager) computeLevel(ls *levelState) (full bool, why string) {
+	opt := fare.Options{ECMPOnly: m.proto(ls.g.Protocol).routing.ECMPOnly}
+	same, changed := topologyDiff(ls)
+	if !same {
+		ls.result = spf.Run(ls.g)
+		ls.routes = spf.Routes(ls.result)
+		ls.table = fare.ComputeTable(ls.result, ls.routes, opt)
+		if ls.done == nil {
+			return true, "full: first computation"
+		}
+		return true, "full: topology"
+	}
+	// Only prefixes or bandwidths changed: keep the DAG, redo FARE only
+	// below the links whose bandwidth changed.
+	prevR := ls.result
+	ls.result = spf.ReuseChanged(prevR, ls.g, changed)
+	ls.routes = spf.Routes(ls.result)
+	ls.table = fare.Update(ls.table, prevR, ls.result, ls.routes, changed, opt)
+	if ls.why != "" {
+		return false, "route-only: " + ls.why
+	}
+	return false, "route-only: prefixes or adjacencies"
 }
 
 // topologyDiff compares the level's new snapshot with the last computed
@@ -208,7 +237,8 @@ func topologyDiff(ls *levelState) (bool, []int32) {
 	return spf.TopologyDiff(ls.done, ls.g, true)
 }
 
-func joinTriggers(ts []string) string {
+// listed joins distinct items, at most four and a count of the rest.
+func listed(ts []string) string {
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range ts {

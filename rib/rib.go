@@ -38,6 +38,9 @@ type Routing struct {
 	// Distance ranks protocols when several know a prefix: the lower wins
 	// (the protocols' config sections have FRR's defaults).
 	Distance uint8
+	// Damping is the per-link rule for capacity changes, which never
+	// wait for the back-off (capacity.go).
+	Damping DampConfig
 	// Select is the protocol's part of the merge (selection.go): which of
 	// its routes take part and how they rank against each other. nil:
 	// every route, ranked by metric alone.
@@ -93,6 +96,11 @@ type Manager struct {
 	retry   chan struct{}
 	// retryArmed: one hold re-check is pending (owned by Run).
 	retryArmed bool
+	// The capacity path (capacity.go), owned by Run: per-link damping,
+	// and the topologies to compute at once with their triggers.
+	damp     map[linkKey]*linkDamp
+	capacity []string
+	capTrig  []string
 }
 
 type update struct {
@@ -101,8 +109,10 @@ type update struct {
 }
 
 type levelState struct {
-	g      *lsdb.Graph // latest submitted
+	g      *lsdb.Graph // latest to compute: adv, held bandwidths as applied
+	adv    *lsdb.Graph // latest submitted (as advertised)
 	done   *lsdb.Graph // last computed
+	why    string      // the capacity change g holds (capacity.go)
 	result *spf.Result
 	routes []spf.Route // spf.Routes(result); table.Routes[i] is routes[i] weighed
 	table  fare.Table
@@ -131,7 +141,7 @@ func New(cfg Config) *Manager {
 	m := &Manager{cfg: cfg, log: cfg.Log.With("sub", "rib"), retry: make(chan struct{}, 1),
 		pending: map[string]update{}, routing: map[string]Routing{}, changed: map[string]bool{}, dropped: map[string]bool{},
 		mail: make(chan struct{}, 1), subs: map[*Subscription]struct{}{}, protoSet: map[string]*protoState{},
-		levels: map[string]*levelState{}}
+		levels: map[string]*levelState{}, damp: map[linkKey]*linkDamp{}}
 	for p, r := range cfg.Routing {
 		m.routing[p] = r
 	}

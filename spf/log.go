@@ -13,6 +13,14 @@ type LogEntry struct {
 	// Full: the DAG was recomputed; otherwise only routes and FARE were
 	// (a prefix or bandwidth change).
 	Full bool
+	// Reason says why the computation took its path: "topology", "first
+	// computation", "prefixes or adjacencies", or the capacity change
+	// ("bandwidth change on link l1→s1").
+	Reason string
+	// Capacity: a capacity change (bandwidths only) computed at once,
+	// outside the RFC 8405 back-off; false for what the back-off
+	// scheduled.
+	Capacity bool
 	// Compute is SPF, FARE, route building and next-hop resolution, and
 	// the count of changed routes: everything but the kernel write.
 	// Install is the kernel write (fib Sync), 0 while the start-up hold

@@ -77,6 +77,13 @@ type SPFLogEntry struct {
 	At      time.Time `json:"at"`
 	Trigger string    `json:"trigger"`
 	Kind    string    `json:"kind"` // "full" | "route-only"
+	// Reason says, per topology, which path the computation took and
+	// why: "isis/L2 route-only: bandwidth change on s1→l1", "isis/L2
+	// full: topology", "... route-only: prefixes or adjacencies".
+	Reason string `json:"reason"`
+	// Capacity: a capacity change (bandwidths only) computed at once,
+	// outside the RFC 8405 back-off (docs/fare.md).
+	Capacity bool `json:"capacity"`
 	// Duration is the whole computation: Compute + Install.
 	Duration time.Duration `json:"duration_ns"`
 	// Compute is SPF, FARE, route building and next-hop resolution, and

@@ -34,10 +34,10 @@ func Namespace(ns netns.NsHandle) netns.NsHandle {
 	return netns.None()
 }
 
-// Monitor reports link oper-state transitions and address changes of the
-// namespace ns (0: the current one) until ctx ends, starting with the
-// current state (one LinkUp/LinkDown per link and one AddrAdded per
-// address). A deleted link that was up is reported LinkDown. It blocks;
+// Monitor reports link oper-state transitions, other link changes
+// (LinkChanged) and address changes of the namespace ns (0: the current
+// one) until ctx ends, starting with the current state (one
+// LinkUp/LinkDown per link and one AddrAdded per address). A deleted link that was up is reported LinkDown. It blocks;
 // run it in its own goroutine. The daemon feeds the FIB first (it drops
 // the next hops of a dead link at once) and then the modules.
 func Monitor(ctx context.Context, ns netns.NsHandle, events chan<- Event) error {
@@ -82,7 +82,9 @@ func Monitor(ctx context.Context, ns netns.NsHandle, events chan<- Event) error 
 		names[idx] = a.Name
 		up := operUp(a)
 		if prev, known := state[idx]; known && prev == up {
-			return nil
+			// Not a transition, but the link may have changed otherwise
+			// (a bond's speed): the modules re-read it.
+			return send(Event{Kind: LinkChanged, IfIndex: idx, Name: a.Name})
 		}
 		state[idx] = up
 		if up {

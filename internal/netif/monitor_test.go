@@ -18,6 +18,8 @@ func TestMonitor(t *testing.T) {
 	n.IP("link", "set", "v1", "up")
 	n.IP("addr", "add", "10.1.0.1/24", "dev", "v1")
 	idx := n.Ifindex("v1")
+	n.IP("link", "add", "v2", "type", "veth", "peer", "name", "v2p")
+	idx2 := n.Ifindex("v2")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ev := make(chan Event, 64)
@@ -57,6 +59,11 @@ func TestMonitor(t *testing.T) {
 	wait(func(e Event) bool { return e.Kind == AddrRemoved && e.Addr == netip.MustParsePrefix("10.1.0.1/24") })
 	n.IP("link", "set", "v1p", "up")
 	wait(func(e Event) bool { return e.Kind == LinkUp && e.IfIndex == idx })
+	// An RTM_NEWLINK that is no up/down transition (here an MTU; on a
+	// bond, the speed after a member left) is reported for a re-read. v2
+	// stays down, so nothing else of the kernel's makes one for it.
+	n.IP("link", "set", "v2", "mtu", "1400")
+	wait(func(e Event) bool { return e.Kind == LinkChanged && e.IfIndex == idx2 && e.Name == "v2" && !e.Initial })
 	// A deleted link that was up is reported down, then gone.
 	n.IP("link", "del", "v1")
 	wait(func(e Event) bool { return e.Kind == LinkDown && e.IfIndex == idx && !e.Initial })

@@ -56,6 +56,12 @@ const (
 	AddrRemoved
 	// LinkGone: the interface was deleted (after a LinkDown if it was up).
 	LinkGone
+	// LinkChanged: an RTM_NEWLINK that left the oper state as it was:
+	// some other attribute may have changed (the MTU; a bond's speed
+	// when a member left or came back, which the message does not
+	// carry). Who cares re-reads the interface (Lookup: the speed from
+	// sysfs, i.e. ethtool's).
+	LinkChanged
 )
 
 func (k EventKind) String() string {
@@ -70,6 +76,8 @@ func (k EventKind) String() string {
 		return "addr-removed"
 	case LinkGone:
 		return "link-gone"
+	case LinkChanged:
+		return "link-changed"
 	}
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
