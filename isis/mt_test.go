@@ -1,11 +1,18 @@
 package isis
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/fared/fared/internal/igp/igptest"
 
 	"github.com/fared/fared/isis/packet"
 )
@@ -94,5 +101,63 @@ func TestAdjacencyMTs(t *testing.T) {
 	dup := packet.TLVs{&packet.MultiTopology{MTs: []packet.MTID{2 | 0x8000, 0}}, &packet.MultiTopology{MTs: []packet.MTID{2}}}
 	if got := neighborMTs(dup); !reflect.DeepEqual(got, []uint16{0, 2}) {
 		t.Errorf("repeated and flagged ids: %v, want [0 2]", got)
+	}
+}
+
+// TestMultiTopologyLSPs: two routers with multi-topology on, in memory.
+// r1's LSP carries TLV 229 (MT 0, MT 2) in fragment 0, TLV 22 and TLV
+// 222 of MT 2 naming r2, and its IPv6 prefix in TLV 237 of MT 2 with its
+// Path Bandwidth (config 5e9 bits/s: 6.25e8 bytes/s), no TLV 236; r2's graph has the prefix at r1 with that
+// Path Bandwidth (read from TLV 237). With r2 in MT 0 only, r1's TLV 222
+// names nobody.
+func TestMultiTopologyLSPs(t *testing.T) {
+	for _, r2MT := range []bool{true, false} {
+		w := &wire{}
+		r2Extra := ""
+		if r2MT {
+			r2Extra = "  multi-topology: true\n"
+		}
+		r1 := startMemExtra(t, 1, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.0/31")}},
+			"  multi-topology: true\n", "    - {prefix: 2001:db8:ff::1/128, path-bandwidth: 5e9}\n")
+		r2 := startMemExtra(t, 2, []memIf{{name: "e0", typ: "p2p", w: w, addr: netip.MustParsePrefix("10.254.0.1/31")}}, r2Extra, "")
+		igptest.Poll(t, 10*time.Second, "up", wantUp(r1, "0000.0000.0002@e0"))
+		igptest.Poll(t, 10*time.Second, "r2 has r1's IPv6 prefix from TLV 237", func() error {
+			g := r2.in.Graph(2)
+			if g == nil {
+				return errors.New("no graph")
+			}
+			for _, p := range g.Prefixes {
+				if p.Prefix == netip.MustParsePrefix("2001:db8:ff::1/128") && g.Nodes[p.Node].ID == "0000.0000.0001.00" && p.HasPathBW && p.PathBW == 6.25e8 {
+					return nil
+				}
+			}
+			return fmt.Errorf("prefixes %+v", g.Prefixes)
+		})
+		var tlvs packet.TLVs
+		_ = r1.in.Query(context.Background(), func() { tlvs = r1.in.ownTLVs(2) })
+		frag0 := r1.in.fragment(tlvs)[0]
+		if got := frag0.MultiTopologies(); !reflect.DeepEqual(got, []packet.MTID{0, 2}) {
+			t.Errorf("TLV 229 in fragment 0: %v", got)
+		}
+		if n := tlvs.ExtISNeighbors(); len(n) != 1 || n[0].ID != packet.MakeNodeID(packet.SystemID{0, 0, 0, 0, 0, 2}, 0) {
+			t.Errorf("TLV 22 %+v", n)
+		}
+		n2 := tlvs.MTISNeighbors(packet.MTIPv6Unicast)
+		if r2MT && (len(n2) != 1 || n2[0].ID != packet.MakeNodeID(packet.SystemID{0, 0, 0, 0, 0, 2}, 0)) {
+			t.Errorf("TLV 222 of MT 2: %+v", n2)
+		}
+		if !r2MT && len(n2) != 0 {
+			t.Errorf("r2 in MT 0 only, yet TLV 222 of MT 2 names %+v", n2)
+		}
+		if p := tlvs.IPv6Prefixes(); len(p) != 0 {
+			t.Errorf("TLV 236 with multi-topology: %+v", p)
+		}
+		p6 := tlvs.MTIPv6Prefixes(packet.MTIPv6Unicast)
+		if len(p6) != 1 || p6[0].Prefix != netip.MustParsePrefix("2001:db8:ff::1/128") {
+			t.Fatalf("TLV 237 of MT 2: %+v", p6)
+		}
+		if pb, ok := packet.PathBandwidth(p6[0].SubTLVs, packet.DefaultPathBandwidthSubTLV); !ok || pb != 6.25e8 {
+			t.Errorf("Path Bandwidth in TLV 237: %v %v", pb, ok)
+		}
 	}
 }
