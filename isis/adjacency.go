@@ -52,6 +52,7 @@ type adjacency struct {
 	areas        [][]byte
 	addrs4       []netip.Addr
 	addrs6       []netip.Addr
+	mts          []uint16 // topologies of the neighbour's TLV 229 (mt.go)
 	extCircuitID uint32
 	since        time.Time
 	flaps        int
@@ -154,6 +155,7 @@ func (c *circuit) rxP2PHello(h *packet.P2PHello, mac [6]byte) {
 		c.p2p = a
 	}
 	a.nbrType, a.areas, a.addrs4, a.addrs6 = h.CircuitType, areas, a4, a6
+	a.mts = neighborMTs(h.TLVs)
 	a.hold = time.Duration(h.HoldTime) * time.Second
 	a.expires = now.Add(a.hold)
 	if tw != nil && tw.HasExtCircuit {
@@ -230,6 +232,7 @@ func (c *circuit) rxLANHello(h *packet.LANHello, mac [6]byte) {
 		ll.adjs[mac] = a
 	}
 	a.nbrType, a.areas, a.addrs4, a.addrs6 = h.CircuitType, areas, a4, a6
+	a.mts = neighborMTs(h.TLVs)
 	a.hold = time.Duration(h.HoldTime) * time.Second
 	a.expires = now.Add(a.hold)
 	prioChanged := a.priority != h.Priority || a.lanID != h.LANID

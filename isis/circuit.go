@@ -390,8 +390,8 @@ func fitList[T any](tlvs packet.TLVs, room *int, items []T, size, per int, mk fu
 	return tlvs, done
 }
 
-// helloTLVs builds a hello's TLVs within room bytes: areas and protocols,
-// then extra (the P2P three-way TLV), the IPv4 addresses (RFC 1195) and
+// helloTLVs builds a hello's TLVs within room bytes: areas, protocols and
+// with multi-topology on the topologies (TLV 229), then extra (the P2P three-way TLV), the IPv4 addresses (RFC 1195) and
 // IPv6 link-local addresses (RFC 5308 §4: the next hops of IPv6 routes),
 // each list over as many TLVs as it needs. left is the room that remains;
 // cut counts addresses that did not fit.
@@ -399,6 +399,9 @@ func (c *circuit) helloTLVs(room int, extra ...packet.TLV) (tlvs packet.TLVs, le
 	tlvs = packet.TLVs{
 		&packet.AreaAddresses{Areas: c.in.areas},
 		&packet.ProtocolsSupported{NLPIDs: c.in.nlpids()},
+	}
+	if mt := c.in.helloMTs(); mt != nil {
+		tlvs = append(tlvs, mt)
 	}
 	tlvs = append(tlvs, extra...)
 	room -= tlvs.Len()

@@ -45,6 +45,10 @@ type Config struct {
 	// redundancy).
 	FloodingReduction  bool
 	FloodingReflooders int
+	// MultiTopology takes part in RFC 5120 multi-topology routing: the
+	// hellos announce MT 0 (IPv4) and MT 2 (IPv6 unicast) in TLV 229, as
+	// FRR's "topology ipv6-unicast" does (mt.go).
+	MultiTopology bool
 	// ECMPOnly and SPF override the rib section for IS-IS's topologies
 	// (nil, zero timers: not set). Read them through config.Config.Routing.
 	ECMPOnly *bool
@@ -190,6 +194,7 @@ func parseSection(w *config.Walker, k, v *yaml.Node) any {
 		"overload":            w.Bool(&is.Overload),
 		"flooding-reduction":  w.Bool(&is.FloodingReduction),
 		"flooding-reflooders": config.SetInt(w, &is.FloodingReflooders, 1, 8),
+		"multi-topology":      w.Bool(&is.MultiTopology),
 		"ecmp-only":           w.BoolPtr(&is.ECMPOnly),
 		"attached-bit":        w.Bool(&is.AttachedBit),
 		"readvertise-hold":    w.SetDuration(&is.ReadvertiseHold, 0, time.Hour),

@@ -137,6 +137,7 @@ func TestValid(t *testing.T) {
 		{"  lsp-lifetime: 65535\n  lsp-refresh: 65474s\n", func(c *config.Config) bool { return Section(c).LSPRefresh == 65474*time.Second }},
 		{"  path-bandwidth-subtlv: 255\n", func(c *config.Config) bool { return Section(c).PathBandwidthSubTLV == 255 }},
 		{"  overload: true\n  hello-padding: false\n", func(c *config.Config) bool { return Section(c).Overload && !Section(c).HelloPadding }},
+		{"  multi-topology: true\n", func(c *config.Config) bool { return Section(c).MultiTopology }},
 		{"  areas: [49, 39.752F.0100.0014.0000.0000.0001]\n", func(c *config.Config) bool {
 			return len(Section(c).Areas) == 2 && len(Section(c).Areas[0]) == 1 && len(Section(c).Areas[1]) == 13
 		}},

@@ -49,7 +49,7 @@ const (
 	topoHasRemote
 )
 
-// topoPrefix is one TLV 135 or 236 prefix usable by SPF. Its sub-TLVs stay
+// topoPrefix is one TLV 135, 236 or 237 (MT 2) prefix usable by SPF. Its sub-TLVs stay
 // (slices of the raw PDU): the Path Bandwidth code point is config that a
 // reload may change.
 type topoPrefix struct {
@@ -73,6 +73,8 @@ func topoOf(p *packet.LSP) *lspTopo {
 		case *packet.ExtIPReach:
 			np += len(v.Prefixes)
 		case *packet.IPv6Reach:
+			np += len(v.Prefixes)
+		case *packet.MTIPv6Reach:
 			np += len(v.Prefixes)
 		}
 	}
@@ -118,15 +120,28 @@ func topoOf(p *packet.LSP) *lspTopo {
 				t.prefixes = append(t.prefixes, topoPrefix{prefix: x.Prefix.Masked(), metric: x.Metric, down: x.Down, subs: x.SubTLVs})
 			}
 		case *packet.IPv6Reach:
-			for _, x := range v.Prefixes {
-				if x.Metric > maxPathMetric {
-					continue // RFC 5308 §2: never installed
-				}
-				t.prefixes = append(t.prefixes, topoPrefix{prefix: x.Prefix.Masked(), metric: x.Metric, down: x.Down, external: x.External, subs: x.SubTLVs})
+			t.addIPv6(v.Prefixes)
+		case *packet.MTIPv6Reach:
+			// MT 2's IPv6 prefixes (an MT router sends no TLV 236), read
+			// onto the standard topology's links: right while MT 2 has the
+			// links MT 0 has (mt.go).
+			if v.MT.ID() == packet.MTIPv6Unicast {
+				t.addIPv6(v.Prefixes)
 			}
 		}
 	}
 	return t
+}
+
+// addIPv6 adds the IPv6 prefixes of a TLV 236, or of a TLV 237 of MT 2,
+// but those RFC 5308 §2 says never to install.
+func (t *lspTopo) addIPv6(ps []packet.IPv6Prefix) {
+	for _, x := range ps {
+		if x.Metric > maxPathMetric {
+			continue
+		}
+		t.prefixes = append(t.prefixes, topoPrefix{prefix: x.Prefix.Masked(), metric: x.Metric, down: x.Down, external: x.External, subs: x.SubTLVs})
+	}
 }
 
 // topology returns the entry's contribution, extracting it on first use.

@@ -252,7 +252,7 @@ func (in *Instance) ownTLVs(l int) packet.TLVs {
 	tlvs = append(tlvs, packet.PackExtISReach(nbrs)...)
 	tlvs = append(tlvs, packet.PackExtIPReach(p4)...)
 	tlvs = append(tlvs, packet.PackIPv6Reach(p6)...)
-	return tlvs
+	return in.multiTopologyTLVs(tlvs) // mt.go
 }
 
 // reach is this circuit's contribution to TLV 22 at level l: the P2P

@@ -290,6 +290,8 @@ func (in *Instance) reportSettings(old, ni *Config, changed igp.Changer) {
 			return "own LSPs re-originated with it"
 		case strings.HasPrefix(d, "hello-padding"):
 			return "applied at the next hello"
+		case strings.HasPrefix(d, "multi-topology"):
+			return "TLV 229 in the next hello; re-originated (TLVs 229, 222, 237: mt.go)"
 		case strings.HasPrefix(d, "flooding-reflooders"):
 			return "applied to the next LSP received"
 		case strings.HasPrefix(d, "flooding-reduction"):

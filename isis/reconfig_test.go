@@ -361,7 +361,7 @@ func TestReloadReportsEverySetting(t *testing.T) {
 			"psnp-interval": {"200ms", "300ms"}, "lsp-mtu": {"1492", "1400"}, "hello-padding": {"true", "false"},
 			"overload": {"false", "true"}, "ecmp-only": {"false", "true"}, "attached-bit": {"true", "false"},
 			"leak-l2-to-l1": {"[]", "[10.0.0.0/8]"}, "readvertise-hold": {"1s", "2s"}, "flooding-reduction": {"false", "true"},
-			"flooding-reflooders": {"1", "2"}, "areas": {"[49.0001]", "[49.0002]"},
+			"flooding-reflooders": {"1", "2"}, "areas": {"[49.0001]", "[49.0002]"}, "multi-topology": {"false", "true"},
 			"authentication": {"{level-2: {keys: [{id: 1, algorithm: md5, secret: a}]}}", "{level-2: {keys: [{id: 2, algorithm: hmac-sha-256, secret: b}]}}"},
 			"bfd":            {"{interval: 100ms, multiplier: 3}", "{interval: 200ms, multiplier: 4}"},
 		},

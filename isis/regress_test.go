@@ -100,9 +100,9 @@ func TestLANHelloManyNeighborsSplitsTLV6(t *testing.T) {
 }
 
 // helloCircuit is circuit 0 of an offline instance made to look running
-// with the given neighbours and addresses.
-func helloCircuit(t testing.TB, typ string, mtu int) *circuit {
-	in, err := New(testConfig(t, 1, "2", []memIf{{name: "e0", typ: typ}}), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+// with the given neighbours and addresses; extra is testConfig's.
+func helloCircuit(t testing.TB, typ string, mtu int, extra ...string) *circuit {
+	in, err := New(testConfig(t, 1, "2", []memIf{{name: "e0", typ: typ}}, extra...), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,11 +63,7 @@ func DescribeTLV(t TLV, pathBWCode uint8) map[string]any {
 		}
 		m["entries"] = es
 	case ExtISReach:
-		ns := make([]map[string]any, len(x.Neighbors))
-		for i, n := range x.Neighbors {
-			ns[i] = map[string]any{"id": n.ID.String(), "metric": n.Metric, "sub_tlvs": describeSubs(TLVExtISReach, n.SubTLVs, pathBWCode)}
-		}
-		m["neighbors"] = ns
+		m["neighbors"] = describeNeighbors(x.Neighbors, pathBWCode)
 	case ProtocolsSupported:
 		ps := make([]string, len(x.NLPIDs))
 		for i, p := range x.NLPIDs {
@@ -90,19 +86,24 @@ func DescribeTLV(t TLV, pathBWCode uint8) map[string]any {
 	case Hostname:
 		m["hostname"] = x.Name
 	case ExtIPReach:
-		ps := make([]map[string]any, len(x.Prefixes))
-		for i, p := range x.Prefixes {
-			ps[i] = map[string]any{"prefix": p.Prefix.String(), "metric": p.Metric, "down": p.Down,
-				"sub_tlvs": describeSubs(TLVExtIPReach, p.SubTLVs, pathBWCode)}
-		}
-		m["prefixes"] = ps
+		m["prefixes"] = describeIPv4Prefixes(x.Prefixes, pathBWCode)
 	case IPv6Reach:
-		ps := make([]map[string]any, len(x.Prefixes))
-		for i, p := range x.Prefixes {
-			ps[i] = map[string]any{"prefix": p.Prefix.String(), "metric": p.Metric, "down": p.Down, "external": p.External,
-				"sub_tlvs": describeSubs(TLVIPv6Reach, p.SubTLVs, pathBWCode)}
+		m["prefixes"] = describeIPv6Prefixes(x.Prefixes, pathBWCode)
+	case MultiTopology:
+		ts := make([]map[string]any, len(x.MTs))
+		for i, mt := range x.MTs {
+			ts[i] = describeMTID(mt)
 		}
-		m["prefixes"] = ps
+		m["topologies"] = ts
+	case MTISReach:
+		m["mt_id"] = int(x.MT.ID())
+		m["neighbors"] = describeNeighbors(x.Neighbors, pathBWCode)
+	case MTIPReach:
+		m["mt_id"] = int(x.MT.ID())
+		m["prefixes"] = describeIPv4Prefixes(x.Prefixes, pathBWCode)
+	case MTIPv6Reach:
+		m["mt_id"] = int(x.MT.ID())
+		m["prefixes"] = describeIPv6Prefixes(x.Prefixes, pathBWCode)
 	case PurgeOriginator:
 		m["generator"] = x.Generator.String()
 		if x.HasSender {
@@ -169,10 +170,54 @@ func deref(t TLV) TLV {
 		return *x
 	case *Auth:
 		return *x
+	case *MultiTopology:
+		return *x
+	case *MTISReach:
+		return *x
+	case *MTIPReach:
+		return *x
+	case *MTIPv6Reach:
+		return *x
 	case *Unknown:
 		return *x
 	}
 	return t
+}
+
+func describeNeighbors(ns []ExtISNeighbor, code uint8) []map[string]any {
+	out := make([]map[string]any, len(ns))
+	for i, n := range ns {
+		out[i] = map[string]any{"id": n.ID.String(), "metric": n.Metric, "sub_tlvs": describeSubs(TLVExtISReach, n.SubTLVs, code)}
+	}
+	return out
+}
+
+func describeIPv4Prefixes(ps []ExtIPPrefix, code uint8) []map[string]any {
+	out := make([]map[string]any, len(ps))
+	for i, p := range ps {
+		out[i] = map[string]any{"prefix": p.Prefix.String(), "metric": p.Metric, "down": p.Down,
+			"sub_tlvs": describeSubs(TLVExtIPReach, p.SubTLVs, code)}
+	}
+	return out
+}
+
+func describeIPv6Prefixes(ps []IPv6Prefix, code uint8) []map[string]any {
+	out := make([]map[string]any, len(ps))
+	for i, p := range ps {
+		out[i] = map[string]any{"prefix": p.Prefix.String(), "metric": p.Metric, "down": p.Down, "external": p.External,
+			"sub_tlvs": describeSubs(TLVIPv6Reach, p.SubTLVs, code)}
+	}
+	return out
+}
+
+// describeMTID is a TLV 229 topology; "reserved_bits" only when a router
+// set them.
+func describeMTID(mt MTID) map[string]any {
+	d := map[string]any{"mt_id": int(mt.ID()), "overload": mt.Overload(), "attached": mt.Attached()}
+	if r := uint16(mt) & 0x3000; r != 0 {
+		d["reserved_bits"] = hex4(r)
+	}
+	return d
 }
 
 func describeSubs(parent uint8, subs []SubTLV, code uint8) []map[string]any {
@@ -198,10 +243,12 @@ func tagsOr[T uint32 | uint64](v []byte, h string, size int, get func([]byte) T)
 }
 
 // DescribeSubTLV names and decodes one sub-TLV of TLV parent (22, 135 or
-// 236): e.g. ("max_link_bandwidth", float32 bytes/s). Unknown sub-TLVs,
-// and known ones of the wrong length, give their bytes as a hex string
-// (name "unknown" for the former).
+// 236, or their multi-topology forms 222, 235 and 237): e.g.
+// ("max_link_bandwidth", float32 bytes/s). Unknown sub-TLVs, and known
+// ones of the wrong length, give their bytes as a hex string (name
+// "unknown" for the former).
 func DescribeSubTLV(parent uint8, s SubTLV, pathBWCode uint8) (name string, value any) {
+	parent = singleTopologyTLV(parent)
 	v := s.Value
 	h := hex.EncodeToString(v)
 	if parent == TLVExtIPReach || parent == TLVIPv6Reach {
@@ -295,6 +342,20 @@ func DescribeSubTLV(parent uint8, s SubTLV, pathBWCode uint8) (name string, valu
 		return "link_loss", map[string]any{"anomalous": v[0]&0x80 != 0, "percent": float64(binary.BigEndian.Uint32(v)&0xffffff) * 0.000003}
 	}
 	return "unknown", h
+}
+
+// singleTopologyTLV is the TLV whose entries (and sub-TLV codepoints) the
+// multi-topology TLV t carries; any other t is itself.
+func singleTopologyTLV(t uint8) uint8 {
+	switch t {
+	case TLVMTISReach:
+		return TLVExtISReach
+	case TLVMTIPReach:
+		return TLVExtIPReach
+	case TLVMTIPv6Reach:
+		return TLVIPv6Reach
+	}
+	return t
 }
 
 func floatOr(name string, v []byte, h string) (string, any) {

@@ -1,6 +1,8 @@
 // Package packet encodes and decodes IS-IS PDUs (ISO 10589, RFC 1195) and
-// the TLVs and sub-TLVs fared uses (RFC 5303, 5305, 5308, 6119, 7794, 8570),
-// plus the FARE Path Bandwidth prefix sub-TLV.
+// the TLVs and sub-TLVs fared uses (RFC 5120, 5303, 5305, 5308, 6119, 7794,
+// 8570), plus the FARE Path Bandwidth prefix sub-TLV. The multi-topology
+// TLVs 222, 235 and 237 are a 2-byte MT id followed by exactly the entries
+// of TLVs 22, 135 and 236, and share their codecs.
 //
 // Round trips are exact: Decode keeps every TLV instance in wire order, one
 // Go value per wire TLV, unknown TLVs and sub-TLVs byte for byte, prefixes

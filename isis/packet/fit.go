@@ -16,6 +16,11 @@ const (
 // valueLen is a TLV's encoded value size (before any splitting), without
 // encoding where it is cheap.
 func valueLen(v TLV) int {
+	// The reachability TLVs (22, 135, 236 and the MT ones) measure their
+	// entries; pointer and value TLVs alike have the method.
+	if x, ok := v.(interface{ valueLen() int }); ok {
+		return x.valueLen()
+	}
 	switch x := v.(type) {
 	case *Padding:
 		return max(x.Len, 0)
@@ -29,18 +34,6 @@ func valueLen(v TLV) int {
 		return 6 * len(x.SNPAs)
 	case ISNeighbors:
 		return 6 * len(x.SNPAs)
-	case *ExtISReach:
-		return x.valueLen()
-	case ExtISReach:
-		return x.valueLen()
-	case *ExtIPReach:
-		return x.valueLen()
-	case ExtIPReach:
-		return x.valueLen()
-	case *IPv6Reach:
-		return x.valueLen()
-	case IPv6Reach:
-		return x.valueLen()
 	}
 	var buf [MaxTLVValue + 1]byte
 	return len(v.AppendValue(buf[:0]))
@@ -66,6 +59,9 @@ func chunks[T any](items []T, per int, mk func([]T) TLV) []TLV {
 // all (one entry larger than a TLV, a non-list TLV too long) is left out
 // and counted in dropped; a hostname is cut to 255 bytes instead.
 func split(v TLV) (parts []TLV, dropped int) {
+	if parts, dropped, ok := splitMT(v); ok {
+		return parts, dropped
+	}
 	switch x := deref(v).(type) {
 	case AreaAddresses:
 		var ok [][]byte

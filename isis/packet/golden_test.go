@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestGoldenRoundTrip: every PDU captured from FRR 8.4.4 (testdata/capture.sh)
-// decodes and re-encodes to the identical bytes.
+// TestGoldenRoundTrip: every PDU captured from FRR 8.4.4 (testdata/capture.sh
+// and capture_mt.sh) decodes and re-encodes to the identical bytes.
 func TestGoldenRoundTrip(t *testing.T) {
 	wantType := map[string]uint8{
 		"frr_p2p_iih.bin":    TypeP2PHello,
@@ -19,6 +19,8 @@ func TestGoldenRoundTrip(t *testing.T) {
 		"frr_lan_csnp.bin":   TypeL2CSNP,
 		"frr_psnp.bin":       TypeL2PSNP,
 		"frr_purge_poi.bin":  TypeL2LSP,
+		"frr_mt_p2p_iih.bin": TypeP2PHello, // capture_mt.sh: TLV 229
+		"frr_mt_lsp.bin":     TypeL2LSP,    // TLVs 229, 222 (MT 2 and 3), 237
 	}
 	for name, raw := range goldenFiles(t) {
 		t.Run(name, func(t *testing.T) {

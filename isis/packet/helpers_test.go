@@ -104,7 +104,33 @@ func samplePDUs(t testing.TB) map[string]PDU {
 		TLVs: TLVs{&LSPEntries{Entries: []LSPEntry{{Lifetime: 1000, ID: MakeLSPID(sys(1), 0, 0), Seq: 3, Checksum: 0xabcd}}}},
 	}
 	purge := &LSP{Header: Header{Type: TypeL1LSP}, Lifetime: 0, ID: MakeLSPID(sys(9), 0, 3), Seq: 77, Checksum: 0, Flags: 0x01}
-	return map[string]PDU{"lan_iih": lan, "p2p_iih": p2p, "lsp": lsp, "csnp": csnp, "psnp": psnp, "purge": purge}
+	return map[string]PDU{"lan_iih": lan, "p2p_iih": p2p, "lsp": lsp, "csnp": csnp, "psnp": psnp, "purge": purge, "mt_lsp": sampleMTLSP()}
+}
+
+// sampleMTLSP is an LSP of a router in MT 0 and MT 2 (RFC 5120) as fared
+// originates it with multi-topology on, plus a TLV 235 of MT 3 and flags
+// and reserved bits a router may set.
+func sampleMTLSP() *LSP {
+	return &LSP{
+		Header: l2(TypeL2LSP), Lifetime: 1200, ID: MakeLSPID(sys(1), 0, 0), Seq: 5, Flags: 0x03,
+		TLVs: TLVs{
+			&MultiTopology{MTs: []MTID{MakeMTID(MTIPv4Unicast), MakeMTID(MTIPv6Unicast) | 0x8000, MakeMTID(3) | 0x4000 | 0x1000}},
+			&ExtISReach{Neighbors: []ExtISNeighbor{{ID: MakeNodeID(sys(2), 0), Metric: 10, SubTLVs: teSubs(1)}}},
+			&MTISReach{MT: MakeMTID(MTIPv6Unicast), Neighbors: []ExtISNeighbor{
+				{ID: MakeNodeID(sys(2), 0), Metric: 10, SubTLVs: []SubTLV{FloatSubTLV(SubMaxLinkBW, 1.25e9)}},
+				{ID: MakeNodeID(sys(4), 1), Metric: 20},
+			}},
+			&MTIPReach{MT: MakeMTID(3), Prefixes: []ExtIPPrefix{
+				{Metric: 0, Prefix: pfx("10.10.1.0/24"), SubTLVs: []SubTLV{pbSub(2.5e9)}},
+				{Metric: 10, Down: true, Prefix: pfx("10.255.0.1/32")},
+				{Metric: 8, Prefix: pfx("10.9.0.0/16"), SubTLVs: []SubTLV{}},
+			}},
+			&MTIPv6Reach{MT: MakeMTID(MTIPv6Unicast), Prefixes: []IPv6Prefix{
+				{Metric: 0, Prefix: pfx("2001:db8:1::/64"), SubTLVs: []SubTLV{pbSub(5e9)}},
+				{Metric: 10, Down: true, External: true, Prefix: pfx("2001:db8:ff::1/128")},
+			}},
+		},
+	}
 }
 
 // encode re-encodes exactly: LSPs with their own checksum.

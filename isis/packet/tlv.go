@@ -360,6 +360,14 @@ func decodeTLV(t uint8, v []byte, off int) (TLV, error) {
 		return decodeIPv6Reach(v, off)
 	case TLVThreeWay:
 		return decodeThreeWay(v, off)
+	case TLVMultiTopology:
+		return decodeMultiTopology(v, off)
+	case TLVMTISReach:
+		return decodeMTISReach(v, off)
+	case TLVMTIPReach:
+		return decodeMTIPReach(v, off)
+	case TLVMTIPv6Reach:
+		return decodeMTIPv6Reach(v, off)
 	}
 	return &Unknown{T: t, Value: v}, nil
 }

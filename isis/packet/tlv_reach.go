@@ -192,38 +192,48 @@ func subOverflow(t uint8, off int, what string, bad uint8, badLen int) error {
 }
 
 func decodeExtISReach(v []byte, off int) (TLV, error) {
+	ns, err := decodeExtISNeighbors(TLVExtISReach, v, off)
+	if err != nil {
+		return nil, err
+	}
+	return &ExtISReach{Neighbors: ns}, nil
+}
+
+// decodeExtISNeighbors decodes the neighbour entries of TLV 22, or of TLV
+// 222 after its MT id (t names the TLV in errors).
+func decodeExtISNeighbors(t uint8, v []byte, off int) ([]ExtISNeighbor, error) {
 	// Pass 1 validates and counts so that pass 2 makes two allocations for
 	// the whole TLV: the neighbours and one shared backing of sub-TLVs.
-	nn, ns := 0, 0
+	nn, nsubs := 0, 0
 	for i := 0; i < len(v); {
 		if i+11 > len(v) {
-			return nil, tlvError(TLVExtISReach, off, 0, "neighbor at value offset %d: %d bytes left, want at least 11", i, len(v)-i)
+			return nil, tlvError(t, off, 0, "neighbor at value offset %d: %d bytes left, want at least 11", i, len(v)-i)
 		}
 		sl := int(v[i+10])
 		if i+11+sl > len(v) {
-			return nil, tlvError(TLVExtISReach, off, 0, "neighbor at value offset %d: sub-TLV block of %d bytes past the end of the TLV", i, sl)
+			return nil, tlvError(t, off, 0, "neighbor at value offset %d: sub-TLV block of %d bytes past the end of the TLV", i, sl)
 		}
 		blk := v[i+11 : i+11+sl]
 		c, bad, badLen, ok := countSubTLVs(blk)
 		if !ok {
-			return nil, subOverflow(TLVExtISReach, off, "neighbor's", bad, badLen)
+			return nil, subOverflow(t, off, "neighbor's", bad, badLen)
 		}
 		for j := 0; j < len(blk); j += 2 + int(blk[j+1]) {
 			if want := isSubTLVLen(blk[j]); want >= 0 && int(blk[j+1]) != want {
-				return nil, tlvError(TLVExtISReach, off, blk[j], "sub-TLV %d length %d, want %d", blk[j], blk[j+1], want)
+				return nil, tlvError(t, off, blk[j], "sub-TLV %d length %d, want %d", blk[j], blk[j+1], want)
 			}
 		}
 		nn++
-		ns += c
+		nsubs += c
 		i += 11 + sl
 	}
-	x := &ExtISReach{Neighbors: make([]ExtISNeighbor, nn)}
+	ns := make([]ExtISNeighbor, nn)
 	var subs []SubTLV
-	if ns > 0 {
-		subs = make([]SubTLV, ns)
+	if nsubs > 0 {
+		subs = make([]SubTLV, nsubs)
 	}
 	for i, k := 0, 0; i < len(v); k++ {
-		n := &x.Neighbors[k]
+		n := &ns[k]
 		copy(n.ID[:], v[i:i+7])
 		n.Metric = uint32(v[i+7])<<16 | uint32(v[i+8])<<8 | uint32(v[i+9])
 		sl := int(v[i+10])
@@ -235,7 +245,7 @@ func decodeExtISReach(v []byte, off int) (TLV, error) {
 		}
 		i += 11 + sl
 	}
-	return x, nil
+	return ns, nil
 }
 
 // prefixEntry is what TLV 135 and 236 entries share after their fixed
@@ -253,8 +263,8 @@ type prefixEntry struct {
 func scanPrefix(t uint8, v []byte, off, i, pl, maxBits int, hasSubs bool) (prefixEntry, error) {
 	var e prefixEntry
 	bits := int(v[pl]) & 0xff
-	if t == TLVExtIPReach {
-		bits &= 0x3f
+	if t == TLVExtIPReach || t == TLVMTIPReach {
+		bits &= 0x3f // the IPv4 entry's byte shares up/down and sub-TLV bits
 	}
 	if bits > maxBits {
 		return e, tlvError(t, off, 0, "prefix at value offset %d: length %d, more than %d", i, bits, maxBits)
@@ -351,21 +361,33 @@ func prefixAddr(addr []byte, ipv4 bool) netip.Addr {
 }
 
 func decodeExtIPReach(v []byte, off int) (TLV, error) {
-	return decodeReach(v, off, reachLayout{t: TLVExtIPReach, plen: 4, maxBits: 32, subBit: 0x40},
+	return decodeExtIPPrefixes(TLVExtIPReach, v, off, func(ps []ExtIPPrefix) TLV { return &ExtIPReach{Prefixes: ps} })
+}
+
+// decodeExtIPPrefixes decodes the entries of TLV 135, or of TLV 235 after
+// its MT id (t), and wraps them with tlv.
+func decodeExtIPPrefixes(t uint8, v []byte, off int, tlv func([]ExtIPPrefix) TLV) (TLV, error) {
+	return decodeReach(v, off, reachLayout{t: t, plen: 4, maxBits: 32, subBit: 0x40},
 		func(entry, addr []byte, subs []SubTLV) ExtIPPrefix {
 			c := entry[4] // up/down, sub-TLVs, prefix length
 			return ExtIPPrefix{Metric: binary.BigEndian.Uint32(entry), Down: c&0x80 != 0,
 				Prefix: netip.PrefixFrom(prefixAddr(addr, true), int(c&0x3f)), SubTLVs: subs}
-		}, func(ps []ExtIPPrefix) TLV { return &ExtIPReach{Prefixes: ps} })
+		}, tlv)
 }
 
 func decodeIPv6Reach(v []byte, off int) (TLV, error) {
-	return decodeReach(v, off, reachLayout{t: TLVIPv6Reach, plen: 5, maxBits: 128, subBit: 0x20},
+	return decodeIPv6Prefixes(TLVIPv6Reach, v, off, func(ps []IPv6Prefix) TLV { return &IPv6Reach{Prefixes: ps} })
+}
+
+// decodeIPv6Prefixes decodes the entries of TLV 236, or of TLV 237 after
+// its MT id (t), and wraps them with tlv.
+func decodeIPv6Prefixes(t uint8, v []byte, off int, tlv func([]IPv6Prefix) TLV) (TLV, error) {
+	return decodeReach(v, off, reachLayout{t: t, plen: 5, maxBits: 128, subBit: 0x20},
 		func(entry, addr []byte, subs []SubTLV) IPv6Prefix {
 			f := entry[4] // up/down, external, sub-TLVs
 			return IPv6Prefix{Metric: binary.BigEndian.Uint32(entry), Down: f&0x80 != 0, External: f&0x40 != 0,
 				Prefix: netip.PrefixFrom(prefixAddr(addr, false), int(entry[5])), SubTLVs: subs}
-		}, func(ps []IPv6Prefix) TLV { return &IPv6Reach{Prefixes: ps} })
+		}, tlv)
 }
 
 // pack fills TLVs of at most 255 value bytes with items in order; an item
@@ -380,10 +402,17 @@ func pack[T any](items []T, size func(*T) int, mk func([]T) TLV) []TLV {
 // packCount is pack that also reports how many items it left out. Each
 // TLV is a sub-slice of items (capacity cut), so nothing is copied.
 func packCount[T any](items []T, size func(*T) int, mk func([]T) TLV) (out []TLV, dropped int) {
+	return packRoom(items, MaxTLVValue, size, mk)
+}
+
+// packRoom is packCount for TLVs whose entries have room bytes of the
+// value: less than 255 when a fixed head comes first (the MT id of TLVs
+// 222, 235 and 237).
+func packRoom[T any](items []T, room int, size func(*T) int, mk func([]T) TLV) (out []TLV, dropped int) {
 	start, used := 0, 0
 	for i := range items {
 		s := size(&items[i])
-		if s > MaxTLVValue {
+		if s > room {
 			if start < i {
 				out = append(out, mk(items[start:i:i]))
 			}
@@ -391,7 +420,7 @@ func packCount[T any](items []T, size func(*T) int, mk func([]T) TLV) (out []TLV
 			start, used = i+1, 0
 			continue
 		}
-		if used+s > MaxTLVValue {
+		if used+s > room {
 			out = append(out, mk(items[start:i:i]))
 			start, used = i, 0
 		}

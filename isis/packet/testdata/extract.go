@@ -7,6 +7,7 @@
 // and writes the files).
 //
 //	go run extract.go -p2p p2p.pcap -lan lan.pcap -out DIR [-check]
+//	go run extract.go -mt mt.pcap -out DIR [-check]     (capture_mt.sh)
 //
 // Exit status 0 when every required PDU was found (files written unless
 // -check), 1 when something is still missing, 2 on a usage or I/O error.
@@ -14,11 +15,17 @@ package main
 
 import (
 	"encoding/binary"
+	"os"
+	"slices"
 
 	gc "github.com/fared/fared/internal/igp/goldencap"
 )
 
 func main() {
+	if slices.Contains(os.Args[1:], "-mt") {
+		mtMain()
+		return
+	}
 	captures := []gc.Capture{
 		{Flag: "p2p", Usage: "pcap of the point-to-point scenario"},
 		{Flag: "lan", Usage: "pcap of the LAN scenario"},
@@ -38,6 +45,35 @@ func main() {
 			{Name: "frr_lan_lsp.bin", Pick: gc.Largest(lan, isNonPseudoLiveLSP)},
 		}
 	})
+}
+
+// mtMain picks capture_mt.sh's multi-topology PDUs (RFC 5120): a P2P IIH
+// with TLV 229 and 3-way state up, and the largest live LSP holding TLVs
+// 222 and 237.
+func mtMain() {
+	gc.Main(isisPDU, []gc.Capture{{Flag: "mt", Usage: "pcap of the multi-topology scenario"}}, func(pkts map[string][][]byte) []gc.Want {
+		mt := pkts["mt"]
+		return []gc.Want{
+			{Name: "frr_mt_p2p_iih.bin", Required: true, Pick: gc.Last(mt, gc.And(isUpP2PHello, hasTLVs(229)))},
+			{Name: "frr_mt_lsp.bin", Required: true, Pick: gc.Largest(mt, gc.And(isNonPseudoLiveLSP, hasTLVs(222, 237)))},
+		}
+	})
+}
+
+// hasTLVs selects a PDU that holds a TLV of each of types.
+func hasTLVs(types ...byte) func([]byte) bool {
+	return func(p []byte) bool {
+		seen := map[byte]bool{}
+		for _, tv := range tlvs(p) {
+			seen[tv[0][0]] = true
+		}
+		for _, t := range types {
+			if !seen[t] {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 func isType(t byte) func([]byte) bool {
