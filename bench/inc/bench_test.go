@@ -11,7 +11,9 @@
 //
 // FARED_BENCH_INC_OUT=file.json keeps the rows; FARED_BENCH_INC_PERF=dir
 // records perf profiles of the 64 MB, 1 KB-payload runs;
-// FARED_BENCH_INC_ONLY=1gbit/4096 runs only the matching points.
+// FARED_BENCH_INC_ONLY=1gbit/4096 runs only the matching points;
+// FARED_BENCH_INC_RTT=1ms gives both modes' IRN BDP-FC that round trip
+// (fareinc --rtt; default 25µs, a NIC's).
 package inc
 
 import (
@@ -89,7 +91,13 @@ func TestINCBench(t *testing.T) {
 			}
 			shape(t, f, p.Rate, needMTU(p.Payload))
 			shaped, mtu = p.Rate, needMTU(p.Payload)
-			ws = f.StartWorkers(fmt.Sprintf("bench%d", gi), "--payload", strconv.Itoa(p.Payload))
+			args := []string{"--payload", strconv.Itoa(p.Payload)}
+			if rtt := os.Getenv("FARED_BENCH_INC_RTT"); rtt != "" {
+				// IRN BDP-FC's round trip, for both modes: the window
+				// is bottleneck × rtt / payload.
+				args = append(args, "--rtt", rtt)
+			}
+			ws = f.StartWorkers(fmt.Sprintf("bench%d", gi), args...)
 			waitReady(t, f)
 		}
 		for _, mode := range []string{"inc", "ring"} {
