@@ -11,7 +11,9 @@
 //
 // FARED_BENCH_INC_OUT=file.json keeps the rows; FARED_BENCH_INC_PERF=dir
 // records perf profiles of the 64 MB, 1 KB-payload runs;
-// FARED_BENCH_INC_ONLY=1gbit/4096 runs only the matching points.
+// FARED_BENCH_INC_ONLY=1gbit/4096 runs only the matching points;
+// FARED_BENCH_INC_RTT=1ms gives both modes' IRN BDP-FC that round trip
+// (fareinc --rtt; default 25µs, a NIC's).
 package inc
 
 import (
@@ -52,6 +54,9 @@ type row struct {
 	LeafLink  float64 // bytes sent per host link per operation, leaf→host, mean
 	Fabric    float64 // bytes per operation on all leaf↔spine links, both directions
 	SwitchCPU float64 // data-plane CPU seconds of all INC switches per operation
+	// SwitchPPS is the aggregators' packets (received, all switches) per
+	// data-plane CPU second: the data plane's speed, whatever the links.
+	SwitchPPS float64
 	ClientCPU float64 // CPU seconds of all fareinc processes per operation
 	Retx      int     // retransmissions, all ranks, all iterations
 }
@@ -86,7 +91,13 @@ func TestINCBench(t *testing.T) {
 			}
 			shape(t, f, p.Rate, needMTU(p.Payload))
 			shaped, mtu = p.Rate, needMTU(p.Payload)
-			ws = f.StartWorkers(fmt.Sprintf("bench%d", gi), "--payload", strconv.Itoa(p.Payload))
+			args := []string{"--payload", strconv.Itoa(p.Payload)}
+			if rtt := os.Getenv("FARED_BENCH_INC_RTT"); rtt != "" {
+				// IRN BDP-FC's round trip, for both modes: the window
+				// is bottleneck × rtt / payload.
+				args = append(args, "--rtt", rtt)
+			}
+			ws = f.StartWorkers(fmt.Sprintf("bench%d", gi), args...)
 			waitReady(t, f)
 		}
 		for _, mode := range []string{"inc", "ring"} {
@@ -145,10 +156,13 @@ func TestINCBench(t *testing.T) {
 				}
 			}
 			r.HostLink, r.LeafLink, r.Fabric = up, down, fab
-			r.SwitchCPU, r.ClientCPU = (sw1-sw0)/n, (cl1-cl0)/n
+			r.SwitchCPU, r.ClientCPU = (sw1.cpu-sw0.cpu)/n, (cl1-cl0)/n
+			if sw1.cpu > sw0.cpu {
+				r.SwitchPPS = float64(sw1.packets-sw0.packets) / (sw1.cpu - sw0.cpu)
+			}
 			rows = append(rows, r)
-			t.Logf("%-6s %-7s payload %4d %5s: median %7.3fs algbw %.4f Gb/s busbw %.4f Gb/s | per host link %s up %s down | fabric %s | switch CPU %.2fs client CPU %.2fs | retx %d",
-				mode, p.Rate, p.Payload, p.Size, r.Median, r.AlgBW, r.BusBW, human(up), human(down), human(fab), r.SwitchCPU, r.ClientCPU, r.Retx)
+			t.Logf("%-6s %-7s payload %4d %5s: median %7.3fs algbw %.4f Gb/s busbw %.4f Gb/s | per host link %s up %s down | fabric %s | switch CPU %.2fs (%.0f packets/CPU-s) client CPU %.2fs | retx %d",
+				mode, p.Rate, p.Payload, p.Size, r.Median, r.AlgBW, r.BusBW, human(up), human(down), human(fab), r.SwitchCPU, r.SwitchPPS, r.ClientCPU, r.Retx)
 			_ = ctx
 		}
 	}
@@ -272,9 +286,16 @@ func linkBytes(t *testing.T, f *incfabric.Fabric) map[string]uint64 {
 	return out
 }
 
-// switchCPU sums the INC data planes' CPU time.
-func switchCPU(t *testing.T, f *incfabric.Fabric) float64 {
-	var s float64
+// switchLoad is the INC data planes' CPU seconds and the packets their
+// aggregators received, summed over the switches.
+type switchLoad struct {
+	cpu     float64
+	packets uint64
+}
+
+// switchCPU sums the INC data planes' CPU time and packets.
+func switchCPU(t *testing.T, f *incfabric.Fabric) switchLoad {
+	var s switchLoad
 	for _, n := range f.Lab.Nodes {
 		if n.Kind != "fared" {
 			continue
@@ -284,8 +305,9 @@ func switchCPU(t *testing.T, f *incfabric.Fabric) float64 {
 			t.Fatal(err)
 		}
 		if v.CPU != nil {
-			s += v.CPU.Seconds
+			s.cpu += v.CPU.Seconds
 		}
+		s.packets += v.Totals.Packets
 	}
 	return s
 }

@@ -6,8 +6,6 @@ import (
 	"os"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fared/fared/inc/packet"
 	"github.com/fared/fared/rocev2"
 	"github.com/fared/fared/rocev2/rawsock"
@@ -15,16 +13,26 @@ import (
 
 // Endpoint sends and receives INC packets over a raw socket in the current
 // network namespace, for one address and a set of local QPs.
+//
+// It moves packets in batches, one system call each way per burst
+// (recvmmsg, sendmmsg): received packets are read BatchSize at a time and
+// handed out one by one; sent packets are queued and leave together when
+// the endpoint is about to read from the kernel again (the caller has
+// handled everything it had), when the queue is full, or on Flush. So a
+// caller that alternates "receive what is there, answer it" sends its
+// answers in one call, and nothing waits in the queue while the
+// endpoint sleeps in Recv.
 type Endpoint struct {
 	conn  *rawsock.Conn
 	addr  netip.Addr
 	frame rocev2.Frame
-	sbuf  []byte
-	rbuf  []byte
-	rlen  int // length of the last packet read into rbuf
-	p     packet.Parsed
-	// ingress: packets carry the interface they came in on (WithIngress).
-	ingress bool
+	// rb holds the last batch read; ri is the next of its packets to
+	// hand out (ri-1 the one handed out last).
+	rb *rawsock.Batch
+	ri int
+	// sb is the queue of packets to send.
+	sb *rawsock.Batch
+	p  packet.Parsed
 	// pkey is the P_Key of the endpoint's QPs (their partition): every
 	// packet it sends carries it, and its receivers match packets
 	// against it (SetPKey; rocev2.DefaultPKey unless set).
@@ -47,7 +55,7 @@ type Option func(*rawsock.Config)
 
 // WithIngress makes every received packet carry the interface it came in
 // on (packet.Parsed.IfIndex), for a receiver that checks it (the switch's
-// ingress check). It reads with recvmsg and IP_PKTINFO.
+// ingress check): the kernel adds IP_PKTINFO to each.
 func WithIngress() Option { return func(c *rawsock.Config) { c.IfIndex = true } }
 
 // Open opens an endpoint for addr receiving packets to qps.
@@ -67,9 +75,18 @@ func Open(addr netip.Addr, qps []uint32, opts ...Option) (*Endpoint, error) {
 	if len(qps) > 0 {
 		src |= uint16(qps[0] & 0x3FFF) // fixed per endpoint: one ECMP path, no reordering
 	}
-	return &Endpoint{conn: c, addr: addr, frame: rocev2.Frame{Src: addr, TTL: 64, DF: true, SrcPort: src}, ingress: cfg.IfIndex, pkey: rocev2.DefaultPKey,
-		sbuf: make([]byte, 0, 9216), rbuf: make([]byte, 9216), BadINC: map[string]uint64{}}, nil
+	return &Endpoint{conn: c, addr: addr, frame: rocev2.Frame{Src: addr, TTL: 64, DF: true, SrcPort: src}, pkey: rocev2.DefaultPKey,
+		rb: rawsock.NewBatch(BatchSize, maxPacket), sb: rawsock.NewBatch(BatchSize, maxPacket), BadINC: map[string]uint64{}}, nil
 }
+
+// BatchSize is the number of packets one system call reads or sends at
+// most. A switch's burst (one packet from each child, the results to
+// each) fits; more only holds packets longer in the queue.
+const BatchSize = 32
+
+// maxPacket is the largest packet the endpoint sends or receives: a
+// jumbo frame's IP packet.
+const maxPacket = 9216
 
 // Addr is the endpoint's address.
 func (e *Endpoint) Addr() netip.Addr { return e.addr }
@@ -85,8 +102,11 @@ func (e *Endpoint) PKey() uint16 { return e.pkey }
 // SetQPs replaces the QPs the endpoint receives.
 func (e *Endpoint) SetQPs(qps []uint32) error { return e.conn.SetDestQPs(qps) }
 
-// Close closes the socket.
-func (e *Endpoint) Close() error { return e.conn.Close() }
+// Close sends what is queued and closes the socket.
+func (e *Endpoint) Close() error {
+	e.Flush()
+	return e.conn.Close()
+}
 
 func (e *Endpoint) to(dst netip.Addr) *rocev2.Frame {
 	e.frame.Dst = dst
@@ -99,38 +119,54 @@ func (e *Endpoint) to(dst netip.Addr) *rocev2.Frame {
 
 // SendINC sends an INC packet.
 func (e *Endpoint) SendINC(dst netip.Addr, d *packet.Data) error {
-	e.sbuf = packet.AppendINC(e.sbuf[:0], e.to(dst), e.pkey, d)
-	return e.send()
+	return e.queue(packet.AppendINC(e.slot(), e.to(dst), e.pkey, d))
 }
 
 // SendRing sends a ring data packet.
 func (e *Endpoint) SendRing(dst netip.Addr, qp, psn uint32, va uint64, rkey uint32, payload []byte) error {
-	e.sbuf = packet.AppendRing(e.sbuf[:0], e.to(dst), e.pkey, qp, psn, va, rkey, payload)
-	return e.send()
+	return e.queue(packet.AppendRing(e.slot(), e.to(dst), e.pkey, qp, psn, va, rkey, payload))
 }
 
 // SendACK sends a cumulative ACK (last: the last PSN received in order).
 func (e *Endpoint) SendACK(dst netip.Addr, qp, last uint32) error {
-	e.sbuf = packet.AppendACK(e.sbuf[:0], e.to(dst), e.pkey, qp, last)
-	return e.send()
+	return e.queue(packet.AppendACK(e.slot(), e.to(dst), e.pkey, qp, last))
 }
 
 // SendNACK sends an IRN NACK.
 func (e *Endpoint) SendNACK(dst netip.Addr, qp, cum, trig uint32) error {
-	e.sbuf = packet.AppendNACK(e.sbuf[:0], e.to(dst), e.pkey, qp, cum, trig)
-	return e.send()
+	return e.queue(packet.AppendNACK(e.slot(), e.to(dst), e.pkey, qp, cum, trig))
 }
 
-func (e *Endpoint) send() error {
-	err := e.conn.Send(e.sbuf)
-	// A full socket buffer or a route that is briefly missing loses the
-	// packet like the network would: the transport recovers it.
-	if errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.EHOSTUNREACH) || errors.Is(err, unix.ENETUNREACH) || errors.Is(err, unix.EPERM) {
-		e.SendErrors++
-		e.LastSendErr = err
+// slot is the next free buffer of the send queue, empty.
+func (e *Endpoint) slot() []byte { return e.sb.Bufs[e.sb.N][:0] }
+
+// queue adds the packet encoded into slot() to the send queue, and sends
+// the queue when it is full. The error is Flush's.
+func (e *Endpoint) queue(ip []byte) error {
+	b := e.sb
+	b.Bufs[b.N], b.Lens[b.N] = ip, len(ip) // ip is the slot unless it outgrew it
+	b.N++
+	if b.N < b.Cap() {
 		return nil
 	}
-	return err
+	return e.Flush()
+}
+
+// Flush sends the queued packets. A packet the kernel refuses (no route,
+// no neighbour, a full buffer) is lost like on the wire, counted in
+// SendErrors and recovered by the transport; the error returned is one
+// that stops the endpoint (closed).
+func (e *Endpoint) Flush() error {
+	if e.sb.N == 0 {
+		return nil
+	}
+	return e.conn.SendBatch(e.sb, e.sendFailed)
+}
+
+// sendFailed counts a packet the kernel refused.
+func (e *Endpoint) sendFailed(_ int, err error) {
+	e.SendErrors++
+	e.LastSendErr = err
 }
 
 // ErrTimeout is returned by Recv when the deadline passed.
@@ -138,59 +174,70 @@ var ErrTimeout = os.ErrDeadlineExceeded
 
 // Recv returns the next valid packet, waiting until deadline (zero: no
 // deadline). Packets that fail the codec are counted and skipped. The
-// result is valid until the next Recv or TryRecv.
+// result is valid until the next Recv or TryRecv. Before it waits for
+// the kernel it sends what is queued.
 func (e *Endpoint) Recv(deadline time.Time) (*packet.Parsed, error) {
-	if err := e.conn.SetReadDeadline(deadline); err != nil {
-		return nil, err
-	}
 	for {
-		n, ifi, err := e.read(false)
-		if err != nil {
-			return nil, err
-		}
-		if p := e.parse(n, ifi); p != nil {
+		if p := e.next(); p != nil {
 			return p, nil
 		}
+		if err := e.Flush(); err != nil {
+			return nil, err
+		}
+		if err := e.conn.SetReadDeadline(deadline); err != nil {
+			return nil, err
+		}
+		if err := e.fill(true); err != nil {
+			return nil, err
+		}
 	}
 }
 
-// read reads one packet into rbuf, with its ingress interface when the
-// endpoint reports it.
-func (e *Endpoint) read(try bool) (n, ifindex int, err error) {
-	switch {
-	case e.ingress && try:
-		return e.conn.TryRecvIf(e.rbuf)
-	case e.ingress:
-		return e.conn.RecvIf(e.rbuf)
-	case try:
-		n, err = e.conn.TryRecv(e.rbuf)
-	default:
-		n, err = e.conn.Recv(e.rbuf)
-	}
-	return n, 0, err
-}
-
-// TryRecv returns a queued valid packet, or nil if none is queued.
+// TryRecv returns a queued valid packet, or nil if none is queued. Before
+// it reads from the kernel it sends what is queued.
 func (e *Endpoint) TryRecv() *packet.Parsed {
 	for {
-		n, ifi, err := e.read(true)
-		if err != nil {
+		if p := e.next(); p != nil {
+			return p
+		}
+		if e.Flush() != nil || e.fill(false) != nil {
 			return nil
 		}
-		if p := e.parse(n, ifi); p != nil {
+	}
+}
+
+// next parses the next packet of the last batch read; nil when the batch
+// has no valid packet left.
+func (e *Endpoint) next() *packet.Parsed {
+	for e.ri < e.rb.N {
+		i := e.ri
+		e.ri++
+		if p := e.parse(e.rb.Bufs[i][:e.rb.Lens[i]], e.rb.IfIndex[i]); p != nil {
 			return p
 		}
 	}
+	return nil
 }
 
-// Raw is the last packet read, as it came (valid until the next Recv or
-// TryRecv): what a panic guard logs the head of.
-func (e *Endpoint) Raw() []byte { return e.rbuf[:e.rlen] }
+// fill reads the next batch (waiting for one with wait).
+func (e *Endpoint) fill(wait bool) error {
+	e.ri = 0
+	_, err := e.conn.RecvBatch(e.rb, wait)
+	return err
+}
 
-func (e *Endpoint) parse(n, ifindex int) *packet.Parsed {
-	e.rlen = n
+// Raw is the last packet handed out, as it came (valid until the next
+// Recv or TryRecv): what a panic guard logs the head of.
+func (e *Endpoint) Raw() []byte {
+	if e.ri == 0 {
+		return nil
+	}
+	return e.rb.Bufs[e.ri-1][:e.rb.Lens[e.ri-1]]
+}
+
+func (e *Endpoint) parse(b []byte, ifindex int) *packet.Parsed {
 	e.p.IfIndex = ifindex
-	if err := packet.Parse(e.rbuf[:n], &e.p); err != nil {
+	if err := packet.Parse(b, &e.p); err != nil {
 		e.LastBad = err
 		if k := e.Bad.Add(err); k == 0 {
 			e.BadINC[packet.KindOf(err).String()]++
