@@ -25,26 +25,7 @@ func (m *Manager) Run(ctx context.Context) {
 			m.takeMail()
 		case <-m.retry:
 			m.retryArmed = false
-			if !m.holding() {
-				// The hold ended, maybe while a computation waits out the
-				// SPF back-off: compute from the newest snapshots now, so
-				// the first write reflects the converged database.
-				var trig []string
-				var ran []*protoState
-				for _, ps := range m.protoSet {
-					trig = append(trig, ps.triggers...)
-					if !ps.due.IsZero() {
-						ran = append(ran, ps)
-					}
-					ps.triggers, ps.due = nil, time.Time{}
-				}
-				m.compute(nil, append(trig, "initial convergence"))
-				for _, ps := range ran {
-					ps.delay.Ran(m.cfg.Now())
-				}
-			} else {
-				m.armRetry()
-			}
+			m.retryHold()
 		case <-timer.C:
 		}
 		m.runDue()
@@ -115,10 +96,27 @@ func (m *Manager) takeMail() {
 
 // arm records an SPF event for the protocol: RFC 8405 gives the time of
 // the computation; a computation already armed keeps its time.
+//
+// Start-up is not churn: the initial flood drives the back-off into
+// LONG_WAIT while the kernel is held, and the LSPs that arrive after the
+// hold ended (a big database floods for longer than the hold's quiet
+// second) would each wait LONG_SPF_DELAY, about 5 s, with the kernel
+// incomplete. So after the first kernel write and until the back-off
+// has once gone back to QUIET (a holddown without events), a computation
+// waits at most SHORT_SPF_DELAY. A protocol started later (a reload adds
+// it) gets the same for its own flood. The back-off still sees every
+// event.
 func (m *Manager) arm(ps *protoState, now time.Time, triggers ...string) {
 	ps.triggers = append(ps.triggers, triggers...)
+	if m.synced && !ps.settled && ps.seen && ps.delay.State() == spf.Quiet {
+		ps.settled = true
+	}
+	ps.seen = true
 	at := ps.delay.Event(now)
-	if ps.due.IsZero() {
+	if short := now.Add(ps.delay.Short()); m.synced && !ps.settled && short.Before(at) {
+		at = short
+	}
+	if ps.due.IsZero() || at.Before(ps.due) {
 		ps.due = at
 	}
 }
@@ -290,10 +288,33 @@ func (m *Manager) holding() bool {
 	return !m.synced && m.cfg.Ready != nil && !m.cfg.Ready() && m.cfg.Now().Sub(m.started) < m.cfg.StartupHold
 }
 
+// retryHold: if the start-up hold ended, maybe while a computation waits
+// out the SPF back-off, compute from the newest snapshots now, so the first
+// write reflects the converged database; otherwise look again shortly.
+func (m *Manager) retryHold() {
+	if m.holding() {
+		m.armRetry()
+		return
+	}
+	var trig []string
+	var ran []*protoState
+	for _, ps := range m.protoSet {
+		trig = append(trig, ps.triggers...)
+		if !ps.due.IsZero() {
+			ran = append(ran, ps)
+		}
+		ps.triggers, ps.due = nil, time.Time{}
+	}
+	m.compute(nil, append(trig, "initial convergence"))
+	for _, ps := range ran {
+		ps.delay.Ran(m.cfg.Now())
+	}
+}
+
 func (m *Manager) armRetry() {
 	if m.retryArmed {
 		return
 	}
 	m.retryArmed = true
-	time.AfterFunc(250*time.Millisecond, func() { m.retry <- struct{}{} })
+	time.AfterFunc(100*time.Millisecond, func() { m.retry <- struct{}{} })
 }

@@ -125,6 +125,9 @@ type protoState struct {
 	delay    *spf.Delay
 	due      time.Time
 	triggers []string
+	// seen: an event came; settled: the start-up flood is over for this
+	// protocol (see arm).
+	seen, settled bool
 }
 
 // New returns a Manager; call Run.

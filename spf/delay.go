@@ -187,6 +187,9 @@ func (d *Delay) Ran(now time.Time) {
 	d.lastTran = 7 + int(d.state)
 }
 
+// Short is SHORT_SPF_DELAY (after defaults).
+func (d *Delay) Short() time.Duration { return d.cfg.ShortDelay }
+
 // State returns the state at the clock's current time.
 func (d *Delay) State() DelayState {
 	d.mu.Lock()
