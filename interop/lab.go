@@ -182,51 +182,8 @@ func (l *Lab) ip(ctx context.Context, args ...string) error {
 
 // build creates namespaces, links and addresses, then starts the daemons.
 func (l *Lab) build(ctx context.Context) error {
-	for _, ns := range l.Netns {
-		if err := l.ip(ctx, "netns", "add", ns); err != nil {
-			return err
-		}
-		if err := l.ip(ctx, "-n", ns, "link", "set", "lo", "up"); err != nil {
-			return err
-		}
-	}
-	for _, n := range l.Nodes {
-		if err := l.ip(ctx, "-n", n.Netns, "addr", "add", n.Loopback.String()+"/32", "dev", "lo"); err != nil {
-			return err
-		}
-		// default.rp_filter too: veths created below inherit it, and the
-		// kernel uses max(all, iface). nexthop_compat_mode=0: a reweighted
-		// group is then announced once, not once per route using it.
-		if _, err := run(ctx, l.opts.Log, "ip", "netns", "exec", n.Netns, "sysctl", "-q", "-w",
-			"net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
-			"net.ipv4.nexthop_compat_mode=0"); err != nil {
-			return err
-		}
-	}
-	for _, lk := range l.Links {
-		if lk.LAN != "" {
-			if err := l.buildLAN(ctx, lk); err != nil {
-				return err
-			}
-			continue
-		}
-		a, b := l.Node(lk.A), l.Node(lk.B)
-		// Created directly in both namespaces: nothing ever appears in the
-		// root namespace, so names cannot clash with the host's.
-		if err := l.ip(ctx, "link", "add", lk.IfA, "netns", a.Netns, "mtu", "1500", "type", "veth",
-			"peer", "name", lk.IfB, "netns", b.Netns, "mtu", "1500"); err != nil {
-			return err
-		}
-		for _, e := range []struct {
-			ns, ifn, addr string
-		}{{a.Netns, lk.IfA, lk.AddrA.String()}, {b.Netns, lk.IfB, lk.AddrB.String()}} {
-			if err := l.ip(ctx, "-n", e.ns, "addr", "add", e.addr, "dev", e.ifn); err != nil {
-				return err
-			}
-			if err := l.ip(ctx, "-n", e.ns, "link", "set", e.ifn, "up"); err != nil {
-				return err
-			}
-		}
+	if err := l.buildNetwork(ctx); err != nil {
+		return err
 	}
 	if err := l.buildPrefixIfaces(ctx); err != nil {
 		return err
