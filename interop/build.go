@@ -23,23 +23,33 @@ const buildWorkers = 8
 
 // ipBatch runs `ip [-n ns] -batch -` over lines (no-op without lines).
 func ipBatch(ctx context.Context, log io.Writer, ns string, lines []string) error {
+	_, err := ipBatchOut(ctx, log, ns, lines, false)
+	return err
+}
+
+// ipBatchOut is ipBatch returning stdout; with force, ip goes on past a
+// failing line (-force) and the error reports the failures.
+func ipBatchOut(ctx context.Context, log io.Writer, ns string, lines []string, force bool) ([]byte, error) {
 	if len(lines) == 0 {
-		return nil
+		return nil, nil
 	}
 	args := []string{"-batch", "-"}
+	if force {
+		args = append([]string{"-force"}, args...)
+	}
 	if ns != "" {
 		args = append([]string{"-n", ns}, args...)
 	}
 	fmt.Fprintf(log, "+ ip %s <<%d lines\n%s\n", strings.Join(args, " "), len(lines), strings.Join(lines, "\n"))
-	var out bytes.Buffer
+	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, "ip", args...)
 	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
-		return &cmdError{Cmd: append([]string{"ip"}, args...), Err: err, Output: strings.TrimSpace(out.String())}
+		return out.Bytes(), &cmdError{Cmd: append([]string{"ip"}, args...), Err: err, Output: strings.TrimSpace(errb.String() + "\n" + out.String())}
 	}
-	return nil
+	return out.Bytes(), nil
 }
 
 // parallel runs f(0..n-1) on up to workers goroutines and returns the

@@ -400,20 +400,22 @@ func downLab(o Options, name string, l *Lab) error {
 	var errs []error
 	// Every process inside the namespaces: FRR daemons, fared, tcpdump,
 	// whatever a test started with Exec.
-	var pids []int
+	// One ip process for all namespaces (a lab of 128 nodes took 128,
+	// which under load outlasted Down's deadline).
+	var pidLines []string
 	for ns := range nsSet {
-		if !all[ns] {
-			continue
+		if all[ns] {
+			pidLines = append(pidLines, "netns pids "+ns)
 		}
-		out, err := run(ctx, io.Discard, "ip", "netns", "pids", ns)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, f := range strings.Fields(string(out)) {
-			if p, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, p)
-			}
+	}
+	out, err := ipBatchOut(ctx, io.Discard, "", pidLines, true)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(out)) {
+		if p, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, p)
 		}
 	}
 	if err := terminate(pids, 5*time.Second); err != nil {
@@ -424,12 +426,16 @@ func downLab(o Options, name string, l *Lab) error {
 		names = append(names, ns)
 	}
 	sort.Strings(names)
+	var delLines []string
 	for _, ns := range names {
 		if all[ns] {
-			if _, err := run(ctx, o.Log, "ip", "netns", "del", ns); err != nil {
-				errs = append(errs, err)
-			}
+			delLines = append(delLines, "netns del "+ns)
 		}
+	}
+	if _, err := ipBatchOut(ctx, o.Log, "", delLines, true); err != nil {
+		errs = append(errs, err)
+	}
+	for _, ns := range names {
 		// Per-node FRR state (sockets) and vtysh.conf.
 		_ = os.RemoveAll(filepath.Join(frrStateDir, ns))
 		removeVtyshConf(ns)
