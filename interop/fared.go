@@ -85,6 +85,7 @@ func faredISIS(n *Node, d Defaults) (*isis.Config, error) {
 		return nil, err
 	}
 	is.LSPGenInterval = d.LSPGenInterval
+	is.FloodingReduction = d.Flooding == "reduced"
 	auth, err := faredAuth(n.Auth)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", n.Name, err)

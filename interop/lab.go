@@ -182,51 +182,8 @@ func (l *Lab) ip(ctx context.Context, args ...string) error {
 
 // build creates namespaces, links and addresses, then starts the daemons.
 func (l *Lab) build(ctx context.Context) error {
-	for _, ns := range l.Netns {
-		if err := l.ip(ctx, "netns", "add", ns); err != nil {
-			return err
-		}
-		if err := l.ip(ctx, "-n", ns, "link", "set", "lo", "up"); err != nil {
-			return err
-		}
-	}
-	for _, n := range l.Nodes {
-		if err := l.ip(ctx, "-n", n.Netns, "addr", "add", n.Loopback.String()+"/32", "dev", "lo"); err != nil {
-			return err
-		}
-		// default.rp_filter too: veths created below inherit it, and the
-		// kernel uses max(all, iface). nexthop_compat_mode=0: a reweighted
-		// group is then announced once, not once per route using it.
-		if _, err := run(ctx, l.opts.Log, "ip", "netns", "exec", n.Netns, "sysctl", "-q", "-w",
-			"net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
-			"net.ipv4.nexthop_compat_mode=0"); err != nil {
-			return err
-		}
-	}
-	for _, lk := range l.Links {
-		if lk.LAN != "" {
-			if err := l.buildLAN(ctx, lk); err != nil {
-				return err
-			}
-			continue
-		}
-		a, b := l.Node(lk.A), l.Node(lk.B)
-		// Created directly in both namespaces: nothing ever appears in the
-		// root namespace, so names cannot clash with the host's.
-		if err := l.ip(ctx, "link", "add", lk.IfA, "netns", a.Netns, "mtu", "1500", "type", "veth",
-			"peer", "name", lk.IfB, "netns", b.Netns, "mtu", "1500"); err != nil {
-			return err
-		}
-		for _, e := range []struct {
-			ns, ifn, addr string
-		}{{a.Netns, lk.IfA, lk.AddrA.String()}, {b.Netns, lk.IfB, lk.AddrB.String()}} {
-			if err := l.ip(ctx, "-n", e.ns, "addr", "add", e.addr, "dev", e.ifn); err != nil {
-				return err
-			}
-			if err := l.ip(ctx, "-n", e.ns, "link", "set", e.ifn, "up"); err != nil {
-				return err
-			}
-		}
+	if err := l.buildNetwork(ctx); err != nil {
+		return err
 	}
 	if err := l.buildPrefixIfaces(ctx); err != nil {
 		return err
@@ -443,20 +400,22 @@ func downLab(o Options, name string, l *Lab) error {
 	var errs []error
 	// Every process inside the namespaces: FRR daemons, fared, tcpdump,
 	// whatever a test started with Exec.
-	var pids []int
+	// One ip process for all namespaces (a lab of 128 nodes took 128,
+	// which under load outlasted Down's deadline).
+	var pidLines []string
 	for ns := range nsSet {
-		if !all[ns] {
-			continue
+		if all[ns] {
+			pidLines = append(pidLines, "netns pids "+ns)
 		}
-		out, err := run(ctx, io.Discard, "ip", "netns", "pids", ns)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, f := range strings.Fields(string(out)) {
-			if p, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, p)
-			}
+	}
+	out, err := ipBatchOut(ctx, io.Discard, "", pidLines, true)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(out)) {
+		if p, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, p)
 		}
 	}
 	if err := terminate(pids, 5*time.Second); err != nil {
@@ -467,12 +426,16 @@ func downLab(o Options, name string, l *Lab) error {
 		names = append(names, ns)
 	}
 	sort.Strings(names)
+	var delLines []string
 	for _, ns := range names {
 		if all[ns] {
-			if _, err := run(ctx, o.Log, "ip", "netns", "del", ns); err != nil {
-				errs = append(errs, err)
-			}
+			delLines = append(delLines, "netns del "+ns)
 		}
+	}
+	if _, err := ipBatchOut(ctx, o.Log, "", delLines, true); err != nil {
+		errs = append(errs, err)
+	}
+	for _, ns := range names {
 		// Per-node FRR state (sockets) and vtysh.conf.
 		_ = os.RemoveAll(filepath.Join(frrStateDir, ns))
 		removeVtyshConf(ns)

@@ -211,6 +211,27 @@ func TestRenderFared(t *testing.T) {
 	}
 }
 
+// The topology-level flooding key turns IS-IS flooding reduction on for
+// fared nodes only; without it fared floods in full.
+func TestRenderFloodingReduced(t *testing.T) {
+	const topo = "name: fl\nflooding: reduced\nnodes:\n  s1: {kind: fared}\n  l1: {kind: fared}\n  l2: {kind: frr}\n" +
+		"links:\n  - {a: l1, b: s1}\n  - {a: l2, b: s1}\n"
+	l := planLab(t, topo, Options{Name: "fl", RunDir: "/run/x"})
+	for _, name := range []string{"s1", "l1"} {
+		c, _ := renderParsed(t, l, l.Node(name))
+		if !isis.Section(c).FloodingReduction {
+			t.Errorf("%s: flooding-reduction off under flooding: reduced", name)
+		}
+	}
+	if strings.Contains(renderFRRProtocol(l.Node("l2"), l.Topo.Defaults), "flood") {
+		t.Error("FRR node l2's isisd.conf mentions flooding")
+	}
+	l = planLab(t, strings.Replace(topo, "flooding: reduced\n", "", 1), Options{Name: "fl", RunDir: "/run/x"})
+	if c, _ := renderParsed(t, l, l.Node("s1")); isis.Section(c).FloodingReduction {
+		t.Error("flooding-reduction on without the flooding key")
+	}
+}
+
 func TestRenderOSPF(t *testing.T) {
 	l := planLab(t, `name: o
 protocol: ospf

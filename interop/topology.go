@@ -57,6 +57,10 @@ type Defaults struct {
 	LSPGenInterval  time.Duration // default 500ms for fared, FRR rounds up to whole seconds (min 1)
 	SPFInterval     time.Duration // FRR spf-interval, default 1s
 	LogLevel        string        // fared log-level, default "debug"
+	// Flooding is the topology-level flooding key: "full" (default) or
+	// "reduced", which turns isis flooding-reduction on for every fared
+	// IS-IS node (FRR nodes keep flooding in full).
+	Flooding string
 }
 
 // NodeSpec is one entry of nodes.
@@ -325,6 +329,15 @@ func (p *tparser) topology(data []byte) *Topology {
 				"spf-interval":     p.dur("defaults", &t.Defaults.SPFInterval),
 				"log-level":        p.str("defaults", &t.Defaults.LogLevel),
 			})
+		},
+		"flooding": func(k, v *yaml.Node) {
+			s, ok := p.scalar("topology: flooding", v)
+			switch {
+			case ok && (s == "full" || s == "reduced"):
+				t.Defaults.Flooding = s
+			case ok:
+				p.errf(v, "flooding %q: must be full or reduced", s)
+			}
 		},
 		"nodes": func(k, v *yaml.Node) { nodesNode = v },
 		"links": func(k, v *yaml.Node) { linksNode = v },

@@ -102,6 +102,8 @@ func TestParseErrors(t *testing.T) {
 			`line 3: node a: level "3": want 1, 2 or 1-2`},
 		{"bad protocol", "name: x\nprotocol: rip\nnodes:\n  a: {kind: frr}\n",
 			`line 1: protocol "rip" not supported (want isis or ospf)` + "\n" + `line 4: node a: protocol "rip" not supported (want isis or ospf)`},
+		{"bad flooding", "name: x\nflooding: sparse\nnodes:\n  a: {kind: frr}\n",
+			`line 2: flooding "sparse": must be full or reduced`},
 		{"bad duration", "name: x\ndefaults: {hello-interval: fast}\nnodes:\n  a: {kind: frr}\n",
 			`line 2: defaults: hello-interval: bad duration "fast" (want e.g. 1s or 500ms)`},
 	} {

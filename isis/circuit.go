@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/fared/fared/config"
@@ -59,9 +60,14 @@ type circuit struct {
 	ssn     [2]map[packet.LSPID]struct{}
 	psnpDue [2]time.Time
 	csnpDue [2]time.Time
+	// pace spaces the LSPs sent on the circuit (lsp-pacing, flood.go).
+	pace pacer
 
 	counters map[string]uint64
-	logged   map[string]bool
+	// rxBusyDrops counts PDUs the reader dropped because the bulk queue
+	// was full (written by the reader, copied into counters by tick).
+	rxBusyDrops atomic.Uint64
+	logged      map[string]bool
 	// keyFallback: per chain ("hello", "level-1", "level-2"), PDUs go out
 	// with an expired key (auth.go).
 	keyFallback map[string]*config.KeyFallback
@@ -221,9 +227,16 @@ func (c *circuit) close() {
 	}
 }
 
-// reader turns frames into events; it does no protocol work.
+// reader turns frames into events; it does no protocol work. Hellos go
+// straight to the loop's urgent queue; everything else through the
+// circuit's bulk queue (forward), so a loop busy with a flood of LSPs
+// never holds the reader back from the hellos behind them in the socket.
 func (c *circuit) reader(p Port) {
 	defer c.in.wg.Done()
+	bulk := make(chan rxEvent, rxBulkQueue)
+	c.in.wg.Add(1)
+	go c.forward(bulk)
+	defer close(bulk)
 	buf := make([]byte, 9216+64)
 	for {
 		src, pdu, err := p.Recv(buf)
@@ -239,13 +252,35 @@ func (c *circuit) reader(p Port) {
 		}
 		cp := make([]byte, len(pdu))
 		copy(cp, pdu)
+		ev := rxEvent{c: c, src: src, pdu: cp}
 		if isHello(cp) {
 			// Liveness first: a hello must not wait behind a flood of
 			// LSPs while the adjacency's hold time runs out.
-			c.in.lp.PostUrgent(rxEvent{c: c, src: src, pdu: cp})
+			c.in.lp.PostUrgent(ev)
 			continue
 		}
-		c.in.lp.Post(rxEvent{c: c, src: src, pdu: cp})
+		select {
+		case bulk <- ev:
+		default:
+			// What the kernel would otherwise drop at the socket, hellos
+			// included; the sender retransmits, CSNPs repair.
+			c.rxBusyDrops.Add(1)
+		}
+	}
+}
+
+// rxBulkQueue is how many non-hello PDUs a circuit holds for a busy loop
+// (on top of the loop's own queue): two full CSNP-requested syncs of a
+// 1,000-LSP database.
+const rxBulkQueue = 2048
+
+// forward moves the bulk queue's PDUs into the loop, waiting while the
+// loop is busy; it ends when the reader closes the queue, dropping what
+// is left once the instance stops.
+func (c *circuit) forward(bulk <-chan rxEvent) {
+	defer c.in.wg.Done()
+	for ev := range bulk {
+		c.in.lp.PostUntil(ev, c.in.stopping)
 	}
 }
 
@@ -289,6 +324,9 @@ func (c *circuit) sendRaw(dst [6]byte, b []byte, kind string) {
 
 // tick: interface polling, hellos, hold timers, DIS election, CSNPs.
 func (c *circuit) tick(now time.Time) {
+	if n := c.rxBusyDrops.Load(); n > 0 {
+		c.counters["rx_dropped_busy"] = n
+	}
 	if now.Sub(c.lastPoll) >= time.Second {
 		c.refresh(now)
 	}

@@ -36,6 +36,12 @@ type Config struct {
 	CSNPInterval   time.Duration
 	PSNPInterval   time.Duration
 
+	// LSPPacing is the minimum gap between LSPs sent on one interface
+	// (ISO 10589's minimumBroadcastLSPTransmissionInterval, 33 ms, on
+	// every circuit; flood.go's pacer); 0: unpaced. An interface may set
+	// its own.
+	LSPPacing time.Duration
+
 	LSPMTU       int
 	HelloPadding bool
 	Overload     bool
@@ -86,6 +92,9 @@ type Interface struct {
 	HelloInterval   time.Duration
 	HelloMultiplier int
 	Priority        uint8
+	// LSPPacing overrides the section's lsp-pacing on this interface
+	// (nil: the section's).
+	LSPPacing *time.Duration `render:",omitzero"`
 	// Level is the circuit type: the levels run on this interface (1, 2,
 	// 3 = 1-2); default the instance's level. Always a subset of it.
 	Level int `render:"level"`
@@ -157,6 +166,7 @@ func Defaults() *Config {
 		LSPGenInterval:      500 * time.Millisecond,
 		CSNPInterval:        10 * time.Second,
 		PSNPInterval:        2 * time.Second,
+		LSPPacing:           DefaultLSPPacing,
 		LSPMTU:              1492,
 		HelloPadding:        true,
 		AttachedBit:         true,
@@ -164,6 +174,15 @@ func Defaults() *Config {
 		FloodingReflooders:  1,
 	}
 }
+
+// DefaultLSPPacing is ISO 10589's minimumBroadcastLSPTransmissionInterval
+// (33 ms, what the slowest IS on a LAN can take), used on every circuit:
+// about 30 LSPs a second per interface after a burst (flood.go).
+const DefaultLSPPacing = 33 * time.Millisecond
+
+// maxLSPPacing bounds lsp-pacing: one LSP a second per interface is
+// already slower than any database of interest can be flooded with.
+const maxLSPPacing = time.Second
 
 // maxDur is the longest of the 16-bit second timers (lifetimes, intervals).
 const maxDur = 65535 * time.Second
@@ -189,6 +208,7 @@ func parseSection(w *config.Walker, k, v *yaml.Node) any {
 		"lsp-gen-interval":    w.SetDuration(&is.LSPGenInterval, 0, maxDur),
 		"csnp-interval":       w.SetDuration(&is.CSNPInterval, time.Second, maxDur),
 		"psnp-interval":       w.SetDuration(&is.PSNPInterval, 100*time.Millisecond, maxDur),
+		"lsp-pacing":          w.SetDuration(&is.LSPPacing, 0, maxLSPPacing),
 		"lsp-mtu":             config.SetInt(w, &is.LSPMTU, 512, 9000),
 		"hello-padding":       w.Bool(&is.HelloPadding),
 		"overload":            w.Bool(&is.Overload),
@@ -412,6 +432,16 @@ func DefaultInterface() Interface {
 	return Interface{Type: "lan", Metric: 10, HelloInterval: 3 * time.Second, HelloMultiplier: 3, Priority: 64}
 }
 
+// durationPtr sets *dst to a duration within lo..hi: an override whose
+// absence (nil) means "inherit".
+func durationPtr(w *config.Walker, dst **time.Duration, lo, hi time.Duration) config.Field {
+	return func(k, v *yaml.Node) {
+		if d, ok := w.Duration(k, v, lo, hi); ok {
+			*dst = &d
+		}
+	}
+}
+
 func parseIface(w *config.Walker, v *yaml.Node) Interface {
 	it := DefaultInterface()
 	it.Line = v.Line
@@ -432,6 +462,7 @@ func parseIface(w *config.Walker, v *yaml.Node) Interface {
 			it.HelloMultiplier, helloOK = int(n), helloOK && ok
 		},
 		"priority":       config.SetInt(w, &it.Priority, 0, 127),
+		"lsp-pacing":     durationPtr(w, &it.LSPPacing, 0, maxLSPPacing),
 		"authentication": w.Auth(authRules, &it.Authentication),
 		"bfd":            w.BFD(&it.BFD),
 		"level":          levelField(w, &it.Level, &it.levelNode),

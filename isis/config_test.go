@@ -102,6 +102,7 @@ isis:
 			LSPGenInterval:      500 * time.Millisecond,
 			CSNPInterval:        10 * time.Second,
 			PSNPInterval:        2 * time.Second,
+			LSPPacing:           33 * time.Millisecond, // ISO 10589's minimumBroadcastLSPTransmissionInterval
 			LSPMTU:              1492,
 			HelloPadding:        true,
 			AttachedBit:         true,

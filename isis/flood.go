@@ -133,28 +133,90 @@ func (c *circuit) flood(now time.Time) {
 			clear(c.ssn[l-1])
 			continue
 		}
-		dst := c.lspDst(l)
+		c.sendLSPs(l, lv, now)
+		if len(c.ssn[l-1]) > 0 && !now.Before(c.psnpDue[l-1]) {
+			c.sendPSNP(l, lv, now)
+			c.psnpDue[l-1] = now.Add(c.psnpInterval())
+		}
+	}
+}
+
+// sendLSPs sends what SRM asks for at level l, as many LSPs as the
+// circuit's pacer allows now (the rest wait for the next tick or settle:
+// SRM is the queue). New LSPs go before retransmissions: a neighbour
+// that lost one gets it again later, one never sent it has not had at
+// all. On P2P an LSP stays in SRM until a PSNP or CSNP acknowledges it,
+// or the same LSP arrives from the neighbour (rxLSP), which is how a
+// paced queue shrinks without sending what the neighbour already has.
+func (c *circuit) sendLSPs(l int, lv *level, now time.Time) {
+	iv := c.lspPacing()
+	budget := c.pace.budget(now, iv)
+	if budget == 0 || len(c.srm[l-1]) == 0 {
+		return
+	}
+	dst := c.lspDst(l)
+	for _, retransmit := range []bool{false, true} {
 		for id, sent := range c.srm[l-1] {
+			if budget == 0 {
+				c.count("tx_lsp_paced") // a pass ended with LSPs left for later
+				return
+			}
 			e := lv.db[id]
 			if e == nil {
 				delete(c.srm[l-1], id)
 				continue
 			}
-			if sent != unsent && now.UnixNano()-sent < int64(lspRetransmit) {
+			if (sent != unsent) != retransmit || (retransmit && now.UnixNano()-sent < int64(lspRetransmit)) {
 				continue
 			}
-			raw := e.wire(now)
-			c.sendRaw(dst, raw, "lsp")
+			c.sendRaw(dst, e.wire(now), "lsp")
+			c.pace.spend(iv)
+			budget--
 			if c.isP2P() {
 				c.srm[l-1][id] = now.UnixNano() // kept until acknowledged by a PSNP/CSNP
 			} else {
 				delete(c.srm[l-1], id) // the DIS's CSNPs make LANs reliable
 			}
 		}
-		if len(c.ssn[l-1]) > 0 && !now.Before(c.psnpDue[l-1]) {
-			c.sendPSNP(l, lv, now)
-			c.psnpDue[l-1] = now.Add(c.psnpInterval())
-		}
+	}
+}
+
+// lspPacing is the gap between LSPs on this circuit: its own lsp-pacing,
+// else the section's (read at each use, so a reload applies at once).
+func (c *circuit) lspPacing() time.Duration {
+	if c.cfg.LSPPacing != nil {
+		return *c.cfg.LSPPacing
+	}
+	return c.in.icfg.LSPPacing
+}
+
+// lspBurst is how many LSPs an interface that has been quiet may send
+// back to back before pacing applies: one change (our LSP, a
+// pseudonode's, a neighbour's few fragments) goes out at once, a
+// database sync at the paced rate.
+const lspBurst = 8
+
+// pacer spaces one circuit's LSPs: a token bucket of lspBurst tokens,
+// one added per interval. empty is the time at which the bucket would
+// have been empty: (now - empty) / interval tokens are available.
+type pacer struct{ empty time.Time }
+
+// budget is how many LSPs may go out now at one per iv (no limit when
+// iv is 0).
+func (p *pacer) budget(now time.Time, iv time.Duration) int {
+	if iv <= 0 {
+		return math.MaxInt
+	}
+	if full := now.Add(-lspBurst * iv); p.empty.Before(full) {
+		p.empty = full
+	}
+	return int(now.Sub(p.empty) / iv)
+}
+
+// spend takes one token for an LSP sent.
+func (p *pacer) spend(iv time.Duration) {
+	if iv > 0 {
+		p.empty = p.empty.Add(iv)
 	}
 }
 

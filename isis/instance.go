@@ -102,6 +102,9 @@ type Instance struct {
 
 	stopOnce sync.Once
 	wg       sync.WaitGroup
+	// stopping is closed when the instance stops: the circuits' bulk
+	// forwarders then drop what the loop will never take.
+	stopping chan struct{}
 }
 
 type rxEvent struct {
@@ -129,14 +132,15 @@ func New(cfg *config.Config, opt Options) (*Instance, error) {
 		opt.Now = time.Now
 	}
 	in := &Instance{
-		cfg:    cfg,
-		icfg:   Section(cfg),
-		log:    opt.Logger.With("proto", "isis"),
-		opt:    opt,
-		sysID:  packet.SystemID(cfg.SystemID),
-		areas:  Section(cfg).Areas,
-		pbCode: Section(cfg).PathBandwidthSubTLV,
-		lp:     loop.New(1024),
+		cfg:      cfg,
+		icfg:     Section(cfg),
+		log:      opt.Logger.With("proto", "isis"),
+		opt:      opt,
+		sysID:    packet.SystemID(cfg.SystemID),
+		areas:    Section(cfg).Areas,
+		pbCode:   Section(cfg).PathBandwidthSubTLV,
+		lp:       loop.New(1024),
+		stopping: make(chan struct{}),
 	}
 	in.Base = igp.NewBase(in.lp, in.log, opt.BFD, Key, opt.Logger)
 	in.guard = guard.New("isis", in.log)
@@ -298,6 +302,7 @@ func (in *Instance) settle(now time.Time) {
 }
 
 func (in *Instance) shutdown() {
+	close(in.stopping)
 	in.CloseBFD()
 	for _, c := range in.circuits {
 		c.close()

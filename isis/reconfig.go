@@ -292,6 +292,8 @@ func (in *Instance) reportSettings(old, ni *Config, changed igp.Changer) {
 			return "applied at the next hello"
 		case strings.HasPrefix(d, "multi-topology"):
 			return "TLV 229 in the next hello; re-originated (TLVs 229, 222, 237: mt.go)"
+		case strings.HasPrefix(d, "lsp-pacing"):
+			return "applied to the next LSP sent"
 		case strings.HasPrefix(d, "flooding-reflooders"):
 			return "applied to the next LSP received"
 		case strings.HasPrefix(d, "flooding-reduction"):
@@ -355,12 +357,23 @@ func (in *Instance) updateCircuit(c *circuit, ic Interface, now time.Time, chang
 			changed("interface %s: priority %d -> %d (DIS election re-run)", c.name, o.Priority, ic.Priority)
 		}
 	}
+	if pacingText(o.LSPPacing) != pacingText(ic.LSPPacing) {
+		changed("interface %s: lsp-pacing %s -> %s (applied to the next LSP sent)", c.name, pacingText(o.LSPPacing), pacingText(ic.LSPPacing))
+	}
 	// Hellos are signed and checked with c.cfg: the next hello uses the
 	// new chain; bfdTick reconciles the sessions with c.cfg every tick.
 	igp.Auth(changed, c.name, o.Authentication, ic.Authentication, "applied to the next hello")
 	igp.BFD(changed, c.name, o.BFD, ic.BFD)
 	c.refresh(now) // bandwidth
 	in.scheduleAll()
+}
+
+// pacingText words an interface's lsp-pacing override.
+func pacingText(d *time.Duration) string {
+	if d == nil {
+		return "the section's"
+	}
+	return config.FormatDuration(*d)
 }
 
 // newCircuitAt makes the circuit for ic with circuit id idx+1, or the

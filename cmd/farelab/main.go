@@ -90,7 +90,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	c := &cli{stdout: stdout, stderr: stderr}
 	root.PersistentFlags().BoolVarP(&c.verbose, "verbose", "v", false, "print every command run")
-	root.AddCommand(upCommand(c), downCommand(c), statusCommand(c), execCommand(c), linkCommand(c), restartCommand(c))
+	root.AddCommand(upCommand(c), downCommand(c), statusCommand(c), execCommand(c), linkCommand(c), restartCommand(c), genCommand(c))
 	return root
 }
 

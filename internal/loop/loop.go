@@ -121,9 +121,36 @@ func (l *Loop) Run(ctx context.Context, tick time.Duration, now func() time.Time
 			}
 			continue
 		case <-t.C:
+			// Hellos that arrived before the tick count before it: a
+			// hold timer must not expire on a hello that sits queued.
+			l.drainUrgent(h)
 			h.Tick(now())
 		}
 		h.Settle(now())
+	}
+}
+
+// drainUrgent handles every urgent event queued now.
+func (l *Loop) drainUrgent(h Handler) {
+	for {
+		select {
+		case ev := <-l.urgent:
+			h.Handle(ev)
+		default:
+			return
+		}
+	}
+}
+
+// PostUntil queues an event like Post, but gives up when done is closed
+// (the loop is stopping and will never take it); it reports whether the
+// event was queued.
+func (l *Loop) PostUntil(ev any, done <-chan struct{}) bool {
+	select {
+	case l.events <- ev:
+		return true
+	case <-done:
+		return false
 	}
 }
 
