@@ -107,7 +107,10 @@ type floodResult struct{ all, spines floodCounts }
 func floodPhase(t *testing.T, ctx context.Context, l *interop.Lab, name string) floodResult {
 	t.Helper()
 	all0, sp0 := floodTotals(t, ctx, l, floodFared), floodTotals(t, ctx, l, floodSpines)
-	iface := ifaceTo(t, l, "l1", "s1")
+	iface := ifaceToward(l, "l1", "s1")
+	if iface == "" {
+		t.Fatal("l1 has no link to s1")
+	}
 	down := map[string]int{}
 	for n, c := range floodUp {
 		down[n] = c
@@ -127,17 +130,6 @@ func floodPhase(t *testing.T, ctx context.Context, l *interop.Lab, name string) 
 		}
 	}
 	return floodResult{all: floodTotals(t, ctx, l, floodFared).minus(all0), spines: floodTotals(t, ctx, l, floodSpines).minus(sp0)}
-}
-
-func ifaceTo(t *testing.T, l *interop.Lab, node, peer string) string {
-	t.Helper()
-	for _, f := range l.Node(node).Interfaces {
-		if f.Peer == peer {
-			return f.Name
-		}
-	}
-	t.Fatalf("%s has no link to %s", node, peer)
-	return ""
 }
 
 func flooding(t *testing.T, ctx context.Context, l *interop.Lab, node string) wire.ISISFlooding {
