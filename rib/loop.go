@@ -248,14 +248,7 @@ func listed(ts []string) string {
 	if len(out) > 4 {
 		out = append(out[:4], fmt.Sprintf("+%d more", len(out)-4))
 	}
-	s := ""
-	for i, t := range out {
-		if i > 0 {
-			s += ", "
-		}
-		s += t
-	}
-	return s
+	return strings.Join(out, ", ")
 }
 
 // install writes the snapshot's routes to the kernel, unless the start-up
