@@ -30,11 +30,11 @@ func roce(src, dst string, qp uint32, n int) []byte {
 	return f.Append(nil, &p)
 }
 
-// TestRecvIf: a packet from the other namespace reports the veth it came
+// TestIngressIfIndex: a packet from the other namespace reports the veth it came
 // in on; one this namespace sends to itself (over lo) reports the
 // interface holding the destination address, as the kernel does for
 // loopback traffic; without Config.IfIndex the index is 0.
-func TestRecvIf(t *testing.T) {
+func TestIngressIfIndex(t *testing.T) {
 	a, b := pair(t)
 	var recv, plain, local *Conn
 	var err error
@@ -60,7 +60,14 @@ func TestRecvIf(t *testing.T) {
 	})
 	defer send.Close()
 	vb := b.Ifindex("vb")
-	buf := make([]byte, 2048)
+	// one reads a single packet with its ingress interface.
+	one := func(c *Conn) (n, ifindex int, err error) {
+		bt := NewBatch(1, 2048)
+		if _, err := c.RecvBatch(bt, true); err != nil {
+			return 0, 0, err
+		}
+		return bt.Lens[0], bt.IfIndex[0], nil
+	}
 	for _, c := range []struct {
 		name string
 		from *Conn
@@ -71,7 +78,7 @@ func TestRecvIf(t *testing.T) {
 			t.Fatal(err)
 		}
 		recv.SetReadDeadline(time.Now().Add(5 * time.Second))
-		n, ifi, err := recv.RecvIf(buf)
+		n, ifi, err := one(recv)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -79,12 +86,12 @@ func TestRecvIf(t *testing.T) {
 			t.Fatalf("%s: %d bytes from ifindex %d, want ifindex %d", c.name, n, ifi, c.want)
 		}
 		plain.SetReadDeadline(time.Now().Add(5 * time.Second))
-		if _, ifi, err := plain.RecvIf(buf); err != nil || ifi != 0 {
+		if _, ifi, err := one(plain); err != nil || ifi != 0 {
 			t.Fatalf("%s: without IfIndex: ifindex %d, %v", c.name, ifi, err)
 		}
 	}
-	if _, _, err := recv.TryRecvIf(buf); err == nil {
-		t.Fatal("TryRecvIf returned a packet from an empty queue")
+	if n, err := recv.RecvBatch(NewBatch(1, 2048), false); err == nil {
+		t.Fatalf("RecvBatch without waiting returned %d packets from an empty queue", n)
 	}
 }
 
@@ -121,8 +128,8 @@ func TestPktinfoIfindex(t *testing.T) {
 }
 
 // BenchmarkRecv is the cost of learning the ingress interface: the same
-// packets read with recvfrom (Recv) and with recvmsg + IP_PKTINFO
-// (RecvIf), interleaved, 1 KB payloads over a veth. Setup sends and
+// packets read with recvfrom (Recv) and with recvmmsg + IP_PKTINFO
+// (RecvBatch of one), interleaved, 1 KB payloads over a veth. Setup sends and
 // receive both run in the loop; the difference is the receive call.
 func BenchmarkRecv(b *testing.B) {
 	a, bb := pair(b)
@@ -145,13 +152,14 @@ func BenchmarkRecv(b *testing.B) {
 	defer recvIf.Close()
 	defer send.Close()
 	buf := make([]byte, 2048)
+	one := NewBatch(1, 2048) // a batch of one: the ingress interface's cost
 	for _, c := range []struct {
 		name string
 		qp   uint32
 		rx   func() error
 	}{
 		{"recvfrom", 9, func() error { _, err := recv.Recv(buf); return err }},
-		{"recvmsg+pktinfo", 10, func() error { _, _, err := recvIf.RecvIf(buf); return err }},
+		{"recvmmsg+pktinfo", 10, func() error { _, err := recvIf.RecvBatch(one, true); return err }},
 	} {
 		pkt := roce("10.77.0.1", "10.77.0.2", c.qp, 1024)
 		b.Run(c.name, func(b *testing.B) {

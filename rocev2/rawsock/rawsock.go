@@ -39,8 +39,8 @@ type Config struct {
 	// RcvBuf and SndBuf set socket buffer sizes (bytes); 0 keeps the
 	// default. A receiver of bursts wants a few MB.
 	RcvBuf, SndBuf int
-	// IfIndex makes RecvIf and TryRecvIf report the interface each packet
-	// came in on (IP_PKTINFO), for a receiver that checks a sender's
+	// IfIndex makes RecvBatch report the interface each packet came in
+	// on (IP_PKTINFO; Batch.IfIndex), for a receiver that checks a sender's
 	// ingress (strict unicast RPF).
 	IfIndex bool
 }
@@ -55,17 +55,6 @@ type Conn struct {
 	send6RC    syscall.RawConn
 	err6       error
 	closeOnce  sync.Once
-	// rx is the receive call's state for RecvIf (one receiving goroutine).
-	rx recvState
-}
-
-// recvState is one recvmsg call's arguments, allocated once: the ifindex
-// path must cost no more than recvfrom (which allocates the sender's
-// address on every call).
-type recvState struct {
-	hdr unix.Msghdr
-	iov unix.Iovec
-	oob [8]uint64 // one cmsghdr + in_pktinfo (16 + 12 bytes); uint64 for the alignment of cmsghdr
 }
 
 // Open opens a Conn in the calling goroutine's network namespace.
@@ -297,73 +286,6 @@ func (c *Conn) Recv(b []byte) (int, error) {
 		return 0, rerr
 	}
 	return n, err
-}
-
-// TryRecv reads one packet if one is queued, without waiting; it returns
-// unix.EAGAIN when none is.
-func (c *Conn) TryRecv(b []byte) (int, error) {
-	if c.recvRC == nil {
-		return 0, errors.New("send-only conn")
-	}
-	var n int
-	var err error
-	rerr := c.recvRC.Read(func(fd uintptr) bool {
-		n, _, err = unix.Recvfrom(int(fd), b, unix.MSG_DONTWAIT)
-		return true
-	})
-	if rerr != nil {
-		return 0, rerr
-	}
-	return n, err
-}
-
-// RecvIf is Recv that also returns the index of the interface the packet
-// came in on (Config.IfIndex; 0 when the kernel did not say).
-func (c *Conn) RecvIf(b []byte) (n, ifindex int, err error) {
-	if c.recvRC == nil {
-		return 0, 0, errors.New("send-only conn")
-	}
-	rerr := c.recvRC.Read(func(fd uintptr) bool {
-		n, ifindex, err = c.rx.recv(fd, b, 0)
-		return err != unix.EAGAIN
-	})
-	if rerr != nil {
-		return 0, 0, rerr
-	}
-	return n, ifindex, err
-}
-
-// TryRecvIf is TryRecv that also returns the ingress interface.
-func (c *Conn) TryRecvIf(b []byte) (n, ifindex int, err error) {
-	if c.recvRC == nil {
-		return 0, 0, errors.New("send-only conn")
-	}
-	rerr := c.recvRC.Read(func(fd uintptr) bool {
-		n, ifindex, err = c.rx.recv(fd, b, unix.MSG_DONTWAIT)
-		return true
-	})
-	if rerr != nil {
-		return 0, 0, rerr
-	}
-	return n, ifindex, err
-}
-
-// recv is one recvmsg(2) into b, returning the length and the ifindex of
-// IP_PKTINFO's control message (0 without one).
-func (r *recvState) recv(fd uintptr, b []byte, flags int) (int, int, error) {
-	if len(b) == 0 {
-		return 0, 0, errors.New("empty buffer")
-	}
-	r.iov.Base = &b[0]
-	r.iov.SetLen(len(b))
-	oob := unsafe.Slice((*byte)(unsafe.Pointer(&r.oob[0])), 8*len(r.oob))
-	r.hdr = unix.Msghdr{Iov: &r.iov, Iovlen: 1, Control: &oob[0]}
-	r.hdr.SetControllen(len(oob))
-	n, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&r.hdr)), uintptr(flags))
-	if e != 0 {
-		return 0, 0, e
-	}
-	return int(n), pktinfoIfindex(oob[:min(int(r.hdr.Controllen), len(oob))]), nil
 }
 
 // pktinfoIfindex finds IP_PKTINFO among the control messages and returns
